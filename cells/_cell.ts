@@ -1,0 +1,269 @@
+// The machinery every cell shares: the leg probe (skip with a reason when the leg is
+// not honoured or the store lacks a feature), run directories, evidence and reports.
+import { fileURLToPath as fromFileUrl } from "node:url";
+import { dirname, join } from "node:path";
+import { spawnChild, type SpawnOptions } from "../harness/child.ts";
+import { currentLeg, effectiveModeOrSkip, type Leg, legEnv } from "../harness/legs.ts";
+import { RunDir } from "../harness/evidence.ts";
+import { targetSpecifier } from "./target.ts";
+
+/** Options every cell takes. */
+export interface CellOptions {
+  /** The target module: a specifier, URL or path whose `openStore` opens the store. */
+  target: string | URL;
+  /** The leg; default: `SESSION_DB_JOURNAL_MODE` and the library this process loaded. */
+  leg?: Leg;
+  /** A label for the target in test names (default: the module's file name). */
+  label?: string;
+  /** Keep the run directory as evidence when the cell fails (default `true`). */
+  keepEvidence?: boolean;
+}
+
+/** What a cell's run gets. */
+export interface CellRun {
+  /** The leg. */
+  leg: Leg;
+  /** The target specifier. */
+  target: string;
+  /** The run directory (kept on failure). */
+  run: RunDir;
+  /** Figures for the evidence file and the report. */
+  figures: Record<string, unknown>;
+  /** Spawns a child script of the cells with the leg's environment and the target's access. */
+  spawn(
+    script: string,
+    args: string[],
+    extra?: Partial<SpawnOptions>,
+  ): ReturnType<typeof spawnChild>;
+  /** Records a figure and prints it. */
+  note(name: string, value: unknown): void;
+}
+
+/** A cell's definition. */
+export interface CellSpec {
+  /** The cell number. */
+  id: number;
+  /** Short name, e.g. `prefix durability`. */
+  title: string;
+  /** `default`: runs on the default leg only (say why in `legReason`). */
+  legs: "all" | "default";
+  /** Why the cell runs on the default leg only. */
+  legReason?: string;
+  /** Store methods the cell needs; a store without them is skipped. */
+  requires: readonly string[];
+  /** The probe itself: throws on a violated clause. */
+  run(ctx: CellRun, t: Deno.TestContext): Promise<void>;
+}
+
+/** A cell's outcome, as written to the report directory. */
+export interface CellReport {
+  /** The cell number. */
+  cell: number;
+  /** Its title. */
+  title: string;
+  /** The target. */
+  target: string;
+  /** The leg name. */
+  leg: string;
+  /** The SQLite version. */
+  sqliteVersion: string;
+  /** The library path. */
+  library: string;
+  /** PASS, FAIL or SKIP. */
+  status: "PASS" | "FAIL" | "SKIP";
+  /** Why it failed or was skipped. */
+  reason?: string;
+  /** Evidence figures. */
+  figures: Record<string, unknown>;
+  /** Where the evidence was kept. */
+  evidence?: string;
+}
+
+interface Probe {
+  onDisk: string;
+  methods: string[];
+  /** The leg was not honoured: a reason to skip. */
+  notHonoured?: string;
+  /** The store could not even open on this leg: a failure. */
+  crashed?: string;
+}
+
+const probes = new Map<string, Promise<Probe>>();
+
+/** Read access a child needs for the target module (its folder when it is a file). */
+export function targetAccess(target: string): Partial<SpawnOptions> {
+  const url = new URL(target);
+  if (url.protocol === "file:") return { read: [dirname(fromFileUrl(url))] };
+  if (url.protocol === "http:" || url.protocol === "https:") return { importHosts: [url.host] };
+  return {};
+}
+
+function childScript(name: string): string {
+  return new URL(name, import.meta.url).href;
+}
+
+function spawnFor(leg: Leg, target: string, run: RunDir) {
+  const access = targetAccess(target);
+  const scriptAccess = targetAccess(childScript("_child.ts"));
+  return (script: string, args: string[], extra: Partial<SpawnOptions> = {}) =>
+    spawnChild({
+      script: childScript(script),
+      args: [target, ...args],
+      runDir: run.path,
+      library: leg.library,
+      ...extra,
+      env: { ...legEnv(leg), ...extra.env },
+      read: [...(access.read ?? []), ...(scriptAccess.read ?? []), ...(extra.read ?? [])],
+      importHosts: [...(access.importHosts ?? []), ...(scriptAccess.importHosts ?? [])],
+    });
+}
+
+/** Opens the target in a child on this leg once and reads what it left on disk. */
+function probe(leg: Leg, target: string): Promise<Probe> {
+  const key = `${target}|${leg.name}|${leg.library}`;
+  let result = probes.get(key);
+  if (!result) {
+    result = (async () => {
+      const run = await RunDir.create("probe");
+      const db = run.file("probe.db");
+      const child = spawnFor(leg, target, run)("_probe.ts", [db]);
+      const status = await child.status;
+      try {
+        if (!status.success) {
+          return { onDisk: "unknown", methods: [], crashed: child.describe() };
+        }
+        const methods = (JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}").methods ??
+          []) as string[];
+        const audit = effectiveModeOrSkip(db, leg);
+        return {
+          onDisk: audit.onDisk,
+          methods,
+          ...(audit.reason ? { notHonoured: audit.reason } : {}),
+        };
+      } finally {
+        await Deno.remove(run.path, { recursive: true }).catch(() => {});
+      }
+    })();
+    probes.set(key, result);
+  }
+  return result;
+}
+
+function writeReport(report: CellReport): void {
+  const dir = Deno.env.get("CELLS_REPORT_DIR");
+  if (!dir) return;
+  Deno.mkdirSync(dir, { recursive: true });
+  const name = `cell${report.cell}-${report.leg}-${crypto.randomUUID().slice(0, 8)}.json`;
+  Deno.writeTextFileSync(join(dir, name), JSON.stringify(report, null, 2) + "\n");
+}
+
+function labelOf(target: string): string {
+  return target.split("/").at(-1)?.replace(/\.[jt]s$/, "") ?? target;
+}
+
+/**
+ * Builds a cell's test definitions for one target and leg. The leg is probed first
+ * (a child opens the store on that leg and the on-disk mode is audited): a leg the
+ * store does not honour, or a store without the cell's methods, gives an ignored
+ * test whose name carries the reason.
+ *
+ * @param spec The cell.
+ * @param options Target and leg.
+ * @returns The test definitions.
+ */
+export async function defineCell(
+  spec: CellSpec,
+  options: CellOptions,
+): Promise<Deno.TestDefinition[]> {
+  const leg = options.leg ?? currentLeg();
+  const target = targetSpecifier(options.target);
+  const label = options.label ?? labelOf(target);
+  const base =
+    `cell ${spec.id} ${spec.title} [${label} · ${leg.name} · SQLite ${leg.sqliteVersion}]`;
+  const report = (status: CellReport["status"], reason?: string, figures = {}, evidence?: string) =>
+    writeReport({
+      cell: spec.id,
+      title: spec.title,
+      target,
+      leg: leg.name,
+      sqliteVersion: leg.sqliteVersion,
+      library: leg.library,
+      status,
+      ...(reason ? { reason } : {}),
+      figures,
+      ...(evidence ? { evidence } : {}),
+    });
+
+  let skip: string | undefined;
+  if (spec.legs === "default" && leg.name !== "default") {
+    skip = `default leg only: ${spec.legReason ?? "by design"}`;
+  } else {
+    const probed = await probe(leg, target);
+    if (probed.crashed) {
+      const message = `The store could not be opened on leg ${leg.name}: ${probed.crashed}`;
+      return [{
+        name: base,
+        fn() {
+          report("FAIL", message);
+          throw new Error(message);
+        },
+      }];
+    }
+    if (probed.notHonoured) skip = probed.notHonoured;
+    else {
+      const missing = spec.requires.filter((m) => !probed.methods.includes(m));
+      if (missing.length) skip = `the store lacks ${missing.join(", ")}`;
+    }
+  }
+  if (skip) {
+    report("SKIP", skip);
+    return [{ name: `${base} SKIP: ${skip}`, ignore: true, fn: () => {} }];
+  }
+
+  return [{
+    name: base,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    async fn(t) {
+      const run = await RunDir.create(`cell${spec.id}`);
+      const figures: Record<string, unknown> = {};
+      const ctx: CellRun = {
+        leg,
+        target,
+        run,
+        figures,
+        spawn: spawnFor(leg, target, run),
+        note(name, value) {
+          figures[name] = value;
+        },
+      };
+      const evidence = () => ({
+        cell: spec.id,
+        title: spec.title,
+        target,
+        leg: leg.name,
+        library: leg.library,
+        sqliteVersion: leg.sqliteVersion,
+        ...figures,
+      });
+      try {
+        await spec.run(ctx, t);
+      } catch (error) {
+        if (options.keepEvidence === false) {
+          await Deno.remove(run.path, { recursive: true }).catch(() => {});
+          report("FAIL", error instanceof Error ? error.message : String(error), figures);
+          throw error;
+        }
+        const kept = await run.finish(false, {
+          ...evidence(),
+          error: error instanceof Error ? error.stack ?? error.message : String(error),
+        });
+        report("FAIL", error instanceof Error ? error.message : String(error), figures, kept);
+        throw error;
+      }
+      const kept = await run.finish(true, evidence());
+      console.log(`  ${spec.title} evidence: ${JSON.stringify(figures)}`);
+      report("PASS", undefined, figures, kept);
+    },
+  }];
+}

@@ -1,0 +1,14 @@
+// Cell 1's child: appends m0, m1, … to one session and journals each acknowledged append.
+import { AckWriter } from "../harness/ack_journal.ts";
+import { childArgs, lifetimeGuard, openStoreFor } from "./_child.ts";
+
+const [target, dbPath, ackPath] = childArgs(3, "_prefix_writer.ts <target> <db> <acks>");
+const store = await openStoreFor(target!, dbPath!);
+await store.createSession("cell1");
+const acks = new AckWriter(ackPath!);
+const guard = lifetimeGuard();
+for (let i = 0;; i++) {
+  guard();
+  const rowid = await store.appendMessage("cell1", { role: "user", content: `m${i}` });
+  acks.write({ i, rowid });
+}

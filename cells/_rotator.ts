@@ -1,0 +1,28 @@
+// Cell 3's child: rotates parent-i into child-i, again and again, journaling each
+// acknowledged rotation.
+import { AckWriter } from "../harness/ack_journal.ts";
+import { childArgs, lifetimeGuard, openStoreFor } from "./_child.ts";
+
+const [target, dbPath, ackPath, start] = childArgs(4, "_rotator.ts <target> <db> <acks> <start>");
+const store = await openStoreFor(target!, dbPath!);
+const acks = new AckWriter(ackPath!);
+const holder = `cell3:pid=${Deno.pid}`;
+const guard = lifetimeGuard();
+for (let i = Number(start);; i++) {
+  guard();
+  const parentId = `parent-${i}`;
+  const childId = `child-${i}`;
+  await store.createSession(parentId);
+  await store.appendMessage(parentId, { role: "user", content: `turn ${i}` });
+  if (!await store.tryAcquireCompressionLock!(parentId, holder, 60_000)) {
+    throw new Error(`rotator: could not take the compression lock of ${parentId}`);
+  }
+  await store.publishCompressionChild!({
+    parentId,
+    childId,
+    holder,
+    messages: [{ role: "system", content: `summary ${i}` }],
+  });
+  await store.releaseCompressionLock!(parentId, holder);
+  acks.write({ i, parentId, childId });
+}

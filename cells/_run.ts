@@ -1,0 +1,73 @@
+// Runs cell definitions outside `deno test` (for the mutant kill matrix): a minimal
+// TestContext whose steps run in order and whose first failed step fails the cell.
+
+/** The outcome of one definition. */
+export interface DefinitionOutcome {
+  /** The test name. */
+  name: string;
+  /** PASS, FAIL or SKIP. */
+  status: "PASS" | "FAIL" | "SKIP";
+  /** The failure message, or the skip reason. */
+  detail?: string;
+}
+
+function context(name: string): Deno.TestContext {
+  const ctx: Deno.TestContext = {
+    name,
+    origin: import.meta.url,
+    parent: undefined,
+    async step(
+      nameOrDef: string | Deno.TestStepDefinition | ((t: Deno.TestContext) => unknown),
+      maybeFn?: (t: Deno.TestContext) => unknown,
+    ): Promise<boolean> {
+      const fn = typeof nameOrDef === "string"
+        ? maybeFn!
+        : typeof nameOrDef === "function"
+        ? nameOrDef
+        : nameOrDef.fn;
+      const stepName = typeof nameOrDef === "string"
+        ? nameOrDef
+        : typeof nameOrDef === "function"
+        ? nameOrDef.name
+        : nameOrDef.name;
+      try {
+        await fn(context(stepName));
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        throw new Error(`${stepName}: ${message}`, { cause: error });
+      }
+      return true;
+    },
+  } as unknown as Deno.TestContext;
+  return ctx;
+}
+
+/**
+ * Runs test definitions in this process, one after another.
+ *
+ * @param definitions What a cell returned.
+ * @returns One outcome per definition.
+ */
+export async function runDefinitions(
+  definitions: Deno.TestDefinition[],
+): Promise<DefinitionOutcome[]> {
+  const out: DefinitionOutcome[] = [];
+  for (const def of definitions) {
+    if (def.ignore) {
+      const reason = def.name.includes(" SKIP: ") ? def.name.split(" SKIP: ")[1] : "ignored";
+      out.push({ name: def.name, status: "SKIP", ...(reason ? { detail: reason } : {}) });
+      continue;
+    }
+    try {
+      await def.fn(context(def.name));
+      out.push({ name: def.name, status: "PASS" });
+    } catch (error) {
+      out.push({
+        name: def.name,
+        status: "FAIL",
+        detail: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+  return out;
+}

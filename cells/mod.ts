@@ -1,0 +1,20 @@
+/**
+ * The conformance cells, one per clause of the session-store persistence contract,
+ * as `Deno.test` definitions for any target module whose `openStore(path, options)`
+ * returns the store under test.
+ *
+ * @example
+ * ```ts
+ * import { registerCells } from "./mod.ts";
+ * await registerCells({ target: new URL("./reference_target.ts", import.meta.url) });
+ * ```
+ *
+ * @module
+ */
+export * from "./target.ts";
+export * from "./register.ts";
+export * from "./prefix_durability.ts";
+export * from "./consume_once.ts";
+export * from "./rotation_atomicity.ts";
+export type { CellOptions, CellReport } from "./_cell.ts";
+export { type DefinitionOutcome, runDefinitions } from "./_run.ts";

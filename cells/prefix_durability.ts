@@ -1,0 +1,129 @@
+import { deepStrictEqual, ok } from "node:assert/strict";
+import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
+import { killWhileAlive, reapAll } from "../harness/child.ts";
+import { integrityCheck } from "../harness/db_audit.ts";
+import { effectiveModeOrSkip } from "../harness/legs.ts";
+import { waitFor } from "../harness/wait_for.ts";
+import { type CellOptions, defineCell } from "./_cell.ts";
+import { openTargetStore, type StoredMessage } from "./target.ts";
+
+/** Options of {@linkcode prefixDurabilityCell}. */
+export interface PrefixDurabilityOptions extends CellOptions {
+  /** Acknowledged appends to wait for before the kill (default 200). */
+  minAcknowledged?: number;
+  /** How long to wait for them (default 60 s). */
+  deadlineMs?: number;
+}
+
+/** Reads the recovered transcript of a run once, through the target's own store. */
+export async function recoverMessages(
+  target: string,
+  dbPath: string,
+  sessionId: string,
+): Promise<{ messages: StoredMessage[]; invariants: string[] }> {
+  const store = await openTargetStore(target, dbPath);
+  try {
+    const messages = (await store.getMessages(sessionId)).map(({ id, role, content }) => ({
+      id,
+      role,
+      content,
+    }));
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    return { messages, invariants };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Cell 1, prefix durability: acknowledged appends survive a hard crash. A child
+ * appends `m0, m1, …` and journals each acknowledged `{ i, rowid }`; after at least
+ * 200 it is SIGKILLed while alive. The recovered messages must contain every
+ * acknowledged append and be exactly `m0..m(N-1)` with N >= acknowledged (no gap,
+ * duplicate or reorder), rowids strictly increasing, two recovery passes identical,
+ * `integrity_check` ok and the store's invariants empty. Every leg.
+ *
+ * @param options Target, leg, thresholds.
+ * @returns The test definitions to register with `Deno.test`.
+ * @example
+ * ```ts
+ * import { prefixDurabilityCell } from "./prefix_durability.ts";
+ * for (const test of await prefixDurabilityCell({ target: new URL("./reference_target.ts", import.meta.url) })) {
+ *   Deno.test(test);
+ * }
+ * ```
+ */
+export function prefixDurabilityCell(
+  options: PrefixDurabilityOptions,
+): Promise<Deno.TestDefinition[]> {
+  const threshold = options.minAcknowledged ?? 200;
+  return defineCell({
+    id: 1,
+    title: "prefix durability",
+    legs: "all",
+    requires: ["createSession", "appendMessage", "getMessages", "close"],
+    async run(ctx, t) {
+      const db = ctx.run.file("store.db");
+      const acksPath = ctx.run.file("acks.jsonl");
+      const child = ctx.spawn("_prefix_writer.ts", [db, acksPath]);
+      try {
+        const waited = await waitFor(() => countAcks(acksPath) >= threshold, {
+          what: `${threshold} acknowledged appends`,
+          deadlineMs: options.deadlineMs ?? 60_000,
+          children: [child],
+          observed: () => `${countAcks(acksPath)} acknowledged`,
+        });
+        ctx.note("killAfterMs", Math.round(waited));
+        ctx.note("killReapMs", Math.round(await killWhileAlive(child)));
+      } finally {
+        await reapAll([child]);
+        ctx.note("childStderr", child.stderr.slice(-2000));
+      }
+
+      const audit = effectiveModeOrSkip(db, ctx.leg);
+      ctx.note("onDiskMode", audit.onDisk);
+      const acks = readAckJournal<{ i: number; rowid: number }>(acksPath);
+      ctx.note("acknowledged", acks.length);
+      const first = await recoverMessages(ctx.target, db, "cell1");
+      const second = await recoverMessages(ctx.target, db, "cell1");
+      const rows = first.messages;
+      ctx.note("recovered", rows.length);
+
+      await t.step(`leg honoured: on-disk mode ${audit.onDisk}`, () => {
+        ok(audit.honoured, audit.reason);
+      });
+      await t.step(`nothing acknowledged lost: ${acks.length} acknowledged`, () => {
+        const byId = new Map(rows.map((row) => [row.id, row.content]));
+        const lost = acks.filter((ack) => byId.get(ack.rowid) !== `m${ack.i}`);
+        ok(
+          lost.length === 0,
+          `${lost.length} acknowledged append(s) lost or changed, first: ${
+            JSON.stringify(lost[0])
+          }`,
+        );
+      });
+      await t.step(`contiguous prefix m0..m${rows.length - 1}, N >= acknowledged`, () => {
+        const bad = rows.findIndex((row, i) => row.content !== `m${i}`);
+        ok(
+          bad === -1,
+          `row ${bad} is ${
+            JSON.stringify(rows[bad]?.content)
+          }, expected "m${bad}" (gap, duplicate or reorder)`,
+        );
+        ok(rows.length >= acks.length, `${rows.length} recovered < ${acks.length} acknowledged`);
+      });
+      await t.step("rowids strictly increasing", () => {
+        const bad = rows.findIndex((row, i) => i > 0 && row.id <= rows[i - 1]!.id);
+        ok(bad === -1, `rowid ${rows[bad]?.id} at ${bad} does not increase`);
+      });
+      await t.step("two recovery passes identical", () => {
+        deepStrictEqual(second.messages, first.messages);
+      });
+      await t.step("integrity_check ok and invariants hold", () => {
+        const integrity = integrityCheck(db);
+        ok(integrity === "ok", `integrity_check: ${integrity}`);
+        deepStrictEqual(first.invariants, []);
+      });
+    },
+  }, options);
+}

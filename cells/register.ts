@@ -1,0 +1,55 @@
+import type { CellOptions } from "./_cell.ts";
+import { prefixDurabilityCell } from "./prefix_durability.ts";
+import { consumeOnceCell } from "./consume_once.ts";
+import { rotationAtomicityCell } from "./rotation_atomicity.ts";
+
+/** The cells by number. */
+export const CELLS = {
+  1: prefixDurabilityCell,
+  2: consumeOnceCell,
+  3: rotationAtomicityCell,
+} as const;
+
+/** A cell number. */
+export type CellId = keyof typeof CELLS;
+
+/** Options of {@linkcode conformanceCells}. */
+export interface ConformanceOptions extends CellOptions {
+  /** Which cells (default: all). */
+  cells?: readonly CellId[];
+}
+
+/**
+ * Every cell's test definitions for one target on the current leg.
+ *
+ * @param options Target, leg, and which cells.
+ * @returns The definitions, to register with `Deno.test`.
+ * @example
+ * ```ts
+ * import { conformanceCells } from "./register.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await conformanceCells({ target })) Deno.test(test);
+ * ```
+ */
+export async function conformanceCells(
+  options: ConformanceOptions,
+): Promise<Deno.TestDefinition[]> {
+  const ids = options.cells ?? (Object.keys(CELLS).map(Number) as CellId[]);
+  const out: Deno.TestDefinition[] = [];
+  for (const id of ids) out.push(...await CELLS[id](options));
+  return out;
+}
+
+/**
+ * Registers every cell with `Deno.test` for one target on the current leg.
+ *
+ * @param options Target, leg, and which cells.
+ * @example
+ * ```ts
+ * import { registerCells } from "./register.ts";
+ * await registerCells({ target: new URL("./reference_target.ts", import.meta.url) });
+ * ```
+ */
+export async function registerCells(options: ConformanceOptions): Promise<void> {
+  for (const test of await conformanceCells(options)) Deno.test(test);
+}

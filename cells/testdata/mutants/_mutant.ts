@@ -1,0 +1,69 @@
+// Builds a mutant store: the reference SessionDB with some methods replaced, plus a
+// raw connection to the same file for the broken versions to write through.
+import { crashPoints, Database, SessionDB } from "../../../session_db/mod.ts";
+import type { StoreOptions } from "../../target.ts";
+
+/** The pieces a mutant's replacement methods use. */
+export interface MutantParts {
+  /** The reference store (for everything the mutant keeps). */
+  store: SessionDB;
+  /** A second connection to the same file, for the mutant's own SQL. */
+  raw: Database;
+}
+
+/**
+ * Opens the reference store and overrides some of its methods.
+ *
+ * @param path The database file.
+ * @param options The leg's journal mode.
+ * @param overrides The replaced methods.
+ * @returns A store that behaves like SessionDB except for `overrides`.
+ */
+export function openMutant(
+  path: string,
+  options: StoreOptions,
+  overrides: (parts: MutantParts) => Record<string, (...args: never[]) => unknown>,
+): SessionDB {
+  const store = SessionDB.open(
+    path,
+    options.journalMode ? { journalMode: options.journalMode } : {},
+  );
+  const raw = new Database(path);
+  raw.setBusyTimeout(5000);
+  raw.exec("PRAGMA foreign_keys = ON");
+  const replaced = overrides({ store, raw });
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === "close") {
+        return () => {
+          if (raw.inTransaction) raw.exec("COMMIT");
+          raw.close();
+          target.close();
+        };
+      }
+      if (typeof key === "string" && key in replaced) return replaced[key];
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * The reference store's crash points, minus those of the methods a mutant replaced,
+ * plus the mutant's own.
+ *
+ * @param replaced Names of the replaced methods.
+ * @param own The mutant's own points.
+ * @returns The points the mutant honours.
+ */
+export function mutantCrashPoints(replaced: string[], own: string[] = []): string[] {
+  return [
+    ...crashPoints().filter((p) => !replaced.some((m) => p.startsWith(`${m}:`))),
+    ...own,
+  ];
+}
+
+/** Blocks the thread, like a check-then-act that awaits something in between. */
+export function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}

@@ -1,0 +1,301 @@
+import { fileURLToPath as fromFileUrl } from "node:url";
+import { dirname } from "node:path";
+
+/** Exit code of a claimant that won. */
+export const WON = 0;
+/** Exit code of a claimant that lost cleanly. */
+export const LOST = 10;
+/** Exit code of a child that gave up waiting (a barrier or its own deadline). */
+export const TIMED_OUT = 3;
+
+/** How a child ended. */
+export type ExitKind = "won" | "lost" | "killed" | "crash";
+
+/** The classified end of a child. */
+export interface ExitClass {
+  /** `won` (0), `lost` (10), `killed` (SIGKILL), or `crash` (anything else). */
+  kind: ExitKind;
+  /** The exit code. */
+  code: number;
+  /** The signal that ended it, or `null`. */
+  signal: Deno.Signal | null;
+}
+
+/**
+ * Classifies an exit status: 0 won, 10 lost, SIGKILL killed, and every other code or
+ * signal a crash, so a crashing child can never pass as a clean loser.
+ *
+ * @param status The child's status.
+ * @returns The classification.
+ * @example
+ * ```ts
+ * import { classifyExit } from "./child.ts";
+ * console.log(classifyExit({ success: false, code: 1, signal: null }).kind); // "crash"
+ * ```
+ */
+export function classifyExit(status: Deno.CommandStatus): ExitClass {
+  const { code, signal } = status;
+  if (signal === "SIGKILL") return { kind: "killed", code, signal };
+  if (signal === null && code === WON) return { kind: "won", code, signal };
+  if (signal === null && code === LOST) return { kind: "lost", code, signal };
+  return { kind: "crash", code, signal };
+}
+
+/** Options of {@linkcode spawnChild}. */
+export interface SpawnOptions {
+  /** The child's script (a file path or a `file:`/`http(s):` URL). */
+  script: string | URL;
+  /** Arguments after the script. */
+  args?: string[];
+  /** The only directory the child may write, and its working directory. */
+  runDir: string;
+  /** The SQLite library the child may load (its `--allow-ffi` scope and `DENO_SQLITE_PATH`). */
+  library: string;
+  /** Extra environment; names become the child's `--allow-env` list. */
+  env?: Record<string, string>;
+  /** Extra paths the child may read (module folders beyond the script's package). */
+  read?: string[];
+  /** Hosts the child may import modules from (`--allow-import`). */
+  importHosts?: string[];
+  /** Most bytes of stdout and of stderr kept (the tail); default 64 KiB. */
+  outputLimit?: number;
+}
+
+/** The environment names every child may read. */
+export const CHILD_ENV = [
+  "DENO_SQLITE_PATH",
+  "SESSION_DB_JOURNAL_MODE",
+  "SESSION_DB_CRASH_AT",
+] as const;
+
+/** The root of this package when it is loaded from files, else `undefined`. */
+export function packageRoot(): string | undefined {
+  const url = new URL("../", import.meta.url);
+  return url.protocol === "file:" ? fromFileUrl(url) : undefined;
+}
+
+class Tail {
+  #chunks: Uint8Array[] = [];
+  #size = 0;
+  total = 0;
+  constructor(readonly limit: number) {}
+  push(chunk: Uint8Array): void {
+    this.total += chunk.length;
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    while (this.#size > this.limit && this.#chunks.length > 1) {
+      this.#size -= this.#chunks.shift()!.length;
+    }
+  }
+  text(): string {
+    const all = new Uint8Array(this.#size);
+    let offset = 0;
+    for (const chunk of this.#chunks) {
+      all.set(chunk, offset);
+      offset += chunk.length;
+    }
+    const text = new TextDecoder().decode(all.subarray(Math.max(0, all.length - this.limit)));
+    return this.total > this.limit ? `[${this.total - this.limit} bytes cut]…${text}` : text;
+  }
+}
+
+async function drain(stream: ReadableStream<Uint8Array>, into: Tail): Promise<void> {
+  for await (const chunk of stream) into.push(chunk);
+}
+
+const live = new Set<Child>();
+
+/**
+ * A running child process with its output kept (bounded) and its status awaited.
+ *
+ * @example
+ * ```ts
+ * import { spawnChild } from "./child.ts";
+ * // const child = spawnChild({ script, runDir, library });
+ * // await child.status;
+ * ```
+ */
+export class Child {
+  #process: Deno.ChildProcess;
+  #stdout: Tail;
+  #stderr: Tail;
+  #status: Promise<Deno.CommandStatus>;
+  #exited: Deno.CommandStatus | undefined;
+  /** The command line, for messages and evidence. */
+  readonly commandLine: string[];
+
+  /** @internal Use {@linkcode spawnChild}. */
+  constructor(process: Deno.ChildProcess, commandLine: string[], limit: number) {
+    this.#process = process;
+    this.commandLine = commandLine;
+    this.#stdout = new Tail(limit);
+    this.#stderr = new Tail(limit);
+    const drained = Promise.all([
+      drain(process.stdout, this.#stdout),
+      drain(process.stderr, this.#stderr),
+    ]);
+    this.#status = process.status.then(async (status) => {
+      await drained.catch(() => {});
+      this.#exited = status;
+      live.delete(this);
+      return status;
+    });
+    live.add(this);
+  }
+
+  /** The child's pid. */
+  get pid(): number {
+    return this.#process.pid;
+  }
+
+  /** Resolves when the child has exited and its output is drained. */
+  get status(): Promise<Deno.CommandStatus> {
+    return this.#status;
+  }
+
+  /** The exit status once known, else `undefined`. */
+  get exited(): Deno.CommandStatus | undefined {
+    return this.#exited;
+  }
+
+  /** The tail of what the child wrote to stderr. */
+  get stderr(): string {
+    return this.#stderr.text();
+  }
+
+  /** The tail of what the child wrote to stdout. */
+  get stdout(): string {
+    return this.#stdout.text();
+  }
+
+  /** Sends a signal if the child is still running. */
+  signal(signal: Deno.Signal = "SIGKILL"): void {
+    if (this.#exited) return;
+    try {
+      this.#process.kill(signal);
+    } catch {
+      // Already gone: the status promise reports how it ended.
+    }
+  }
+
+  /** A one-line description: pid, exit, stderr tail. */
+  describe(): string {
+    const status = this.#exited;
+    const end = status
+      ? `exited with code ${status.code}${status.signal ? ` (signal ${status.signal})` : ""}`
+      : "still running";
+    const stderr = this.stderr.trim();
+    return `child pid ${this.pid} ${end}; stderr: ${stderr ? `\n${stderr}` : "(empty)"}`;
+  }
+}
+
+/**
+ * Children spawned and not yet reaped in this process (used to prove that no child
+ * outlives the test that spawned it).
+ *
+ * @returns The live children.
+ */
+export function liveChildren(): Child[] {
+  return [...live];
+}
+
+/**
+ * Kills (SIGKILL) and reaps every child still running; for `finally` blocks.
+ *
+ * @param children The children to end; default every live one.
+ */
+export async function reapAll(children: Iterable<Child> = live): Promise<void> {
+  const all = [...children];
+  for (const child of all) child.signal("SIGKILL");
+  await Promise.all(all.map((child) => child.status));
+}
+
+/**
+ * Spawns `deno run` on a script with the narrowest permissions that work: read and
+ * write its run directory, read the package's module files, `--allow-ffi` only the
+ * SQLite library, `--allow-env` a list, no run, no net, a cleared environment.
+ *
+ * @param options Script, arguments, run directory, library, environment.
+ * @returns The running child.
+ * @example
+ * ```ts
+ * import { spawnChild } from "./child.ts";
+ * const runDir = Deno.makeTempDirSync();
+ * const script = new URL("data:application/typescript,Deno.exit(10)");
+ * const child = spawnChild({ script, runDir, library: "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0" });
+ * console.log((await child.status).code); // 10
+ * ```
+ */
+export function spawnChild(options: SpawnOptions): Child {
+  const script = options.script instanceof URL ? options.script.href : options.script;
+  const read = [options.runDir, ...(options.read ?? [])];
+  const root = packageRoot();
+  if (root) read.push(root);
+  if (script.startsWith("file:")) read.push(dirname(fromFileUrl(script)));
+  const env: Record<string, string> = {
+    DENO_SQLITE_PATH: options.library,
+    NO_COLOR: "1",
+    ...options.env,
+  };
+  for (const name of ["DENO_DIR", "HOME", "PATH"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined && env[name] === undefined) env[name] = value;
+  }
+  const allowEnv = [...new Set([...CHILD_ENV, ...Object.keys(options.env ?? {})])];
+  const flags = [
+    "run",
+    "--no-config",
+    "--no-lock",
+    "--no-prompt",
+    `--allow-read=${[...new Set(read)].join(",")}`,
+    `--allow-write=${options.runDir}`,
+    `--allow-ffi=${options.library}`,
+    `--allow-env=${allowEnv.join(",")}`,
+  ];
+  if (options.importHosts?.length) flags.push(`--allow-import=${options.importHosts.join(",")}`);
+  const args = [...flags, script, ...(options.args ?? [])];
+  const process = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: options.runDir,
+    clearEnv: true,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  return new Child(process, [Deno.execPath(), ...args], options.outputLimit ?? 64 * 1024);
+}
+
+/** Raised when a child was not alive at kill time or did not die of SIGKILL. */
+export class KillError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "KillError";
+  }
+}
+
+/**
+ * Asserts the child is alive, sends SIGKILL, reaps it, and checks that SIGKILL is
+ * what ended it: a child that had already exited fails with its stderr.
+ *
+ * @param child The child.
+ * @returns The milliseconds from the call to the reaped status.
+ * @throws {KillError} When the child was not alive or did not die of SIGKILL.
+ */
+export async function killWhileAlive(child: Child): Promise<number> {
+  if (child.exited) {
+    throw new KillError(
+      `Cannot kill the child: it was not alive at kill time: ${child.describe()}`,
+    );
+  }
+  const started = performance.now();
+  child.signal("SIGKILL");
+  const status = await child.status;
+  if (status.signal !== "SIGKILL") {
+    throw new KillError(
+      `Cannot kill the child: it exited on its own before SIGKILL landed: ${child.describe()}`,
+    );
+  }
+  return performance.now() - started;
+}

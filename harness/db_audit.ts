@@ -1,0 +1,36 @@
+import { Database } from "../session_db/sqlite/database.ts";
+
+/**
+ * Runs read-only queries on a database file through a separate connection, so the
+ * audit does not depend on the store under test.
+ *
+ * @param path The database file.
+ * @param fn What to read.
+ * @returns What `fn` returned.
+ * @example
+ * ```ts
+ * import { withReadOnly } from "./db_audit.ts";
+ * // const n = withReadOnly(path, (db) => db.prepare("SELECT count(*) FROM messages").value());
+ * ```
+ */
+export function withReadOnly<T>(path: string, fn: (db: Database) => T): T {
+  const db = new Database(path, { readonly: true });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * `PRAGMA integrity_check` through a separate read-only connection.
+ *
+ * @param path The database file.
+ * @returns `"ok"`, or the problems joined by `; `.
+ */
+export function integrityCheck(path: string): string {
+  return withReadOnly(
+    path,
+    (db) => db.prepare("PRAGMA integrity_check").values<[string]>().map((r) => r[0]).join("; "),
+  );
+}

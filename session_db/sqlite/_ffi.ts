@@ -1,0 +1,177 @@
+// The FFI symbol table and library resolution. Handles and C strings cross the
+// boundary as `usize` integers, never as pointer objects: pointer views need an
+// unscoped `--allow-ffi`, and children run with `--allow-ffi` scoped to the library.
+// C strings are copied out with libc's `strlen` and `memcpy`, which `dlsym` finds
+// through the SQLite library's own dependency on libc.
+
+const symbols = {
+  sqlite3_libversion: { parameters: [], result: "usize" },
+  sqlite3_open_v2: { parameters: ["buffer", "buffer", "i32", "usize"], result: "i32" },
+  sqlite3_close_v2: { parameters: ["usize"], result: "i32" },
+  sqlite3_errmsg: { parameters: ["usize"], result: "usize" },
+  sqlite3_errstr: { parameters: ["i32"], result: "usize" },
+  sqlite3_extended_errcode: { parameters: ["usize"], result: "i32" },
+  sqlite3_extended_result_codes: { parameters: ["usize", "i32"], result: "i32" },
+  sqlite3_exec: {
+    parameters: ["usize", "buffer", "usize", "usize", "buffer"],
+    result: "i32",
+  },
+  sqlite3_busy_timeout: { parameters: ["usize", "i32"], result: "i32" },
+  sqlite3_prepare_v2: {
+    parameters: ["usize", "buffer", "i32", "buffer", "usize"],
+    result: "i32",
+  },
+  sqlite3_step: { parameters: ["usize"], result: "i32" },
+  sqlite3_reset: { parameters: ["usize"], result: "i32" },
+  sqlite3_clear_bindings: { parameters: ["usize"], result: "i32" },
+  sqlite3_finalize: { parameters: ["usize"], result: "i32" },
+  sqlite3_bind_parameter_count: { parameters: ["usize"], result: "i32" },
+  sqlite3_bind_parameter_name: { parameters: ["usize", "i32"], result: "usize" },
+  sqlite3_bind_int64: { parameters: ["usize", "i32", "i64"], result: "i32" },
+  sqlite3_bind_double: { parameters: ["usize", "i32", "f64"], result: "i32" },
+  sqlite3_bind_text: {
+    parameters: ["usize", "i32", "buffer", "i32", "isize"],
+    result: "i32",
+  },
+  sqlite3_bind_blob: {
+    parameters: ["usize", "i32", "buffer", "i32", "isize"],
+    result: "i32",
+  },
+  sqlite3_bind_null: { parameters: ["usize", "i32"], result: "i32" },
+  sqlite3_column_count: { parameters: ["usize"], result: "i32" },
+  sqlite3_column_name: { parameters: ["usize", "i32"], result: "usize" },
+  sqlite3_column_type: { parameters: ["usize", "i32"], result: "i32" },
+  sqlite3_column_int64: { parameters: ["usize", "i32"], result: "i64" },
+  sqlite3_column_double: { parameters: ["usize", "i32"], result: "f64" },
+  sqlite3_column_text: { parameters: ["usize", "i32"], result: "usize" },
+  sqlite3_column_blob: { parameters: ["usize", "i32"], result: "usize" },
+  sqlite3_column_bytes: { parameters: ["usize", "i32"], result: "i32" },
+  sqlite3_changes: { parameters: ["usize"], result: "i32" },
+  sqlite3_total_changes: { parameters: ["usize"], result: "i32" },
+  sqlite3_last_insert_rowid: { parameters: ["usize"], result: "i64" },
+  sqlite3_get_autocommit: { parameters: ["usize"], result: "i32" },
+  sqlite3_free: { parameters: ["usize"], result: "void" },
+  strlen: { parameters: ["usize"], result: "usize" },
+  memcpy: { parameters: ["buffer", "usize", "usize"], result: "usize" },
+  kill: { parameters: ["i32", "i32"], result: "i32" },
+  __errno_location: { parameters: [], result: "usize", optional: true },
+  __error: { parameters: [], result: "usize", optional: true },
+} as const satisfies Deno.ForeignLibraryInterface;
+
+/** The loaded library's symbols. */
+export type SqliteSymbols = Deno.DynamicLibrary<typeof symbols>["symbols"];
+
+/** The loaded SQLite library: where it came from and its symbols. */
+export interface LoadedLibrary {
+  /** The path that was opened. */
+  path: string;
+  /** The symbols. */
+  symbols: SqliteSymbols;
+}
+
+/** Raised when no SQLite library can be loaded. */
+export class SqliteLibraryError extends Error {
+  /** Creates the error; `cause` keeps the last loader failure. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "SqliteLibraryError";
+  }
+}
+
+const SYSTEM_CANDIDATES: Record<string, string[]> = {
+  linux: [
+    "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0",
+    "/usr/lib/aarch64-linux-gnu/libsqlite3.so.0",
+    "/usr/lib64/libsqlite3.so.0",
+    "/usr/lib/libsqlite3.so.0",
+    "/lib/x86_64-linux-gnu/libsqlite3.so.0",
+    "/lib/aarch64-linux-gnu/libsqlite3.so.0",
+    "libsqlite3.so.0",
+  ],
+  darwin: [
+    "/opt/homebrew/opt/sqlite/lib/libsqlite3.dylib",
+    "/usr/local/opt/sqlite/lib/libsqlite3.dylib",
+    "/usr/lib/libsqlite3.dylib",
+    "libsqlite3.dylib",
+  ],
+  windows: ["sqlite3.dll"],
+};
+
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    // Without env permission the variable is treated as unset.
+    return undefined;
+  }
+}
+
+function exists(path: string): boolean {
+  if (!path.includes("/")) return true; // a bare name: let the loader search
+  try {
+    return Deno.statSync(path).isFile;
+  } catch (error) {
+    // Without read permission on the path, let dlopen decide.
+    return !(error instanceof Deno.errors.NotFound);
+  }
+}
+
+/** The library paths tried in order: `DENO_SQLITE_PATH`, else the system's. */
+export function libraryCandidates(): string[] {
+  const explicit = readEnv("DENO_SQLITE_PATH");
+  if (explicit) return [explicit];
+  return (SYSTEM_CANDIDATES[Deno.build.os] ?? SYSTEM_CANDIDATES.linux!).filter(exists);
+}
+
+let loaded: LoadedLibrary | undefined;
+
+/**
+ * Loads SQLite once per process: `DENO_SQLITE_PATH` when set, else the system library.
+ * Throws {@linkcode SqliteLibraryError} naming both when neither loads.
+ */
+export function loadLibrary(): LoadedLibrary {
+  if (loaded) return loaded;
+  const explicit = readEnv("DENO_SQLITE_PATH");
+  const failures: string[] = [];
+  let lastError: unknown;
+  for (const path of libraryCandidates()) {
+    try {
+      const lib = Deno.dlopen(path, symbols);
+      loaded = { path, symbols: lib.symbols };
+      return loaded;
+    } catch (error) {
+      lastError = error;
+      failures.push(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const tried = failures.length ? failures.join("; ") : "no system libsqlite3 found";
+  const install =
+    "install SQLite (Debian/Ubuntu: apt-get install libsqlite3-0; macOS: brew install sqlite)";
+  const fix = explicit
+    ? `DENO_SQLITE_PATH is set, so the system library was not tried: point DENO_SQLITE_PATH to a readable SQLite shared library, or unset it to use the system libsqlite3 (to get one, ${install})`
+    : `${install}, or set DENO_SQLITE_PATH to a libsqlite3 shared library`;
+  throw new SqliteLibraryError(`Cannot load SQLite library: ${tried}; ${fix}`, {
+    cause: lastError,
+  });
+}
+
+const decoder = new TextDecoder();
+
+/** Copies `length` bytes at address `address` out of foreign memory. */
+export function copyBytes(sym: SqliteSymbols, address: bigint, length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  if (length > 0 && address !== 0n) sym.memcpy(out, address, BigInt(length));
+  return out;
+}
+
+/** Reads a NUL-terminated UTF-8 string at `address` ("" for NULL). */
+export function readCString(sym: SqliteSymbols, address: bigint): string {
+  if (address === 0n) return "";
+  const length = Number(sym.strlen(address));
+  return decoder.decode(copyBytes(sym, address, length));
+}
+
+/** Decodes `length` bytes of UTF-8 at `address`. */
+export function readText(sym: SqliteSymbols, address: bigint, length: number): string {
+  return decoder.decode(copyBytes(sym, address, length));
+}

@@ -1,0 +1,327 @@
+/**
+ * `deno task matrix`: every cell on every journal-mode leg (default, delete, wal) for
+ * every SQLite library (the system one and the WAL-reset-fixed build), each leg in its
+ * own `deno test` process without network access. Prints a progress line per leg, a
+ * final PASS / FAIL / SKIP (reason) table, writes a JSON report, and exits non-zero on
+ * any FAIL.
+ *
+ * Flags: `--legs default,delete,wal`, `--libraries system,fixed`, `--cells 1,2,3`,
+ * `--target <module>` (default: the reference store), `--jobs N` (default 2),
+ * `--json <path>` (default `.cache/matrix/report.json`), `--no-build`.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
+import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
+import { libraryCandidates } from "../session_db/sqlite/_ffi.ts";
+import { buildFixedSqlite, fixedSqlitePath } from "./build_sqlite.ts";
+import type { CellReport } from "../cells/_cell.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+interface Library {
+  label: string;
+  path: string;
+}
+
+interface LegRun {
+  library: Library;
+  leg: LegName;
+}
+
+interface Row {
+  cell: number;
+  title: string;
+  leg: LegName;
+  library: string;
+  sqliteVersion: string;
+  status: "PASS" | "FAIL" | "SKIP";
+  detail: string;
+  evidence?: string;
+}
+
+function fail(message: string): never {
+  console.error(message);
+  Deno.exit(2);
+}
+
+function parseArgs(args: string[]) {
+  const options = {
+    legs: [...LEGS] as LegName[],
+    libraries: ["system", "fixed"],
+    cells: [1, 2, 3],
+    target: new URL("../cells/reference_target.ts", import.meta.url).href,
+    jobs: 2,
+    json: join(ROOT, ".cache/matrix/report.json"),
+    build: true,
+  };
+  for (let i = 0; i < args.length; i++) {
+    const flag = args[i]!;
+    const value = () => {
+      const v = args[++i];
+      if (v === undefined) fail(`Invalid arguments: ${flag} needs a value`);
+      return v;
+    };
+    if (flag === "--legs") {
+      options.legs = value().split(",").map((leg) => {
+        try {
+          return parseLeg(leg);
+        } catch (error) {
+          return fail((error as Error).message);
+        }
+      });
+    } else if (flag === "--libraries") options.libraries = value().split(",");
+    else if (flag === "--cells") options.cells = value().split(",").map(Number);
+    else if (flag === "--target") {
+      const t = value();
+      options.target = /^[a-z]+:/.test(t) ? t : new URL(`file://${resolve(t)}`).href;
+    } else if (flag === "--jobs") options.jobs = Math.max(1, Number(value()) || 1);
+    else if (flag === "--json") options.json = resolve(value());
+    else if (flag === "--no-build") options.build = false;
+    else {
+      fail(
+        `Invalid argument "${flag}": use --legs, --libraries, --cells, --target, --jobs, --json or --no-build`,
+      );
+    }
+  }
+  for (const library of options.libraries) {
+    if (library !== "system" && library !== "fixed") {
+      fail(`Unknown library "${library}": use system and/or fixed`);
+    }
+  }
+  for (const cell of options.cells) {
+    if (![1, 2, 3].includes(cell)) fail(`Unknown cell "${cell}": use 1, 2 or 3`);
+  }
+  return options;
+}
+
+async function resolveLibraries(wanted: string[], build: boolean): Promise<Library[]> {
+  const out: Library[] = [];
+  if (wanted.includes("system")) {
+    const saved = Deno.env.get("DENO_SQLITE_PATH");
+    Deno.env.delete("DENO_SQLITE_PATH");
+    const system = libraryCandidates().find((p) => p.startsWith("/"));
+    if (saved !== undefined) Deno.env.set("DENO_SQLITE_PATH", saved);
+    if (system) out.push({ label: "system", path: system });
+    else console.error("matrix: no system libsqlite3 found; skipping the system library");
+  }
+  if (wanted.includes("fixed")) {
+    let path: string | undefined = fixedSqlitePath();
+    try {
+      await Deno.stat(path);
+    } catch {
+      if (build) {
+        console.error("matrix: building the fixed SQLite first (deno task sqlite)…");
+        try {
+          path = await buildFixedSqlite();
+        } catch (error) {
+          console.error(`matrix: ${(error as Error).message}; skipping the fixed library`);
+          path = undefined;
+        }
+      } else {
+        console.error(`matrix: ${path} is not built (deno task sqlite); skipping it`);
+        path = undefined;
+      }
+    }
+    if (path) out.push({ label: "fixed", path });
+  }
+  return out;
+}
+
+async function runLeg(
+  run: LegRun,
+  testFile: string,
+  reportDir: string,
+): Promise<{ code: number; output: string; seconds: number }> {
+  const env: Record<string, string> = {
+    DENO_SQLITE_PATH: run.library.path,
+    CELLS_REPORT_DIR: reportDir,
+    NO_COLOR: "1",
+  };
+  if (run.leg !== "default") env.SESSION_DB_JOURNAL_MODE = run.leg;
+  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "TMPDIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  const started = performance.now();
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "test",
+      "--no-lock",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-run",
+      "--allow-sys",
+      testFile,
+    ],
+    cwd: ROOT,
+    clearEnv: true,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  return { code: output.code, output: text, seconds: (performance.now() - started) / 1000 };
+}
+
+function detailOf(report: CellReport): string {
+  if (report.status !== "PASS") return (report.reason ?? "").split("\n")[0]!.slice(0, 160);
+  const f = report.figures;
+  const parts: string[] = [];
+  if (f.onDiskMode) parts.push(`on-disk ${f.onDiskMode}`);
+  if (f.acknowledged !== undefined) parts.push(`ack ${f.acknowledged}`);
+  if (f.recovered !== undefined) parts.push(`recovered ${f.recovered}`);
+  if (f["random kill.acknowledged"] !== undefined) {
+    parts.push(`rotations ack ${f["random kill.acknowledged"]}`);
+  }
+  if (Array.isArray(f.crashPoints)) parts.push(`${f.crashPoints.length} crash points`);
+  if (Array.isArray(f.exitCodes)) parts.push(`exits ${f.exitCodes.join(",")}`);
+  return parts.join(", ");
+}
+
+function table(rows: Row[]): string {
+  const head = ["cell", "leg", "library", "SQLite", "result", "detail"];
+  const body = rows.map((r) => [
+    `${r.cell} ${r.title}`,
+    r.leg,
+    r.library,
+    r.sqliteVersion,
+    r.status,
+    r.detail,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(head), line(widths.map((w) => "-".repeat(w))), ...body.map(line)].join("\n");
+}
+
+if (import.meta.main) {
+  const envLeg = Deno.env.get("SESSION_DB_JOURNAL_MODE");
+  if (envLeg) {
+    try {
+      parseLeg(envLeg);
+    } catch (error) {
+      fail((error as Error).message);
+    }
+  }
+  const options = parseArgs(Deno.args);
+  const libraries = await resolveLibraries(options.libraries, options.build);
+  if (libraries.length === 0) fail("Cannot run the matrix: no SQLite library is available");
+
+  const work = join(ROOT, ".cache/matrix");
+  await Deno.mkdir(work, { recursive: true });
+  // Outside the project: its deno.json excludes .cache/ from test discovery.
+  const testDir = await Deno.makeTempDir({ prefix: "matrix-" });
+  const testFile = join(testDir, "matrix_test.ts");
+  const cellsMod = new URL("../cells/mod.ts", import.meta.url).href;
+  await Deno.writeTextFile(
+    testFile,
+    `import { registerCells } from ${JSON.stringify(cellsMod)};\n` +
+      `await registerCells({ target: ${JSON.stringify(options.target)}, cells: ${
+        JSON.stringify(options.cells)
+      } });\n`,
+  );
+
+  const runs: LegRun[] = libraries.flatMap((library) =>
+    options.legs.map((leg) => ({ library, leg }))
+  );
+  const started = performance.now();
+  const rows: Row[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < runs.length) {
+      const run = runs[next++]!;
+      const reportDir = await Deno.makeTempDir({ dir: testDir, prefix: "report-" });
+      const result = await runLeg(run, testFile, reportDir);
+      const reports: CellReport[] = [];
+      for await (const entry of Deno.readDir(reportDir)) {
+        reports.push(JSON.parse(await Deno.readTextFile(join(reportDir, entry.name))));
+      }
+      await Deno.remove(reportDir, { recursive: true });
+      const legRows: Row[] = reports.map((r) => ({
+        cell: r.cell,
+        title: r.title,
+        leg: run.leg,
+        library: run.library.label,
+        sqliteVersion: r.sqliteVersion,
+        status: r.status,
+        detail: detailOf(r),
+        ...(r.evidence ? { evidence: r.evidence } : {}),
+      }));
+      for (const cell of options.cells) {
+        if (!legRows.some((r) => r.cell === cell)) {
+          legRows.push({
+            cell,
+            title: "(no report)",
+            leg: run.leg,
+            library: run.library.label,
+            sqliteVersion: "?",
+            status: "FAIL",
+            detail: `the test run reported nothing for this cell (exit ${result.code}): ${
+              result.output.trim().split("\n").slice(-3).join(" | ").slice(0, 200)
+            }`,
+          });
+        }
+      }
+      if (result.code !== 0 && !legRows.some((r) => r.status === "FAIL")) {
+        legRows.push({
+          cell: 0,
+          title: "test run",
+          leg: run.leg,
+          library: run.library.label,
+          sqliteVersion: "?",
+          status: "FAIL",
+          detail: `deno test exited ${result.code}: ${
+            result.output.trim().split("\n").slice(-3).join(" | ")
+          }`,
+        });
+      }
+      rows.push(...legRows);
+      const counts = ["PASS", "FAIL", "SKIP"].map((s) =>
+        `${legRows.filter((r) => r.status === s).length} ${s.toLowerCase()}`
+      );
+      console.log(
+        `leg ${run.leg.padEnd(7)} on ${run.library.label.padEnd(6)} (${
+          legRows[0]?.sqliteVersion ?? "?"
+        }): ${counts.join(", ")} in ${result.seconds.toFixed(1)} s`,
+      );
+      for (const row of legRows.filter((r) => r.status === "FAIL")) {
+        console.log(
+          `  FAIL cell ${row.cell}: ${row.detail}${
+            row.evidence ? ` (evidence: ${row.evidence})` : ""
+          }`,
+        );
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.jobs, runs.length) }, worker));
+
+  const order = (r: Row) =>
+    r.cell * 100 + options.legs.indexOf(r.leg) * 10 +
+    libraries.findIndex((l) => l.label === r.library);
+  rows.sort((a, b) => order(a) - order(b));
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`\n${table(rows)}\n`);
+  const failed = rows.filter((r) => r.status === "FAIL").length;
+  const summary = {
+    date: new Date().toISOString(),
+    target: options.target,
+    seconds: Number(seconds.toFixed(1)),
+    libraries,
+    pass: rows.filter((r) => r.status === "PASS").length,
+    fail: failed,
+    skip: rows.filter((r) => r.status === "SKIP").length,
+    rows,
+  };
+  await Deno.remove(testDir, { recursive: true });
+  await Deno.mkdir(join(options.json, ".."), { recursive: true });
+  await Deno.writeTextFile(options.json, JSON.stringify(summary, null, 2) + "\n");
+  console.log(
+    `matrix: ${summary.pass} passed, ${summary.fail} failed, ${summary.skip} skipped in ${
+      seconds.toFixed(1)
+    } s; report: ${options.json}`,
+  );
+  Deno.exit(failed ? 1 : 0);
+}
