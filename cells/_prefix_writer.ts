@@ -5,9 +5,11 @@ import { childArgs, lifetimeGuard, openStoreFor } from "./_child.ts";
 const [target, dbPath, ackPath] = childArgs(3, "_prefix_writer.ts <target> <db> <acks>");
 const store = await openStoreFor(target!, dbPath!);
 await store.createSession("cell1");
+// A restarted writer resumes after what the store recovered.
+const start = (await store.getMessages("cell1")).length;
 const acks = new AckWriter(ackPath!);
 const guard = lifetimeGuard();
-for (let i = 0;; i++) {
+for (let i = start;; i++) {
   guard();
   const rowid = await store.appendMessage("cell1", { role: "user", content: `m${i}` });
   acks.write({ i, rowid });

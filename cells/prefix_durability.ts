@@ -13,6 +13,8 @@ export interface PrefixDurabilityOptions extends CellOptions {
   minAcknowledged?: number;
   /** How long to wait for them (default 60 s). */
   deadlineMs?: number;
+  /** Kill rounds on the same database, each resuming the writer (default 3). */
+  rounds?: number;
 }
 
 /** Reads the recovered transcript of a run once, through the target's own store. */
@@ -65,27 +67,40 @@ export function prefixDurabilityCell(
     async run(ctx, t) {
       const db = ctx.run.file("store.db");
       const acksPath = ctx.run.file("acks.jsonl");
-      const child = ctx.spawn("_prefix_writer.ts", [db, acksPath]);
-      try {
-        const waited = await waitFor(() => countAcks(acksPath) >= threshold, {
-          what: `${threshold} acknowledged appends`,
-          deadlineMs: options.deadlineMs ?? 60_000,
-          children: [child],
-          observed: () => `${countAcks(acksPath)} acknowledged`,
-        });
-        ctx.note("killAfterMs", Math.round(waited));
-        ctx.note("killReapMs", Math.round(await killWhileAlive(child)));
-      } finally {
-        await reapAll([child]);
-        ctx.note("childStderr", child.stderr.slice(-2000));
+      const rounds = options.rounds ?? 3;
+      const killTimes: number[] = [];
+      let first!: Awaited<ReturnType<typeof recoverMessages>>;
+      let second!: typeof first;
+      let acks: { i: number; rowid: number }[] = [];
+      let audit!: ReturnType<typeof effectiveModeOrSkip>;
+      for (let round = 1; round <= rounds; round++) {
+        const before = countAcks(acksPath);
+        const child = ctx.spawn("_prefix_writer.ts", [db, acksPath]);
+        try {
+          const waited = await waitFor(() => countAcks(acksPath) >= before + threshold, {
+            what: `${threshold} acknowledged appends (round ${round})`,
+            deadlineMs: options.deadlineMs ?? 60_000,
+            children: [child],
+            observed: () => `${countAcks(acksPath) - before} acknowledged this round`,
+          });
+          killTimes.push(Math.round(waited));
+          await killWhileAlive(child);
+        } finally {
+          await reapAll([child]);
+          ctx.note("childStderr", child.stderr.slice(-2000));
+        }
+        audit = effectiveModeOrSkip(db, ctx.leg);
+        acks = readAckJournal<{ i: number; rowid: number }>(acksPath);
+        first = await recoverMessages(ctx.target, db, "cell1");
+        second = await recoverMessages(ctx.target, db, "cell1");
+        // A round that already lost an acknowledged append ends the run: check now.
+        const recovered = new Set(first.messages.map((m) => m.id));
+        if (acks.some((ack) => !recovered.has(ack.rowid))) break;
       }
-
-      const audit = effectiveModeOrSkip(db, ctx.leg);
+      ctx.note("rounds", killTimes.length);
+      ctx.note("killAfterMs", killTimes);
       ctx.note("onDiskMode", audit.onDisk);
-      const acks = readAckJournal<{ i: number; rowid: number }>(acksPath);
       ctx.note("acknowledged", acks.length);
-      const first = await recoverMessages(ctx.target, db, "cell1");
-      const second = await recoverMessages(ctx.target, db, "cell1");
       const rows = first.messages;
       ctx.note("recovered", rows.length);
 

@@ -137,7 +137,7 @@ Deno.test("the resolver on the loaded library: unset (clean environment in a chi
   const paths = existing.map((state) => prepareFile(dir.path, `unset-${state}`, state));
   const child = await runDeno(OPEN_STORE, paths); // SESSION_DB_JOURNAL_MODE is not passed
   assert.ok(child.success, child.stderr);
-  assert.equal(child.stderr, "");
+  assert.doesNotMatch(child.stderr, /SESSION_DB_JOURNAL_MODE/); // nothing to warn about
   const report: ChildReport = JSON.parse(child.stdout);
   assert.equal(report.envMode, null);
   existing.forEach((state, i) => {

@@ -985,21 +985,31 @@ Deno.test("sweepRecoverable takes over a dead owner's obligations only", async (
   const delivered = record("delivered");
   db.markDelivered(delivered, db.markAttempting(delivered, 0)!);
   const mine = record("mine");
-  const parents = record("parents");
+  const others = record("others");
 
   const dead = await deadPid();
+  // Another live process (it waits for its stdin to close).
+  const live = new Deno.Command("cat", { stdin: "piped", stdout: "null", stderr: "null" })
+    .spawn();
+  let taken: ReturnType<SessionDB["sweepRecoverable"]>;
+  let untouched: unknown[];
   using conn = raw(store.path);
-  conn.exec(
-    "UPDATE outbox SET owner_pid = ? WHERE obligation_id IN (?, ?, ?)",
-    dead,
-    pending,
-    attempting,
-    delivered,
-  );
-  conn.exec("UPDATE outbox SET owner_pid = ? WHERE obligation_id = ?", Deno.ppid, parents);
-  const untouched = [mine, parents, delivered].map((id) => db.getObligation(id));
-
-  const taken = db.sweepRecoverable();
+  try {
+    conn.exec(
+      "UPDATE outbox SET owner_pid = ? WHERE obligation_id IN (?, ?, ?)",
+      dead,
+      pending,
+      attempting,
+      delivered,
+    );
+    conn.exec("UPDATE outbox SET owner_pid = ? WHERE obligation_id = ?", live.pid, others);
+    untouched = [mine, others, delivered].map((id) => db.getObligation(id));
+    taken = db.sweepRecoverable();
+    assert.deepEqual(db.sweepRecoverable(), []); // nothing left to take while it lives
+  } finally {
+    await live.stdin.close();
+    await live.status;
+  }
   assert.deepEqual(
     taken.map((t) => [t.obligation.obligationId, t.action, t.idempotencyKey]).sort(),
     [[pending, "send", pending], [attempting, "unknown", attempting]].sort(),
@@ -1011,8 +1021,13 @@ Deno.test("sweepRecoverable takes over a dead owner's obligations only", async (
   assert.equal(unknown.state, "unknown");
   assert.equal(unknown.ownerPid, Deno.pid);
   assert.match(unknown.lastError ?? "", new RegExp(`pid ${dead}`));
-  assert.deepEqual([mine, parents, delivered].map((id) => db.getObligation(id)), untouched);
-  assert.deepEqual(db.sweepRecoverable(), []); // nothing left to take
+  assert.deepEqual([mine, others, delivered].map((id) => db.getObligation(id)), untouched);
+  // Once the other owner is gone, its obligation is taken too.
+  assert.deepEqual(
+    db.sweepRecoverable().map((t) => [t.obligation.obligationId, t.action]),
+    [[others, "send"]],
+  );
+  assert.deepEqual(db.sweepRecoverable(), []);
   // The taken pending obligation is sent by the new owner.
   assert.equal(db.markDelivered(pending, db.markAttempting(pending, sent.deliveryFence)!), true);
   assert.deepEqual(db.checkInvariants(), []);

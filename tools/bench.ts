@@ -43,13 +43,22 @@ type Sync = "EXTRA" | "FULL" | "NORMAL";
 type Impl = "sessiondb" | "binding" | "python" | "node";
 
 interface Config {
+  /** Rounds per measurement; the median is reported. */
   rounds: number;
   stmtRows: number;
   stmtPoints: number;
   stmtRanges: number;
+  /** Appends per run, one transaction each, by `mode/sync`. */
   appends: Record<string, number>;
+  /** Untimed appends first (same count for every implementation: JIT, caches). */
+  warmup: number;
+  /** Batches per run, by mode. */
   batches: Record<Mode, number>;
+  batchWarmup: number;
   batchSize: number;
+  /** The CPU-only runs on tmpfs: appends and batches per run. */
+  tmpfsAppends: number;
+  tmpfsBatches: number;
   fsyncMs: number;
 }
 
@@ -58,9 +67,13 @@ const FULL_CONFIG: Config = {
   stmtRows: 100_000,
   stmtPoints: 100_000,
   stmtRanges: 2_000,
-  appends: { "delete/EXTRA": 1500, "wal/FULL": 3000, "wal/NORMAL": 3000, "delete/FULL": 1500 },
-  batches: { delete: 60, wal: 100 },
+  appends: { "delete/EXTRA": 1500, "wal/FULL": 3000, "wal/NORMAL": 6000, "delete/FULL": 1500 },
+  warmup: 200,
+  batches: { delete: 300, wal: 500 },
+  batchWarmup: 10,
   batchSize: 100,
+  tmpfsAppends: 5000,
+  tmpfsBatches: 200,
   fsyncMs: 1000,
 };
 
@@ -69,9 +82,13 @@ const QUICK_CONFIG: Config = {
   stmtRows: 20_000,
   stmtPoints: 20_000,
   stmtRanges: 400,
-  appends: { "delete/EXTRA": 300, "wal/FULL": 600, "wal/NORMAL": 600, "delete/FULL": 300 },
-  batches: { delete: 15, wal: 25 },
+  appends: { "delete/EXTRA": 300, "wal/FULL": 600, "wal/NORMAL": 1200, "delete/FULL": 300 },
+  warmup: 50,
+  batches: { delete: 50, wal: 80 },
+  batchWarmup: 5,
   batchSize: 100,
+  tmpfsAppends: 1000,
+  tmpfsBatches: 40,
   fsyncMs: 500,
 };
 
@@ -158,7 +175,13 @@ interface InfoResult {
   python?: string;
 }
 
-type Job = StmtJob | AppendJob | { kind: "info"; impl: "binding" | "node" };
+type Job =
+  | StmtJob
+  | AppendJob
+  | { kind: "info"; impl: "binding" | "node" }
+  | { kind: "tmpfs"; action: "create" | "remove"; path?: string };
+
+const TMPFS_PREFIX = "/dev/shm/session-db-bench-";
 
 // --- workers (child processes) -----------------------------------------------------
 
@@ -480,6 +503,18 @@ function runWorker(job: Job): unknown {
     // /proc/cpuinfo needs --allow-all in Deno 2, which children have.
     return { sqlite: row.v, library: "bundled in deno", cpu: cpuModel() };
   }
+  if (job.kind === "tmpfs") {
+    if (job.action === "create") {
+      try {
+        if (!Deno.statSync("/dev/shm").isDirectory) return {};
+      } catch {
+        return {};
+      }
+      return { path: Deno.makeTempDirSync({ dir: "/dev/shm", prefix: "session-db-bench-" }) };
+    }
+    if (job.path?.startsWith(TMPFS_PREFIX)) Deno.removeSync(job.path, { recursive: true });
+    return {};
+  }
   if (job.kind === "stmt") return job.impl === "binding" ? stmtBinding(job) : stmtNode(job);
   switch (job.impl) {
     case "sessiondb":
@@ -497,6 +532,16 @@ function runWorker(job: Job): unknown {
 
 /** Which SQLite the binding loads in a child: the fixed build, or the system library. */
 type Lib = "fixed" | "system";
+
+/** An implementation on a given library. */
+type VariantKey = "sessiondb" | "sessiondb-fixed" | "binding" | "python" | "node";
+const VARIANTS: Record<VariantKey, { impl: Impl; lib?: Lib }> = {
+  "sessiondb": { impl: "sessiondb", lib: "system" },
+  "sessiondb-fixed": { impl: "sessiondb", lib: "fixed" },
+  "binding": { impl: "binding", lib: "system" },
+  "python": { impl: "python" },
+  "node": { impl: "node" },
+};
 
 function childEnv(lib: Lib | undefined): Record<string, string> {
   const env = Deno.env.toObject();
@@ -550,6 +595,12 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** (max - min) / median of the rounds, or undefined with fewer than two. */
+function spread(values: number[] | undefined): number | undefined {
+  if (!values || values.length < 2) return undefined;
+  return (Math.max(...values) - Math.min(...values)) / median(values);
+}
+
 /** Rotates the order of implementations each round, so none always runs first. */
 function rotated<T>(items: T[], round: number): T[] {
   const k = round % items.length;
@@ -566,7 +617,7 @@ function fsyncRate(dir: string, ms: number): number {
   try {
     while ((elapsed = performance.now() - started) < ms) {
       file.writeSync(byte);
-      file.syncSync();
+      file.syncSync(); // fsync(2); Deno 2 has no Deno.fsyncSync
       count++;
     }
   } finally {
@@ -587,7 +638,7 @@ function cpuModel(): string {
   }
 }
 
-function fileExists(path: string): boolean {
+function isFile(path: string): boolean {
   try {
     return Deno.statSync(path).isFile;
   } catch {
@@ -622,13 +673,15 @@ const fmtRatio = (r: number | undefined): string => (r === undefined ? "-" : `${
 interface TableRow {
   section: string;
   benchmark: string;
-  ours?: number;
   oursLabel: string;
-  python?: number;
-  node?: number;
+  ours?: number | undefined;
+  python?: number | undefined;
+  node?: number | undefined;
+  /** The largest (max - min) / median over the row's implementations' rounds. */
+  spread?: number | undefined;
+  fsyncsPerTxn?: number | undefined;
   target: string;
-  pass?: boolean;
-  fsyncsPerTxn?: number;
+  result: string;
 }
 
 function printTable(rows: TableRow[]): void {
@@ -641,6 +694,7 @@ function printTable(rows: TableRow[]): void {
     "node/s",
     "ours/Py",
     "ours/node",
+    "spread",
     "fsync/txn",
     "target",
     "result",
@@ -654,11 +708,12 @@ function printTable(rows: TableRow[]): void {
     fmt(r.node),
     fmtRatio(ratio(r.ours, r.python)),
     fmtRatio(ratio(r.ours, r.node)),
+    r.spread === undefined ? "-" : `${Math.round(r.spread * 100)}%`,
     r.fsyncsPerTxn === undefined ? "-" : r.fsyncsPerTxn.toFixed(1),
     r.target,
-    r.pass === undefined ? "-" : r.pass ? "PASS" : "FAIL",
+    r.result,
   ]);
-  const numeric = new Set([3, 4, 5, 6, 7, 8]);
+  const numeric = new Set([3, 4, 5, 6, 7, 8, 9]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) =>
     c.map((v, i) => numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)).join("  ")
@@ -673,6 +728,21 @@ function printTable(rows: TableRow[]): void {
   }
 }
 
+/** PASS, or FAIL naming the missed targets. */
+function verdict(checks: [string, number | undefined, number][]): string {
+  const missed = checks.filter(([, r, min]) => r !== undefined && r < min).map(([name]) => name);
+  if (checks.every(([, r]) => r === undefined)) return "-";
+  return missed.length ? `FAIL (${missed.join(", ")})` : "PASS";
+}
+
+interface AppendRun {
+  label: string;
+  variant: VariantKey;
+  /** Messages per second of each round. */
+  rates: number[];
+  results: AppendResult[];
+}
+
 async function main(): Promise<void> {
   const { quick, json } = parseArgs(Deno.args);
   const config = quick ? QUICK_CONFIG : FULL_CONFIG;
@@ -680,13 +750,21 @@ async function main(): Promise<void> {
   const began = performance.now();
   await Deno.mkdir(BENCH_DIR, { recursive: true });
   const work = await Deno.makeTempDir({ dir: BENCH_DIR, prefix: "run-" });
+  // tmpfs, where fsync costs nothing: the CPU cost of the same appends.
+  // Deno 2 wants --allow-all for /dev/shm, which only the children have.
+  const shm = Deno.build.os === "linux"
+    ? await denoChild({ kind: "tmpfs", action: "create" }, undefined).then(
+      (r) => (r as { path?: string }).path,
+      () => undefined,
+    )
+    : undefined;
   let seq = 0;
-  const dbPath = (tag: string) =>
-    join(work, `${String(++seq).padStart(3, "0")}-${tag.replace(/[^\w.-]+/g, "_")}.db`);
+  const dbPath = (dir: string, tag: string) =>
+    join(dir, `${String(++seq).padStart(3, "0")}-${tag.replace(/[^\w.-]+/g, "_")}.db`);
 
   try {
     // Versions, from children (this process opens no database).
-    const fixedPresent = fileExists(fixedSqlitePath());
+    const fixedPresent = isFile(fixedSqlitePath());
     const bindingLib: Lib = fixedPresent ? "fixed" : "system";
     const systemInfo = await denoChild({ kind: "info", impl: "binding" }, "system") as InfoResult;
     const fixedInfo = fixedPresent
@@ -697,28 +775,24 @@ async function main(): Promise<void> {
     try {
       pythonInfo = await pythonChild({ kind: "info" }) as InfoResult;
     } catch (error) {
-      log(`python3 unavailable, its column is empty: ${(error as Error).message}`);
+      log(`python3 unavailable, its column stays empty: ${(error as Error).message}`);
     }
     const bindingInfo = fixedInfo ?? systemInfo;
-
-    console.log("SessionDB / SQLite binding bench" + (quick ? " (--quick)" : ""));
-    console.log(`date:     ${new Date().toISOString()}`);
-    console.log(
-      `deno:     ${Deno.version.deno} (v8 ${Deno.version.v8}, ${Deno.build.os}/${Deno.build.arch})`,
-    );
     const cpu = nodeInfo.cpu ?? cpuModel();
-    console.log(`cpu:      ${cpu}`);
-    console.log(
-      `sqlite:   binding ${bindingInfo.sqlite} (${
-        fixedPresent ? "fixed build" : "system; fixed build missing, run deno task sqlite"
-      }: ${bindingInfo.library}); system ${systemInfo.sqlite} (${systemInfo.library}); ` +
-        `node:sqlite ${nodeInfo.sqlite} (bundled); Python ${pythonInfo?.python ?? "n/a"} ` +
-        `sqlite3 ${pythonInfo?.sqlite ?? "n/a"}`,
-    );
-    console.log(
-      `settings: ${config.rounds} round(s) per measurement, median; rounds alternate implementations`,
-    );
-    console.log("");
+
+    const header = [
+      "SessionDB / SQLite binding bench" + (quick ? " (--quick: 1 round, short runs)" : ""),
+      `date:     ${new Date().toISOString()}`,
+      `deno:     ${Deno.version.deno} (v8 ${Deno.version.v8}, ${Deno.build.os}/${Deno.build.arch})`,
+      `cpu:      ${cpu}`,
+      `sqlite:   binding ${bindingInfo.sqlite} ${
+        fixedPresent ? "(fixed build" : "(system; no fixed build, run deno task sqlite"
+      }: ${bindingInfo.library})`,
+      `          system ${systemInfo.sqlite} (${systemInfo.library})`,
+      `          node:sqlite ${nodeInfo.sqlite} (bundled in deno)`,
+      `          Python ${pythonInfo?.python ?? "n/a"} sqlite3 ${pythonInfo?.sqlite ?? "n/a"}`,
+      `settings: median of ${config.rounds} round(s), implementations alternate within a round`,
+    ];
 
     const rows: TableRow[] = [];
 
@@ -734,7 +808,7 @@ async function main(): Promise<void> {
         const job: StmtJob = {
           kind: "stmt",
           impl,
-          path: dbPath(`stmt-${impl}`),
+          path: dbPath(work, `stmt-${impl}`),
           rows: config.stmtRows,
           points: config.stmtPoints,
           ranges: config.stmtRanges,
@@ -744,55 +818,50 @@ async function main(): Promise<void> {
         );
       }
     }
-    const stmtMedian = (impl: "binding" | "node", key: keyof StmtResult) =>
-      median(stmtRuns[impl].map((r) => r[key] as number));
-    const kRows = (n: number) => `${n / 1000}k`;
-    const stmtRows: [string, keyof StmtResult][] = [
-      [`INSERT ${kRows(config.stmtRows)} rows, 1 txn [rows/s]`, "insertPerSec"],
-      [`point SELECT by rowid x${kRows(config.stmtPoints)} [ops/s]`, "pointPerSec"],
-      [`100-row SELECT x${kRows(config.stmtRanges)} [rows/s]`, "rangeRowsPerSec"],
+    const kilo = (n: number) => `${n / 1000}k`;
+    const stmtRows: [string, "insertPerSec" | "pointPerSec" | "rangeRowsPerSec"][] = [
+      [`INSERT ${kilo(config.stmtRows)} rows in 1 txn [rows/s]`, "insertPerSec"],
+      [`point SELECT by rowid x${kilo(config.stmtPoints)} [rows/s]`, "pointPerSec"],
+      [`100-row SELECT x${kilo(config.stmtRanges)} [rows/s]`, "rangeRowsPerSec"],
     ];
     for (const [benchmark, key] of stmtRows) {
-      const ours = stmtMedian("binding", key);
-      const node = stmtMedian("node", key);
+      const b = stmtRuns.binding.map((r) => r[key]);
+      const n = stmtRuns.node.map((r) => r[key]);
       rows.push({
         section: "1",
         benchmark,
         oursLabel: `binding ${bindingInfo.sqlite}`,
-        ours,
-        node,
-        target: "ours/node >= 0.8",
-        pass: ours / node >= 0.8,
+        ours: median(b),
+        node: median(n),
+        spread: Math.max(spread(b) ?? 0, spread(n) ?? 0) || undefined,
+        target: "node >= 0.8",
+        result: verdict([["node", median(b) / median(n), 0.8]]),
       });
     }
 
-    // 2. Durable appends, one transaction per append.
-    const appendRuns: {
-      scenario: string;
-      impl: Impl;
-      rates: number[];
-      results: AppendResult[];
-    }[] = [];
+    // 2 and 3. Appends, in child processes, rounds interleaved.
+    const appendRuns: AppendRun[] = [];
     const runAppends = async (
-      scenario: { mode: Mode; sync: Sync },
-      impls: Impl[],
-      n: number,
-      batch: number,
       label: string,
-    ) => {
-      const byImpl = new Map<Impl, AppendResult[]>(impls.map((i) => [i, []]));
+      options: { mode: Mode; sync: Sync; n: number; batch: number; warmup: number; dir: string },
+      variants: VariantKey[],
+    ): Promise<Map<VariantKey, number[]>> => {
+      const wanted = variants.filter((v) =>
+        (v !== "python" || pythonInfo) && (v !== "sessiondb-fixed" || fixedPresent)
+      );
+      const results = new Map<VariantKey, AppendResult[]>(wanted.map((v) => [v, []]));
       for (let round = 0; round < config.rounds; round++) {
-        for (const impl of rotated(impls, round)) {
-          if (impl === "python" && !pythonInfo) continue;
+        for (const variant of rotated(wanted, round)) {
+          const { impl, lib } = VARIANTS[variant];
           const job: AppendJob = {
             kind: "append",
             impl,
-            path: dbPath(`${label}-${impl}`),
-            mode: scenario.mode,
-            sync: scenario.sync,
-            n,
-            batch,
-            warmup: Math.min(batch === 1 ? 100 : 5, Math.ceil(n / 10)),
+            path: dbPath(options.dir, `${label}-${variant}`),
+            mode: options.mode,
+            sync: options.sync,
+            n: options.n,
+            batch: options.batch,
+            warmup: options.warmup,
             content: CONTENT,
             sessionId: SESSION_ID,
             schema: SCHEMA_SCRIPT,
@@ -800,131 +869,219 @@ async function main(): Promise<void> {
           };
           const result = (impl === "python"
             ? await pythonChild(job)
-            : await denoChild(job, impl === "node" ? undefined : "system")) as AppendResult;
-          if (result.journalMode !== scenario.mode || result.synchronous !== scenario.sync) {
+            : await denoChild(job, lib)) as AppendResult;
+          if (result.journalMode !== options.mode || result.synchronous !== options.sync) {
             throw new Error(
-              `${impl} ran ${result.journalMode}/${result.synchronous}, not ${scenario.mode}/${scenario.sync}`,
+              `${variant} ran ${result.journalMode}/${result.synchronous}, not ${options.mode}/${options.sync}`,
             );
           }
-          byImpl.get(impl)!.push(result);
+          results.get(variant)!.push(result);
           log(
-            `${label} round ${round + 1}/${config.rounds}: ${impl} ${
+            `${label} round ${round + 1}/${config.rounds}: ${variant} ${
               fmt(result.messages / result.seconds)
             } msgs/s`,
           );
         }
       }
-      const rate = (impl: Impl) => {
-        const results = byImpl.get(impl) ?? [];
-        if (!results.length) return undefined;
-        const rates = results.map((r) => r.messages / r.seconds);
-        appendRuns.push({ scenario: label, impl, rates, results });
-        return median(rates);
-      };
-      return {
-        sessiondb: rate("sessiondb"),
-        binding: rate("binding"),
-        python: rate("python"),
-        node: rate("node"),
-      };
+      const rates = new Map<VariantKey, number[]>();
+      for (const [variant, list] of results) {
+        const r = list.map((x) => x.messages / x.seconds);
+        rates.set(variant, r);
+        appendRuns.push({ label, variant, rates: r, results: list });
+      }
+      return rates;
     };
+    const med = (rates: Map<VariantKey, number[]>, v: VariantKey) => {
+      const r = rates.get(v);
+      return r?.length ? median(r) : undefined;
+    };
+    const rowSpread = (rates: Map<VariantKey, number[]>, vs: VariantKey[]) =>
+      Math.max(0, ...vs.map((v) => spread(rates.get(v)) ?? 0)) || undefined;
+    const sys = systemInfo.sqlite;
 
     for (const scenario of APPEND_SCENARIOS) {
       const label = `${scenario.mode}/${scenario.sync}`;
-      const impls: Impl[] = scenario.store
-        ? ["sessiondb", "python", "node", "binding"]
-        : ["binding", "python", "node"];
-      const r = await runAppends(scenario, impls, config.appends[label]!, 1, label);
-      if (scenario.store) {
-        const pass = (r.sessiondb ?? 0) >= (r.python ?? Infinity) * 1.0 &&
-          (r.sessiondb ?? 0) >= (r.node ?? Infinity) * 0.9;
+      const n = config.appends[label]!;
+      const base = { mode: scenario.mode, sync: scenario.sync, batch: 1 };
+      if (!scenario.store) {
+        const r = await runAppends(label, { ...base, n, warmup: config.warmup, dir: work }, [
+          "binding",
+          "python",
+          "node",
+        ]);
         rows.push({
           section: "2",
-          benchmark: `${label}, 1 append/txn [appends/s]`,
-          oursLabel: `SessionDB ${systemInfo.sqlite}`,
-          ours: r.sessiondb,
-          python: r.python,
-          node: r.node,
-          fsyncsPerTxn: r.sessiondb ? fsync / r.sessiondb : undefined,
-          target: "Py >= 1.0, node >= 0.9",
-          pass: pythonInfo ? pass : undefined,
-        } as TableRow);
-        rows.push({
-          section: "2",
-          benchmark: `  same SQL on the bare binding`,
-          oursLabel: `binding ${systemInfo.sqlite}`,
-          ours: r.binding,
-          python: r.python,
-          node: r.node,
-          fsyncsPerTxn: r.binding ? fsync / r.binding : undefined,
-          target: "(diagnostic)",
-        } as TableRow);
-      } else {
-        rows.push({
-          section: "2",
-          benchmark: `${label}, 1 append/txn [appends/s] (extra*)`,
-          oursLabel: `binding ${systemInfo.sqlite}`,
-          ours: r.binding,
-          python: r.python,
-          node: r.node,
-          fsyncsPerTxn: r.binding ? fsync / r.binding : undefined,
+          benchmark: `${label}, 1 append/txn (extra*) [appends/s]`,
+          oursLabel: `binding ${sys}`,
+          ours: med(r, "binding"),
+          python: med(r, "python"),
+          node: med(r, "node"),
+          spread: rowSpread(r, ["binding", "python", "node"]),
+          fsyncsPerTxn: ratio(fsync, med(r, "binding")),
           target: "(info)",
-        } as TableRow);
+          result: "-",
+        });
+        continue;
+      }
+      const r = await runAppends(label, { ...base, n, warmup: config.warmup, dir: work }, [
+        "sessiondb",
+        "python",
+        "node",
+        "sessiondb-fixed",
+        "binding",
+      ]);
+      const ours = med(r, "sessiondb");
+      rows.push({
+        section: "2",
+        benchmark: `${label}, 1 append/txn [appends/s]`,
+        oursLabel: `SessionDB ${sys}`,
+        ours,
+        python: med(r, "python"),
+        node: med(r, "node"),
+        spread: rowSpread(r, ["sessiondb", "python", "node"]),
+        fsyncsPerTxn: ratio(fsync, ours),
+        target: "Py >= 1.0, node >= 0.9",
+        result: verdict([
+          ["Py", ratio(ours, med(r, "python")), 1.0],
+          ["node", ratio(ours, med(r, "node")), 0.9],
+        ]),
+      });
+      if (fixedPresent) {
+        const fixed = med(r, "sessiondb-fixed");
+        rows.push({
+          section: "2",
+          benchmark: "  same, SessionDB on node's SQLite version",
+          oursLabel: `SessionDB ${fixedInfo?.sqlite}`,
+          ours: fixed,
+          node: med(r, "node"),
+          spread: rowSpread(r, ["sessiondb-fixed", "node"]),
+          fsyncsPerTxn: ratio(fsync, fixed),
+          target: "node >= 0.9",
+          result: verdict([["node", ratio(fixed, med(r, "node")), 0.9]]),
+        });
+      }
+      rows.push({
+        section: "2",
+        benchmark: "  same SQL on the bare binding",
+        oursLabel: `binding ${sys}`,
+        ours: med(r, "binding"),
+        python: med(r, "python"),
+        node: med(r, "node"),
+        spread: rowSpread(r, ["binding", "python", "node"]),
+        fsyncsPerTxn: ratio(fsync, med(r, "binding")),
+        target: "(diagnostic)",
+        result: "-",
+      });
+      if (shm) {
+        const t = await runAppends(
+          `${label} tmpfs`,
+          { ...base, n: config.tmpfsAppends, warmup: config.warmup * 5, dir: shm },
+          ["sessiondb", "python", "node", "binding"],
+        );
+        for (const v of ["sessiondb", "binding"] as const) {
+          rows.push({
+            section: "2",
+            benchmark: `  tmpfs (CPU only, fsync free)${v === "binding" ? ", bare binding" : ""}`,
+            oursLabel: `${v === "sessiondb" ? "SessionDB" : "binding"} ${sys}`,
+            ours: med(t, v),
+            python: med(t, "python"),
+            node: med(t, "node"),
+            spread: rowSpread(t, [v, "python", "node"]),
+            target: "(diagnostic)",
+            result: "-",
+          });
+        }
       }
     }
 
     // 3. Batch appends.
     for (const mode of ["delete", "wal"] as const) {
       const sync: Sync = mode === "wal" ? "FULL" : "EXTRA";
-      const label = `${mode}/${sync} batch`;
-      const r = await runAppends(
-        { mode, sync },
-        ["sessiondb", "python", "node"],
-        config.batches[mode],
-        config.batchSize,
-        label,
-      );
+      const label = `${mode}/${sync} x${config.batchSize}`;
+      const base = { mode, sync, batch: config.batchSize, warmup: config.batchWarmup };
+      const r = await runAppends(label, { ...base, n: config.batches[mode], dir: work }, [
+        "sessiondb",
+        "python",
+        "node",
+        "binding",
+      ]);
+      const ours = med(r, "sessiondb");
       rows.push({
         section: "3",
         benchmark: `${mode}/${sync}, ${config.batchSize} msgs/txn [msgs/s]`,
-        oursLabel: `SessionDB ${systemInfo.sqlite}`,
-        ours: r.sessiondb,
-        python: r.python,
-        node: r.node,
-        fsyncsPerTxn: r.sessiondb ? fsync / (r.sessiondb / config.batchSize) : undefined,
+        oursLabel: `SessionDB ${sys}`,
+        ours,
+        python: med(r, "python"),
+        node: med(r, "node"),
+        spread: rowSpread(r, ["sessiondb", "python", "node"]),
+        fsyncsPerTxn: ratio(fsync, ours === undefined ? undefined : ours / config.batchSize),
         target: "(info)",
-      } as TableRow);
+        result: "-",
+      });
+      rows.push({
+        section: "3",
+        benchmark: "  same SQL on the bare binding",
+        oursLabel: `binding ${sys}`,
+        ours: med(r, "binding"),
+        python: med(r, "python"),
+        node: med(r, "node"),
+        spread: rowSpread(r, ["binding", "python", "node"]),
+        target: "(diagnostic)",
+        result: "-",
+      });
+      if (shm) {
+        const t = await runAppends(
+          `${label} tmpfs`,
+          { ...base, n: config.tmpfsBatches, dir: shm },
+          ["sessiondb", "python", "node", "binding"],
+        );
+        for (const v of ["sessiondb", "binding"] as const) {
+          rows.push({
+            section: "3",
+            benchmark: `  tmpfs (CPU only, fsync free)${v === "binding" ? ", bare binding" : ""}`,
+            oursLabel: `${v === "sessiondb" ? "SessionDB" : "binding"} ${sys}`,
+            ours: med(t, v),
+            python: med(t, "python"),
+            node: med(t, "node"),
+            spread: rowSpread(t, [v, "python", "node"]),
+            target: "(diagnostic)",
+            result: "-",
+          });
+        }
+      }
     }
 
     rows.push({
       section: "4",
-      benchmark: "fsync: 1-byte write + fsync [fsyncs/s]",
+      benchmark: "fsync: 1-byte write + fsync loop [fsyncs/s]",
       oursLabel: "disk",
       ours: fsync,
       fsyncsPerTxn: 1,
       target: "(physical bound)",
+      result: "-",
     });
 
+    for (const line of header) console.log(line);
+    console.log("");
     printTable(rows);
     const seconds = (performance.now() - began) / 1000;
+    const notes = [
+      `ours: §1 the FFI binding on SQLite ${bindingInfo.sqlite} vs node:sqlite ${nodeInfo.sqlite}, ` +
+      "same SQL, objects per row on both sides.",
+      `§2-3: SessionDB on the system SQLite ${sys}, the library Python uses; node:sqlite runs ` +
+      `its own ${nodeInfo.sqlite}. Every implementation runs the store's statements and ` +
+      "pragmas on the store's schema: BEGIN IMMEDIATE; SELECT session; INSERT INTO messages; " +
+      "UPDATE sessions SET message_count; COMMIT.",
+      "* SessionDB has no option for the synchronous level (FULL in WAL and EXTRA in DELETE " +
+      "are fixed), so the extra rows run the store's SQL on the bare binding.",
+      `WAL on ${sys}: the store keeps a new file in DELETE (WAL-reset gate), so the bench ` +
+      "puts the empty file in WAL with the same library before SessionDB opens it.",
+      "spread: (max - min) / median of the rounds, the largest in the row. fsync/txn: the " +
+      "disk's fsync rate / the commit rate (fsync-equivalents per commit).",
+      "tmpfs rows: the same runs on /dev/shm, where fsync is free: what is left is CPU.",
+    ];
     console.log("");
-    console.log(
-      `ours: §1 the FFI binding on SQLite ${bindingInfo.sqlite} vs node:sqlite ${nodeInfo.sqlite}; ` +
-        `§2-3 SessionDB on the system SQLite ${systemInfo.sqlite} (same library as Python) vs ` +
-        `node:sqlite ${nodeInfo.sqlite}.`,
-    );
-    console.log(
-      "All append implementations run the store's statements: BEGIN IMMEDIATE; SELECT session; " +
-        "INSERT INTO messages; UPDATE sessions SET message_count; COMMIT (store schema and pragmas).",
-    );
-    console.log(
-      "* SessionDB has no option for the synchronous level (FULL in WAL, EXTRA in DELETE are " +
-        "fixed), so extra rows show the bare binding running the store's SQL.",
-    );
-    console.log(
-      `fsync/txn: the disk's fsync rate divided by the transaction rate (fsync-equivalents per commit). ` +
-        `WAL on ${systemInfo.sqlite}: the file is put in WAL before SessionDB opens it (WAL-reset gate).`,
-    );
+    for (const note of notes) console.log(note);
 
     const report = {
       date: new Date().toISOString(),
@@ -949,12 +1106,14 @@ async function main(): Promise<void> {
         oursPerPython: ratio(r.ours, r.python) ?? null,
         oursPerNode: ratio(r.ours, r.node) ?? null,
       })),
+      notes,
     };
     await Deno.mkdir(dirname(json), { recursive: true });
     await Deno.writeTextFile(json, JSON.stringify(report, null, 2) + "\n");
     console.log(`\nwrote ${json} (${seconds.toFixed(0)} s)`);
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
+    if (shm) await denoChild({ kind: "tmpfs", action: "remove", path: shm }, undefined);
   }
 }
 
