@@ -222,6 +222,18 @@ export async function defineCell(
 
   return [{
     name: base,
+    // The cell narrows its own permissions: no network, only deno as a subprocess,
+    // FFI only for the leg's library.
+    permissions: {
+      net: false,
+      read: true,
+      write: true,
+      env: true,
+      sys: true,
+      import: true,
+      run: [Deno.execPath()],
+      ffi: [leg.library],
+    },
     sanitizeResources: false,
     sanitizeOps: false,
     async fn(t) {

@@ -1,8 +1,13 @@
 // Cell 1's child: appends m0, m1, … to one session and journals each acknowledged append.
 import { AckWriter } from "../harness/ack_journal.ts";
+import { killSelf } from "../harness/self_kill.ts";
 import { childArgs, lifetimeGuard, openStoreFor } from "./_child.ts";
 
-const [target, dbPath, ackPath] = childArgs(3, "_prefix_writer.ts <target> <db> <acks>");
+const [target, dbPath, ackPath, selfKill] = childArgs(
+  3,
+  "_prefix_writer.ts <target> <db> <acks> [kill itself after this many acknowledged appends]",
+);
+const killAfter = selfKill === undefined ? Infinity : Number(selfKill);
 const store = await openStoreFor(target!, dbPath!);
 await store.createSession("cell1");
 // A restarted writer resumes after what the store recovered.
@@ -13,4 +18,5 @@ for (let i = start;; i++) {
   guard();
   const rowid = await store.appendMessage("cell1", { role: "user", content: `m${i}` });
   acks.write({ i, rowid });
+  if (i - start + 1 >= killAfter) killSelf();
 }

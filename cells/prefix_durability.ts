@@ -1,6 +1,6 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
-import { killWhileAlive, reapAll } from "../harness/child.ts";
+import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
@@ -13,7 +13,10 @@ export interface PrefixDurabilityOptions extends CellOptions {
   minAcknowledged?: number;
   /** How long to wait for them (default 60 s). */
   deadlineMs?: number;
-  /** Kill rounds on the same database, each resuming the writer (default 3). */
+  /**
+   * Kill rounds on the same database, each resuming the writer (default 3): odd rounds
+   * kill at a random moment, even rounds the instant an append is acknowledged.
+   */
   rounds?: number;
 }
 
@@ -75,16 +78,36 @@ export function prefixDurabilityCell(
       let audit!: ReturnType<typeof effectiveModeOrSkip>;
       for (let round = 1; round <= rounds; round++) {
         const before = countAcks(acksPath);
-        const child = ctx.spawn("_prefix_writer.ts", [db, acksPath]);
+        // Even rounds: the writer SIGKILLs itself the instant its k-th append of the
+        // round is acknowledged, the moment a store that acknowledges before COMMIT
+        // is exposed. Odd rounds: the parent kills it at a random moment.
+        const selfKill = round % 2 === 0
+          ? threshold + Math.floor(Math.random() * threshold)
+          : undefined;
+        const child = ctx.spawn(
+          "_prefix_writer.ts",
+          [db, acksPath, ...(selfKill ? [String(selfKill)] : [])],
+        );
         try {
-          const waited = await waitFor(() => countAcks(acksPath) >= before + threshold, {
-            what: `${threshold} acknowledged appends (round ${round})`,
-            deadlineMs: options.deadlineMs ?? 60_000,
-            children: [child],
-            observed: () => `${countAcks(acksPath) - before} acknowledged this round`,
-          });
-          killTimes.push(Math.round(waited));
-          await killWhileAlive(child);
+          if (selfKill) {
+            await waitFor(() => child.exited !== undefined, {
+              what:
+                `the writer to kill itself after acknowledged append ${selfKill} (round ${round})`,
+              deadlineMs: options.deadlineMs ?? 60_000,
+              observed: () => `${countAcks(acksPath) - before} acknowledged this round`,
+            });
+            ok(classifyExit(child.exited!).kind === "killed", child.describe());
+            killTimes.push(-selfKill);
+          } else {
+            const waited = await waitFor(() => countAcks(acksPath) >= before + threshold, {
+              what: `${threshold} acknowledged appends (round ${round})`,
+              deadlineMs: options.deadlineMs ?? 60_000,
+              children: [child],
+              observed: () => `${countAcks(acksPath) - before} acknowledged this round`,
+            });
+            killTimes.push(Math.round(waited));
+            await killWhileAlive(child);
+          }
         } finally {
           await reapAll([child]);
           ctx.note("childStderr", child.stderr.slice(-2000));

@@ -32,6 +32,8 @@ export interface StoredMessage {
   role: string;
   /** The text. */
   content: string | null;
+  /** `false` once a rewind soft-deleted it (read with `includeInactive`; default `true`). */
+  active?: boolean;
 }
 
 /** A session as the cells read it back. */
@@ -54,8 +56,14 @@ export interface Store {
   createSession(id: string): MaybePromise<unknown>;
   /** Appends a message; returns its id only once it is durable. (core) */
   appendMessage(sessionId: string, message: CellMessage): MaybePromise<number>;
-  /** The active messages in id order. (core) */
-  getMessages(sessionId: string): MaybePromise<StoredMessage[]>;
+  /**
+   * The active messages in id order; with `includeInactive` (cell 4) every row, each
+   * with its `active` flag. (core)
+   */
+  getMessages(
+    sessionId: string,
+    options?: { includeInactive?: boolean },
+  ): MaybePromise<StoredMessage[]>;
   /** Closes the store. (core) */
   close(): MaybePromise<void>;
   /** The store's own invariant check: one line per violation. (optional) */
@@ -85,6 +93,76 @@ export interface Store {
   }): MaybePromise<unknown>;
   /** Releases the compression lock. (cell 3) */
   releaseCompressionLock?(sessionId: string, holder: string): MaybePromise<boolean>;
+  /**
+   * Rewinds to before a user message: soft-deletes it and every later active row in one
+   * transaction, guarded by a compare-and-swap on the active ids (it throws when they
+   * differ from `expectedActiveIds`). Returns how many rows it deactivated. (cell 4)
+   */
+  rewindToMessage?(
+    sessionId: string,
+    targetId: number,
+    options: { expectedActiveIds?: readonly number[] },
+  ): MaybePromise<number>;
+  /**
+   * Forks a branch `newId` holding copies of the active messages up to and including
+   * `atMessageId`, in one transaction; the parent is untouched. (cell 4)
+   */
+  forkSession?(sessionId: string, atMessageId: number, newId: string): MaybePromise<unknown>;
+  /**
+   * Records a delivery obligation (state `pending`, owned by this process); recording the
+   * same session, reference and content twice is a no-op. (cell 5)
+   */
+  recordObligation?(
+    obligation: { sessionId: string; messageRef: string; content: string },
+  ): MaybePromise<StoredObligation>;
+  /**
+   * Moves a pending obligation to `attempting` (compare-and-swap on the fence) before a
+   * send; returns the new fence, or `null` when the swap lost. (cell 5)
+   */
+  markAttempting?(id: string, expectedFence: number): MaybePromise<number | null>;
+  /** Marks an attempting obligation delivered (compare-and-swap on the fence). (cell 5) */
+  markDelivered?(id: string, fence: number): MaybePromise<boolean>;
+  /** Marks an open obligation failed, with the reason. (cell 5, optional) */
+  markFailed?(id: string, fence: number, reason: string): MaybePromise<boolean>;
+  /** Marks an open obligation unknown (maybe sent), with the reason. (cell 5, optional) */
+  markUnknown?(id: string, fence: number, reason: string): MaybePromise<boolean>;
+  /**
+   * Takes over the open obligations of dead processes, atomically across concurrent
+   * recoverers: `send` (never attempted: mark attempting, then send), `resend` (maybe
+   * sent: send again with `idempotencyKey`, only offered when `idempotentTransport`),
+   * `unknown` (maybe sent and not resendable safely: already marked with a reason). (cell 5)
+   */
+  sweepRecoverable?(
+    options: { idempotentTransport?: boolean },
+  ): MaybePromise<RecoveredObligationView[]>;
+  /** Lists the obligations, oldest first. (cell 5) */
+  listObligations?(): MaybePromise<StoredObligation[]>;
+  /** Reads one obligation. (cell 5) */
+  getObligation?(id: string): MaybePromise<StoredObligation | undefined>;
+}
+
+/** A delivery obligation as the cells read it back (cell 5). */
+export interface StoredObligation {
+  /** The id (also the idempotency key the cells send with). */
+  obligationId: string;
+  /** The payload. */
+  content: string;
+  /** `pending`, `attempting`, `delivered`, `failed` or `unknown`. */
+  state: string;
+  /** The compare-and-swap fence. */
+  deliveryFence: number;
+  /** Why it is `failed` or `unknown`, or `null`. */
+  lastError: string | null;
+}
+
+/** What a recoverer must do with an obligation it took over (cell 5). */
+export interface RecoveredObligationView {
+  /** The obligation after the takeover. */
+  obligation: StoredObligation;
+  /** `send`, `resend` or `unknown`. */
+  action: "send" | "resend" | "unknown";
+  /** The key a deduplicating transport uses. */
+  idempotencyKey: string;
 }
 
 /** A target module. */

@@ -20,3 +20,4 @@ export * from "./ack_journal.ts";
 export * from "./legs.ts";
 export * from "./evidence.ts";
 export * from "./db_audit.ts";
+export * from "./self_kill.ts";

@@ -1,0 +1,62 @@
+// Cell 5's fake transport: a durable inbox file that records every effect it receives,
+// one JSON line per arrival, appended in one write and fsynced before the send returns.
+
+/** One arrival at the receiver. */
+export interface Arrival {
+  /** The idempotency key the sender passed (the obligation id). */
+  key: string;
+  /** The obligation delivered. */
+  obligationId: string;
+  /** The payload. */
+  content: string;
+  /** The sending process. */
+  pid: number;
+}
+
+/** Sends one effect: appends it to the inbox and syncs it to disk. */
+export function send(inbox: string, arrival: Omit<Arrival, "pid">): void {
+  const bytes = new TextEncoder().encode(JSON.stringify({ ...arrival, pid: Deno.pid }) + "\n");
+  const file = Deno.openSync(inbox, { append: true, create: true });
+  try {
+    let written = 0;
+    while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+    file.syncSync();
+  } finally {
+    file.close();
+  }
+}
+
+/** Every arrival (a torn final line, from a kill inside a send, is dropped). */
+export function readInbox(inbox: string): Arrival[] {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(inbox);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  const lines = text.split("\n");
+  lines.pop();
+  return lines.map((line) => JSON.parse(line) as Arrival);
+}
+
+/**
+ * The effects each obligation had at the receiver: every arrival with the
+ * non-idempotent transport, distinct keys with the idempotent one.
+ */
+export function effectsPerObligation(
+  arrivals: readonly Arrival[],
+  idempotent: boolean,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  const seen = new Set<string>();
+  for (const arrival of arrivals) {
+    if (idempotent) {
+      const key = `${arrival.obligationId}\u0000${arrival.key}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+    }
+    out.set(arrival.obligationId, (out.get(arrival.obligationId) ?? 0) + 1);
+  }
+  return out;
+}
