@@ -223,14 +223,15 @@ export async function defineCell(
   return [{
     name: base,
     // The cell narrows its own permissions: no network, only deno as a subprocess,
-    // FFI only for the leg's library.
+    // FFI only for the leg's library, remote imports only from a remote target's host
+    // (asking for more than the test process holds fails every cell).
     permissions: {
       net: false,
       read: true,
       write: true,
       env: true,
       sys: true,
-      import: true,
+      import: targetAccess(target).importHosts ?? false,
       run: [Deno.execPath()],
       ffi: [leg.library],
     },

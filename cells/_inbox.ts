@@ -1,6 +1,11 @@
 // Cell 5's fake transport: a durable inbox file that records every effect it receives,
 // one JSON line per arrival, appended in one write and fsynced before the send returns.
 
+/** App-level crash point of the sender: sent, not yet marked delivered. */
+export const SENDER_AFTER_SEND = "sender:afterSend";
+/** App-level crash point of a recoverer: (re)sent during a recovery, not yet marked delivered. */
+export const RECOVERER_AFTER_SEND = "recoverer:afterSend";
+
 /** One arrival at the receiver. */
 export interface Arrival {
   /** The idempotency key the sender passed (the obligation id). */

@@ -16,5 +16,7 @@ export * from "./register.ts";
 export * from "./prefix_durability.ts";
 export * from "./consume_once.ts";
 export * from "./rotation_atomicity.ts";
+export * from "./fork_determinism.ts";
+export * from "./outbox_exactly_once.ts";
 export type { CellOptions, CellReport } from "./_cell.ts";
 export { type DefinitionOutcome, runDefinitions } from "./_run.ts";

@@ -10,6 +10,12 @@ const MUTANTS: [string, CellId, RegExp][] = [
   ["ack_before_commit", 1, /^nothing acknowledged lost/],
   ["claim_select_then_update", 2, /exactly one winner/],
   ["rotation_two_transactions", 3, /no compression orphan|in-flight rotation/],
+  [
+    "rewind_reinsert_prefix",
+    4,
+    /: no prefix row duplicated|: rewound rows stay inactive, kept prefix ids unchanged/,
+  ],
+  ["resend_attempting_without_key", 5, /non-idempotent: each effect observed at most once/],
 ];
 
 for (const [mutant, cell, clause] of MUTANTS) {

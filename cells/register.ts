@@ -2,12 +2,16 @@ import type { CellOptions } from "./_cell.ts";
 import { prefixDurabilityCell } from "./prefix_durability.ts";
 import { consumeOnceCell } from "./consume_once.ts";
 import { rotationAtomicityCell } from "./rotation_atomicity.ts";
+import { forkDeterminismCell } from "./fork_determinism.ts";
+import { outboxExactlyOnceCell } from "./outbox_exactly_once.ts";
 
 /** The cells by number. */
 export const CELLS = {
   1: prefixDurabilityCell,
   2: consumeOnceCell,
   3: rotationAtomicityCell,
+  4: forkDeterminismCell,
+  5: outboxExactlyOnceCell,
 } as const;
 
 /** A cell number. */

@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import { Database, sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
 import { SessionDB } from "../session_db/session_db.ts";
-import { MIGRATIONS } from "../session_db/_schema.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "../session_db/_schema.ts";
 import { isWalResetVulnerable } from "../session_db/journal_mode.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
 
@@ -56,8 +56,8 @@ interface Config {
   batches: Record<Mode, number>;
   batchWarmup: number;
   batchSize: number;
-  /** The CPU-only runs on tmpfs: appends and batches per run. */
-  tmpfsAppends: number;
+  /** The CPU-only runs on tmpfs: appends (by mode) and batches per run. */
+  tmpfsAppends: Record<Mode, number>;
   tmpfsBatches: number;
   fsyncMs: number;
 }
@@ -72,8 +72,8 @@ const FULL_CONFIG: Config = {
   batches: { delete: 300, wal: 500 },
   batchWarmup: 10,
   batchSize: 100,
-  tmpfsAppends: 5000,
-  tmpfsBatches: 200,
+  tmpfsAppends: { delete: 5000, wal: 15000 },
+  tmpfsBatches: 600,
   fsyncMs: 1000,
 };
 
@@ -87,8 +87,8 @@ const QUICK_CONFIG: Config = {
   batches: { delete: 50, wal: 80 },
   batchWarmup: 5,
   batchSize: 100,
-  tmpfsAppends: 1000,
-  tmpfsBatches: 40,
+  tmpfsAppends: { delete: 1000, wal: 3000 },
+  tmpfsBatches: 100,
   fsyncMs: 500,
 };
 
@@ -119,8 +119,28 @@ const STORE_SQL = {
 };
 const SCHEMA_SCRIPT = `BEGIN IMMEDIATE;\n${
   MIGRATIONS.join("\n")
-}\nINSERT INTO schema_version (version) VALUES (${MIGRATIONS.length});\nCOMMIT;`;
+}\nINSERT INTO schema_version (version) VALUES (${SCHEMA_VERSION});\nCOMMIT;`;
 const SESSION_ID = "bench-session";
+
+/** The STORE_SQL statements no longer found in session_db.ts (the copy drifted). */
+function storeSqlDrift(): string[] {
+  const squash = (text: string) => text.replace(/\s+/g, " ").trim();
+  let source: string;
+  try {
+    source = squash(Deno.readTextFileSync(join(ROOT, "session_db", "session_db.ts")));
+  } catch {
+    return ["session_db/session_db.ts is unreadable"];
+  }
+  const expected: [string, string][] = [
+    ["SESSION_COLUMNS", SESSION_COLUMNS],
+    ["selectSession", "SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?"],
+    ["insertMessage", STORE_SQL.insertMessage],
+    ["updateOne", STORE_SQL.updateOne],
+    ["updateMany", STORE_SQL.updateMany],
+    ["createSession", STORE_SQL.createSession],
+  ];
+  return expected.filter(([, sql]) => !source.includes(squash(sql))).map(([name]) => name);
+}
 /** About 200 bytes of message text; each message appends its index. */
 const CONTENT = "The quick brown fox jumps over the lazy dog. ".repeat(4) + "#";
 
@@ -649,14 +669,16 @@ function isFile(path: string): boolean {
 function parseArgs(args: string[]): { quick: boolean; json: string } {
   let quick = false;
   let json = DEFAULT_JSON;
+  // `deno task` runs in the project root; INIT_CWD is where it was started.
+  const cwd = Deno.env.get("INIT_CWD") ?? Deno.cwd();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--quick") quick = true;
     else if (arg === "--json") {
       const value = args[++i];
       if (!value) throw new Error("--json needs a path: deno task bench --json out.json");
-      json = resolve(value);
-    } else if (arg.startsWith("--json=")) json = resolve(arg.slice("--json=".length));
+      json = resolve(cwd, value);
+    } else if (arg.startsWith("--json=")) json = resolve(cwd, arg.slice("--json=".length));
     else {
       throw new Error(`Unknown argument "${arg}": use --quick and/or --json <path>`);
     }
@@ -793,6 +815,14 @@ async function main(): Promise<void> {
       `          Python ${pythonInfo?.python ?? "n/a"} sqlite3 ${pythonInfo?.sqlite ?? "n/a"}`,
       `settings: median of ${config.rounds} round(s), implementations alternate within a round`,
     ];
+    const drift = storeSqlDrift();
+    if (drift.length) {
+      header.push(
+        `WARNING:  session_db.ts no longer has the statements the replicas copy (${
+          drift.join(", ")
+        }): update STORE_SQL in tools/bench.ts`,
+      );
+    }
 
     const rows: TableRow[] = [];
 
@@ -975,7 +1005,7 @@ async function main(): Promise<void> {
       if (shm) {
         const t = await runAppends(
           `${label} tmpfs`,
-          { ...base, n: config.tmpfsAppends, warmup: config.warmup * 5, dir: shm },
+          { ...base, n: config.tmpfsAppends[scenario.mode], warmup: config.warmup * 5, dir: shm },
           ["sessiondb", "python", "node", "binding"],
         );
         for (const v of ["sessiondb", "binding"] as const) {

@@ -107,7 +107,14 @@ export async function buildFixedSqlite(options: { quiet?: boolean } = {}): Promi
   const tmpOut = `${target}.tmp-${Deno.pid}-${Date.now()}`;
   try {
     log(`downloading amalgamation from npm package ${NPM_PACKAGE}…`);
-    await run(npm, ["pack", NPM_PACKAGE, "--pack-destination", tmpDir, "--silent"], tmpDir);
+    await run(npm, [
+      "pack",
+      NPM_PACKAGE,
+      "--pack-destination",
+      tmpDir,
+      "--prefer-offline",
+      "--silent",
+    ], tmpDir);
     const tarball = await findTarball(tmpDir);
 
     log("extracting sqlite3.c and sqlite3.h…");

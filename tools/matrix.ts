@@ -5,7 +5,7 @@
  * final PASS / FAIL / SKIP (reason) table, writes a JSON report, and exits non-zero on
  * any FAIL.
  *
- * Flags: `--legs default,delete,wal`, `--libraries system,fixed`, `--cells 1,2,3`,
+ * Flags: `--legs default,delete,wal`, `--libraries system,fixed`, `--cells 1,2,3,4,5`,
  * `--target <module>` (default: the reference store), `--jobs N` (default 2),
  * `--json <path>` (default `.cache/matrix/report.json`), `--no-build`.
  *
@@ -50,7 +50,7 @@ function parseArgs(args: string[]) {
   const options = {
     legs: [...LEGS] as LegName[],
     libraries: ["system", "fixed"],
-    cells: [1, 2, 3],
+    cells: [1, 2, 3, 4, 5],
     target: new URL("../cells/reference_target.ts", import.meta.url).href,
     jobs: 2,
     json: join(ROOT, ".cache/matrix/report.json"),
@@ -91,7 +91,7 @@ function parseArgs(args: string[]) {
     }
   }
   for (const cell of options.cells) {
-    if (![1, 2, 3].includes(cell)) fail(`Unknown cell "${cell}": use 1, 2 or 3`);
+    if (![1, 2, 3, 4, 5].includes(cell)) fail(`Unknown cell "${cell}": use 1, 2, 3, 4 or 5`);
   }
   return options;
 }
@@ -177,7 +177,10 @@ function detailOf(report: CellReport): string {
   if (f["random kill.acknowledged"] !== undefined) {
     parts.push(`rotations ack ${f["random kill.acknowledged"]}`);
   }
+  const randomKill = f["random kill"] as { acknowledged?: number } | undefined;
+  if (randomKill?.acknowledged !== undefined) parts.push(`steps ack ${randomKill.acknowledged}`);
   if (Array.isArray(f.crashPoints)) parts.push(`${f.crashPoints.length} crash points`);
+  if (Array.isArray(f.killPoints)) parts.push(`${f.killPoints.length} kill points × 2 transports`);
   if (Array.isArray(f.exitCodes)) parts.push(`exits ${f.exitCodes.join(",")}`);
   return parts.join(", ");
 }

@@ -1,0 +1,288 @@
+import { deepStrictEqual, ok } from "node:assert/strict";
+import { mkdir } from "node:fs/promises";
+import { countReady, releaseBarrier } from "../harness/barrier.ts";
+import { type Child, classifyExit, reapAll } from "../harness/child.ts";
+import { integrityCheck } from "../harness/db_audit.ts";
+import { effectiveModeOrSkip } from "../harness/legs.ts";
+import { waitFor } from "../harness/wait_for.ts";
+import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
+import {
+  type Arrival,
+  effectsPerObligation,
+  readInbox,
+  RECOVERER_AFTER_SEND,
+  SENDER_AFTER_SEND,
+} from "./_inbox.ts";
+import { loadTarget, openTargetStore, type StoredObligation } from "./target.ts";
+
+/** Options of {@linkcode outboxExactlyOnceCell}. */
+export interface OutboxExactlyOnceOptions extends CellOptions {
+  /** Obligations the sender records (default 5). */
+  obligations?: number;
+  /** Recoverers racing after each kill (default 3). */
+  recoverers?: number;
+}
+
+/** The kill points, by what they leave behind; the store's are used when the target lists them. */
+const KILL_POINTS = [
+  { kind: "recorded-unsent", point: "recordObligation:afterCommit" },
+  { kind: "attempting-unsent", point: "markAttempting:afterCommit" },
+  { kind: "sent-unacked", point: SENDER_AFTER_SEND },
+  { kind: "crash during resend", point: RECOVERER_AFTER_SEND },
+] as const;
+
+/** The points the cell's children own (they run on every target). */
+const APP_POINTS = new Set<string>([SENDER_AFTER_SEND, RECOVERER_AFTER_SEND]);
+
+const STATES = ["pending", "attempting", "delivered", "failed", "unknown"];
+
+interface Recovered {
+  obligations: Pick<StoredObligation, "obligationId" | "content" | "state" | "lastError">[];
+  invariants: string[];
+}
+
+async function recover(target: string, db: string): Promise<Recovered> {
+  const store = await openTargetStore(target, db);
+  try {
+    const obligations = (await store.listObligations!()).map((o) => ({
+      obligationId: o.obligationId,
+      content: o.content,
+      state: o.state,
+      lastError: o.lastError,
+    })).sort((a, b) => a.content.localeCompare(b.content));
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    return { obligations, invariants };
+  } finally {
+    await store.close();
+  }
+}
+
+interface Scenario {
+  kind: string;
+  point: string;
+  idempotent: boolean;
+  db: string;
+  sender: Child;
+  armed?: Child;
+  racers: Child[];
+  arrivals: Arrival[];
+}
+
+/** Until the child has exited on its own (a crash point kills it), deadline-bounded. */
+async function exited(child: Child, what: string): Promise<void> {
+  try {
+    await waitFor(() => child.exited !== undefined, { what, deadlineMs: 30_000 });
+  } finally {
+    await reapAll([child]);
+  }
+}
+
+async function runScenario(
+  ctx: CellRun,
+  kind: string,
+  point: string,
+  idempotent: boolean,
+  options: { obligations: number; recoverers: number },
+): Promise<Scenario> {
+  const dir = ctx.run.file(`${point.replace(/\W/g, "_")}-${idempotent ? "idempotent" : "plain"}`);
+  await mkdir(dir);
+  const db = `${dir}/store.db`;
+  const inbox = `${dir}/inbox.jsonl`;
+  const flag = idempotent ? "1" : "0";
+  // The third obligation is the one in flight: two were delivered before it.
+  const senderPoint = point === RECOVERER_AFTER_SEND ? SENDER_AFTER_SEND : point;
+  const sender = ctx.spawn("_sender.ts", [db, inbox, String(options.obligations)], {
+    env: { SESSION_DB_CRASH_AT: `${senderPoint}@3` },
+  });
+  await exited(sender, `the sender to reach crash point ${senderPoint}`);
+  let armed: Child | undefined;
+  if (point === RECOVERER_AFTER_SEND) {
+    armed = ctx.spawn("_recoverer.ts", [db, inbox, dir, "armed", "-", flag], {
+      env: { SESSION_DB_CRASH_AT: RECOVERER_AFTER_SEND },
+    });
+    await exited(armed, `the armed recoverer to reach ${RECOVERER_AFTER_SEND}`);
+  }
+  const barrier = `${dir}/go`;
+  const racers: Child[] = [];
+  try {
+    for (let i = 0; i < options.recoverers; i++) {
+      racers.push(ctx.spawn("_recoverer.ts", [db, inbox, dir, `r${i}`, barrier, flag]));
+    }
+    await waitFor(() => countReady(dir) >= options.recoverers, {
+      what: `${options.recoverers} recoverers ready`,
+      deadlineMs: 30_000,
+      children: racers,
+      observed: () => `${countReady(dir)} ready`,
+    });
+    releaseBarrier(barrier);
+    await waitFor(() => racers.every((r) => r.exited !== undefined), {
+      what: "the racing recoverers to finish",
+      deadlineMs: 30_000,
+      observed: () => `${racers.filter((r) => r.exited).length} finished`,
+    });
+  } finally {
+    await reapAll(racers);
+  }
+  return {
+    kind,
+    point,
+    idempotent,
+    db,
+    sender,
+    ...(armed ? { armed } : {}),
+    racers,
+    arrivals: readInbox(inbox),
+  };
+}
+
+async function checkScenario(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  s: Scenario,
+  expected: number,
+): Promise<void> {
+  const label = `${s.kind} (${s.point}) · ${s.idempotent ? "idempotent" : "non-idempotent"}`;
+  const first = await recover(ctx.target, s.db);
+  const second = await recover(ctx.target, s.db);
+  const effects = effectsPerObligation(s.arrivals, s.idempotent);
+  ctx.note(label, {
+    arrivals: s.arrivals.length,
+    states: first.obligations.map((o) => o.state).join(" "),
+  });
+
+  await t.step(`${label}: killed at the point by SIGKILL, recoverers exited 0`, () => {
+    ok(classifyExit(s.sender.exited!).kind === "killed", `sender: ${s.sender.describe()}`);
+    if (s.armed) {
+      ok(classifyExit(s.armed.exited!).kind === "killed", `armed recoverer: ${s.armed.describe()}`);
+    }
+    const bad = s.racers.filter((r) => classifyExit(r.exited!).kind !== "won");
+    ok(bad.length === 0, `recoverer(s) failed:\n${bad.map((r) => r.describe()).join("\n")}`);
+  });
+  if (s.idempotent) {
+    await t.step(`${label}: each effect delivered exactly once`, () => {
+      for (const o of first.obligations) {
+        const n = effects.get(o.obligationId) ?? 0;
+        ok(n === 1, `${o.content} (${o.obligationId}) observed ${n} time(s) after dedupe`);
+        ok(o.state === "delivered", `${o.content} ended ${o.state}: ${o.lastError}`);
+      }
+    });
+  } else {
+    await t.step(`${label}: each effect observed at most once`, () => {
+      for (const o of first.obligations) {
+        const n = effects.get(o.obligationId) ?? 0;
+        ok(
+          n <= 1,
+          `${o.content} (${o.obligationId}) observed ${n} times by the non-idempotent receiver (pids ${
+            s.arrivals.filter((a) => a.obligationId === o.obligationId).map((a) => a.pid).join(", ")
+          })`,
+        );
+      }
+    });
+  }
+  await t.step(`${label}: no obligation silently lost`, () => {
+    ok(
+      first.obligations.length === expected,
+      `${first.obligations.length} obligations recorded, expected ${expected}`,
+    );
+    const known = new Set(first.obligations.map((o) => o.obligationId));
+    const stray = s.arrivals.filter((a) => !known.has(a.obligationId));
+    ok(stray.length === 0, `effects of unrecorded obligations: ${JSON.stringify(stray[0])}`);
+    for (const o of first.obligations) {
+      if (o.state === "delivered") {
+        ok(
+          (effects.get(o.obligationId) ?? 0) >= 1,
+          `${o.content} marked delivered, never received`,
+        );
+      } else {
+        ok(
+          (o.state === "unknown" || o.state === "failed") && !!o.lastError?.trim(),
+          `${o.content} left ${o.state} without a reason (${JSON.stringify(o.lastError)})`,
+        );
+      }
+    }
+  });
+  await t.step(`${label}: outbox states valid, recovery deterministic, invariants`, () => {
+    const invalid = first.obligations.filter((o) => !STATES.includes(o.state));
+    ok(invalid.length === 0, `invalid states: ${JSON.stringify(invalid)}`);
+    deepStrictEqual(second, first);
+    const integrity = integrityCheck(s.db);
+    ok(integrity === "ok", `integrity_check: ${integrity}`);
+    deepStrictEqual(first.invariants, []);
+  });
+}
+
+/**
+ * Cell 5, delivery-outbox exactly-once: a crash between a send and its durable record
+ * must not double-deliver on catch-up. A sender child records 5 obligations, then for
+ * each marks it attempting, sends it to a durable inbox file (the fake transport, with
+ * the obligation id as idempotency key, fsynced) and marks it delivered. It is killed
+ * at the third obligation at each kill point: recorded-unsent
+ * (`recordObligation:afterCommit`), attempting-unsent (`markAttempting:afterCommit`),
+ * sent-unacked (`sender:afterSend`), and crash during a recovery's resend (the sender
+ * killed sent-unacked, then a recoverer killed at `recoverer:afterSend`). Then 3
+ * recoverer children, released together by a file barrier, race `sweepRecoverable` and
+ * redeliver. Each kill point runs with both transports: non-idempotent (every arrival is
+ * an effect: at most once each) and idempotent (deduplicated by key: exactly once each,
+ * every obligation delivered). No obligation is silently lost: each ends delivered (and
+ * received) or marked unknown/failed with a reason. Outbox states valid, recovery
+ * deterministic, invariants hold. Every leg. The store's own kill points run only when
+ * the target lists them in `crashPoints()`.
+ *
+ * @param options Target, leg, obligation and recoverer counts.
+ * @returns The test definitions to register with `Deno.test`.
+ * @example
+ * ```ts
+ * import { outboxExactlyOnceCell } from "./outbox_exactly_once.ts";
+ * for (const test of await outboxExactlyOnceCell({ target: new URL("./reference_target.ts", import.meta.url) })) {
+ *   Deno.test(test);
+ * }
+ * ```
+ */
+export function outboxExactlyOnceCell(
+  options: OutboxExactlyOnceOptions,
+): Promise<Deno.TestDefinition[]> {
+  const obligations = options.obligations ?? 5;
+  const recoverers = options.recoverers ?? 3;
+  return defineCell({
+    id: 5,
+    title: "delivery outbox exactly-once",
+    legs: "all",
+    requires: [
+      "createSession",
+      "recordObligation",
+      "markAttempting",
+      "markDelivered",
+      "sweepRecoverable",
+      "listObligations",
+      "close",
+    ],
+    async run(ctx, t) {
+      const listed = new Set((await loadTarget(ctx.target)).crashPoints?.() ?? []);
+      const points = KILL_POINTS.filter((k) => APP_POINTS.has(k.point) || listed.has(k.point));
+      ctx.note("killPoints", points.map((k) => k.point));
+      const started = performance.now();
+      let audited = false;
+      for (const { kind, point } of points) {
+        for (const idempotent of [false, true]) {
+          const s = await runScenario(ctx, kind, point, idempotent, { obligations, recoverers });
+          if (!audited) {
+            audited = true;
+            const audit = effectiveModeOrSkip(s.db, ctx.leg);
+            ctx.note("onDiskMode", audit.onDisk);
+            await t.step(
+              `leg honoured: on-disk mode ${audit.onDisk}`,
+              () => ok(audit.honoured, audit.reason),
+            );
+          }
+          await checkScenario(
+            ctx,
+            t,
+            s,
+            point === "recordObligation:afterCommit" ? 3 : obligations,
+          );
+        }
+      }
+      ctx.note("elapsedMs", Math.round(performance.now() - started));
+    },
+  }, options);
+}
