@@ -2,7 +2,7 @@
 // not honoured or the store lacks a feature), run directories, evidence and reports.
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { dirname, join } from "node:path";
-import { spawnChild, type SpawnOptions } from "../harness/child.ts";
+import { type Child, reapAll, spawnChild, type SpawnOptions } from "../harness/child.ts";
 import { currentLeg, effectiveModeOrSkip, type Leg, legEnv } from "../harness/legs.ts";
 import { RunDir } from "../harness/evidence.ts";
 import { targetSpecifier } from "./target.ts";
@@ -17,7 +17,16 @@ export interface CellOptions {
   label?: string;
   /** Keep the run directory as evidence when the cell fails (default `true`). */
   keepEvidence?: boolean;
+  /**
+   * The whole cell's deadline, every child and wait included (default 10 minutes):
+   * past it the cell fails with the stderr of the children still running, and they are
+   * killed.
+   */
+  overallDeadlineMs?: number;
 }
+
+/** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
+export const CELL_DEADLINE_MS = 10 * 60_000;
 
 /** What a cell's run gets. */
 export interface CellRun {
@@ -89,6 +98,27 @@ interface Probe {
 }
 
 const probes = new Map<string, Promise<Probe>>();
+
+/** `t` whose steps record the failure of their check before rethrowing it. */
+function recordingContext(t: Deno.TestContext, failures: string[]): Deno.TestContext {
+  return new Proxy(t, {
+    get(target, key) {
+      if (key !== "step") {
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (name: string, fn: (inner: Deno.TestContext) => unknown) =>
+        target.step(name, async (inner) => {
+          try {
+            await fn(inner);
+          } catch (error) {
+            failures.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+            throw error;
+          }
+        });
+    },
+  });
+}
 
 /** Read access a child needs for the target module (its folder when it is a file). */
 export function targetAccess(target: string): Partial<SpawnOptions> {
@@ -240,12 +270,21 @@ export async function defineCell(
     async fn(t) {
       const run = await RunDir.create(`cell${spec.id}`);
       const figures: Record<string, unknown> = {};
+      // Every child of the run, so that none outlives the cell, even past its deadline.
+      const children: Child[] = [];
+      const spawn = spawnFor(leg, target, run);
+      let overdue: string | undefined;
       const ctx: CellRun = {
         leg,
         target,
         run,
         figures,
-        spawn: spawnFor(leg, target, run),
+        spawn(script, args, extra) {
+          if (overdue) throw new Error(`Cannot spawn ${script}: ${overdue}`);
+          const child = spawn(script, args, extra);
+          children.push(child);
+          return child;
+        },
         note(name, value) {
           figures[name] = value;
         },
@@ -259,9 +298,36 @@ export async function defineCell(
         sqliteVersion: leg.sqliteVersion,
         ...figures,
       });
+      const deadlineMs = options.overallDeadlineMs ?? CELL_DEADLINE_MS;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          overdue = `cell ${spec.id} passed its overall deadline of ${deadlineMs} ms`;
+          const running = children.filter((child) => !child.exited);
+          reject(
+            new Error(
+              `Cell ${spec.id} ${spec.title} did not finish within its overall deadline of ${deadlineMs} ms (raise overallDeadlineMs on a slow machine); ${running.length} child(ren) still running${
+                running.map((child) => `\n${child.describe()}`).join("")
+              }`,
+            ),
+          );
+        }, deadlineMs);
+      });
       try {
-        await spec.run(ctx, t);
+        // Under `deno test` a failed step returns false instead of throwing: record
+        // each failure so the cell itself fails, reports FAIL and keeps its evidence.
+        const failedChecks: string[] = [];
+        const probing = spec.run(ctx, recordingContext(t, failedChecks)).then(() => {
+          if (failedChecks.length) {
+            throw new Error(`Failed check(s):\n${failedChecks.join("\n")}`);
+          }
+        });
+        // Past the deadline the probe is abandoned: its later failure is not news.
+        probing.catch(() => {});
+        await Promise.race([probing, deadline]);
       } catch (error) {
+        clearTimeout(timer);
+        await reapAll(children);
         if (options.keepEvidence === false) {
           await Deno.remove(run.path, { recursive: true }).catch(() => {});
           report("FAIL", error instanceof Error ? error.message : String(error), figures);
@@ -274,6 +340,8 @@ export async function defineCell(
         report("FAIL", error instanceof Error ? error.message : String(error), figures, kept);
         throw error;
       }
+      clearTimeout(timer);
+      await reapAll(children);
       const kept = await run.finish(true, evidence());
       console.log(`  ${spec.title} evidence: ${JSON.stringify(figures)}`);
       report("PASS", undefined, figures, kept);

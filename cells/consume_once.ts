@@ -4,6 +4,7 @@ import { type Child, classifyExit, reapAll } from "../harness/child.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, defineCell } from "./_cell.ts";
+import { startTallies, tally } from "./_tally.ts";
 import { openTargetStore } from "./target.ts";
 
 /** Options of {@linkcode consumeOnceCell}. */
@@ -45,6 +46,7 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
       "the clause rests on one predicated UPDATE, serialised by the write lock in every journal mode",
     requires: ["createSession", "requestHandoff", "claimHandoff", "getHandoffState", "close"],
     async run(ctx, t) {
+      startTallies(ctx);
       const db = ctx.run.file("store.db");
       const winners: number[] = [];
       for (let round = 0; round < rounds; round++) {
@@ -82,6 +84,8 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
         );
         const won = classes.filter((c) => c.kind === "won").length;
         winners.push(won);
+        // A claim is acknowledged to its claimant by the store's `true` (exit 0).
+        tally(ctx, "acknowledgedOps", won);
         ctx.note("exitCodes", classes.map((c) => c.signal ?? c.code));
         await t.step(`round ${round + 1}: every claimant exited 0 or 10`, () => {
           ok(
@@ -98,6 +102,8 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
         const state = await check.getHandoffState!(session);
         const invariants = check.checkInvariants ? await check.checkInvariants() : [];
         await check.close();
+        // A claim is lost when its winner exited 0 and the state does not show it.
+        tally(ctx, "lost", won > 0 && state !== "running" ? won : 0);
         await t.step(`round ${round + 1}: stored state running`, () => {
           strictEqual(state, "running");
           strictEqual(integrityCheck(db), "ok");

@@ -32,6 +32,7 @@ Deno.test({
     const [outcome] = await runDefinitions(
       await prefixDurabilityCell({ target: faulty("writer_dies"), keepEvidence: false }),
     );
+    if (outcome?.status === "SKIP") return; // a leg this SQLite does not honour
     strictEqual(outcome?.status, "FAIL");
     ok(outcome.detail?.includes("writer died: the disk is on fire"), outcome.detail);
     ok(outcome.detail?.includes("Gave up waiting for 200 acknowledged appends"), outcome.detail);
@@ -39,6 +40,96 @@ Deno.test({
       performance.now() - started < 20_000,
       "it waited for the deadline instead of failing at once",
     );
+    strictEqual(liveChildren().length, 0, "a child outlived its test");
+  },
+});
+
+Deno.test({
+  name: "a writer that floods stderr fails cell 1 at once with a bounded tail of it",
+  ...options,
+  async fn() {
+    const definitions = await prefixDurabilityCell({
+      target: faulty("writer_floods"),
+      keepEvidence: false,
+    });
+    const started = performance.now();
+    const [outcome] = await runDefinitions(definitions);
+    if (outcome?.status === "SKIP") return; // a leg this SQLite does not honour
+    strictEqual(outcome?.status, "FAIL");
+    ok(outcome.detail?.includes("writer flooded: the end of the flood"), "the tail is missing");
+    ok(/\[\d+ bytes cut\]/.test(outcome.detail ?? ""), "the flood was not cut");
+    // 8 MiB went out; the message keeps at most the 64 KiB tail plus its own words.
+    ok(outcome.detail!.length < 70_000, `the message is ${outcome.detail!.length} characters`);
+    ok(performance.now() - started < 20_000, "it waited for the deadline instead");
+    strictEqual(liveChildren().length, 0, "a child outlived its test");
+  },
+});
+
+// The three cases that wait out a deadline run side by side, so the suite waits once.
+// The deadlines leave a child time to start on a loaded machine (its stderr must be in
+// the message); the children hang for 60 s, so failing long before is the deadline.
+Deno.test({
+  name: "hanging children fail their cells at the deadline with their stderr, and are killed",
+  ...options,
+  async fn() {
+    const timed = async (definitions: Promise<Deno.TestDefinition[]>) => {
+      const ready = await definitions;
+      const started = performance.now();
+      const [outcome] = await runDefinitions(ready);
+      return { outcome, elapsed: performance.now() - started };
+    };
+    const [hangs, barrier, overall] = await Promise.all([
+      // A writer that hangs before the kill window: cell 1's own wait gives up.
+      timed(prefixDurabilityCell({
+        target: faulty("writer_hangs"),
+        keepEvidence: false,
+        deadlineMs: 2500,
+      })),
+      // Claimants that never reach the barrier: the overall deadline ends cell 2.
+      timed(consumeOnceCell({
+        target: faulty("claimant_hangs"),
+        keepEvidence: false,
+        claimants: 2,
+        overallDeadlineMs: 2500,
+      })),
+      // The overall deadline ends a cell whose own wait is far longer.
+      timed(prefixDurabilityCell({
+        target: faulty("writer_hangs"),
+        keepEvidence: false,
+        deadlineMs: 60_000,
+        overallDeadlineMs: 2500,
+      })),
+    ]);
+    const detail = (o: typeof hangs) => o.outcome?.detail ?? "";
+
+    // A leg this SQLite does not honour skips cell 1 (and every leg but default cell 2).
+    if (hangs.outcome?.status === "SKIP") return;
+    strictEqual(hangs.outcome?.status, "FAIL", "hanging writer");
+    ok(detail(hangs).includes("Gave up waiting for 200 acknowledged appends"), detail(hangs));
+    ok(detail(hangs).includes("last observed: 3 acknowledged this round"), detail(hangs));
+    ok(detail(hangs).includes("still running"), detail(hangs));
+    ok(detail(hangs).includes("writer stuck: the disk stopped answering"), detail(hangs));
+    ok(hangs.elapsed < 20_000, `hanging writer: ${Math.round(hangs.elapsed)} ms`);
+
+    if (barrier.outcome?.status !== "SKIP") { // cell 2 runs on the default leg only
+      strictEqual(barrier.outcome?.status, "FAIL", "claimants stuck before the barrier");
+      ok(
+        detail(barrier).includes("did not finish within its overall deadline of 2500 ms"),
+        detail(barrier),
+      );
+      ok(detail(barrier).includes("2 child(ren) still running"), detail(barrier));
+      ok(detail(barrier).includes("stuck before the barrier"), detail(barrier));
+      ok(barrier.elapsed < 20_000, `stuck claimants: ${Math.round(barrier.elapsed)} ms`);
+    }
+
+    strictEqual(overall.outcome?.status, "FAIL", "overall deadline");
+    ok(
+      detail(overall).includes("did not finish within its overall deadline of 2500 ms"),
+      detail(overall),
+    );
+    ok(detail(overall).includes("writer stuck: the disk stopped answering"), detail(overall));
+    ok(overall.elapsed < 20_000, `overall deadline: ${Math.round(overall.elapsed)} ms`);
+
     strictEqual(liveChildren().length, 0, "a child outlived its test");
   },
 });

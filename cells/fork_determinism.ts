@@ -5,7 +5,8 @@ import { integrityCheck } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
-import { loadTarget, openTargetStore } from "./target.ts";
+import { startTallies, tally } from "./_tally.ts";
+import { loadTarget, openTargetStore, type StoredMessage } from "./target.ts";
 
 /** Options of {@linkcode forkDeterminismCell}. */
 export interface ForkDeterminismOptions extends CellOptions {
@@ -89,6 +90,36 @@ function matches(recovered: readonly [number, string | null][], expected: readon
     );
 }
 
+/**
+ * The acknowledged state missing after recovery: rows of the last acknowledged
+ * transcript absent from the active rows (unless the in-flight step, wholly applied,
+ * removed them), plus acknowledged branches missing or changed.
+ */
+function lostSteps(
+  recovered: Recovered,
+  last: Step | undefined,
+  inflight: Step | undefined,
+  acks: Step[],
+): number {
+  const active = recovered.rows.filter((r) => r.active).map((r) =>
+    [r.id, r.content] as [number, string | null]
+  );
+  let lost = 0;
+  if (!(inflight && matches(active, inflight.expect))) {
+    const present = new Set(active.map(([id, content]) => `${id}|${content}`));
+    lost += (last?.expect ?? []).filter(([id, content]) =>
+      id !== null && !present.has(`${id}|${content}`)
+    ).length;
+  }
+  for (const fork of acks.filter((a) => a.op === "fork")) {
+    const branch = recovered.branches[fork.branch!];
+    const same = branch?.exists &&
+      JSON.stringify(branch.rows.map((r) => r.content)) === JSON.stringify(fork.expectBranch);
+    if (!same) lost++;
+  }
+  return lost;
+}
+
 async function checkRun(
   ctx: CellRun,
   t: Deno.TestContext,
@@ -113,6 +144,8 @@ async function checkRun(
     inflight: inflight ? `${inflight.op} ${inflight.s}` : null,
     rows: first.rows.length,
   });
+  tally(ctx, "acknowledgedOps", acks.length);
+  tally(ctx, "lost", lostSteps(first, last, inflight, acks));
 
   await t.step(`${label}: no prefix row duplicated after ${rewinds.length} rewinds`, () => {
     const byContent = new Map<string | null, number[]>();
@@ -206,6 +239,65 @@ async function checkRun(
 }
 
 /**
+ * The rewind's compare-and-swap: a rewind computed from a transcript that changed since
+ * (another handle appended) is refused with `RewindConflictError` and changes nothing;
+ * the same rewind with the current active ids goes through.
+ */
+async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string) {
+  const session = "cas";
+  const store = await openTargetStore(ctx.target, db);
+  let refused = "accepted";
+  let before: StoredMessage[] = [];
+  let after: StoredMessage[] = [];
+  let rewound: number | string | undefined;
+  try {
+    await store.createSession(session);
+    for (const [role, content] of [["user", "u0"], ["assistant", "a1"], ["user", "u2"]] as const) {
+      await store.appendMessage(session, { role, content });
+    }
+    const seen = (await store.getMessages(session)).map((m) => m.id);
+    // Another writer, on its own handle as another process would be, appends after the
+    // caller read the transcript it computes the rewind from.
+    const other = await openTargetStore(ctx.target, db);
+    try {
+      await other.appendMessage(session, { role: "assistant", content: "a3" });
+    } finally {
+      await other.close();
+    }
+    before = await store.getMessages(session, { includeInactive: true });
+    try {
+      await store.rewindToMessage!(session, seen[2]!, { expectedActiveIds: seen });
+    } catch (error) {
+      refused = error instanceof Error ? error.name : String(error);
+    }
+    after = await store.getMessages(session, { includeInactive: true });
+    const current = after.filter((m) => m.active !== false).map((m) => m.id);
+    try {
+      rewound = await store.rewindToMessage!(session, seen[2]!, { expectedActiveIds: current });
+    } catch (error) {
+      rewound = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    }
+  } finally {
+    await store.close();
+  }
+  ctx.note("compareAndSwap", { staleRewind: refused, currentRewind: rewound });
+  await t.step(
+    "compare-and-swap: a rewind with stale active ids is refused with RewindConflictError and changes nothing",
+    () => {
+      ok(
+        refused === "RewindConflictError",
+        `the rewind with stale active ids was not refused with RewindConflictError (${refused})`,
+      );
+      deepStrictEqual(after, before, "the refused rewind changed the transcript");
+      ok(
+        rewound === 2,
+        `the rewind with the current active ids returned ${rewound}, expected 2 rows deactivated`,
+      );
+    },
+  );
+}
+
+/**
  * Cell 4, fork determinism on edit/rewind: recovery yields exactly the chosen prefix
  * after a rewind or a fork. A child runs edit/rewind/fork cycles on one session:
  * user and assistant turns, a rewind to an earlier user message (compare-and-swap on
@@ -220,7 +312,10 @@ async function checkRun(
  * across all rows, inactive included); every row an acknowledged rewind removed stays
  * inactive and no other row is inactive; every acknowledged branch equals its parent's
  * prefix at fork time, an in-flight one is complete or absent; recovery deterministic,
- * invariants hold. Every leg.
+ * invariants hold. And on a fresh file, the compare-and-swap: a rewind computed from a
+ * transcript another handle has appended to since is refused with `RewindConflictError`
+ * and changes nothing, while the same rewind with the current ids goes through. Every
+ * leg.
  *
  * @param options Target, leg, thresholds.
  * @returns The test definitions to register with `Deno.test`.
@@ -249,6 +344,7 @@ export function forkDeterminismCell(
       "close",
     ],
     async run(ctx, t) {
+      startTallies(ctx);
       const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
       ctx.note("seed", seed);
       const db = ctx.run.file("store.db");
@@ -266,6 +362,7 @@ export function forkDeterminismCell(
         });
         ctx.note("killAfterMs", Math.round(waited));
         await killWhileAlive(child);
+        tally(ctx, "sigkills", 1);
       } finally {
         await reapAll([child]);
       }
@@ -276,6 +373,7 @@ export function forkDeterminismCell(
         () => ok(audit.honoured, audit.reason),
       );
       await checkRun(ctx, t, "random kill", db, acksPath, intentsPath);
+      await checkCompareAndSwap(ctx, t, ctx.run.file("cas.db"));
 
       if (options.crashPoints === false) return;
       const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
@@ -299,6 +397,7 @@ export function forkDeterminismCell(
         } finally {
           await reapAll([crasher]);
         }
+        tally(ctx, "sigkills", classifyExit(crasher.exited!).kind === "killed" ? 1 : 0);
         await t.step(`${point}: the child died there by SIGKILL`, () => {
           ok(classifyExit(crasher.exited!).kind === "killed", crasher.describe());
           const acks = readAckJournal<Step>(pointAcks);

@@ -18,5 +18,6 @@ export * from "./consume_once.ts";
 export * from "./rotation_atomicity.ts";
 export * from "./fork_determinism.ts";
 export * from "./outbox_exactly_once.ts";
+export * from "./power_loss.ts";
 export type { CellOptions, CellReport } from "./_cell.ts";
 export { type DefinitionOutcome, runDefinitions } from "./_run.ts";

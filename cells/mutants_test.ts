@@ -1,42 +1,97 @@
-// Each cell goes RED against a store that breaks its clause, and stays GREEN on the
-// reference store (cells_test.ts).
-import { ok } from "node:assert/strict";
-import { type CellId, CELLS } from "./register.ts";
+// Each cell goes RED against a store that breaks its clause (every mutant in
+// testdata/mutants/catalogue.ts, for the intended reason), stays GREEN on the reference
+// store (cells_test.ts), and raises no false alarm on a correct but different store
+// (testdata/alt_store/). `deno task mutants` runs the full kill matrix.
+import { ok, strictEqual } from "node:assert/strict";
+import { currentLeg } from "../harness/legs.ts";
+import { CELLS } from "./register.ts";
 import { runDefinitions } from "./_run.ts";
+import { ALT_STORE_TARGET, MUTANTS, mutantTarget } from "./testdata/mutants/catalogue.ts";
 
-// Each mutant, the cell meant to catch it, and the check that must be the one failing
-// (a mutant caught for another reason, say it did not open, proves nothing).
-const MUTANTS: [string, CellId, RegExp][] = [
-  ["ack_before_commit", 1, /^nothing acknowledged lost/],
-  ["claim_select_then_update", 2, /exactly one winner/],
-  ["rotation_two_transactions", 3, /no compression orphan|in-flight rotation/],
-  [
-    "rewind_reinsert_prefix",
-    4,
-    /: no prefix row duplicated|: rewound rows stay inactive, kept prefix ids unchanged/,
-  ],
-  ["resend_attempting_without_key", 5, /non-idempotent: each effect observed at most once/],
-];
+const options = { sanitizeResources: false, sanitizeOps: false };
 
-for (const [mutant, cell, clause] of MUTANTS) {
-  Deno.test({
-    name: `mutant ${mutant} is caught by cell ${cell}`,
-    sanitizeResources: false,
-    sanitizeOps: false,
-    async fn() {
-      const target = new URL(`./testdata/mutants/${mutant}.ts`, import.meta.url);
-      const outcomes = await runDefinitions(
-        await CELLS[cell]({ target, keepEvidence: false }),
-      );
-      for (const outcome of outcomes) {
-        if (outcome.status === "SKIP") {
-          console.log(`  SKIP (leg not applicable): ${outcome.detail}`);
-          continue;
+for (const mutant of MUTANTS.filter((m) => m.expect === "caught")) {
+  for (const cell of mutant.cells) {
+    Deno.test({
+      name: `mutant ${mutant.name} (${mutant.breaks}) is caught by cell ${cell}`,
+      ...options,
+      async fn() {
+        const outcomes = await runDefinitions(
+          await CELLS[cell]({ target: mutantTarget(mutant.name), keepEvidence: false }),
+        );
+        for (const outcome of outcomes) {
+          if (outcome.status === "SKIP") {
+            console.log(`  SKIP (leg not applicable): ${outcome.detail}`);
+            continue;
+          }
+          ok(
+            outcome.status === "FAIL",
+            `cell ${cell} passed on mutant ${mutant.name}: it cannot fail`,
+          );
+          ok(
+            mutant.clause.test(outcome.detail ?? ""),
+            `caught for another reason: ${outcome.detail}`,
+          );
+          console.log(`  caught: ${outcome.detail?.split("\n")[0]}`);
         }
-        ok(outcome.status === "FAIL", `cell ${cell} passed on mutant ${mutant}: it cannot fail`);
-        ok(clause.test(outcome.detail ?? ""), `caught for another reason: ${outcome.detail}`);
-        console.log(`  caught: ${outcome.detail?.split("\n")[0]}`);
+      },
+    });
+  }
+}
+
+for (const mutant of MUTANTS.filter((m) => m.expect === "skipped")) {
+  Deno.test({
+    name:
+      `mutant ${mutant.name} (${mutant.breaks}) gets its ${mutant.leg} leg SKIPPED, never PASSED`,
+    ...options,
+    async fn() {
+      const leg = { ...currentLeg(), name: mutant.leg ?? currentLeg().name };
+      for (const cell of mutant.cells) {
+        // The reference store honours that leg, so the skip is the mutant's doing.
+        const reference = await CELLS[cell]({
+          target: new URL("./reference_target.ts", import.meta.url),
+          leg,
+          keepEvidence: false,
+        });
+        ok(!reference[0]?.ignore, `the reference store is skipped too: ${reference[0]?.name}`);
+        const definitions = await CELLS[cell]({
+          target: mutantTarget(mutant.name),
+          leg,
+          keepEvidence: false,
+        });
+        const [outcome] = await runDefinitions(definitions);
+        strictEqual(
+          outcome?.status,
+          "SKIP",
+          `cell ${cell} ran the ${leg.name} leg of ${mutant.name}`,
+        );
+        strictEqual(definitions[0]?.ignore, true);
+        ok(
+          mutant.clause.test(outcome.detail ?? ""),
+          `skipped for another reason: ${outcome.detail}`,
+        );
+        console.log(`  cell ${cell} skipped: ${outcome.detail}`);
       }
     },
   });
 }
+
+Deno.test({
+  name: "the correct-but-different store passes every cell: no false alarm",
+  ...options,
+  async fn() {
+    for (const cell of [1, 2, 3, 4, 5] as const) {
+      const [outcome] = await runDefinitions(await CELLS[cell]({ target: ALT_STORE_TARGET }));
+      ok(outcome, `cell ${cell} defined no test`);
+      ok(
+        outcome.status !== "FAIL",
+        `false alarm: cell ${cell} failed on the alt store: ${outcome.detail}`,
+      );
+      if (outcome.status === "SKIP") {
+        // Only the leg may skip a cell; the alt store has every method.
+        ok(!/the store lacks/.test(outcome.detail ?? ""), outcome.detail);
+        console.log(`  cell ${cell} SKIP: ${outcome.detail}`);
+      } else console.log(`  cell ${cell} PASS`);
+    }
+  },
+});

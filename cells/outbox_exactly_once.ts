@@ -6,6 +6,7 @@ import { integrityCheck } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
+import { startTallies, tally } from "./_tally.ts";
 import {
   type Arrival,
   effectsPerObligation,
@@ -135,6 +136,43 @@ async function runScenario(
   };
 }
 
+/**
+ * What the sender had acknowledged when it died at its third obligation: every
+ * recording (all but the one in flight at `recordObligation:afterCommit`) and, past the
+ * recordings, the two deliveries before the third.
+ */
+function acknowledgedOps(point: string, expected: number): number {
+  return point === "recordObligation:afterCommit" ? expected - 1 : expected + 2;
+}
+
+/**
+ * Acknowledged work missing after recovery: acknowledged recordings absent, the two
+ * acknowledged deliveries not delivered, and obligations silently dropped (neither
+ * delivered and received nor marked with a reason).
+ */
+function lostObligations(
+  s: Scenario,
+  recovered: Recovered,
+  effects: Map<string, number>,
+  expected: number,
+): number {
+  const byContent = new Map(recovered.obligations.map((o) => [o.content, o]));
+  const recorded = s.point === "recordObligation:afterCommit" ? expected - 1 : expected;
+  const delivered = s.point === "recordObligation:afterCommit" ? 0 : 2;
+  let lost = 0;
+  for (let i = 0; i < recorded; i++) if (!byContent.has(`effect ${i}`)) lost++;
+  for (let i = 0; i < delivered; i++) {
+    if (byContent.get(`effect ${i}`)?.state !== "delivered") lost++;
+  }
+  for (const o of recovered.obligations) {
+    const fine = o.state === "delivered"
+      ? (effects.get(o.obligationId) ?? 0) >= 1
+      : (o.state === "unknown" || o.state === "failed") && !!o.lastError?.trim();
+    if (!fine) lost++;
+  }
+  return lost;
+}
+
 async function checkScenario(
   ctx: CellRun,
   t: Deno.TestContext,
@@ -149,6 +187,16 @@ async function checkScenario(
     arrivals: s.arrivals.length,
     states: first.obligations.map((o) => o.state).join(" "),
   });
+  tally(
+    ctx,
+    "sigkills",
+    [s.sender, ...(s.armed ? [s.armed] : [])].filter((c) =>
+      classifyExit(c.exited!).kind === "killed"
+    )
+      .length,
+  );
+  tally(ctx, "acknowledgedOps", acknowledgedOps(s.point, expected));
+  tally(ctx, "lost", lostObligations(s, first, effects, expected));
 
   await t.step(`${label}: killed at the point by SIGKILL, recoverers exited 0`, () => {
     ok(classifyExit(s.sender.exited!).kind === "killed", `sender: ${s.sender.describe()}`);
@@ -257,6 +305,7 @@ export function outboxExactlyOnceCell(
       "close",
     ],
     async run(ctx, t) {
+      startTallies(ctx);
       const listed = new Set((await loadTarget(ctx.target)).crashPoints?.() ?? []);
       const points = KILL_POINTS.filter((k) => APP_POINTS.has(k.point) || listed.has(k.point));
       ctx.note("killPoints", points.map((k) => k.point));

@@ -5,6 +5,7 @@ import { integrityCheck } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, defineCell } from "./_cell.ts";
+import { startTallies, tally } from "./_tally.ts";
 import { openTargetStore, type StoredMessage } from "./target.ts";
 
 /** Options of {@linkcode prefixDurabilityCell}. */
@@ -68,6 +69,7 @@ export function prefixDurabilityCell(
     legs: "all",
     requires: ["createSession", "appendMessage", "getMessages", "close"],
     async run(ctx, t) {
+      startTallies(ctx);
       const db = ctx.run.file("store.db");
       const acksPath = ctx.run.file("acks.jsonl");
       const rounds = options.rounds ?? 3;
@@ -126,6 +128,11 @@ export function prefixDurabilityCell(
       ctx.note("acknowledged", acks.length);
       const rows = first.messages;
       ctx.note("recovered", rows.length);
+      // Every round ended in one SIGKILL (the parent's, or the writer's own).
+      tally(ctx, "sigkills", killTimes.length);
+      tally(ctx, "acknowledgedOps", acks.length);
+      const stored = new Map(rows.map((row) => [row.id, row.content]));
+      tally(ctx, "lost", acks.filter((ack) => stored.get(ack.rowid) !== `m${ack.i}`).length);
 
       await t.step(`leg honoured: on-disk mode ${audit.onDisk}`, () => {
         ok(audit.honoured, audit.reason);

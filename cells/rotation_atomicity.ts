@@ -5,6 +5,7 @@ import { integrityCheck } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
+import { startTallies, tally } from "./_tally.ts";
 import { loadTarget, openTargetStore, type StoredSession } from "./target.ts";
 
 /** Options of {@linkcode rotationAtomicityCell}. */
@@ -80,6 +81,16 @@ async function checkRun(
   const byId = new Map(first.sessions.map((s) => [s.id, s]));
   ctx.note(`${label}.acknowledged`, acks.length);
   ctx.note(`${label}.sessions`, first.sessions.length);
+  tally(ctx, "acknowledgedOps", acks.length);
+  tally(
+    ctx,
+    "lost",
+    acks.filter((ack) =>
+      !(byId.get(ack.parentId)?.endReason === "compression" &&
+        byId.get(ack.childId)?.parentSessionId === ack.parentId &&
+        first.summaries[ack.childId]?.join("\n") === `summary ${ack.i}`)
+    ).length,
+  );
 
   await t.step(`${label}: no compression orphan`, () => {
     deepStrictEqual(orphans(first.sessions), []);
@@ -163,6 +174,7 @@ export function rotationAtomicityCell(
       "close",
     ],
     async run(ctx, t) {
+      startTallies(ctx);
       const db = ctx.run.file("store.db");
       const acksPath = ctx.run.file("acks.jsonl");
       const child = ctx.spawn("_rotator.ts", [db, acksPath, "0"]);
@@ -175,6 +187,7 @@ export function rotationAtomicityCell(
         });
         ctx.note("killAfterMs", Math.round(waited));
         await killWhileAlive(child);
+        tally(ctx, "sigkills", 1);
       } finally {
         await reapAll([child]);
       }
@@ -206,6 +219,7 @@ export function rotationAtomicityCell(
         } finally {
           await reapAll([crasher]);
         }
+        tally(ctx, "sigkills", classifyExit(crasher.exited!).kind === "killed" ? 1 : 0);
         await t.step(`${point}: the child died there by SIGKILL`, () => {
           ok(classifyExit(crasher.exited!).kind === "killed", crasher.describe());
         });

@@ -1,8 +1,55 @@
 /**
- * The target contract: what a store must offer for the cells to probe it. A target is
- * a module whose `openStore(path, options)` returns the store. Methods may be
- * synchronous or return promises. A cell whose methods a store lacks is SKIPPED with
- * the reason, never failed and never passed.
+ * The target contract: what a store must offer for the cells to probe it.
+ *
+ * A **target** is a module whose `openStore(path, options)` returns the store under
+ * test (synchronously or as a promise), and optionally `crashPoints()`. Store methods
+ * may be synchronous or return promises. The cells call them from several OS processes
+ * at once (each child opens its own store on the same file), and kill those processes
+ * with SIGKILL.
+ *
+ * Which methods each cell needs ({@linkcode CELL_METHODS}); a store that lacks any of
+ * a cell's methods gets that cell SKIPPED with a reason naming them (an ignored test),
+ * never FAILED and never PASSED:
+ *
+ * | cell | needs | uses when present |
+ * | --- | --- | --- |
+ * | every cell (the leg probe) | `createSession`, `appendMessage`, `close` | |
+ * | 1 prefix durability | `getMessages` | `checkInvariants` |
+ * | 2 consume-once | `requestHandoff`, `claimHandoff`, `getHandoffState` | `checkInvariants` |
+ * | 3 rotation atomicity | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `crashPoints()` named `publishCompressionChild:*` |
+ * | 4 fork determinism | `getMessages` (with `includeInactive`), `rewindToMessage`, `forkSession` | `getSession`, `checkInvariants`; `crashPoints()` named `rewindToMessage:*` and `forkSession:*` |
+ * | 5 outbox exactly-once | `recordObligation`, `markAttempting`, `markDelivered`, `sweepRecoverable`, `listObligations` | `checkInvariants`; `crashPoints()` named `recordObligation:afterCommit` and `markAttempting:afterCommit` |
+ *
+ * What the cells rely on beyond the method shapes:
+ *
+ * - **Durability**: a method returns (or its promise resolves) only once its effect is
+ *   committed; each operation is atomic.
+ * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
+ *   ids) and strictly increasing in append order; `getMessages` returns them in id
+ *   order.
+ * - **Typed errors**, recognised by their `name`: an append to a session ended by a
+ *   compression rotation throws `CompressionSessionClosedError`; a rewind whose
+ *   `expectedActiveIds` differ from the active ids throws `RewindConflictError` and
+ *   changes nothing.
+ * - **Journal mode**: `options.journalMode` is the leg (`"wal"`, `"delete"`, or absent
+ *   on the default leg). A store that leaves the file in another mode gets the leg
+ *   SKIPPED with the reason (the on-disk mode is audited after each run): a leg it
+ *   did not honour never counts as evidence.
+ * - **Crash points** (optional): when `SESSION_DB_CRASH_AT=<point>[@<k>]` names one of
+ *   `crashPoints()`, the process kills itself with SIGKILL the k-th time it gets there.
+ *   Points the store does not list are not its business (the cells' children own
+ *   `sender:afterSend` and `recoverer:afterSend`).
+ * - **Liveness**: the compression-lock holder contains `pid=<pid>`, and an obligation
+ *   is owned by the process that recorded or took it; the lock and the obligations of
+ *   a dead process are recoverable at once (no lease to wait out).
+ * - **Idempotency key**: the obligation id (stable across resends).
+ *
+ * @example
+ * ```ts
+ * import { CELL_METHODS, loadTarget } from "./target.ts";
+ * const target = await loadTarget(new URL("./reference_target.ts", import.meta.url));
+ * console.log(typeof target.openStore, CELL_METHODS[5].includes("sweepRecoverable")); // function true
+ * ```
  *
  * @module
  */
@@ -26,7 +73,7 @@ export interface CellMessage {
 
 /** A message as the cells read it back. */
 export interface StoredMessage {
-  /** The row id (strictly increasing in append order). */
+  /** The id: unique across the store, strictly increasing in append order. */
   id: number;
   /** The role. */
   role: string;
@@ -50,41 +97,66 @@ export interface StoredSession {
   handoffState?: string | null;
 }
 
-/** The store under test. Cell 1 needs the core; the others need their groups. */
+/**
+ * The store under test. The core (`createSession`, `appendMessage`, `getMessages`,
+ * `close`) is required; each other method is needed by the cells named in its
+ * comment ({@linkcode CELL_METHODS}), and a store without it gets those cells SKIPPED.
+ */
 export interface Store {
-  /** Creates a session, keeping an existing one. (core) */
+  /** Creates a session, keeping an existing one. (core: every cell) */
   createSession(id: string): MaybePromise<unknown>;
-  /** Appends a message; returns its id only once it is durable. (core) */
+  /**
+   * Appends a message; returns its id only once it is committed. An append to a
+   * session ended by a compression rotation throws an error named
+   * `CompressionSessionClosedError` (cell 3). (core: every cell's probe, cells 1, 3, 4)
+   */
   appendMessage(sessionId: string, message: CellMessage): MaybePromise<number>;
   /**
    * The active messages in id order; with `includeInactive` (cell 4) every row, each
-   * with its `active` flag. (core)
+   * with its `active` flag. An unknown session may return `[]` or throw. (core: cells
+   * 1, 3, 4)
    */
   getMessages(
     sessionId: string,
     options?: { includeInactive?: boolean },
   ): MaybePromise<StoredMessage[]>;
-  /** Closes the store. (core) */
+  /** Closes the store. (core: every cell) */
   close(): MaybePromise<void>;
-  /** The store's own invariant check: one line per violation. (optional) */
+  /**
+   * The store's own invariant check: one line per violation, `[]` when all hold. Every
+   * cell asserts it empty on each recovered state. (optional)
+   */
   checkInvariants?(): MaybePromise<string[]>;
-  /** Parks a session for handoff. (cell 2) */
+  /**
+   * Parks a session for handoff (state `pending`); `false` when one is already
+   * pending or running. (cell 2)
+   */
   requestHandoff?(sessionId: string, platform: string): MaybePromise<boolean>;
-  /** Claims a pending handoff; `true` for the one winner. (cell 2) */
+  /**
+   * Claims a pending handoff (state `running`): `true` for exactly one of any number of
+   * racing processes, `false` for the others. (cell 2)
+   */
   claimHandoff?(sessionId: string): MaybePromise<boolean>;
-  /** The handoff state. (cell 2) */
+  /** The handoff state (`pending`, `running`, …), or `null`. (cell 2) */
   getHandoffState?(sessionId: string): MaybePromise<string | null>;
-  /** Reads a session. (cell 3) */
+  /** Reads a session, `undefined` when unknown. (cell 4, optional: tells an empty branch from a missing one) */
   getSession?(id: string): MaybePromise<StoredSession | undefined>;
   /** Lists every session. (cell 3) */
   listSessions?(): MaybePromise<StoredSession[]>;
-  /** Takes the compression lock. (cell 3) */
+  /**
+   * Takes the compression lock for `ttlMs`; a lock held by another holder is taken over
+   * only when expired or when its holder's `pid=<pid>` is dead. (cell 3)
+   */
   tryAcquireCompressionLock?(
     sessionId: string,
     holder: string,
     ttlMs: number,
   ): MaybePromise<boolean>;
-  /** Publishes a rotation atomically. (cell 3) */
+  /**
+   * Publishes a rotation atomically, under the lock: the continuation child (its parent
+   * `parentId`) with `messages`, and the parent ended with reason `compression`; all or
+   * nothing. (cell 3)
+   */
   publishCompressionChild?(publish: {
     parentId: string;
     childId: string;
@@ -95,8 +167,9 @@ export interface Store {
   releaseCompressionLock?(sessionId: string, holder: string): MaybePromise<boolean>;
   /**
    * Rewinds to before a user message: soft-deletes it and every later active row in one
-   * transaction, guarded by a compare-and-swap on the active ids (it throws when they
-   * differ from `expectedActiveIds`). Returns how many rows it deactivated. (cell 4)
+   * transaction, guarded by a compare-and-swap on the active ids: when they differ from
+   * `expectedActiveIds` it throws an error named `RewindConflictError` and changes
+   * nothing. Returns how many rows it deactivated. (cell 4)
    */
   rewindToMessage?(
     sessionId: string,
@@ -104,8 +177,8 @@ export interface Store {
     options: { expectedActiveIds?: readonly number[] },
   ): MaybePromise<number>;
   /**
-   * Forks a branch `newId` holding copies of the active messages up to and including
-   * `atMessageId`, in one transaction; the parent is untouched. (cell 4)
+   * Forks a branch `newId` holding copies (new ids) of the active messages up to and
+   * including `atMessageId`, in one transaction; the parent is untouched. (cell 4)
    */
   forkSession?(sessionId: string, atMessageId: number, newId: string): MaybePromise<unknown>;
   /**
@@ -122,24 +195,65 @@ export interface Store {
   markAttempting?(id: string, expectedFence: number): MaybePromise<number | null>;
   /** Marks an attempting obligation delivered (compare-and-swap on the fence). (cell 5) */
   markDelivered?(id: string, fence: number): MaybePromise<boolean>;
-  /** Marks an open obligation failed, with the reason. (cell 5, optional) */
+  /** Marks an open obligation failed, with the reason. (no cell calls it) */
   markFailed?(id: string, fence: number, reason: string): MaybePromise<boolean>;
-  /** Marks an open obligation unknown (maybe sent), with the reason. (cell 5, optional) */
+  /** Marks an open obligation unknown (maybe sent), with the reason. (no cell calls it) */
   markUnknown?(id: string, fence: number, reason: string): MaybePromise<boolean>;
   /**
    * Takes over the open obligations of dead processes, atomically across concurrent
    * recoverers: `send` (never attempted: mark attempting, then send), `resend` (maybe
    * sent: send again with `idempotencyKey`, only offered when `idempotentTransport`),
-   * `unknown` (maybe sent and not resendable safely: already marked with a reason). (cell 5)
+   * `unknown` (maybe sent and not resendable safely: already marked with a reason). The
+   * returned obligation carries the fence the recoverer continues with. (cell 5)
    */
   sweepRecoverable?(
     options: { idempotentTransport?: boolean },
   ): MaybePromise<RecoveredObligationView[]>;
   /** Lists the obligations, oldest first. (cell 5) */
   listObligations?(): MaybePromise<StoredObligation[]>;
-  /** Reads one obligation. (cell 5) */
+  /** Reads one obligation. (no cell calls it) */
   getObligation?(id: string): MaybePromise<StoredObligation | undefined>;
 }
+
+/** A store method name. */
+export type StoreMethod = keyof Store & string;
+
+/**
+ * The methods each cell needs, by cell number (the leg probe of every cell also calls
+ * `createSession`, `appendMessage` and `close`). A store lacking any of them gets the
+ * cell SKIPPED with a reason that names the missing ones.
+ *
+ * @example
+ * ```ts
+ * import { CELL_METHODS } from "./target.ts";
+ * console.log(CELL_METHODS[2].join(", "));
+ * // createSession, requestHandoff, claimHandoff, getHandoffState, close
+ * ```
+ */
+export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5, readonly StoreMethod[]>> = {
+  1: ["createSession", "appendMessage", "getMessages", "close"],
+  2: ["createSession", "requestHandoff", "claimHandoff", "getHandoffState", "close"],
+  3: [
+    "createSession",
+    "appendMessage",
+    "getMessages",
+    "listSessions",
+    "tryAcquireCompressionLock",
+    "publishCompressionChild",
+    "releaseCompressionLock",
+    "close",
+  ],
+  4: ["createSession", "appendMessage", "getMessages", "rewindToMessage", "forkSession", "close"],
+  5: [
+    "createSession",
+    "recordObligation",
+    "markAttempting",
+    "markDelivered",
+    "sweepRecoverable",
+    "listObligations",
+    "close",
+  ],
+};
 
 /** A delivery obligation as the cells read it back (cell 5). */
 export interface StoredObligation {
@@ -165,11 +279,19 @@ export interface RecoveredObligationView {
   idempotencyKey: string;
 }
 
-/** A target module. */
+/** A target module: what `loadTarget` imports. */
 export interface TargetModule {
-  /** Opens (creating when missing) the store at `path`. */
+  /**
+   * Opens (creating when missing) the store at `path`, in `options.journalMode` when
+   * given (a leg the store does not honour is SKIPPED). Called in every child process
+   * and in the test process, often on the same file at once.
+   */
   openStore(path: string, options: StoreOptions): MaybePromise<Store>;
-  /** The crash points the store honours through `SESSION_DB_CRASH_AT`. (optional) */
+  /**
+   * The crash points the store honours through `SESSION_DB_CRASH_AT`; cells 3, 4 and
+   * 5 crash at those named for their operations. (optional: without it those runs
+   * are left out, and the random kills still run)
+   */
   crashPoints?(): string[];
 }
 

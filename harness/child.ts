@@ -55,8 +55,16 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** Extra paths the child may read (module folders beyond the script's package). */
   read?: string[];
-  /** Hosts the child may import modules from (`--allow-import`). */
+  /**
+   * Hosts the child may import modules from (`--allow-import`), in addition to Deno's
+   * default import hosts, which an explicit list would otherwise replace.
+   */
   importHosts?: string[];
+  /**
+   * The `deno.json` whose import map the child's modules need (a target's project);
+   * default: none (`--no-config`).
+   */
+  config?: string;
   /** Most bytes of stdout and of stderr kept (the tail); default 64 KiB. */
   outputLimit?: number;
 }
@@ -67,6 +75,16 @@ export const CHILD_ENV = [
   "SESSION_DB_JOURNAL_MODE",
   "SESSION_DB_CRASH_AT",
 ] as const;
+
+/** The hosts Deno allows imports from by default (`--allow-import` with no list). */
+export const DEFAULT_IMPORT_HOSTS: readonly string[] = [
+  "deno.land:443",
+  "jsr.io:443",
+  "esm.sh:443",
+  "cdn.jsdelivr.net:443",
+  "raw.githubusercontent.com:443",
+  "gist.githubusercontent.com:443",
+];
 
 /** The root of this package when it is loaded from files, else `undefined`. */
 export function packageRoot(): string | undefined {
@@ -244,7 +262,7 @@ export function spawnChild(options: SpawnOptions): Child {
   const allowEnv = [...new Set([...CHILD_ENV, ...Object.keys(options.env ?? {})])];
   const flags = [
     "run",
-    "--no-config",
+    options.config ? `--config=${options.config}` : "--no-config",
     "--no-lock",
     "--no-prompt",
     `--allow-read=${[...new Set(read)].join(",")}`,
@@ -252,7 +270,10 @@ export function spawnChild(options: SpawnOptions): Child {
     `--allow-ffi=${options.library}`,
     `--allow-env=${allowEnv.join(",")}`,
   ];
-  if (options.importHosts?.length) flags.push(`--allow-import=${options.importHosts.join(",")}`);
+  if (options.importHosts?.length) {
+    const hosts = new Set([...DEFAULT_IMPORT_HOSTS, ...options.importHosts]);
+    flags.push(`--allow-import=${[...hosts].join(",")}`);
+  }
   const args = [...flags, script, ...(options.args ?? [])];
   const process = new Deno.Command(Deno.execPath(), {
     args,

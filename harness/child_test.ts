@@ -29,32 +29,106 @@ Deno.test("classifyExit keeps won, lost, killed and crash disjoint", () => {
   strictEqual(classifyExit(s(143, "SIGTERM")).kind, "crash");
 });
 
-Deno.test("a child cannot escape its sandbox", async () => {
+/** Runs the sandbox probe in a fresh run directory; returns one outcome per attempt. */
+async function sandboxed(
+  attempts: (runDir: string) => [string, string][],
+  extra: { env?: Record<string, string> } = {},
+): Promise<string[]> {
   const runDir = await Deno.makeTempDir();
-  const outside = await Deno.makeTempDir();
-  const otherRun = await Deno.makeTempDir();
-  await Deno.writeTextFile(`${otherRun}/secret.txt`, "secret");
   try {
     const child = spawnChild({
       script: script("sandbox_probe.ts"),
-      args: [outside, otherRun],
+      args: [JSON.stringify(attempts(runDir))],
       runDir,
       library,
+      ...extra,
     });
     const status = await child.status;
     strictEqual(status.code, 0, child.describe());
-    const outcomes = JSON.parse(child.stdout.trim());
-    deepStrictEqual(outcomes, {
-      writeOutside: "NotCapable",
-      readOtherRun: "NotCapable",
-      connect: "NotCapable",
-      run: "NotCapable",
-      envOutsideList: "NotCapable",
-      writeRunDir: "allowed",
-    });
+    strictEqual(liveChildren().length, 0, "a child outlived its test");
+    return JSON.parse(child.stdout.trim());
   } finally {
-    for (const dir of [runDir, outside, otherRun]) await Deno.remove(dir, { recursive: true });
+    await Deno.remove(runDir, { recursive: true });
   }
+}
+
+/** A folder outside any run directory, with a file in it, removed after `fn`. */
+async function withOutside<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/secret.txt`, "secret");
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const packageFile = new URL("./child.ts", import.meta.url).pathname;
+
+Deno.test("a child reads its run directory and the package's module files", async () => {
+  const outcomes = await sandboxed((runDir) => {
+    Deno.writeTextFileSync(`${runDir}/mine.txt`, "mine");
+    return [["read", `${runDir}/mine.txt`], ["read", packageFile]];
+  });
+  deepStrictEqual(outcomes, ["allowed", "allowed"]);
+});
+
+Deno.test("a child cannot read outside its run directory and module files", async () => {
+  await withOutside(async (outside) => {
+    const outcomes = await sandboxed(() => [
+      ["read", `${outside}/secret.txt`],
+      ["read", "/etc/passwd"],
+    ]);
+    deepStrictEqual(outcomes, ["NotCapable", "NotCapable"]);
+  });
+});
+
+Deno.test("a child writes its run directory and nowhere else", async () => {
+  await withOutside(async (outside) => {
+    const outcomes = await sandboxed((runDir) => [
+      ["write", `${runDir}/inside.txt`],
+      ["write", `${outside}/escape.txt`],
+      ["write", `${outside}/secret.txt`],
+      ["write", `${packageFile}.escape`],
+    ]);
+    deepStrictEqual(outcomes, ["allowed", "NotCapable", "NotCapable", "NotCapable"]);
+    strictEqual(await Deno.readTextFile(`${outside}/secret.txt`), "secret");
+  });
+});
+
+Deno.test("a child cannot open a network connection", async () => {
+  // Refused by the permission check before any packet leaves (loopback only anyway).
+  const outcomes = await sandboxed(() => [["connect", "127.0.0.1:9"], ["listen", "0"]]);
+  deepStrictEqual(outcomes, ["NotCapable", "NotCapable"]);
+});
+
+Deno.test("a child cannot run a process", async () => {
+  const outcomes = await sandboxed(() => [["run", "true"], ["run", Deno.execPath()]]);
+  deepStrictEqual(outcomes, ["NotCapable", "NotCapable"]);
+});
+
+Deno.test("a child reads only the environment variables on its list", async () => {
+  // HOME and PATH are in the child's environment (deno needs them) but not on its list.
+  const outcomes = await sandboxed(() => [
+    ["env", "HOME"],
+    ["env", "PATH"],
+    ["env", "DENO_SQLITE_PATH"],
+    ["env", "CELL_EXTRA"],
+  ], { env: { CELL_EXTRA: "1" } });
+  deepStrictEqual(outcomes, ["NotCapable", "NotCapable", "allowed", "allowed"]);
+});
+
+Deno.test("a child loads no foreign library but SQLite", async () => {
+  const other = ["/usr/lib/x86_64-linux-gnu/libz.so.1", "/lib/x86_64-linux-gnu/libm.so.6"]
+    .find((path) => {
+      try {
+        return Deno.statSync(path).isFile;
+      } catch {
+        return false;
+      }
+    }) ?? "/usr/lib/libSystem.B.dylib";
+  const outcomes = await sandboxed(() => [["ffi", other], ["ffi", library]]);
+  deepStrictEqual(outcomes, ["NotCapable", "allowed"]);
 });
 
 Deno.test("killWhileAlive kills a live child and refuses a dead one", async () => {

@@ -46,6 +46,12 @@ export class CompressionLockError extends SessionDBError {}
 /** A compare-and-swap on active message ids failed: the transcript changed underneath. */
 export class RewindConflictError extends SessionDBError {}
 
+/**
+ * The file or its folder refused an operation after open: read-only, full, corrupt or
+ * an I/O error. The transaction was rolled back; what was acknowledged before is intact.
+ */
+export class SessionDBStorageError extends SessionDBError {}
+
 /** The write lock stayed busy past the retry deadline. */
 export class BusyDeadlineError extends SessionDBError {}
 

@@ -21,6 +21,7 @@ import {
   SessionDBClosedError,
   SessionDBError,
   SessionDBOpenError,
+  SessionDBStorageError,
   SessionEndedError,
   SessionNotFoundError,
 } from "./errors.ts";
@@ -50,6 +51,11 @@ export interface SessionDBOptions {
   busyDeadlineMs?: number;
   /** Open read-only: no schema changes, no writes. */
   readonly?: boolean;
+  /**
+   * The registered SQLite VFS to open through; else `SESSION_DB_VFS`, else SQLite's
+   * default. The power-loss tier registers `recording` (`recording_vfs.ts`) first.
+   */
+  vfs?: string;
 }
 
 /** A session row. */
@@ -230,6 +236,8 @@ type ObligationRow = {
 
 const SQLITE_BUSY = 5;
 const SQLITE_LOCKED = 6;
+/** Result codes of the file, not the caller: read-only, I/O, corrupt, full, can't open, not a database. */
+const STORAGE_CODES = new Set([8, 10, 11, 13, 14, 26]);
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
 function sleepSync(ms: number): void {
@@ -305,7 +313,28 @@ function checkSessionId(id: unknown, what = "session id"): string {
   if (id.includes("\0")) {
     throw new InvalidArgumentError(`Invalid ${what}: it contains a NUL character`);
   }
+  checkText(id, what);
   return id;
+}
+
+/**
+ * Refuses a string UTF-8 cannot store: SQLite's text is UTF-8, so a lone surrogate
+ * would be silently replaced by U+FFFD and the stored text would differ from the
+ * acknowledged one.
+ */
+function checkText(value: string | null | undefined, what: string): void {
+  if (typeof value !== "string" || value.isWellFormed()) return;
+  let at = 0;
+  for (; at < value.length; at++) {
+    const unit = value.charCodeAt(at);
+    const next = value.charCodeAt(at + 1);
+    if (unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) at++;
+    else if (unit >= 0xd800 && unit <= 0xdfff) break;
+  }
+  const unit = value.charCodeAt(at).toString(16).toUpperCase();
+  throw new InvalidArgumentError(
+    `Invalid ${what}: it contains a lone surrogate (U+${unit} at index ${at}), which UTF-8 cannot store (repair the string, e.g. with toWellFormed(), before writing it)`,
+  );
 }
 
 function checkMessage(message: NewMessage): void {
@@ -317,6 +346,10 @@ function checkMessage(message: NewMessage): void {
   if (message.content !== null && typeof message.content !== "string") {
     throw new InvalidArgumentError("Invalid message content: it must be a string or null");
   }
+  checkText(message.content, "message content");
+  checkText(message.toolCallId, "tool call id");
+  checkText(message.toolCalls, "tool calls");
+  checkText(message.toolName, "tool name");
 }
 
 function pidOfHolder(holder: string): number | undefined {
@@ -436,9 +469,16 @@ export class SessionDB {
 
     if (!readonly) createPrivateFile(path, fail);
     let db: Database;
+    const vfs = options.vfs ?? vfsFromEnv();
     try {
-      db = new Database(path, { readonly, create: !readonly });
+      db = new Database(path, { readonly, create: !readonly, ...(vfs ? { vfs } : {}) });
     } catch (error) {
+      if (vfs && /no such vfs/.test(String(error))) {
+        throw fail(
+          `no SQLite VFS named "${vfs}" is registered (register it first, e.g. installRecordingVfs() from session_db/recording_vfs.ts, or unset SESSION_DB_VFS)`,
+          error,
+        );
+      }
       throw fail(errorDetail(error), error);
     }
     try {
@@ -526,6 +566,8 @@ export class SessionDB {
    */
   createSession(id: string, options: NewSession = {}): Session {
     checkSessionId(id);
+    checkText(options.source, "session source");
+    checkText(options.title, "session title");
     this.#write("createSession", () => {
       this.#stmt(
         `INSERT INTO sessions (id, source, started_at, title) VALUES (?, ?, ?, ?)
@@ -630,7 +672,7 @@ export class SessionDB {
     checkSessionId(sessionId);
     checkMessage(message);
     const id = this.#write("appendMessage", () => {
-      this.#requireWritable(sessionId, "append to");
+      this.#requireAppendable(sessionId);
       const rowId = this.#insertMessage(sessionId, message);
       crashPoint("appendMessage:afterInsert");
       this.#stmt("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?").run(
@@ -1103,6 +1145,8 @@ export class SessionDB {
   ): Obligation {
     const { sessionId, messageRef, content } = obligation;
     checkSessionId(sessionId);
+    checkText(messageRef, "message reference");
+    checkText(content, "obligation content");
     const id = obligationId(sessionId, messageRef, content);
     this.#write("recordObligation", () => {
       this.#requireSession(sessionId);
@@ -1397,23 +1441,25 @@ export class SessionDB {
     const started = performance.now();
     for (let attempt = 0;; attempt++) {
       try {
-        db.exec("BEGIN IMMEDIATE");
+        this.#stmt("BEGIN IMMEDIATE").run();
         try {
           const result = fn();
-          db.exec("COMMIT");
+          this.#stmt("COMMIT").run();
           return result;
         } catch (error) {
-          if (db.inTransaction) db.exec("ROLLBACK");
+          if (db.inTransaction) this.#stmt("ROLLBACK").run();
           throw error;
         }
       } catch (error) {
-        if (!isBusy(error)) throw error;
+        if (!isBusy(error)) throw this.#storageError(operation, error);
         const waited = performance.now() - started;
         if (waited >= deadlineMs) {
           throw new BusyDeadlineError(
             `Cannot ${operation} on session database "${this.#path}": the database stayed locked for ${
               Math.round(waited)
-            } ms (${attempt + 1} attempts); another process holds the write lock`,
+            } ms (${
+              attempt + 1
+            } attempts, deadline ${deadlineMs} ms): another connection holds the write lock (retry later, find the process that keeps a transaction open, or raise busyDeadlineMs)`,
             { cause: error },
           );
         }
@@ -1421,6 +1467,17 @@ export class SessionDB {
         sleepSync(Math.min(jitter, Math.max(1, deadlineMs - waited)));
       }
     }
+  }
+
+  /** Names a storage failure (read-only, full, corrupt, I/O) with its fix; else `error`. */
+  #storageError(operation: string, error: unknown): unknown {
+    if (!(error instanceof SqliteError) || !STORAGE_CODES.has(error.code)) return error;
+    return new SessionDBStorageError(
+      `Cannot ${operation} on session database "${this.#path}": ${
+        errorDetail(error)
+      }; the transaction was rolled back`,
+      { cause: error },
+    );
   }
 
   #migrate(): void {
@@ -1449,6 +1506,15 @@ export class SessionDB {
       );
     }
     return row;
+  }
+
+  /** #requireWritable for the append hot path: reads one column, not thirteen. */
+  #requireAppendable(id: string): void {
+    const row = this.#stmt("SELECT end_reason FROM sessions WHERE id = ?").value<[string | null]>(
+      id,
+    );
+    if (!row) this.#requireSession(id); // throws SessionNotFoundError
+    else if (row[0] === "compression") this.#requireWritable(id, "append to"); // throws
   }
 
   #requireWritable(id: string, action: string): SessionRow {
@@ -1523,16 +1589,31 @@ function errorDetail(error: unknown): string {
     if (error.code === 14) {
       return `${base} (check that the folder exists and is writable, and the file readable)`;
     }
-    if (error.code === 8) return `${base} (the file or its folder is read-only)`;
+    if (error.code === 8) {
+      return `${base} (the file or its folder is read-only: make both writable, or open with { readonly: true })`;
+    }
+    if (error.code === 10) return `${base} (an I/O error: check the disk and the file system)`;
+    if (error.code === 13) return `${base} (the disk is full: free some space and retry)`;
     return base;
   }
   return error instanceof Error ? error.message : String(error);
 }
 
+/** `SESSION_DB_VFS`: a registered VFS to open through (unset: SQLite's default). */
+function vfsFromEnv(): string | undefined {
+  try {
+    return Deno.env.get("SESSION_DB_VFS") || undefined;
+  } catch {
+    return undefined; // without env permission the variable is treated as unset
+  }
+}
+
 function createPrivateFile(path: string, fail: (detail: string) => Error): void {
   const dir = dirname(path);
   try {
-    if (!Deno.statSync(dir).isDirectory) throw fail(`"${dir}" is not a directory`);
+    if (!Deno.statSync(dir).isDirectory) {
+      throw fail(`"${dir}" is not a directory (choose a path inside an existing folder)`);
+    }
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       throw fail(`the folder "${dir}" does not exist (create it first)`);

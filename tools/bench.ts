@@ -701,6 +701,8 @@ interface TableRow {
   node?: number | undefined;
   /** The largest (max - min) / median over the row's implementations' rounds. */
   spread?: number | undefined;
+  /** Commits per second, for fsync/txn. */
+  txnPerSec?: number | undefined;
   fsyncsPerTxn?: number | undefined;
   target: string;
   result: string;
@@ -826,9 +828,13 @@ async function main(): Promise<void> {
 
     const rows: TableRow[] = [];
 
-    // 4. fsync rate (first, on a quiet disk).
-    log("fsync rate");
-    const fsync = fsyncRate(work, config.fsyncMs);
+    // 4. fsync rate: sampled at the start, before §3 and at the end (the disk drifts).
+    const fsyncSamples: number[] = [];
+    const sampleFsync = () => {
+      log("fsync rate");
+      fsyncSamples.push(fsyncRate(work, config.fsyncMs / 2));
+    };
+    sampleFsync();
 
     // 1. Statement rates.
     const stmtRuns: Record<"binding" | "node", StmtResult[]> = { binding: [], node: [] };
@@ -947,7 +953,7 @@ async function main(): Promise<void> {
           python: med(r, "python"),
           node: med(r, "node"),
           spread: rowSpread(r, ["binding", "python", "node"]),
-          fsyncsPerTxn: ratio(fsync, med(r, "binding")),
+          txnPerSec: med(r, "binding"),
           target: "(info)",
           result: "-",
         });
@@ -969,7 +975,7 @@ async function main(): Promise<void> {
         python: med(r, "python"),
         node: med(r, "node"),
         spread: rowSpread(r, ["sessiondb", "python", "node"]),
-        fsyncsPerTxn: ratio(fsync, ours),
+        txnPerSec: ours,
         target: "Py >= 1.0, node >= 0.9",
         result: verdict([
           ["Py", ratio(ours, med(r, "python")), 1.0],
@@ -985,7 +991,7 @@ async function main(): Promise<void> {
           ours: fixed,
           node: med(r, "node"),
           spread: rowSpread(r, ["sessiondb-fixed", "node"]),
-          fsyncsPerTxn: ratio(fsync, fixed),
+          txnPerSec: fixed,
           target: "node >= 0.9",
           result: verdict([["node", ratio(fixed, med(r, "node")), 0.9]]),
         });
@@ -998,7 +1004,7 @@ async function main(): Promise<void> {
         python: med(r, "python"),
         node: med(r, "node"),
         spread: rowSpread(r, ["binding", "python", "node"]),
-        fsyncsPerTxn: ratio(fsync, med(r, "binding")),
+        txnPerSec: med(r, "binding"),
         target: "(diagnostic)",
         result: "-",
       });
@@ -1025,6 +1031,7 @@ async function main(): Promise<void> {
     }
 
     // 3. Batch appends.
+    sampleFsync();
     for (const mode of ["delete", "wal"] as const) {
       const sync: Sync = mode === "wal" ? "FULL" : "EXTRA";
       const label = `${mode}/${sync} x${config.batchSize}`;
@@ -1044,7 +1051,7 @@ async function main(): Promise<void> {
         python: med(r, "python"),
         node: med(r, "node"),
         spread: rowSpread(r, ["sessiondb", "python", "node"]),
-        fsyncsPerTxn: ratio(fsync, ours === undefined ? undefined : ours / config.batchSize),
+        txnPerSec: ours === undefined ? undefined : ours / config.batchSize,
         target: "(info)",
         result: "-",
       });
@@ -1081,11 +1088,17 @@ async function main(): Promise<void> {
       }
     }
 
+    sampleFsync();
+    const fsync = median(fsyncSamples);
+    for (const row of rows) {
+      if (row.txnPerSec !== undefined) row.fsyncsPerTxn = fsync / row.txnPerSec;
+    }
     rows.push({
       section: "4",
       benchmark: "fsync: 1-byte write + fsync loop [fsyncs/s]",
       oursLabel: "disk",
       ours: fsync,
+      spread: spread(fsyncSamples),
       fsyncsPerTxn: 1,
       target: "(physical bound)",
       result: "-",
@@ -1107,7 +1120,7 @@ async function main(): Promise<void> {
       `WAL on ${sys}: the store keeps a new file in DELETE (WAL-reset gate), so the bench ` +
       "puts the empty file in WAL with the same library before SessionDB opens it.",
       "spread: (max - min) / median of the rounds, the largest in the row. fsync/txn: the " +
-      "disk's fsync rate / the commit rate (fsync-equivalents per commit).",
+      "disk's fsync rate (median of 3 samples) / the commit rate: fsync-equivalents per commit.",
       "tmpfs rows: the same runs on /dev/shm, where fsync is free: what is left is CPU.",
     ];
     console.log("");
@@ -1129,6 +1142,7 @@ async function main(): Promise<void> {
       },
       config,
       fsyncPerSec: fsync,
+      fsyncSamples,
       statements: stmtRuns,
       appends: appendRuns,
       table: rows.map((r) => ({

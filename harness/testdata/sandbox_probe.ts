@@ -1,18 +1,28 @@
-// Tries what a child must not be able to do and prints one JSON line of outcomes.
-const [outside, otherRun] = Deno.args;
-const outcomes: Record<string, string> = {};
-async function attempt(name: string, fn: () => unknown | Promise<unknown>) {
+// Tries what it is told and prints one JSON array of outcomes: "allowed", or the
+// error's name (NotCapable when a permission refused it).
+//
+// Usage: sandbox_probe.ts '[["read", "<path>"], ["write", "<path>"], ["connect", "<host:port>"],
+//   ["listen", "<port>"], ["run", "<command>"], ["env", "<name>"], ["ffi", "<library>"]]'
+const attempts: Record<string, (arg: string) => unknown | Promise<unknown>> = {
+  read: (path) => Deno.readFileSync(path),
+  write: (path) => Deno.writeTextFileSync(path, "x"),
+  connect: async (address) => {
+    const [hostname, port] = address.split(":");
+    (await Deno.connect({ hostname: hostname!, port: Number(port) })).close();
+  },
+  listen: (port) => Deno.listen({ hostname: "127.0.0.1", port: Number(port) }).close(),
+  run: (command) => new Deno.Command(command).outputSync(),
+  env: (name) => Deno.env.get(name),
+  ffi: (library) => Deno.dlopen(library, {}).close(),
+};
+
+const outcomes: string[] = [];
+for (const [action, arg] of JSON.parse(Deno.args[0] ?? "[]") as [string, string][]) {
   try {
-    await fn();
-    outcomes[name] = "allowed";
+    await attempts[action]!(arg);
+    outcomes.push("allowed");
   } catch (error) {
-    outcomes[name] = error instanceof Error ? error.name : String(error);
+    outcomes.push(error instanceof Error ? error.name : String(error));
   }
 }
-await attempt("writeOutside", () => Deno.writeTextFileSync(`${outside}/escape.txt`, "x"));
-await attempt("readOtherRun", () => Deno.readTextFileSync(`${otherRun}/secret.txt`));
-await attempt("connect", () => Deno.connect({ hostname: "127.0.0.1", port: 9 }));
-await attempt("run", () => new Deno.Command("true").outputSync());
-await attempt("envOutsideList", () => Deno.env.get("HOME"));
-await attempt("writeRunDir", () => Deno.writeTextFileSync(`${Deno.cwd()}/inside.txt`, "x"));
 console.log(JSON.stringify(outcomes));

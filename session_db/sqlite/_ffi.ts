@@ -6,7 +6,7 @@
 
 const symbols = {
   sqlite3_libversion: { parameters: [], result: "usize" },
-  sqlite3_open_v2: { parameters: ["buffer", "buffer", "i32", "usize"], result: "i32" },
+  sqlite3_open_v2: { parameters: ["buffer", "buffer", "i32", "buffer"], result: "i32" },
   sqlite3_close_v2: { parameters: ["usize"], result: "i32" },
   sqlite3_errmsg: { parameters: ["usize"], result: "usize" },
   sqlite3_errstr: { parameters: ["i32"], result: "usize" },
@@ -51,6 +51,9 @@ const symbols = {
   sqlite3_last_insert_rowid: { parameters: ["usize"], result: "i64" },
   sqlite3_get_autocommit: { parameters: ["usize"], result: "i32" },
   sqlite3_free: { parameters: ["usize"], result: "void" },
+  // For VFS shims (session_db/recording_vfs.ts); only called when one is installed.
+  sqlite3_vfs_find: { parameters: ["buffer"], result: "usize" },
+  sqlite3_vfs_register: { parameters: ["usize", "i32"], result: "i32" },
   strlen: { parameters: ["usize"], result: "usize" },
   memcpy: { parameters: ["buffer", "usize", "usize"], result: "usize" },
   kill: { parameters: ["i32", "i32"], result: "i32" },
@@ -125,6 +128,21 @@ export function libraryCandidates(): string[] {
 
 let loaded: LoadedLibrary | undefined;
 
+/** Names what is wrong with a library that did not load, from the loader's message. */
+function describeLoadFailure(path: string, error: unknown): string {
+  const raw = error instanceof Error ? error.message : String(error);
+  const symbol = /Failed to register symbol (\w+)/.exec(raw)?.[1] ??
+    /undefined symbol: (\w+)/.exec(raw)?.[1];
+  // A library that loads but lacks the API is another library, e.g. libz.
+  if (symbol) return `${path} is not a SQLite library: it lacks the symbol ${symbol}`;
+  if (/No such file or directory|cannot find|image not found/i.test(raw)) {
+    return `${path} does not exist`;
+  }
+  if (/Is a directory/i.test(raw)) return `${path} is a directory, not a library file`;
+  const reason = raw.split(": ").at(-1) ?? raw;
+  return `${path} is not a loadable shared library (${reason})`;
+}
+
 /**
  * Loads SQLite once per process: `DENO_SQLITE_PATH` when set, else the system library.
  * Throws {@linkcode SqliteLibraryError} naming both when neither loads.
@@ -141,7 +159,7 @@ export function loadLibrary(): LoadedLibrary {
       return loaded;
     } catch (error) {
       lastError = error;
-      failures.push(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+      failures.push(describeLoadFailure(path, error));
     }
   }
   const tried = failures.length ? failures.join("; ") : "no system libsqlite3 found";
@@ -168,10 +186,21 @@ export function copyBytes(sym: SqliteSymbols, address: bigint, length: number): 
 export function readCString(sym: SqliteSymbols, address: bigint): string {
   if (address === 0n) return "";
   const length = Number(sym.strlen(address));
-  return decoder.decode(copyBytes(sym, address, length));
+  return readText(sym, address, length);
 }
 
-/** Decodes `length` bytes of UTF-8 at `address`. */
+// One reused buffer for text read out of SQLite: a fresh Uint8Array per value (allocated,
+// then handed to FFI) cost ~0.5 us per TEXT column.
+let textScratch = new Uint8Array(4096);
+
+/** Decodes `length` bytes of UTF-8 at `address` (through a reused scratch buffer). */
 export function readText(sym: SqliteSymbols, address: bigint, length: number): string {
-  return decoder.decode(copyBytes(sym, address, length));
+  if (length === 0 || address === 0n) return "";
+  // Values over 1 MiB get their own buffer so the scratch never pins megabytes.
+  if (length > 1 << 20) return decoder.decode(copyBytes(sym, address, length));
+  if (length > textScratch.length) {
+    textScratch = new Uint8Array(Math.min(1 << 20, Math.max(length, textScratch.length * 2)));
+  }
+  sym.memcpy(textScratch, address, BigInt(length));
+  return decoder.decode(textScratch.subarray(0, length));
 }

@@ -21,6 +21,8 @@ export interface DatabaseOptions {
   create?: boolean;
   /** Open a private in-memory database; the path is ignored (default `false`). */
   memory?: boolean;
+  /** The name of a registered VFS to open through (default: SQLite's default VFS). */
+  vfs?: string;
 }
 
 const SQLITE_OK = 0;
@@ -41,6 +43,8 @@ const TRANSIENT = -1n;
 
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(1); // a non-NULL pointer for zero-length text and blobs
+let bindScratch = new Uint8Array(4096); // UTF-8 of bound text, reused
+const SCRATCH_LIMIT = 1 << 20;
 
 /**
  * An error reported by SQLite, with its primary result code (`code`, e.g. 5 for
@@ -357,8 +361,19 @@ export class Statement {
     if (value === null || value === undefined) {
       rc = sym.sqlite3_bind_null(h, index);
     } else if (typeof value === "string") {
-      const bytes = value.length === 0 ? EMPTY : encoder.encode(value);
-      rc = sym.sqlite3_bind_text(h, index, bytes, value.length === 0 ? 0 : bytes.length, TRANSIENT);
+      // encodeInto a reused buffer (SQLITE_TRANSIENT copies it): no allocation per value.
+      // Values over the scratch limit get their own buffer so it never pins megabytes.
+      const bound = value.length * 3;
+      if (bound > bindScratch.length && bound <= SCRATCH_LIMIT) {
+        bindScratch = new Uint8Array(bound);
+      }
+      if (bound > bindScratch.length) {
+        const bytes = encoder.encode(value);
+        rc = sym.sqlite3_bind_text(h, index, bytes, bytes.length, TRANSIENT);
+      } else {
+        const { written } = encoder.encodeInto(value, bindScratch);
+        rc = sym.sqlite3_bind_text(h, index, bindScratch, written, TRANSIENT);
+      }
     } else if (typeof value === "number") {
       rc = Number.isSafeInteger(value)
         ? sym.sqlite3_bind_int64(h, index, BigInt(value))
@@ -459,7 +474,7 @@ export class Database {
    * Opens (and by default creates) a database.
    *
    * @param path A file path, or `":memory:"`.
-   * @param options Read-only, create and in-memory flags.
+   * @param options Read-only, create and in-memory flags, and the VFS.
    */
   constructor(path: string | URL, options: DatabaseOptions = {}) {
     this.#sym = loadLibrary().symbols;
@@ -473,7 +488,8 @@ export class Database {
     if (options.memory) flags |= OPEN_MEMORY;
     const out = new BigUint64Array(1);
     const name = encoder.encode((options.memory ? ":memory:" : this.#path) + "\0");
-    const rc = this.#sym.sqlite3_open_v2(name, out, flags, 0n);
+    const vfs = options.vfs ? encoder.encode(options.vfs + "\0") : null;
+    const rc = this.#sym.sqlite3_open_v2(name, out, flags, vfs);
     this.#handle = out[0]!;
     if (rc !== SQLITE_OK) {
       const message = this.#handle

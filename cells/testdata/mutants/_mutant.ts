@@ -1,6 +1,12 @@
 // Builds a mutant store: the reference SessionDB with some methods replaced, plus a
 // raw connection to the same file for the broken versions to write through.
-import { crashPoints, Database, SessionDB } from "../../../session_db/mod.ts";
+import {
+  CompressionSessionClosedError,
+  crashPoints,
+  Database,
+  SessionDB,
+  SessionNotFoundError,
+} from "../../../session_db/mod.ts";
 import type { StoreOptions } from "../../target.ts";
 
 /** The pieces a mutant's replacement methods use. */
@@ -43,7 +49,14 @@ export function openMutant(
       }
       if (typeof key === "string" && key in replaced) return replaced[key];
       const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
+      if (typeof value !== "function") return value;
+      // One store, one connection in spirit: a mutant that left its own transaction
+      // open (acknowledging before COMMIT) commits it before the reference store
+      // writes, as a single connection would, instead of deadlocking against itself.
+      return (...args: unknown[]) => {
+        if (raw.inTransaction) raw.exec("COMMIT");
+        return value.apply(target, args);
+      };
     },
   });
 }
@@ -61,6 +74,26 @@ export function mutantCrashPoints(replaced: string[], own: string[] = []): strin
     ...crashPoints().filter((p) => !replaced.some((m) => p.startsWith(`${m}:`))),
     ...own,
   ];
+}
+
+/**
+ * The reference store's guard on appends, for a mutant's own `appendMessage`: an
+ * unknown session, or one ended by a compression rotation, is refused with the typed
+ * error (so the mutant breaks its one clause, not cell 3's typed-error check too).
+ *
+ * @param raw The mutant's connection.
+ * @param sessionId The session appended to.
+ */
+export function refuseUnwritable(raw: Database, sessionId: string): void {
+  const row = raw.prepare("SELECT end_reason FROM sessions WHERE id = ?").value<[string | null]>(
+    sessionId,
+  );
+  if (!row) throw new SessionNotFoundError(`Unknown session "${sessionId}"`);
+  if (row[0] === "compression") {
+    throw new CompressionSessionClosedError(
+      `Cannot append to session "${sessionId}": it was rotated by compression`,
+    );
+  }
 }
 
 /** Blocks the thread, like a check-then-act that awaits something in between. */

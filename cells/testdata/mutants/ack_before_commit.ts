@@ -6,7 +6,7 @@
  * @module
  */
 import type { StoreOptions } from "../../target.ts";
-import { mutantCrashPoints, openMutant } from "./_mutant.ts";
+import { mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
@@ -14,6 +14,7 @@ export function openStore(path: string, options: StoreOptions): unknown {
     appendMessage(sessionId: string, message: { role: string; content: string }) {
       if (raw.inTransaction) raw.exec("COMMIT");
       raw.exec("BEGIN IMMEDIATE");
+      refuseUnwritable(raw, sessionId);
       raw.prepare(
         "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
       ).run(sessionId, message.role, message.content, Date.now() / 1000);

@@ -1,0 +1,58 @@
+// The power-loss tier on the reference store (current leg), and the reason the tier
+// exists: stores with synchronous=OFF, and in DELETE mode with FULL, are caught by it while
+// the SIGKILL cell stays GREEN on them. Small runs here; `deno task powerloss` is the big one.
+import { ok } from "node:assert/strict";
+import { powerLossPrefixCell, powerLossRotationCell } from "./power_loss.ts";
+import { prefixDurabilityCell } from "./prefix_durability.ts";
+import { runDefinitions } from "./_run.ts";
+
+const reference = new URL("./reference_target.ts", import.meta.url);
+const small = { minAcknowledged: 20, subsets: 6, torn: 3 };
+
+for (const test of await powerLossPrefixCell({ target: reference, ...small })) Deno.test(test);
+for (
+  const test of await powerLossRotationCell({
+    target: reference,
+    ...small,
+    minAcknowledged: 5,
+    kills: ["ack"],
+  })
+) {
+  Deno.test(test);
+}
+
+for (const mutant of ["sync_off", "delete_full"]) {
+  Deno.test({
+    name: `mutant ${mutant}: caught by the power-loss tier, GREEN under SIGKILL`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    async fn() {
+      const target = new URL(`./testdata/mutants/${mutant}.ts`, import.meta.url);
+      // The acknowledgement-instant kill: the moment DELETE+FULL's unsynced unlink shows.
+      const powerLoss = await runDefinitions(
+        await powerLossPrefixCell({ target, ...small, kills: ["ack"], keepEvidence: false }),
+      );
+      const sigkill = await runDefinitions(
+        await prefixDurabilityCell({ target, minAcknowledged: 20, rounds: 2, keepEvidence: false }),
+      );
+      for (const outcome of [...powerLoss, ...sigkill]) {
+        if (outcome.status === "SKIP") {
+          console.log(`  SKIP (leg not applicable): ${outcome.detail}`);
+          return;
+        }
+      }
+      for (const outcome of powerLoss) {
+        ok(outcome.status === "FAIL", `the power-loss tier passed on ${mutant}: it cannot fail`);
+        ok(
+          /nothing acknowledged lost in the last-sync image/.test(outcome.detail ?? ""),
+          `caught for another reason: ${outcome.detail}`,
+        );
+        console.log(`  power loss caught it: ${outcome.detail?.split("\n")[0]}`);
+      }
+      for (const outcome of sigkill) {
+        ok(outcome.status === "PASS", `SIGKILL cell 1 failed on ${mutant}: ${outcome.detail}`);
+      }
+      console.log(`  SIGKILL cell 1: GREEN`);
+    },
+  });
+}

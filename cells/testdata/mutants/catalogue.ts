@@ -1,0 +1,132 @@
+/**
+ * The mutants: each breaks exactly one clause, names the cell meant to catch it and the
+ * check that must be the one failing (a mutant caught for another reason, say it did
+ * not open, proves nothing). Shared by `cells/mutants_test.ts` and `deno task mutants`.
+ *
+ * @module
+ */
+import type { LegName } from "../../../harness/legs.ts";
+
+/** A cell number. */
+export type MutantCell = 1 | 2 | 3 | 4 | 5;
+
+/** One mutant. */
+export interface MutantSpec {
+  /** The module's file name in this folder, without `.ts`. */
+  name: string;
+  /** The clause it breaks, in a few words. */
+  breaks: string;
+  /** The cells meant to catch it. */
+  cells: readonly MutantCell[];
+  /**
+   * `caught`: each of `cells` must FAIL with `clause` matching the failing step.
+   * `skipped`: each of `cells` must SKIP with `clause` matching the reason (on `leg`).
+   */
+  expect: "caught" | "skipped";
+  /** What the failing step or the skip reason must match. */
+  clause: RegExp;
+  /** The leg it is judged on (default: whichever leg is running). */
+  leg?: LegName;
+}
+
+/** Every mutant under `cells/testdata/mutants/`. */
+export const MUTANTS: readonly MutantSpec[] = [
+  {
+    name: "ack_before_commit",
+    breaks: "acknowledges an append before its COMMIT",
+    cells: [1],
+    expect: "caught",
+    clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+  },
+  {
+    name: "batch_commit_50",
+    breaks: "commits appends in batches of 50",
+    cells: [1],
+    expect: "caught",
+    clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+  },
+  {
+    name: "recovery_wrong_order",
+    breaks: "recovery reads without ORDER BY id (here by content)",
+    cells: [1],
+    expect: "caught",
+    clause: /^contiguous prefix m0\.\.m\d+, N >= acknowledged: row \d+ is .*reorder\)/,
+  },
+  {
+    name: "claim_select_then_update",
+    breaks: "claims by SELECT, then UPDATE",
+    cells: [2],
+    expect: "caught",
+    clause: /^round 1: exactly one winner \((?:[2-9]|[1-9]\d+)\)/,
+  },
+  {
+    name: "claim_without_state_predicate",
+    breaks: "claims by an UPDATE without the state predicate",
+    cells: [2],
+    expect: "caught",
+    clause: /^round 1: exactly one winner \((?:[2-9]|[1-9]\d+)\)/,
+  },
+  {
+    name: "rotation_two_transactions",
+    breaks: "ends the parent, then creates the child, in two transactions",
+    cells: [3],
+    expect: "caught",
+    clause: /: no compression orphan|: in-flight rotation \d+ complete or absent: partial rotation/,
+  },
+  {
+    name: "publish_child_first_two_transactions",
+    breaks: "creates the child, then ends the parent, in two transactions",
+    cells: [3],
+    expect: "caught",
+    clause: /: in-flight rotation \d+ complete or absent: partial rotation/,
+  },
+  {
+    name: "rewind_reinsert_prefix",
+    breaks: "rewinds by archiving every row and re-inserting the prefix",
+    cells: [4],
+    expect: "caught",
+    clause: /: no prefix row duplicated|: rewound rows stay inactive, kept prefix ids unchanged/,
+  },
+  {
+    name: "rewind_without_cas",
+    breaks: "rewinds without the compare-and-swap on the active ids",
+    cells: [4],
+    expect: "caught",
+    clause: /^compare-and-swap: .*: the rewind with stale active ids was not refused/,
+  },
+  {
+    name: "resend_attempting_without_key",
+    breaks: "re-sends an attempting obligation without an idempotent transport",
+    cells: [5],
+    expect: "caught",
+    clause: /non-idempotent: each effect observed at most once: .* observed \d+ times/,
+  },
+  {
+    name: "mark_delivered_before_send",
+    breaks: "books an obligation delivered before sending it",
+    cells: [5],
+    expect: "caught",
+    clause: /non-idempotent: no obligation silently lost: .* marked delivered, never received/,
+  },
+  {
+    name: "resolver_ignores_mode",
+    breaks: "ignores the requested journal mode (always WAL)",
+    cells: [1, 3, 4, 5],
+    expect: "skipped",
+    clause: /^leg delete not honoured: the store left the file in wal mode/,
+    leg: "delete",
+  },
+];
+
+/**
+ * The module of a mutant.
+ *
+ * @param name The mutant's name.
+ * @returns Its URL.
+ */
+export function mutantTarget(name: string): URL {
+  return new URL(`./${name}.ts`, import.meta.url);
+}
+
+/** The correct-but-different store's target, which every cell must pass. */
+export const ALT_STORE_TARGET: URL = new URL("../alt_store/target.ts", import.meta.url);

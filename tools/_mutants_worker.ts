@@ -1,0 +1,74 @@
+// One job of `deno task mutants`: runs the given cells against one target on the leg of
+// this process (SESSION_DB_JOURNAL_MODE, DENO_SQLITE_PATH), in-process through
+// runDefinitions (a failed step fails the cell at once), and prints one result line.
+import { join } from "node:path";
+import { type CellId, CELLS } from "../cells/register.ts";
+import { runDefinitions } from "../cells/_run.ts";
+import type { CellReport } from "../cells/_cell.ts";
+import { sqliteVersion } from "../session_db/sqlite/mod.ts";
+
+/** Marks the result line among the cells' own output. */
+export const RESULT_MARK = "@@mutants ";
+
+/** What a job prints after {@linkcode RESULT_MARK}. */
+export interface JobResult {
+  /** The SQLite version of the leg. */
+  sqliteVersion: string;
+  /** One entry per cell run. */
+  cells: JobCell[];
+}
+
+/** One cell's outcome on the target. */
+export interface JobCell {
+  /** The cell. */
+  cell: number;
+  /** PASS, FAIL or SKIP. */
+  status: "PASS" | "FAIL" | "SKIP";
+  /** The failing step and its message, or the skip reason. */
+  detail?: string;
+  /** Seconds the cell took. */
+  seconds: number;
+  /** The kept run directory, when the cell failed and evidence was kept. */
+  evidence?: string;
+  /** The cell's evidence figures. */
+  figures?: Record<string, unknown>;
+}
+
+if (import.meta.main) {
+  const [target, cellList, keep] = Deno.args;
+  if (!target || !cellList) {
+    console.error("usage: _mutants_worker.ts <target> <cells, e.g. 1,2,3> [keep evidence 0|1]");
+    Deno.exit(2);
+  }
+  // The cells write their reports here; they carry the evidence path and figures.
+  const reports = await Deno.makeTempDir({ prefix: "mutants-reports-" });
+  Deno.env.set("CELLS_REPORT_DIR", reports);
+  const out: JobCell[] = [];
+  try {
+    for (const cell of cellList.split(",").map(Number) as CellId[]) {
+      const started = performance.now();
+      const [outcome] = await runDefinitions(
+        await CELLS[cell]({ target, keepEvidence: keep === "1" }),
+      );
+      const seconds = Number(((performance.now() - started) / 1000).toFixed(1));
+      let report: CellReport | undefined;
+      for await (const entry of Deno.readDir(reports)) {
+        if (entry.name.startsWith(`cell${cell}-`)) {
+          report = JSON.parse(await Deno.readTextFile(join(reports, entry.name)));
+        }
+      }
+      out.push({
+        cell,
+        status: outcome?.status ?? "FAIL",
+        ...(outcome?.detail ? { detail: outcome.detail } : {}),
+        seconds,
+        ...(report?.evidence && outcome?.status === "FAIL" ? { evidence: report.evidence } : {}),
+        ...(report?.figures ? { figures: report.figures } : {}),
+      });
+    }
+  } finally {
+    await Deno.remove(reports, { recursive: true }).catch(() => {});
+  }
+  const result: JobResult = { sqliteVersion: sqliteVersion(), cells: out };
+  console.log(RESULT_MARK + JSON.stringify(result));
+}

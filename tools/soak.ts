@@ -1,0 +1,516 @@
+/**
+ * `deno task soak`: runs the cells again and again, optionally with CPU hogs on every
+ * core, and sums what they did from their reports: failures, SIGKILLs delivered,
+ * acknowledged operations, and acknowledged operations lost (which must stay 0). A
+ * suite that flakes under load is worse than none: this is how flakes are found.
+ *
+ * Each run is one `deno test` process per leg (the cells against the target, with
+ * `CELLS_REPORT_DIR` set), bounded by `--timeout`. Hogs are busy-loop child processes:
+ * each ends on its own at the soak's worst-case end or when the soak dies, and the soak
+ * kills them when it finishes.
+ *
+ * Usage: `deno task soak --runs N [--hogs 2] [--legs default,delete,wal]
+ * [--library system|fixed|<path>] [--cells 1,2,3,4,5] [--target <module>]
+ * [--timeout <s per run>] [--json <path>]`. Writes `.cache/soak/report.json` unless
+ * `--json` names another path; exits 1 on any failure or loss, 2 on bad arguments.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
+import type { CellReport } from "../cells/_cell.ts";
+import { type LegName, parseLeg } from "../harness/legs.ts";
+import { libraryCandidates } from "../session_db/sqlite/_ffi.ts";
+import { fixedSqlitePath } from "./build_sqlite.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/** Raised on a bad command line (exit 2). */
+export class SoakUsageError extends Error {
+  /** Creates the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "SoakUsageError";
+  }
+}
+
+/** What the soak runs. */
+export interface SoakOptions {
+  /** How many runs (each runs every leg once). */
+  runs: number;
+  /** Busy-loop processes alongside (default 0; 2 fills a 2-core machine). */
+  hogs: number;
+  /** The legs of each run (default: the default leg only). */
+  legs: LegName[];
+  /** `system`, `fixed`, or a library path (default: `DENO_SQLITE_PATH`, else system). */
+  library: string;
+  /** The cells (default all). */
+  cells: number[];
+  /** The target module specifier (default: the reference store). */
+  target: string;
+  /** Seconds one run of one leg may take before it is killed and counted as failed. */
+  timeoutS: number;
+  /** Where the JSON report goes. */
+  json: string;
+}
+
+/**
+ * Parses the soak's command line.
+ *
+ * @param args The arguments.
+ * @returns The options.
+ * @throws {SoakUsageError} On an unknown flag or a bad value, naming the fix.
+ * @example
+ * ```ts
+ * import { parseSoakArgs } from "./soak.ts";
+ * console.log(parseSoakArgs(["--runs", "3", "--hogs", "2"]).hogs); // 2
+ * ```
+ */
+export function parseSoakArgs(args: readonly string[]): SoakOptions {
+  const options: SoakOptions = {
+    runs: 10,
+    hogs: 0,
+    legs: ["default"],
+    library: "",
+    cells: [1, 2, 3, 4, 5],
+    target: new URL("../cells/reference_target.ts", import.meta.url).href,
+    timeoutS: 600,
+    json: join(ROOT, ".cache/soak/report.json"),
+  };
+  const count = (flag: string, text: string, min: number, max: number) => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new SoakUsageError(
+        `Invalid ${flag} "${text}": use a whole number from ${min} to ${max}`,
+      );
+    }
+    return n;
+  };
+  for (let i = 0; i < args.length; i++) {
+    const flag = args[i]!;
+    const value = () => {
+      const v = args[++i];
+      if (v === undefined) throw new SoakUsageError(`Invalid arguments: ${flag} needs a value`);
+      return v;
+    };
+    if (flag === "--runs") options.runs = count(flag, value(), 1, 100_000);
+    else if (flag === "--hogs") options.hogs = count(flag, value(), 0, 64);
+    else if (flag === "--legs") {
+      options.legs = value().split(",").map((leg) => {
+        try {
+          return parseLeg(leg);
+        } catch (error) {
+          throw new SoakUsageError((error as Error).message);
+        }
+      });
+    } else if (flag === "--library") options.library = value();
+    else if (flag === "--cells") {
+      options.cells = value().split(",").map((c) => count("cell", c, 1, 5));
+    } else if (flag === "--target") {
+      const t = value();
+      options.target = /^[a-z]+:/.test(t) ? t : new URL(`file://${resolve(t)}`).href;
+    } else if (flag === "--timeout") options.timeoutS = count(flag, value(), 1, 86_400);
+    else if (flag === "--json") options.json = resolve(value());
+    else {
+      throw new SoakUsageError(
+        `Invalid argument "${flag}": use --runs, --hogs, --legs, --library, --cells, --target, --timeout or --json`,
+      );
+    }
+  }
+  return options;
+}
+
+/** Resolves `--library` to a path: `system`, `fixed`, a path, or the environment's. */
+function resolveLibrary(wanted: string): string {
+  if (wanted === "fixed") {
+    const path = fixedSqlitePath();
+    try {
+      Deno.statSync(path);
+    } catch {
+      throw new SoakUsageError(
+        `Cannot use the fixed SQLite: ${path} is not built (deno task sqlite)`,
+      );
+    }
+    return path;
+  }
+  if (wanted && wanted !== "system") return resolve(wanted);
+  const explicit = wanted === "" ? Deno.env.get("DENO_SQLITE_PATH") : undefined;
+  if (explicit) return explicit;
+  const saved = Deno.env.get("DENO_SQLITE_PATH");
+  Deno.env.delete("DENO_SQLITE_PATH");
+  const system = libraryCandidates().find((p) => p.startsWith("/"));
+  if (saved !== undefined) Deno.env.set("DENO_SQLITE_PATH", saved);
+  if (!system) {
+    throw new SoakUsageError(
+      "Cannot find the system libsqlite3: install it, or pass --library <path>",
+    );
+  }
+  return system;
+}
+
+// --- hogs ---------------------------------------------------------------------------
+
+/** Busy-loop processes that keep every core busy. */
+export interface Hogs {
+  /** Their pids. */
+  pids: number[];
+  /** CPU seconds they have used so far (as each last reported it, every half second). */
+  cpuSeconds(): number;
+  /** Kills (SIGKILL) and reaps them; idempotent. */
+  stop(): Promise<void>;
+  /** Resolves when every hog has exited (on its own or stopped). */
+  exited: Promise<void>;
+}
+
+// Spins until its lifetime passes or its parent (the soak) is gone: a soak killed
+// with SIGKILL leaves no hog behind for longer than a moment. Prints the CPU time it
+// got every half second (a SIGKILLed hog cannot report at its end).
+const HOG = `
+import { cpuUsage } from "node:process";
+const end = Date.now() + Number(Deno.args[0]);
+const parent = Deno.ppid;
+const out = new TextEncoder();
+let x = 0;
+let next = 0;
+while (Date.now() < end && Deno.ppid === parent) {
+  for (let i = 0; i < 1e6; i++) x = (x * 31 + i) | 0;
+  if (Date.now() >= next) {
+    const { user, system } = cpuUsage();
+    Deno.stdout.writeSync(out.encode(\`\${user + system}\\n\`));
+    next = Date.now() + 500;
+  }
+}
+`;
+
+/**
+ * Starts `n` CPU hogs, each ending by itself after `maxMs` or when this process dies.
+ *
+ * @param n How many.
+ * @param maxMs Their longest life.
+ * @returns The hogs, to stop.
+ * @example
+ * ```ts
+ * import { startHogs } from "./soak.ts";
+ * const hogs = startHogs(2, 60_000);
+ * await hogs.stop();
+ * ```
+ */
+export function startHogs(n: number, maxMs: number): Hogs {
+  const processes = Array.from({ length: n }, () =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--no-config", HOG, String(Math.max(0, Math.round(maxMs)))],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn());
+  const micros = processes.map(() => 0);
+  const drained = processes.map(async (p, i) => {
+    let pending = "";
+    for await (const chunk of p.stdout.pipeThrough(new TextDecoderStream())) {
+      const lines = (pending + chunk).split("\n");
+      pending = lines.pop()!;
+      const last = Number(lines.at(-1));
+      if (Number.isFinite(last) && last > 0) micros[i] = last;
+    }
+  });
+  const exited = Promise.all([...processes.map((p) => p.status), ...drained]).then(() => {});
+  return {
+    pids: processes.map((p) => p.pid),
+    cpuSeconds: () => micros.reduce((a, b) => a + b, 0) / 1e6,
+    async stop() {
+      for (const p of processes) {
+        try {
+          p.kill("SIGKILL");
+        } catch {
+          // Already exited.
+        }
+      }
+      await exited;
+    },
+    exited,
+  };
+}
+
+// --- runs ---------------------------------------------------------------------------
+
+/** One leg of one run. */
+export interface LegOutcome {
+  /** The run number, from 1. */
+  run: number;
+  /** The leg. */
+  leg: LegName;
+  /** `deno test`'s exit code (`null` when it was killed at the timeout). */
+  code: number | null;
+  /** Seconds taken. */
+  seconds: number;
+  /** The cells' reports. */
+  reports: CellReport[];
+  /** Failures: cells that failed or reported nothing, or the run itself. */
+  failures: string[];
+}
+
+/** The sums over a soak. */
+export interface SoakTotals {
+  /** Runs × legs. */
+  legRuns: number;
+  /** Cell outcomes by status. */
+  pass: number;
+  /** Cell outcomes that failed (plus legs that failed without a cell report). */
+  fail: number;
+  /** Cells skipped (a leg not honoured, a store without the methods). */
+  skip: number;
+  /** SIGKILLs that ended a child. */
+  sigkills: number;
+  /** Operations acknowledged to a child. */
+  acknowledgedOps: number;
+  /** Acknowledged operations missing after recovery. */
+  lost: number;
+  /** The same, by cell. */
+  byCell: Record<
+    string,
+    {
+      pass: number;
+      fail: number;
+      skip: number;
+      sigkills: number;
+      acknowledgedOps: number;
+      lost: number;
+    }
+  >;
+}
+
+const figure = (report: CellReport, name: string): number => {
+  const value = report.figures[name];
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+};
+
+/**
+ * Sums the outcomes of a soak.
+ *
+ * @param outcomes Every leg of every run.
+ * @returns The totals.
+ */
+export function summarize(outcomes: readonly LegOutcome[]): SoakTotals {
+  const totals: SoakTotals = {
+    legRuns: outcomes.length,
+    pass: 0,
+    fail: 0,
+    skip: 0,
+    sigkills: 0,
+    acknowledgedOps: 0,
+    lost: 0,
+    byCell: {},
+  };
+  for (const outcome of outcomes) {
+    for (const report of outcome.reports) {
+      const cell = totals.byCell[`${report.cell} ${report.title}`] ??= {
+        pass: 0,
+        fail: 0,
+        skip: 0,
+        sigkills: 0,
+        acknowledgedOps: 0,
+        lost: 0,
+      };
+      const key = report.status === "PASS" ? "pass" : report.status === "FAIL" ? "fail" : "skip";
+      cell[key]++;
+      totals[key]++;
+      for (const name of ["sigkills", "acknowledgedOps", "lost"] as const) {
+        cell[name] += figure(report, name);
+        totals[name] += figure(report, name);
+      }
+    }
+    // A leg that failed without any failed cell report (a crash, a timeout) still counts.
+    if (outcome.failures.length && !outcome.reports.some((r) => r.status === "FAIL")) {
+      totals.fail++;
+    }
+  }
+  return totals;
+}
+
+async function runLeg(
+  options: SoakOptions,
+  library: string,
+  testFile: string,
+  run: number,
+  leg: LegName,
+): Promise<LegOutcome> {
+  const reportDir = await Deno.makeTempDir({ prefix: "soak-report-" });
+  const env: Record<string, string> = {
+    DENO_SQLITE_PATH: library,
+    CELLS_REPORT_DIR: reportDir,
+    NO_COLOR: "1",
+  };
+  if (leg !== "default") env.SESSION_DB_JOURNAL_MODE = leg;
+  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "TMPDIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  const started = performance.now();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "test",
+      "--no-lock",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-run",
+      "--allow-sys",
+      testFile,
+    ],
+    cwd: ROOT,
+    clearEnv: true,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }, options.timeoutS * 1000);
+  const output = await child.output();
+  clearTimeout(timer);
+  const seconds = (performance.now() - started) / 1000;
+  const reports: CellReport[] = [];
+  for await (const entry of Deno.readDir(reportDir)) {
+    reports.push(JSON.parse(await Deno.readTextFile(join(reportDir, entry.name))));
+  }
+  await Deno.remove(reportDir, { recursive: true });
+  reports.sort((a, b) => a.cell - b.cell);
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  const tail = text.trim().split("\n").slice(-3).join(" | ").slice(0, 300);
+  const failures: string[] = [];
+  for (const report of reports.filter((r) => r.status === "FAIL")) {
+    failures.push(
+      `cell ${report.cell}: ${(report.reason ?? "").split("\n")[0]!.slice(0, 300)}${
+        report.evidence ? ` (evidence: ${report.evidence})` : ""
+      }`,
+    );
+  }
+  for (const cell of options.cells) {
+    if (!reports.some((r) => r.cell === cell)) failures.push(`cell ${cell}: no report (${tail})`);
+  }
+  if (timedOut) failures.push(`the run passed its timeout of ${options.timeoutS} s and was killed`);
+  else if (output.code !== 0 && failures.length === 0) {
+    failures.push(`deno test exited ${output.code}: ${tail}`);
+  }
+  return { run, leg, code: timedOut ? null : output.code, seconds, reports, failures };
+}
+
+/**
+ * Runs the soak and prints a line per run and the totals.
+ *
+ * @param options What to run.
+ * @returns The outcomes and totals (also written to `options.json`).
+ */
+export async function soak(
+  options: SoakOptions,
+): Promise<{ outcomes: LegOutcome[]; totals: SoakTotals }> {
+  const library = resolveLibrary(options.library);
+  const testDir = await Deno.makeTempDir({ prefix: "soak-" });
+  const testFile = join(testDir, "soak_test.ts");
+  await Deno.writeTextFile(
+    testFile,
+    `import { registerCells } from ${
+      JSON.stringify(new URL("../cells/mod.ts", import.meta.url).href)
+    };\nawait registerCells({ target: ${JSON.stringify(options.target)}, cells: ${
+      JSON.stringify(options.cells)
+    } });\n`,
+  );
+  const worstCaseMs = options.runs * options.legs.length * (options.timeoutS + 30) * 1000;
+  const hogs = startHogs(options.hogs, worstCaseMs);
+  // Interrupted: no hog outlives the soak (they would also end on their own shortly).
+  const stopHogs = () => {
+    hogs.stop().finally(() => Deno.exit(130));
+  };
+  Deno.addSignalListener("SIGINT", stopHogs);
+  console.log(
+    `soak: ${options.runs} run(s) × legs ${options.legs.join(",")} of cells ${
+      options.cells.join(",")
+    } on ${library}, ${options.hogs} CPU hog(s)${
+      hogs.pids.length ? ` (pids ${hogs.pids.join(", ")})` : ""
+    }`,
+  );
+  const started = performance.now();
+  const outcomes: LegOutcome[] = [];
+  let hogSeconds: number | undefined;
+  try {
+    for (let run = 1; run <= options.runs; run++) {
+      for (const leg of options.legs) {
+        const outcome = await runLeg(options, library, testFile, run, leg);
+        outcomes.push(outcome);
+        const sum = summarize([outcome]);
+        console.log(
+          `run ${run}/${options.runs} leg ${leg}: ${sum.pass} pass, ${sum.fail} fail, ${sum.skip} skip in ${
+            outcome.seconds.toFixed(1)
+          } s; SIGKILLs ${sum.sigkills}, acknowledged ${sum.acknowledgedOps}, lost ${sum.lost}`,
+        );
+        for (const failure of outcome.failures) console.log(`  FAIL ${failure}`);
+      }
+    }
+    hogSeconds = hogs.cpuSeconds();
+  } finally {
+    Deno.removeSignalListener("SIGINT", stopHogs);
+    await hogs.stop();
+    await Deno.remove(testDir, { recursive: true }).catch(() => {});
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const totals = summarize(outcomes);
+  const failedRuns = new Set(outcomes.filter((o) => o.failures.length).map((o) => o.run));
+  const report = {
+    date: new Date().toISOString(),
+    options: { ...options, library },
+    seconds: Number(seconds.toFixed(1)),
+    hogCpuSeconds: hogSeconds === undefined ? null : Number(hogSeconds.toFixed(1)),
+    failedRuns: [...failedRuns],
+    totals,
+    outcomes: outcomes.map(({ reports, ...rest }) => ({
+      ...rest,
+      cells: reports.map((r) => ({
+        cell: r.cell,
+        status: r.status,
+        sigkills: figure(r, "sigkills"),
+        acknowledgedOps: figure(r, "acknowledgedOps"),
+        lost: figure(r, "lost"),
+        ...(r.reason ? { reason: r.reason.slice(0, 2000) } : {}),
+        ...(r.evidence ? { evidence: r.evidence } : {}),
+      })),
+    })),
+  };
+  await Deno.mkdir(join(options.json, ".."), { recursive: true });
+  await Deno.writeTextFile(options.json, JSON.stringify(report, null, 2) + "\n");
+  console.log("");
+  for (const [cell, t] of Object.entries(totals.byCell)) {
+    console.log(
+      `  cell ${cell}: ${t.pass} pass, ${t.fail} fail, ${t.skip} skip; SIGKILLs ${t.sigkills}, acknowledged ${t.acknowledgedOps}, lost ${t.lost}`,
+    );
+  }
+  console.log(
+    `soak: ${options.runs} runs (${totals.legRuns} leg runs) in ${
+      seconds.toFixed(1)
+    } s with ${options.hogs} hog(s)${
+      hogSeconds === undefined ? "" : ` burning ${hogSeconds.toFixed(0)} CPU-s`
+    }: ${failedRuns.size} failed run(s), ${totals.fail} cell failure(s); ${totals.sigkills} SIGKILLs delivered, ${totals.acknowledgedOps} acknowledged operations, ${totals.lost} lost; report: ${options.json}`,
+  );
+  return { outcomes, totals };
+}
+
+if (import.meta.main) {
+  let options: SoakOptions;
+  try {
+    options = parseSoakArgs(Deno.args);
+    resolveLibrary(options.library);
+  } catch (error) {
+    if (!(error instanceof SoakUsageError)) throw error;
+    console.error(error.message);
+    Deno.exit(2);
+  }
+  const { totals } = await soak(options);
+  Deno.exit(totals.fail > 0 || totals.lost > 0 ? 1 : 0);
+}

@@ -1,0 +1,120 @@
+// The crash sweep: its plan covers every crash point of the reference store, a small
+// sample passes on the reference store, and the sweep catches the two-transaction
+// rotation mutant at the crash point between its transactions, naming that point.
+import { deepStrictEqual, ok } from "node:assert/strict";
+import { currentLeg } from "../harness/legs.ts";
+import { crashPoints } from "../cells/reference_target.ts";
+import { planPoints, sequenceSpace, sweep, type SweepReport } from "./sweep.ts";
+
+const BETWEEN = "publishCompressionChild:betweenTransactions";
+const MUTANT = new URL("../cells/testdata/mutants/rotation_two_transactions.ts", import.meta.url);
+// Every method a program may call: the reference store has them all.
+const METHODS = [
+  "createSession",
+  "appendMessage",
+  "appendMessages",
+  "getMessages",
+  "listSessions",
+  "close",
+  "requestHandoff",
+  "claimHandoff",
+  "tryAcquireCompressionLock",
+  "publishCompressionChild",
+  "releaseCompressionLock",
+  "rewindToMessage",
+  "forkSession",
+  "recordObligation",
+  "markAttempting",
+  "markDelivered",
+  "markFailed",
+  "markUnknown",
+  "sweepRecoverable",
+  "listObligations",
+];
+const quiet = () => {};
+
+/** The leg this process runs on, or `undefined` (with the reason printed) when skipped. */
+function ranLeg(report: SweepReport) {
+  const leg = report.legs[0]!;
+  if (leg.status === "SKIP") {
+    console.log(`  SKIP (leg not applicable): ${leg.reason}`);
+    return undefined;
+  }
+  return leg;
+}
+
+Deno.test("sweep plan: every reference crash point has a program, the space is sized", () => {
+  const points = crashPoints().filter((p) => p !== BETWEEN);
+  const { states, uncovered } = planPoints(points, METHODS, {});
+  deepStrictEqual(uncovered, []);
+  deepStrictEqual(states.length, points.length * 3);
+  // 7 + 49 + 343 sequences; 57 end in each operation, whose states are its points' hits.
+  deepStrictEqual(sequenceSpace(points, METHODS, {}), { sequences: 399, states: 1368 });
+  deepStrictEqual(sequenceSpace(points, METHODS, { maxLength: 1 }), { sequences: 7, states: 24 });
+  // A point no program reaches is uncovered (a failure); one of a method the store lacks is n/a.
+  const { uncovered: missing } = planPoints(["someMethod:afterX"], [...METHODS, "someMethod"], {});
+  ok(/no sweep operation calls someMethod/.test(missing[0]?.reason ?? ""), "an unowned point");
+  const withoutBatch = METHODS.filter((m) => m !== "appendMessages");
+  const { notApplicable } = planPoints(["appendMessages:afterInsert"], withoutBatch, {});
+  deepStrictEqual(notApplicable.map((p) => p.point), ["appendMessages:afterInsert"]);
+});
+
+Deno.test({
+  name: "sweep catches rotation in two transactions at publishCompressionChild:betweenTransactions",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const report = await sweep({
+      target: MUTANT,
+      legs: [currentLeg().name],
+      points: ["publishCompressionChild:"],
+      sequences: "none",
+      seed: 8,
+      keepEvidence: false,
+      log: quiet,
+    });
+    const leg = ranLeg(report);
+    if (!leg) return;
+    deepStrictEqual(leg.pointsTotal, 1, "the mutant's only rotation point");
+    deepStrictEqual(leg.pointsCovered, 1, JSON.stringify(leg.uncovered));
+    deepStrictEqual(leg.failures.map((f) => f.state), [1, 2, 3].map((k) => `${BETWEEN}@${k}`));
+    for (const failure of leg.failures) {
+      ok(failure.clause === "rotation atomicity", failure.problems.join("\n"));
+      ok(failure.problems.some((p) => /compression orphan/.test(p)), failure.problems.join("\n"));
+      ok(failure.replay.includes(`--state ${BETWEEN}@${failure.k}`), failure.replay);
+    }
+    deepStrictEqual(report.failingPoints, [{ point: BETWEEN, states: 3 }]);
+    ok(!report.ok);
+    console.log(`  caught at ${BETWEEN}: ${leg.failures[0]!.problems[0]!.slice(0, 120)}…`);
+  },
+});
+
+Deno.test({
+  name: "sweep sample passes on the reference store: rotation points and sequences",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const report = await sweep({
+      legs: [currentLeg().name],
+      points: ["publishCompressionChild:", "appendMessages:"],
+      sequences: "sample",
+      sample: 6,
+      seed: 8,
+      keepEvidence: false,
+      log: quiet,
+    });
+    const leg = ranLeg(report);
+    if (!leg) return;
+    deepStrictEqual(leg.failures.map((f) => f.problems), []);
+    deepStrictEqual(leg.uncovered, []);
+    deepStrictEqual([leg.pointsCovered, leg.pointsTotal], [8, 8]);
+    deepStrictEqual([leg.pointStates, leg.sequenceStates], [24, 6]);
+    ok(leg.matched.without > 0 && leg.matched.with > 0, JSON.stringify(leg.matched));
+    ok(report.ok);
+    console.log(
+      `  ${report.states} states, ${
+        report.statesPerSecond.toFixed(1)
+      } states/s, seed ${report.seed}`,
+    );
+  },
+});
