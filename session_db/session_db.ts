@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { dirname } from "node:path";
+import { sha256Hex } from "./_sha256.ts";
 import { Database, SqliteError, sqliteVersion, type Statement } from "./sqlite/database.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./_schema.ts";
 import { armedCrashPoint, crashPoint } from "./crash_points.ts";
@@ -372,9 +372,7 @@ function pidOfHolder(holder: string): number | undefined {
  * ```
  */
 export function obligationId(sessionId: string, messageRef: string, content: string): string {
-  return createHash("sha256").update(JSON.stringify([sessionId, messageRef, content])).digest(
-    "hex",
-  ).slice(0, 32);
+  return sha256Hex(JSON.stringify([sessionId, messageRef, content])).slice(0, 32);
 }
 
 const SESSION_COLUMNS =
