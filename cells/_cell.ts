@@ -99,6 +99,24 @@ interface Probe {
 
 const probes = new Map<string, Promise<Probe>>();
 
+/**
+ * The `deno.json(c)` nearest above a target's folder: its import map is what the
+ * target's bare specifiers resolve through, in the children as in the project.
+ */
+function nearestConfig(dir: string): string | undefined {
+  for (let current = dir;; current = dirname(current)) {
+    for (const name of ["deno.json", "deno.jsonc"]) {
+      const path = join(current, name);
+      try {
+        if (Deno.statSync(path).isFile) return path;
+      } catch {
+        // Missing or unreadable: keep looking further up.
+      }
+    }
+    if (dirname(current) === current) return undefined;
+  }
+}
+
 /** `t` whose steps record the failure of their check before rethrowing it. */
 function recordingContext(t: Deno.TestContext, failures: string[]): Deno.TestContext {
   return new Proxy(t, {
@@ -123,7 +141,11 @@ function recordingContext(t: Deno.TestContext, failures: string[]): Deno.TestCon
 /** Read access a child needs for the target module (its folder when it is a file). */
 export function targetAccess(target: string): Partial<SpawnOptions> {
   const url = new URL(target);
-  if (url.protocol === "file:") return { read: [dirname(fromFileUrl(url))] };
+  if (url.protocol === "file:") {
+    const dir = dirname(fromFileUrl(url));
+    const config = nearestConfig(dir);
+    return { read: [dir], ...(config ? { config } : {}) };
+  }
   if (url.protocol === "http:" || url.protocol === "https:") return { importHosts: [url.host] };
   return {};
 }
@@ -145,6 +167,7 @@ function spawnFor(leg: Leg, target: string, run: RunDir) {
       env: { ...legEnv(leg), ...extra.env },
       read: [...(access.read ?? []), ...(scriptAccess.read ?? []), ...(extra.read ?? [])],
       importHosts: [...(access.importHosts ?? []), ...(scriptAccess.importHosts ?? [])],
+      ...(access.config ? { config: access.config } : {}),
     });
 }
 
