@@ -11,7 +11,13 @@
  *   is there;
  * - consistency, of every state: it recovers to a valid database (integrity, the store's
  *   invariants, recovery deterministic) holding the cell's clause (a contiguous prefix
- *   for cell 1, whole-or-absent rotations for cell 3).
+ *   for cell 1, whole-or-absent rotations for cell 3, exactly the state of a prefix of
+ *   the edit steps for cell 4; for cell 5, after recoverers race on it, each effect at
+ *   most once and no obligation silently lost).
+ *
+ * Cell 5's receiver (the inbox file) is outside the power loss: what the provider got
+ * stays got. Its crash-during-resend kill point is not in the tier: the power loss would
+ * have to cover the sender's and the armed recoverer's writes in one log.
  *
  * Permissions: the tier's children get an unscoped `--allow-ffi` (callbacks and pointer
  * views need it), the tier's one widening; everything else is scoped as for the other
@@ -30,16 +36,9 @@
  */
 import { ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
-import {
-  Child,
-  CHILD_ENV,
-  classifyExit,
-  killWhileAlive,
-  packageRoot,
-  reapAll,
-} from "../harness/child.ts";
+import { countReady, releaseBarrier } from "../harness/barrier.ts";
+import { type Child, classifyExit, killWhileAlive, reapAll, spawnChild } from "../harness/child.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip, type Leg, legEnv } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
@@ -52,6 +51,8 @@ import {
   snapshotFolder,
 } from "../session_db/crash_states.ts";
 import { type CellOptions, type CellRun, defineCell, targetAccess } from "./_cell.ts";
+import { spawnRecordedChild } from "./_recorded_child.ts";
+import { effectsPerObligation, readInbox, SENDER_AFTER_SEND } from "./_inbox.ts";
 import { recoverMessages } from "./prefix_durability.ts";
 import { loadTarget, openTargetStore, type StoredSession } from "./target.ts";
 
@@ -138,10 +139,7 @@ export interface PowerLossRunOptions extends Omit<PowerLossOptions, "target" | "
   kill: PowerLossKill;
 }
 
-/**
- * Spawns a child of the cells with the recording VFS preloaded: like `spawnChild`, but
- * with an unscoped `--allow-ffi` and `SESSION_DB_VFS_LOG`.
- */
+/** Spawns a child of the cells with the recording VFS preloaded (`_recorded_child.ts`). */
 function spawnRecorded(
   options: PowerLossRunOptions,
   script: string,
@@ -149,52 +147,16 @@ function spawnRecorded(
   log: string,
   env: Record<string, string> = {},
 ): Child {
-  const scriptUrl = new URL(script, import.meta.url).href;
-  const preload = new URL("./_power_loss_preload.ts", import.meta.url).href;
   const access = targetAccess(options.target);
-  const read = [options.dir, ...(access.read ?? [])];
-  const root = packageRoot();
-  if (root) read.push(root);
-  if (scriptUrl.startsWith("file:")) read.push(dirname(fileURLToPath(scriptUrl)));
-  const childEnv: Record<string, string> = {
-    DENO_SQLITE_PATH: options.leg.library,
-    NO_COLOR: "1",
-    ...legEnv(options.leg),
-    SESSION_DB_VFS: "recording",
-    SESSION_DB_VFS_LOG: log,
-    ...options.env,
-    ...env,
-  };
-  const allowEnv = [...new Set([...CHILD_ENV, ...Object.keys(childEnv)])];
-  for (const name of ["DENO_DIR", "HOME", "PATH"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined && childEnv[name] === undefined) childEnv[name] = value;
-  }
-  const imports = [...(access.importHosts ?? [])];
-  const flags = [
-    "run",
-    "--no-config",
-    "--no-lock",
-    "--no-prompt",
-    `--allow-read=${[...new Set(read)].join(",")}`,
-    `--allow-write=${options.dir}`,
-    // The tier's one widening: UnsafeCallback and pointer views need an unscoped FFI.
-    "--allow-ffi",
-    `--allow-env=${allowEnv.join(",")}`,
-    `--preload=${preload}`,
-  ];
-  if (imports.length) flags.push(`--allow-import=${imports.join(",")}`);
-  const all = [...flags, scriptUrl, options.target, ...args];
-  const process = new Deno.Command(Deno.execPath(), {
-    args: all,
-    cwd: options.dir,
-    clearEnv: true,
-    env: childEnv,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  return new Child(process, [Deno.execPath(), ...all], 64 * 1024);
+  return spawnRecordedChild({
+    script: new URL(script, import.meta.url),
+    args: [options.target, ...args],
+    runDir: options.dir,
+    library: options.leg.library,
+    env: { ...legEnv(options.leg), ...options.env, ...env },
+    ...(access.read ? { read: access.read } : {}),
+    ...(access.importHosts ? { importHosts: access.importHosts } : {}),
+  }, log);
 }
 
 function sameFiles(expected: FileSet, actual: FileSet): string | null {
@@ -496,10 +458,420 @@ export async function powerLossRotationRun(options: PowerLossRunOptions): Promis
   return checkStates(run, files, baseline, acks, (db) => checkRotationState(run.target, db, acks));
 }
 
+// --- cell 4 -------------------------------------------------------------------------
+
+/** An [id, content] pair; `null` for the id an in-flight append has not got yet. */
+type Pair = [number | null, string];
+
+/** A step of cell 4's editor (`_editor.ts`), as journaled. */
+interface EditStep {
+  s: number;
+  op: "append" | "rewind" | "fork";
+  /** The active transcript of `main` once the step is applied. */
+  expect: Pair[];
+  deactivated?: number[];
+  branch?: string;
+  expectBranch?: string[];
+}
+
+interface EditState {
+  rows: { id: number; content: string | null; active: boolean }[];
+  branches: Record<string, { exists: boolean; contents: (string | null)[]; ids: number[] }>;
+  invariants: string[];
+}
+
+async function readEdits(target: string, db: string, branches: string[]): Promise<EditState> {
+  const store = await openTargetStore(target, db);
+  const read = async (session: string, includeInactive: boolean) => {
+    try {
+      return (await store.getMessages(session, { includeInactive })).map((m) => ({
+        id: m.id,
+        content: m.content,
+        active: m.active !== false,
+      }));
+    } catch {
+      // An unknown session may throw: it holds nothing.
+      return [];
+    }
+  };
+  try {
+    const rows = await read("main", true);
+    const out: EditState["branches"] = {};
+    for (const branch of branches) {
+      const branchRows = await read(branch, false);
+      const exists = store.getSession
+        ? (await store.getSession(branch)) !== undefined
+        : branchRows.length > 0;
+      out[branch] = {
+        exists,
+        contents: branchRows.map((r) => r.content),
+        ids: branchRows.map((r) => r.id),
+      };
+    }
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    return { rows, branches: out, invariants };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Whether the recovered pairs are the expected ones (a `null` id: a new row's id). */
+function sameTranscript(recovered: readonly Pair[], expected: readonly Pair[]): boolean {
+  return recovered.length === expected.length &&
+    recovered.every(([id, content], i) =>
+      content === expected[i]![1] && (expected[i]![0] === null || id === expected[i]![0])
+    );
+}
+
+/**
+ * Why the state is not the one the first `n` steps leave (`null` when it is): the active
+ * transcript of `main` is step n-1's, exactly the rows the first n rewinds removed are
+ * inactive, the branches forked by the first n steps hold their parent's prefix at fork
+ * time, and no later branch exists.
+ */
+function notAfter(state: EditState, steps: readonly EditStep[], n: number): string | null {
+  const active = state.rows.filter((r) => r.active).map((r) => [r.id, r.content] as Pair);
+  const expected = n === 0 ? [] : steps[n - 1]!.expect;
+  if (!sameTranscript(active, expected)) {
+    return `main is ${JSON.stringify(active)}, not ${JSON.stringify(expected)}`;
+  }
+  const rewound = new Set(
+    steps.slice(0, n).flatMap((step) => step.op === "rewind" ? step.deactivated ?? [] : []),
+  );
+  const inactive = state.rows.filter((r) => !r.active).map((r) => r.id);
+  if (inactive.length !== rewound.size || inactive.some((id) => !rewound.has(id))) {
+    return `inactive rows ${JSON.stringify(inactive)}, not ${JSON.stringify([...rewound])}`;
+  }
+  for (const [i, step] of steps.entries()) {
+    if (step.op !== "fork") continue;
+    const branch = state.branches[step.branch!]!;
+    if (i < n) {
+      if (!branch.exists || JSON.stringify(branch.contents) !== JSON.stringify(step.expectBranch)) {
+        return `branch ${step.branch} holds ${
+          JSON.stringify(branch.contents)
+        } (exists ${branch.exists}), not ${JSON.stringify(step.expectBranch)}`;
+      }
+    } else if (branch.exists || branch.contents.length) {
+      return `branch ${step.branch} of a later step exists`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Checks one recovered state of cell 4: it is exactly the state some prefix of the
+ * editor's steps leaves (never a mix), no row duplicated, branches disjoint from `main`;
+ * `lost` counts the acknowledged steps beyond the longest such prefix.
+ */
+async function checkEditState(
+  target: string,
+  db: string,
+  acks: EditStep[],
+  steps: EditStep[],
+  inFlight: number,
+): Promise<{ lost: number; problems: string[] }> {
+  const forks = steps.filter((s) => s.op === "fork").map((s) => s.branch!);
+  const first = await readEdits(target, db, forks);
+  const second = await readEdits(target, db, forks);
+  const problems: string[] = [];
+  if (inFlight > 1) problems.push(`${inFlight} steps in flight at once`);
+  const contents = first.rows.map((r) => r.content);
+  const dup = contents.find((c, i) => contents.indexOf(c) !== i);
+  if (dup !== undefined) problems.push(`"${dup}" is stored twice: a rewind re-inserted the prefix`);
+  const ids = new Set(first.rows.map((r) => r.id));
+  if (ids.size !== first.rows.length) problems.push("duplicate row ids in main");
+  for (const [name, branch] of Object.entries(first.branches)) {
+    if (branch.ids.some((id) => ids.has(id))) problems.push(`branch ${name} shares rows with main`);
+  }
+  let after = -1;
+  let why = "";
+  for (let n = steps.length; n >= 0 && after === -1; n--) {
+    const reason = notAfter(first, steps, n);
+    if (reason === null) after = n;
+    else if (n === Math.min(acks.length, steps.length)) why = reason;
+  }
+  if (after === -1) {
+    problems.push(
+      `the state is no prefix of the ${steps.length} steps (after the acknowledged ones: ${why})`,
+    );
+  }
+  if (JSON.stringify(second) !== JSON.stringify(first)) problems.push("two recovery passes differ");
+  const integrity = integrityCheck(db);
+  if (integrity !== "ok") problems.push(`integrity_check: ${integrity}`);
+  problems.push(...first.invariants.map((p) => `invariant: ${p}`));
+  if (after === -1) {
+    // No prefix fits (a consistency failure): count as lost only the acknowledged steps
+    // whose transcript contents are missing, so durability and consistency stay apart.
+    const active = first.rows.filter((r) => r.active).map((r) => r.content);
+    for (let n = steps.length; n >= 0 && after === -1; n--) {
+      const expected = n === 0 ? [] : steps[n - 1]!.expect.map(([, content]) => content);
+      if (JSON.stringify(active) === JSON.stringify(expected)) after = n;
+    }
+  }
+  return { lost: Math.max(0, acks.length - Math.max(after, 0)), problems };
+}
+
+/**
+ * One recorded run of cell 4's editor: edit/rewind/fork cycles on `main` through the
+ * recording VFS, SIGKILLed at a random moment past `minAcknowledged` steps, or (`ack`)
+ * right after the COMMIT of a rewind or a fork by its `afterCommit` crash point; then
+ * every crash state is checked: exactly the state of some prefix of the steps (the
+ * active transcript, the rewound rows inactive, the branches whole or absent), no row
+ * duplicated, and with durability every acknowledged step in it.
+ *
+ * @param options Leg, target, folder, kill, thresholds, states.
+ * @returns The counts.
+ */
+export async function powerLossForkRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  const run: PowerLossRunOptions & { minAcknowledged: number } = {
+    ...options,
+    minAcknowledged: options.minAcknowledged ?? 30,
+  };
+  const files = layout(run.dir);
+  const baseline = snapshotFolder(files.dbDir);
+  const intents = join(run.dir, "intents.jsonl");
+  // One seed, reported with the run: the editor's steps, the kill point and the states.
+  run.seed ??= 1 + Math.floor(Math.random() * 1e6);
+  const seed = String(run.seed);
+  // A fork every 7 steps, a rewind about as often: die after the k-th commit of one.
+  const point = run.seed % 2 ? "rewindToMessage:afterCommit" : "forkSession:afterCommit";
+  const k = Math.max(2, Math.round(run.minAcknowledged / 7)) + (run.seed >> 1) % 3;
+  const env = run.kill === "ack" ? { SESSION_DB_CRASH_AT: `${point}@${k}` } : {};
+  await recordAndKill(
+    run,
+    files,
+    "_editor.ts",
+    [files.db, files.acks, intents, seed],
+    "edit steps",
+    env,
+  );
+  const acks = readAckJournal<EditStep>(files.acks);
+  const pending = readAckJournal<EditStep>(intents).filter((i) => i.s > (acks.at(-1)?.s ?? -1));
+  const steps = [...acks, ...pending.slice(0, 1)];
+  return checkStates(
+    run,
+    files,
+    baseline,
+    acks,
+    (db) => checkEditState(run.target, db, acks, steps, pending.length),
+  );
+}
+
+// --- cell 5 -------------------------------------------------------------------------
+
+/** The sender's kill points of the power-loss cell 5 (the store's, then the sender's own). */
+const OUTBOX_POINTS = [
+  "recordObligation:afterCommit",
+  "markAttempting:afterCommit",
+  SENDER_AFTER_SEND,
+] as const;
+
+/** What a power-loss run of cell 5 needs beyond a run's options. */
+export interface PowerLossOutboxRunOptions extends PowerLossRunOptions {
+  /** Where the sender dies, at its third obligation (one of the cell's kill points). */
+  point: string;
+  /** Obligations the sender records (default 5). */
+  obligations?: number;
+  /** Recoverers racing on each crash state (default 3). */
+  recoverers?: number;
+}
+
+interface OutboxState {
+  obligations: { obligationId: string; content: string; state: string; lastError: string | null }[];
+  invariants: string[];
+}
+
+async function readOutbox(target: string, db: string): Promise<OutboxState> {
+  const store = await openTargetStore(target, db);
+  try {
+    const obligations = (await store.listObligations!()).map((o) => ({
+      obligationId: o.obligationId,
+      content: o.content,
+      state: o.state,
+      lastError: o.lastError ?? null,
+    })).sort((a, b) => a.content.localeCompare(b.content));
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    return { obligations, invariants };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Races `count` recoverers on `dir/store.db`, released together by a file barrier. */
+async function raceRecoverers(
+  options: PowerLossOutboxRunOptions,
+  dir: string,
+  idempotent: boolean,
+): Promise<string[]> {
+  const access = targetAccess(options.target);
+  const count = options.recoverers ?? 3;
+  const barrier = join(dir, "go");
+  const racers: Child[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      racers.push(spawnChild({
+        script: new URL("./_recoverer.ts", import.meta.url),
+        args: [
+          options.target,
+          join(dir, "store.db"),
+          join(dir, "inbox.jsonl"),
+          dir,
+          `r${i}`,
+          barrier,
+          idempotent ? "1" : "0",
+        ],
+        runDir: dir,
+        library: options.leg.library,
+        env: { ...legEnv(options.leg) },
+        ...(access.read ? { read: access.read } : {}),
+        ...(access.importHosts ? { importHosts: access.importHosts } : {}),
+      }));
+    }
+    await waitFor(() => countReady(dir) >= count, {
+      what: `${count} recoverers ready`,
+      deadlineMs: options.deadlineMs ?? 60_000,
+      children: racers,
+      observed: () => `${countReady(dir)} ready`,
+    });
+    releaseBarrier(barrier);
+    await waitFor(() => racers.every((r) => r.exited !== undefined), {
+      what: "the racing recoverers to finish",
+      deadlineMs: options.deadlineMs ?? 60_000,
+      observed: () => `${racers.filter((r) => r.exited).length} finished`,
+    });
+  } finally {
+    await reapAll(racers);
+  }
+  return racers.filter((r) => classifyExit(r.exited!).kind !== "won").map((r) =>
+    `recoverer failed: ${r.describe()}`
+  );
+}
+
+/**
+ * Checks one crash state of cell 5, once per transport on its own copy (the state and
+ * the inbox the sender left): recoverers race on it, then each effect is observed at
+ * most once (exactly once, every obligation delivered, with the idempotent transport),
+ * no obligation is silently lost, states valid, recovery deterministic, integrity and
+ * invariants. `lost` counts acknowledged recordings absent and acknowledged deliveries
+ * not delivered, before recovery.
+ */
+async function checkOutboxState(
+  options: PowerLossOutboxRunOptions,
+  db: string,
+  inbox: string,
+): Promise<{ lost: number; problems: string[] }> {
+  // Dying at the third recording leaves three recorded (the third unacknowledged).
+  const recording = options.point === "recordObligation:afterCommit";
+  const expected = recording ? 3 : options.obligations ?? 5;
+  const recorded = recording ? 2 : expected;
+  const delivered = recording ? 0 : 2;
+  const state = dirname(db);
+  const before = await readOutbox(options.target, db);
+  const byContent = new Map(before.obligations.map((o) => [o.content, o]));
+  let lost = 0;
+  for (let i = 0; i < recorded; i++) if (!byContent.has(`effect ${i}`)) lost++;
+  for (let i = 0; i < delivered; i++) {
+    if (byContent.get(`effect ${i}`)?.state !== "delivered") lost++;
+  }
+  const problems: string[] = [];
+  for (const idempotent of [false, true]) {
+    const label = idempotent ? "idempotent" : "non-idempotent";
+    const dir = join(state, label);
+    Deno.mkdirSync(dir);
+    for (const entry of Deno.readDirSync(state)) {
+      if (entry.isFile) Deno.copyFileSync(join(state, entry.name), join(dir, entry.name));
+    }
+    Deno.copyFileSync(inbox, join(dir, "inbox.jsonl"));
+    problems.push(...(await raceRecoverers(options, dir, idempotent)).map((p) => `${label}: ${p}`));
+    const copy = join(dir, "store.db");
+    const first = await readOutbox(options.target, copy);
+    const second = await readOutbox(options.target, copy);
+    const arrivals = readInbox(join(dir, "inbox.jsonl"));
+    const effects = effectsPerObligation(arrivals, idempotent);
+    if (first.obligations.length < recorded || first.obligations.length > expected) {
+      problems.push(
+        `${label}: ${first.obligations.length} obligations, expected ${recorded}..${expected}`,
+      );
+    }
+    const known = new Set(first.obligations.map((o) => o.obligationId));
+    const stray = arrivals.find((a) => !known.has(a.obligationId));
+    if (stray) {
+      problems.push(`${label}: effect of an unrecorded obligation: ${JSON.stringify(stray)}`);
+    }
+    for (const o of first.obligations) {
+      const n = effects.get(o.obligationId) ?? 0;
+      if (idempotent ? n !== 1 : n > 1) {
+        problems.push(`${label}: ${o.content} observed ${n} time(s)`);
+      }
+      if (idempotent && o.state !== "delivered") {
+        problems.push(`${label}: ${o.content} ended ${o.state}: ${o.lastError}`);
+      }
+      if (
+        o.state === "delivered" ? n < 1 : !((o.state === "unknown" || o.state === "failed") &&
+          o.lastError?.trim())
+      ) {
+        problems.push(`${label}: ${o.content} silently lost: ${o.state}, received ${n} time(s)`);
+      }
+    }
+    if (JSON.stringify(second) !== JSON.stringify(first)) {
+      problems.push(`${label}: two recovery passes differ`);
+    }
+    const integrity = integrityCheck(copy);
+    if (integrity !== "ok") problems.push(`${label}: integrity_check: ${integrity}`);
+    problems.push(...first.invariants.map((p) => `${label}: invariant: ${p}`));
+  }
+  return { lost, problems };
+}
+
+/**
+ * One recorded run of cell 5's sender: it records `obligations` obligations through the
+ * recording VFS, then marks each attempting, sends it (to the inbox, the fake transport,
+ * outside the database's folder: what the receiver got survives the power loss) and
+ * marks it delivered, and dies at `point` at its third obligation. Then on every crash
+ * state, for each transport on its own copy, recoverers race `sweepRecoverable` and
+ * redeliver, and the state is checked (`checkOutboxState`).
+ *
+ * @param options Leg, target, folder, the kill point, counts, states.
+ * @returns The counts.
+ */
+export async function powerLossOutboxRun(
+  options: PowerLossOutboxRunOptions,
+): Promise<PowerLossRun> {
+  const run = { ...options, kill: "ack" as const, minAcknowledged: 0 };
+  const files = layout(run.dir);
+  const baseline = snapshotFolder(files.dbDir);
+  const inbox = join(run.dir, "inbox.jsonl");
+  await recordAndKill(
+    run,
+    files,
+    "_sender.ts",
+    [files.db, inbox, String(run.obligations ?? 5)],
+    `obligations (dies at ${run.point}@3)`,
+    { SESSION_DB_CRASH_AT: `${run.point}@3` },
+  );
+  // Acknowledged: two recordings, or every recording and two deliveries.
+  const acknowledged = run.point === "recordObligation:afterCommit"
+    ? 2
+    : (run.obligations ?? 5) + 2;
+  Deno.writeFileSync(inbox, new Uint8Array(), { append: true });
+  return checkStates(
+    run,
+    files,
+    baseline,
+    Array.from({ length: acknowledged }),
+    (db) => checkOutboxState(run, db, inbox),
+  );
+}
+
 // --- the cells ----------------------------------------------------------------------
 
-async function steps(ctx: CellRun, t: Deno.TestContext, what: string, run: PowerLossRun) {
-  const label = `${run.kill} kill`;
+async function steps(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  what: string,
+  run: PowerLossRun,
+  label = `${run.kill} kill`,
+) {
   ctx.note(label, {
     acknowledged: run.acknowledged,
     statesChecked: run.statesChecked,
@@ -631,7 +1003,108 @@ export function powerLossRotationCell(
 }
 
 /**
- * The power-loss tier's cells (1 and 3) for one target on the current leg.
+ * Cell 4 in the power-loss tier: the editor (edit/rewind/fork cycles) runs through the
+ * recording VFS and is SIGKILLed at a random moment and right after a rewind's or a
+ * fork's COMMIT. Every acknowledged step must be in the last-sync image; every crash
+ * state must be exactly what some prefix of the steps leaves (the active transcript,
+ * the rewound rows inactive and no other, each branch whole or absent, never a mix), no
+ * row duplicated, recovery deterministic, integrity and invariants.
+ *
+ * @param options Target, leg, thresholds, states.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossForkCell } from "./power_loss.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await powerLossForkCell({ target })) Deno.test(test);
+ * ```
+ */
+export function powerLossForkCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
+  return defineCell({
+    id: 4,
+    title: "power-loss fork determinism",
+    legs: "all",
+    requires: [
+      "createSession",
+      "appendMessage",
+      "getMessages",
+      "rewindToMessage",
+      "forkSession",
+      "close",
+    ],
+    async run(ctx, t) {
+      const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+      const committed = ["rewindToMessage:afterCommit", "forkSession:afterCommit"];
+      for (const kill of options.kills ?? ["random", "ack"]) {
+        if (kill === "ack" && !committed.every((p) => points.includes(p))) continue;
+        const run = await powerLossForkRun({
+          ...options,
+          leg: ctx.leg,
+          target: ctx.target,
+          dir: ctx.run.file(kill),
+          kill,
+        });
+        await steps(ctx, t, "edit steps", run);
+      }
+    },
+  }, options);
+}
+
+/**
+ * Cell 5 in the power-loss tier: the sender runs through the recording VFS and dies at
+ * its third obligation at each kill point (recorded-unsent, attempting-unsent,
+ * sent-unacked; the store's points when the target lists them). On every crash state,
+ * for each transport on its own copy, recoverers race `sweepRecoverable` and redeliver:
+ * every acknowledged recording and delivery must be in the last-sync image; in every
+ * state each effect is observed at most once (exactly once with the idempotent
+ * transport), no obligation is silently lost, recovery deterministic, integrity and
+ * invariants. The receiver's inbox is outside the power loss (the provider got it).
+ *
+ * @param options Target, leg, states, obligation and recoverer counts.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossOutboxCell } from "./power_loss.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await powerLossOutboxCell({ target })) Deno.test(test);
+ * ```
+ */
+export function powerLossOutboxCell(
+  options: PowerLossOptions & { obligations?: number; recoverers?: number },
+): Promise<Deno.TestDefinition[]> {
+  return defineCell({
+    id: 5,
+    title: "power-loss delivery outbox exactly-once",
+    legs: "all",
+    requires: [
+      "createSession",
+      "recordObligation",
+      "markAttempting",
+      "markDelivered",
+      "sweepRecoverable",
+      "listObligations",
+      "close",
+    ],
+    async run(ctx, t) {
+      const listed = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+      for (const point of OUTBOX_POINTS) {
+        if (point !== SENDER_AFTER_SEND && !listed.includes(point)) continue;
+        const run = await powerLossOutboxRun({
+          ...options,
+          leg: ctx.leg,
+          target: ctx.target,
+          dir: ctx.run.file(point.replace(/\W/g, "_")),
+          kill: "ack",
+          point,
+        });
+        await steps(ctx, t, "operations", run, point);
+      }
+    },
+  }, options);
+}
+
+/**
+ * The power-loss tier's cells (1, 3, 4 and 5) for one target on the current leg.
  *
  * @param options Target, leg, thresholds, states.
  * @returns The test definitions.
@@ -643,5 +1116,10 @@ export function powerLossRotationCell(
  * ```
  */
 export async function powerLossCells(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
-  return [...await powerLossPrefixCell(options), ...await powerLossRotationCell(options)];
+  return [
+    ...await powerLossPrefixCell(options),
+    ...await powerLossRotationCell(options),
+    ...await powerLossForkCell(options),
+    ...await powerLossOutboxCell(options),
+  ];
 }

@@ -1,8 +1,8 @@
-// The power-loss tier on the reference store (current leg), and the reason the tier
+// The power-loss tier on the reference store (current leg; cells 1, 3 and 4), and the reason the tier
 // exists: stores with synchronous=OFF, and in DELETE mode with FULL, are caught by it while
 // the SIGKILL cell stays GREEN on them. Small runs here; `deno task powerloss` is the big one.
 import { ok } from "node:assert/strict";
-import { powerLossPrefixCell, powerLossRotationCell } from "./power_loss.ts";
+import { powerLossForkCell, powerLossPrefixCell, powerLossRotationCell } from "./power_loss.ts";
 import { prefixDurabilityCell } from "./prefix_durability.ts";
 import { runDefinitions } from "./_run.ts";
 
@@ -20,6 +20,38 @@ for (
 ) {
   Deno.test(test);
 }
+
+for (const test of await powerLossForkCell({ target: reference, ...small, minAcknowledged: 14 })) {
+  Deno.test(test);
+}
+
+// Cell 4's power-loss check can fail: a rewind that re-inserts the kept prefix is no state
+// any prefix of the steps leaves, in the last-sync image as in every other.
+Deno.test({
+  name: "mutant rewind_reinsert_prefix: caught by the power-loss cell 4",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const target = new URL("./testdata/mutants/rewind_reinsert_prefix.ts", import.meta.url);
+    const [outcome, ...rest] = await runDefinitions(
+      await powerLossForkCell({
+        target,
+        ...small,
+        minAcknowledged: 14,
+        kills: ["random"],
+        keepEvidence: false,
+      }),
+    );
+    ok(outcome && rest.length === 0, "one cell");
+    if (outcome.status === "SKIP") {
+      console.log(`  SKIP (leg not applicable): ${outcome.detail}`);
+      return;
+    }
+    ok(outcome.status === "FAIL", "the power-loss cell 4 passed on rewind_reinsert_prefix");
+    ok(/stored twice: a rewind re-inserted the prefix/.test(outcome.detail ?? ""), outcome.detail);
+    console.log(`  caught: ${outcome.detail?.split("\n")[0]}`);
+  },
+});
 
 for (const mutant of ["sync_off", "delete_full"]) {
   Deno.test({

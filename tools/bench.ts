@@ -2,20 +2,23 @@
  * Performance bench of the FFI SQLite binding and of `SessionDB`, against
  * `node:sqlite` (Deno's built-in, on its bundled SQLite) and Python's `sqlite3`.
  *
- * 1. Statement rates: the binding vs `node:sqlite`, same SQL (prepared INSERT of
+ * 1. Durable appends, one transaction per append, per journal mode and synchronous
+ *    policy: `SessionDB` vs Python `sqlite3` on the same library vs `node:sqlite`, all
+ *    running the store's statements and pragmas, beside the disk's fsync rate (the
+ *    physical bound of a one-sync commit).
+ * 2. Statement rates: the binding vs `node:sqlite`, same SQL (prepared INSERT of
  *    100k rows in one transaction, point SELECT by rowid, 100-row SELECT).
- * 2. Durable appends, one transaction per append, per journal mode: `SessionDB`
- *    vs Python `sqlite3` on the same library vs `node:sqlite`, all running the
- *    store's statements and pragmas.
  * 3. Batch appends (100 messages per `appendMessages` transaction).
- * 4. The disk's fsync rate, the physical bound of a durable commit.
+ * 4. Wall time of `deno test -A` and `deno task matrix` (skipped by `--no-suite`), crash
+ *    states per second of a short sweep and a short power-loss run, and the peak RSS
+ *    (`VmHWM`) of cell 1's writer child.
  *
  * Every measurement runs in a child process (this file with `--worker`, or
  * `tools/_bench_python.py`), so that one process never opens a database file with
  * two different SQLite copies; rounds alternate between implementations and the
  * median is reported.
  *
- * Usage: `deno task bench [--quick] [--json <path>]`. Writes `.cache/bench/bench.json`
+ * Usage: `deno task bench [--quick] [--no-suite] [--json <path>]`. Writes `.cache/bench/bench.json`
  * unless `--json` names another path.
  *
  * @module
@@ -63,13 +66,15 @@ interface Config {
 }
 
 const FULL_CONFIG: Config = {
-  rounds: 3,
+  // Five short rounds rather than three long ones: the disk's rate drifts with other
+  // load, and the ratios are taken round by round.
+  rounds: 5,
   stmtRows: 100_000,
   stmtPoints: 100_000,
   stmtRanges: 2_000,
-  appends: { "delete/EXTRA": 1500, "wal/FULL": 3000, "wal/NORMAL": 6000, "delete/FULL": 1500 },
+  appends: { "delete/EXTRA": 1000, "wal/FULL": 2000, "wal/NORMAL": 4000, "delete/FULL": 1000 },
   warmup: 200,
-  batches: { delete: 300, wal: 500 },
+  batches: { delete: 200, wal: 300 },
   batchWarmup: 10,
   batchSize: 100,
   tmpfsAppends: { delete: 5000, wal: 15000 },
@@ -199,7 +204,8 @@ type Job =
   | StmtJob
   | AppendJob
   | { kind: "info"; impl: "binding" | "node" }
-  | { kind: "tmpfs"; action: "create" | "remove"; path?: string };
+  | { kind: "tmpfs"; action: "create" | "remove"; path?: string }
+  | { kind: "proc"; pid: number };
 
 const TMPFS_PREFIX = "/dev/shm/session-db-bench-";
 
@@ -535,6 +541,12 @@ function runWorker(job: Job): unknown {
     if (job.path?.startsWith(TMPFS_PREFIX)) Deno.removeSync(job.path, { recursive: true });
     return {};
   }
+  if (job.kind === "proc") {
+    // /proc/<pid>/status needs --allow-all in Deno 2, which only the children have.
+    const text = Deno.readTextFileSync(`/proc/${job.pid}/status`);
+    const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(text)?.[1]);
+    return { vmHwmKiB: kib("VmHWM"), vmRssKiB: kib("VmRSS") };
+  }
   if (job.kind === "stmt") return job.impl === "binding" ? stmtBinding(job) : stmtNode(job);
   switch (job.impl) {
     case "sessiondb":
@@ -666,30 +678,49 @@ function isFile(path: string): boolean {
   }
 }
 
-function parseArgs(args: string[]): { quick: boolean; json: string } {
+function parseArgs(args: string[]): { quick: boolean; json: string; suite: boolean } {
   let quick = false;
+  let suite = true;
   let json = DEFAULT_JSON;
   // `deno task` runs in the project root; INIT_CWD is where it was started.
   const cwd = Deno.env.get("INIT_CWD") ?? Deno.cwd();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--quick") quick = true;
+    else if (arg === "--no-suite") suite = false;
     else if (arg === "--json") {
       const value = args[++i];
       if (!value) throw new Error("--json needs a path: deno task bench --json out.json");
       json = resolve(cwd, value);
     } else if (arg.startsWith("--json=")) json = resolve(cwd, arg.slice("--json=".length));
     else {
-      throw new Error(`Unknown argument "${arg}": use --quick and/or --json <path>`);
+      throw new Error(`Unknown argument "${arg}": use --quick, --no-suite and/or --json <path>`);
     }
   }
-  return { quick, json };
+  return { quick, json, suite };
 }
 
 const fmt = (value: number | undefined): string =>
   value === undefined || !Number.isFinite(value) ? "-" : Math.round(value).toLocaleString("en-US");
 const ratio = (a: number | undefined, b: number | undefined): number | undefined =>
   a === undefined || b === undefined || b === 0 ? undefined : a / b;
+/**
+ * The median of the per-round ratios a[r] / b[r]: the implementations of one round ran
+ * back to back, so a drift of the disk between rounds cancels out of each pair.
+ */
+function pairRatio(a: number[] | undefined, b: number[] | undefined): number | undefined {
+  if (!a?.length || !b?.length || a.length !== b.length) {
+    return ratio(a && median(a), b && median(b));
+  }
+  return median(a.map((x, i) => x / b[i]!));
+}
+
+/** A row's ratio to a peer: pair by pair when the rounds are known. */
+function rowRatio(r: TableRow, peer: "python" | "node"): number | undefined {
+  if (r[peer] === undefined) return undefined;
+  return r.rounds ? pairRatio(r.rounds.ours, r.rounds[peer]) : ratio(r.ours, r[peer]);
+}
+
 const fmtRatio = (r: number | undefined): string => (r === undefined ? "-" : `${r.toFixed(2)}x`);
 
 interface TableRow {
@@ -701,6 +732,12 @@ interface TableRow {
   node?: number | undefined;
   /** The largest (max - min) / median over the row's implementations' rounds. */
   spread?: number | undefined;
+  /** Each round's rate, for ratios pair by pair. */
+  rounds?: {
+    ours?: number[] | undefined;
+    python?: number[] | undefined;
+    node?: number[] | undefined;
+  };
   /** Commits per second, for fsync/txn. */
   txnPerSec?: number | undefined;
   fsyncsPerTxn?: number | undefined;
@@ -730,8 +767,8 @@ function printTable(rows: TableRow[]): void {
     fmt(r.ours),
     fmt(r.python),
     fmt(r.node),
-    fmtRatio(ratio(r.ours, r.python)),
-    fmtRatio(ratio(r.ours, r.node)),
+    fmtRatio(rowRatio(r, "python")),
+    fmtRatio(rowRatio(r, "node")),
     r.spread === undefined ? "-" : `${Math.round(r.spread * 100)}%`,
     r.fsyncsPerTxn === undefined ? "-" : r.fsyncsPerTxn.toFixed(1),
     r.target,
@@ -759,6 +796,290 @@ function verdict(checks: [string, number | undefined, number][]): string {
   return missed.length ? `FAIL (${missed.join(", ")})` : "PASS";
 }
 
+// --- 4. the suite, the crash tiers, the writer's memory ------------------------------
+
+/** A row of the §4 table: one figure, its target and verdict. */
+interface SuiteRow {
+  benchmark: string;
+  value?: number | undefined;
+  unit: string;
+  target: string;
+  result: string;
+  detail: string;
+}
+
+/** The exact flags of the project's `deno task` entries (deno.json). */
+const TASK_FLAGS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-ffi",
+  "--allow-run",
+  "--allow-sys",
+];
+
+interface Timed {
+  seconds: number;
+  success: boolean;
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `deno <args>` in the project root and times it (wall clock, start-up included). */
+async function timedDeno(args: string[]): Promise<Timed> {
+  const started = performance.now();
+  const output = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    env: childEnv(undefined),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const seconds = (performance.now() - started) / 1000;
+  const decoder = new TextDecoder();
+  return {
+    seconds,
+    success: output.success,
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+/** The slowest top-level tests of a `deno test` output ("name ... ok (1s)"). */
+function slowestTests(output: string, count: number): { name: string; ms: number }[] {
+  // deno test colours its output even into a pipe: strip the escapes first.
+  // deno-lint-ignore no-control-regex
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+  const tests: { name: string; ms: number }[] = [];
+  for (const line of plain.split("\n")) {
+    const m = /^(\S.*?) \.\.\. (?:ok|FAILED|ignored) \((\d+(?:\.\d+)?)(ms|s|m)\)$/.exec(line);
+    if (!m) continue;
+    const unit = m[3] === "ms" ? 1 : m[3] === "s" ? 1000 : 60_000;
+    tests.push({ name: m[1]!, ms: Number(m[2]) * unit });
+  }
+  return tests.sort((a, b) => b.ms - a.ms).slice(0, count);
+}
+
+function below(value: number | undefined, max: number): string {
+  return value === undefined || !Number.isFinite(value) ? "-" : value < max ? "PASS" : "FAIL";
+}
+
+function atLeast(value: number | undefined, min: number): string {
+  return value === undefined || !Number.isFinite(value) ? "-" : value >= min ? "PASS" : "FAIL";
+}
+
+/** `deno test -A` and `deno task matrix`, timed as child processes. */
+async function suiteWallTimes(work: string, log: (line: string) => void) {
+  const rows: SuiteRow[] = [];
+  log("deno test -A");
+  const test = await timedDeno(["test", "-A"]);
+  const slow = slowestTests(test.stdout + test.stderr, 5);
+  const summary = /(ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/.exec(
+    // deno-lint-ignore no-control-regex
+    (test.stdout + test.stderr).replace(/\x1b\[[0-9;]*m/g, ""),
+  );
+  rows.push({
+    benchmark: "deno test -A, wall time",
+    value: test.seconds,
+    unit: "s",
+    target: "< 30 s",
+    result: test.success ? below(test.seconds, 30) : "FAIL (tests failed)",
+    detail: `${summary ? `${summary[2]} passed, ${summary[4]} failed` : `exit ${test.code}`}; ` +
+      `slowest: ${
+        slow.slice(0, 3).map((t) => `${t.name} ${(t.ms / 1000).toFixed(1)} s`).join(", ")
+      }`,
+  });
+  log("deno task matrix");
+  const matrixJson = join(work, "matrix.json");
+  const matrix = await timedDeno(["run", ...TASK_FLAGS, "tools/matrix.ts", "--json", matrixJson]);
+  let matrixDetail = `exit ${matrix.code}`;
+  try {
+    const report = JSON.parse(await Deno.readTextFile(matrixJson)) as {
+      pass: number;
+      fail: number;
+      skip: number;
+      seconds?: number;
+    };
+    matrixDetail += `; ${report.pass} PASS, ${report.fail} FAIL, ${report.skip} SKIP`;
+  } catch {
+    // no report: the exit code says enough
+  }
+  rows.push({
+    benchmark: "deno task matrix (every cell x leg x library), wall time",
+    value: matrix.seconds,
+    unit: "s",
+    target: "< 120 s",
+    result: matrix.success ? below(matrix.seconds, 120) : "FAIL (matrix failed)",
+    detail: matrixDetail,
+  });
+  return { rows, slowestTests: slow, testExit: test.code, matrixExit: matrix.code };
+}
+
+/** A short crash sweep (one leg, a sample of sequences) and a short power-loss run. */
+async function crashTiers(work: string, fixedPresent: boolean, log: (line: string) => void) {
+  const rows: SuiteRow[] = [];
+  log("sweep (default leg, 20 sampled sequences)");
+  const sweepJson = join(work, "sweep.json");
+  const sweep = await timedDeno([
+    "run",
+    ...TASK_FLAGS,
+    "tools/sweep.ts",
+    "--legs",
+    "default",
+    "--sample",
+    "20",
+    "--json",
+    sweepJson,
+  ]);
+  let sweepRate: number | undefined;
+  let sweepDetail = `exit ${sweep.code}`;
+  try {
+    const report = JSON.parse(await Deno.readTextFile(sweepJson)) as {
+      reports: { states: number; seconds: number }[];
+    };
+    const states = report.reports.reduce((n, r) => n + r.states, 0);
+    const seconds = report.reports.reduce((n, r) => n + r.seconds, 0);
+    sweepRate = states / seconds;
+    sweepDetail = `${states} states in ${seconds.toFixed(1)} s (as the sweep prints it; ` +
+      `${sweep.seconds.toFixed(1)} s wall with start-up)`;
+  } catch {
+    // no report: the sweep failed before writing it
+  }
+  rows.push({
+    benchmark: "crash sweep, SIGKILL states checked per second",
+    value: sweepRate,
+    unit: "states/s",
+    target: ">= 10",
+    result: sweep.success ? atLeast(sweepRate, 10) : "FAIL (sweep failed)",
+    detail: sweepDetail,
+  });
+
+  // WAL needs the fixed build (the system SQLite keeps new files in DELETE).
+  const modes = fixedPresent ? "delete,wal" : "delete";
+  log(`power-loss tier (${modes} x FULL,EXTRA, 2 runs per cell)`);
+  const powerJson = join(work, "powerloss.json");
+  const power = await timedDeno([
+    "run",
+    ...TASK_FLAGS,
+    "tools/powerloss.ts",
+    "--modes",
+    modes,
+    "--levels",
+    "FULL,EXTRA",
+    "--runs",
+    "2",
+    "--bench",
+    "0",
+    "--json",
+    powerJson,
+  ]);
+  let powerRate: number | undefined;
+  let powerDetail = `exit ${power.code}`;
+  try {
+    const report = JSON.parse(await Deno.readTextFile(powerJson)) as {
+      cells: { statesChecked: number }[];
+    };
+    const states = report.cells.reduce((n, c) => n + c.statesChecked, 0);
+    // The tool prints whole seconds only: the wall time (start-up included) is the figure.
+    powerRate = states / power.seconds;
+    powerDetail = `${states} last-sync/torn states in ${power.seconds.toFixed(1)} s wall ` +
+      `(${modes} x FULL,EXTRA, 2 runs per cell)`;
+  } catch {
+    // no report
+  }
+  rows.push({
+    benchmark: "power-loss tier, crash states checked per second",
+    value: powerRate,
+    unit: "states/s",
+    target: ">= 10",
+    result: power.success ? atLeast(powerRate, 10) : "FAIL (powerloss failed)",
+    detail: powerDetail,
+  });
+  return { rows, sweepExit: sweep.code, powerExit: power.code };
+}
+
+/**
+ * Peak RSS of cell 1's writer child (`cells/_prefix_writer.ts` on the reference target)
+ * appending for `ms`: `VmHWM` read from /proc just before the SIGKILL.
+ */
+async function writerPeakRss(
+  dir: string,
+  ms: number,
+): Promise<{ vmHwmKiB: number; appends: number; seconds: number }> {
+  const db = join(dir, "writer.db");
+  const acks = join(dir, "writer.acks");
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "cells/_prefix_writer.ts",
+      new URL("../cells/reference_target.ts", import.meta.url).href,
+      db,
+      acks,
+    ],
+    cwd: ROOT,
+    env: childEnv(undefined),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = child.stderr.pipeTo(new WritableStream());
+  const started = performance.now();
+  try {
+    // Wait (bounded) for the first acknowledgement, then let it append for `ms`.
+    const deadline = started + 30_000;
+    const acked = async () => ((await Deno.stat(acks).catch(() => undefined))?.size ?? 0) > 0;
+    while (performance.now() < deadline && !(await acked())) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    if (!(await acked())) throw new Error("the writer acknowledged no append within 30 s");
+    const firstAck = performance.now();
+    await new Promise((r) => setTimeout(r, ms));
+    const status = await denoChild({ kind: "proc", pid: child.pid }, undefined) as {
+      vmHwmKiB: number;
+    };
+    const lines = (await Deno.readTextFile(acks)).split("\n").filter(Boolean).length;
+    return {
+      vmHwmKiB: status.vmHwmKiB,
+      appends: lines,
+      seconds: (performance.now() - firstAck) / 1000,
+    };
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await child.status;
+    await stderr.catch(() => {});
+  }
+}
+
+function printSuiteTable(rows: SuiteRow[]): void {
+  const header = ["#", "benchmark", "value", "target", "result", "detail"];
+  const cells = rows.map((r) => [
+    "4",
+    r.benchmark,
+    r.value === undefined || !Number.isFinite(r.value)
+      ? "-"
+      : `${r.value < 100 ? r.value.toFixed(1) : Math.round(r.value)} ${r.unit}`,
+    r.target,
+    r.result,
+    r.detail,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) =>
+    c.map((v, i) => i === 2 ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)).join("  ").trimEnd();
+  console.log(line(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const c of cells) console.log(line(c));
+}
+
 interface AppendRun {
   label: string;
   variant: VariantKey;
@@ -768,7 +1089,7 @@ interface AppendRun {
 }
 
 async function main(): Promise<void> {
-  const { quick, json } = parseArgs(Deno.args);
+  const { quick, json, suite } = parseArgs(Deno.args);
   const config = quick ? QUICK_CONFIG : FULL_CONFIG;
   const log = (line: string) => console.error(`bench: ${line}`);
   const began = performance.now();
@@ -864,14 +1185,15 @@ async function main(): Promise<void> {
       const b = stmtRuns.binding.map((r) => r[key]);
       const n = stmtRuns.node.map((r) => r[key]);
       rows.push({
-        section: "1",
+        section: "2",
         benchmark,
         oursLabel: `binding ${bindingInfo.sqlite}`,
         ours: median(b),
+        rounds: { ours: b, node: n },
         node: median(n),
         spread: Math.max(spread(b) ?? 0, spread(n) ?? 0) || undefined,
         target: "node >= 0.8",
-        result: verdict([["node", median(b) / median(n), 0.8]]),
+        result: verdict([["node", pairRatio(b, n), 0.8]]),
       });
     }
 
@@ -934,6 +1256,11 @@ async function main(): Promise<void> {
     const rowSpread = (rates: Map<VariantKey, number[]>, vs: VariantKey[]) =>
       Math.max(0, ...vs.map((v) => spread(rates.get(v)) ?? 0)) || undefined;
     const sys = systemInfo.sqlite;
+    const rounds = (rates: Map<VariantKey, number[]>, v: VariantKey) => ({
+      ours: rates.get(v),
+      python: rates.get("python"),
+      node: rates.get("node"),
+    });
 
     for (const scenario of APPEND_SCENARIOS) {
       const label = `${scenario.mode}/${scenario.sync}`;
@@ -946,10 +1273,11 @@ async function main(): Promise<void> {
           "node",
         ]);
         rows.push({
-          section: "2",
+          section: "1",
           benchmark: `${label}, 1 append/txn (extra*) [appends/s]`,
           oursLabel: `binding ${sys}`,
           ours: med(r, "binding"),
+          rounds: rounds(r, "binding"),
           python: med(r, "python"),
           node: med(r, "node"),
           spread: rowSpread(r, ["binding", "python", "node"]),
@@ -968,39 +1296,42 @@ async function main(): Promise<void> {
       ]);
       const ours = med(r, "sessiondb");
       rows.push({
-        section: "2",
+        section: "1",
         benchmark: `${label}, 1 append/txn [appends/s]`,
         oursLabel: `SessionDB ${sys}`,
         ours,
+        rounds: rounds(r, "sessiondb"),
         python: med(r, "python"),
         node: med(r, "node"),
         spread: rowSpread(r, ["sessiondb", "python", "node"]),
         txnPerSec: ours,
         target: "Py >= 1.0, node >= 0.9",
         result: verdict([
-          ["Py", ratio(ours, med(r, "python")), 1.0],
-          ["node", ratio(ours, med(r, "node")), 0.9],
+          ["Py", pairRatio(r.get("sessiondb"), r.get("python")), 1.0],
+          ["node", pairRatio(r.get("sessiondb"), r.get("node")), 0.9],
         ]),
       });
       if (fixedPresent) {
         const fixed = med(r, "sessiondb-fixed");
         rows.push({
-          section: "2",
+          section: "1",
           benchmark: "  same, SessionDB on node's SQLite version",
           oursLabel: `SessionDB ${fixedInfo?.sqlite}`,
           ours: fixed,
+          rounds: { ours: r.get("sessiondb-fixed"), node: r.get("node") },
           node: med(r, "node"),
           spread: rowSpread(r, ["sessiondb-fixed", "node"]),
           txnPerSec: fixed,
           target: "node >= 0.9",
-          result: verdict([["node", ratio(fixed, med(r, "node")), 0.9]]),
+          result: verdict([["node", pairRatio(r.get("sessiondb-fixed"), r.get("node")), 0.9]]),
         });
       }
       rows.push({
-        section: "2",
+        section: "1",
         benchmark: "  same SQL on the bare binding",
         oursLabel: `binding ${sys}`,
         ours: med(r, "binding"),
+        rounds: rounds(r, "binding"),
         python: med(r, "python"),
         node: med(r, "node"),
         spread: rowSpread(r, ["binding", "python", "node"]),
@@ -1016,10 +1347,11 @@ async function main(): Promise<void> {
         );
         for (const v of ["sessiondb", "binding"] as const) {
           rows.push({
-            section: "2",
+            section: "1",
             benchmark: `  tmpfs (CPU only, fsync free)${v === "binding" ? ", bare binding" : ""}`,
             oursLabel: `${v === "sessiondb" ? "SessionDB" : "binding"} ${sys}`,
             ours: med(t, v),
+            rounds: rounds(t, v),
             python: med(t, "python"),
             node: med(t, "node"),
             spread: rowSpread(t, [v, "python", "node"]),
@@ -1048,6 +1380,7 @@ async function main(): Promise<void> {
         benchmark: `${mode}/${sync}, ${config.batchSize} msgs/txn [msgs/s]`,
         oursLabel: `SessionDB ${sys}`,
         ours,
+        rounds: rounds(r, "sessiondb"),
         python: med(r, "python"),
         node: med(r, "node"),
         spread: rowSpread(r, ["sessiondb", "python", "node"]),
@@ -1060,6 +1393,7 @@ async function main(): Promise<void> {
         benchmark: "  same SQL on the bare binding",
         oursLabel: `binding ${sys}`,
         ours: med(r, "binding"),
+        rounds: rounds(r, "binding"),
         python: med(r, "python"),
         node: med(r, "node"),
         spread: rowSpread(r, ["binding", "python", "node"]),
@@ -1078,6 +1412,7 @@ async function main(): Promise<void> {
             benchmark: `  tmpfs (CPU only, fsync free)${v === "binding" ? ", bare binding" : ""}`,
             oursLabel: `${v === "sessiondb" ? "SessionDB" : "binding"} ${sys}`,
             ours: med(t, v),
+            rounds: rounds(t, v),
             python: med(t, "python"),
             node: med(t, "node"),
             spread: rowSpread(t, [v, "python", "node"]),
@@ -1094,7 +1429,7 @@ async function main(): Promise<void> {
       if (row.txnPerSec !== undefined) row.fsyncsPerTxn = fsync / row.txnPerSec;
     }
     rows.push({
-      section: "4",
+      section: "1",
       benchmark: "fsync: 1-byte write + fsync loop [fsyncs/s]",
       oursLabel: "disk",
       ours: fsync,
@@ -1103,15 +1438,48 @@ async function main(): Promise<void> {
       target: "(physical bound)",
       result: "-",
     });
+    // The issue's order: durable appends (and their fsync bound), statements, batches.
+    rows.sort((a, b) => a.section.localeCompare(b.section));
+
+    // 4. The suite's wall times, the crash tiers' rates, the writer child's memory.
+    const suiteRows: SuiteRow[] = [];
+    let suiteDetails: Record<string, unknown> = { skipped: !suite };
+    if (suite) {
+      const walls = await suiteWallTimes(work, log);
+      suiteRows.push(...walls.rows);
+      suiteDetails = { skipped: false, ...walls };
+      delete suiteDetails.rows;
+    }
+    const tiers = await crashTiers(work, fixedPresent, log);
+    suiteRows.push(...tiers.rows);
+    const writerRuns: { vmHwmKiB: number; appends: number; seconds: number }[] = [];
+    for (let round = 0; round < config.rounds; round++) {
+      log(`writer child peak RSS, round ${round + 1}/${config.rounds}`);
+      const dir = await Deno.makeTempDir({ dir: work, prefix: "writer-" });
+      writerRuns.push(await writerPeakRss(dir, quick ? 1000 : 3000));
+    }
+    const peakMiB = median(writerRuns.map((r) => r.vmHwmKiB / 1024));
+    suiteRows.push({
+      benchmark: "writer child (cells/_prefix_writer.ts, reference target) peak RSS",
+      value: peakMiB,
+      unit: "MiB",
+      target: "< 80 MB",
+      result: below(peakMiB * 1.048576, 80),
+      detail: `VmHWM before SIGKILL, median of ${writerRuns.length}; ${
+        Math.round(median(writerRuns.map((r) => r.appends / r.seconds)))
+      } appends/s while measured`,
+    });
 
     for (const line of header) console.log(line);
     console.log("");
     printTable(rows);
+    console.log("");
+    printSuiteTable(suiteRows);
     const seconds = (performance.now() - began) / 1000;
     const notes = [
-      `ours: §1 the FFI binding on SQLite ${bindingInfo.sqlite} vs node:sqlite ${nodeInfo.sqlite}, ` +
+      `ours: §2 the FFI binding on SQLite ${bindingInfo.sqlite} vs node:sqlite ${nodeInfo.sqlite}, ` +
       "same SQL, objects per row on both sides.",
-      `§2-3: SessionDB on the system SQLite ${sys}, the library Python uses; node:sqlite runs ` +
+      `§1 and §3: SessionDB on the system SQLite ${sys}, the library Python uses; node:sqlite runs ` +
       `its own ${nodeInfo.sqlite}. Every implementation runs the store's statements and ` +
       "pragmas on the store's schema: BEGIN IMMEDIATE; SELECT session; INSERT INTO messages; " +
       "UPDATE sessions SET message_count; COMMIT.",
@@ -1119,9 +1487,15 @@ async function main(): Promise<void> {
       "are fixed), so the extra rows run the store's SQL on the bare binding.",
       `WAL on ${sys}: the store keeps a new file in DELETE (WAL-reset gate), so the bench ` +
       "puts the empty file in WAL with the same library before SessionDB opens it.",
+      "ours/Py, ours/node: the median of the per-round ratios (each round runs the " +
+      "implementations back to back, in rotating order). " +
       "spread: (max - min) / median of the rounds, the largest in the row. fsync/txn: the " +
       "disk's fsync rate (median of 3 samples) / the commit rate: fsync-equivalents per commit.",
       "tmpfs rows: the same runs on /dev/shm, where fsync is free: what is left is CPU.",
+      "§4: wall times of child processes (start-up included), one run each; the sweep runs " +
+      "the default leg with 20 sampled sequences, the power-loss tier 2 runs per cell; " +
+      `${suite ? "" : "--no-suite: deno test and the matrix were not run. "}` +
+      "Targets are benchmarks, never timed tests.",
     ];
     console.log("");
     for (const note of notes) console.log(note);
@@ -1147,10 +1521,17 @@ async function main(): Promise<void> {
       appends: appendRuns,
       table: rows.map((r) => ({
         ...r,
-        oursPerPython: ratio(r.ours, r.python) ?? null,
-        oursPerNode: ratio(r.ours, r.node) ?? null,
+        oursPerPython: rowRatio(r, "python") ?? null,
+        oursPerNode: rowRatio(r, "node") ?? null,
       })),
       notes,
+      suite: {
+        table: suiteRows,
+        ...suiteDetails,
+        sweepExit: tiers.sweepExit,
+        powerlossExit: tiers.powerExit,
+        writer: writerRuns,
+      },
     };
     await Deno.mkdir(dirname(json), { recursive: true });
     await Deno.writeTextFile(json, JSON.stringify(report, null, 2) + "\n");

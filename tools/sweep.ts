@@ -30,11 +30,18 @@
  * `--k 1,2,3`, `--full`, `--sample N` (default 100 sequence states per leg),
  * `--no-sequences`, `--max-length N` (default 3), `--seed N`, `--state <id,...>`,
  * `--jobs N` (default 2), `--json <path>` (default `.cache/sweep/report.json`),
- * `--no-summary` (no final table; used for the per-library runs of `--libraries`).
+ * `--no-summary` (no final table; used for the per-library runs of `--libraries`),
+ * `--power-loss`.
  *
- * Power loss: a SIGKILL leaves the page cache intact. The power-loss variant evaluates
- * the same states on the last-sync image instead of the files the dead child left;
- * {@linkcode CrashImage} is the hook for it (see `SweepOptions.crashImage`).
+ * Power loss (`--power-loss`): a SIGKILL leaves the page cache intact, so the plain sweep
+ * can never show a commit lost to power loss. The power-loss variant runs each crash
+ * child with the recording VFS (`session_db/recording_vfs.ts`), keeps the start state as
+ * a baseline, and evaluates the same oracle on the last-sync image
+ * (`session_db/crash_states.ts`) instead of the files the dead child left: every
+ * acknowledged operation present with its result (durability), the interrupted one
+ * absent or complete (and present when the point is after COMMIT), invariants and
+ * integrity. Its children get an unscoped `--allow-ffi`, as the power-loss cells' do.
+ * {@linkcode CrashImage} is the hook (see `SweepOptions.crashImage`).
  *
  * @module
  */
@@ -42,7 +49,13 @@ import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { deepStrictEqual } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
-import { type Child, classifyExit, reapAll, spawnChild } from "../harness/child.ts";
+import {
+  type Child,
+  classifyExit,
+  reapAll,
+  spawnChild,
+  type SpawnOptions,
+} from "../harness/child.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
 import { RunDir } from "../harness/evidence.ts";
 import { type Leg, legEnv, type LegName, LEGS, parseLeg } from "../harness/legs.ts";
@@ -69,6 +82,7 @@ import {
   type SweepStore,
 } from "./_sweep_program.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
+import { lastSyncImage } from "./_sweep_power_loss.ts";
 
 export type { LegName } from "../harness/legs.ts";
 
@@ -81,18 +95,38 @@ const CHILD_DEADLINE_MS = 30_000;
 /**
  * The power-loss hook: how a crash state is turned into the files the oracle checks.
  * Unset, the sweep checks what the SIGKILLed child left (the page cache survives). The
- * power-loss tier plugs in here: it has the child record its writes (`childEnv`), keeps
- * a baseline (`beforeChild`) and builds the last-sync image (`image`).
+ * power-loss variant (`tools/_sweep_power_loss.ts`, `--power-loss`) plugs in here: it
+ * spawns the child with the recording VFS (`spawn`), keeps a baseline (`beforeChild`)
+ * and builds the last-sync image (`image`).
  */
 export interface CrashImage {
   /** A name for the report, e.g. `last-sync image`. */
   name: string;
+  /** The command-line flag that selects it, for replay commands (e.g. `--power-loss`). */
+  flag?: string;
   /** Extra environment for the crash child (its names join the child's `--allow-env`). */
   childEnv?(stateDir: string): Record<string, string>;
+  /** Spawns the crash child instead of `spawnChild` (same options; e.g. with a preload). */
+  spawn?(options: SpawnOptions): Child;
   /** Runs after the start state is in place and before the child starts. */
   beforeChild?(stateDir: string, dbPath: string): void | Promise<void>;
-  /** Builds the database to check from what the dead child left; returns its path. */
-  image(stateDir: string, dbPath: string): string | Promise<string>;
+  /**
+   * Builds the database to check from what the dead child left: its path, or the path
+   * with whether the image differs from the files the child left. Throws when the state
+   * cannot be imaged (the state fails with the clause `crash image`).
+   */
+  image(
+    stateDir: string,
+    dbPath: string,
+  ): string | CrashImageResult | Promise<string | CrashImageResult>;
+}
+
+/** What {@linkcode CrashImage.image} built. */
+export interface CrashImageResult {
+  /** The database to check. */
+  db: string;
+  /** Whether it differs from the files the child left (something was not durable). */
+  differs: boolean;
 }
 
 /** Options of {@linkcode sweep}. */
@@ -176,6 +210,11 @@ export interface LegSweep {
    * one that changes nothing (both candidates are the same state).
    */
   matched: { without: number; with: number; unchanged: number };
+  /**
+   * With a crash image: states whose image differed from the files the child left (the
+   * power loss dropped something), out of the states imaged.
+   */
+  imaged?: { states: number; differing: number };
   /** Failing states. */
   failures: SweepFailure[];
   /** Wall time of the leg. */
@@ -545,13 +584,21 @@ interface StateOutcome {
   covered: boolean;
   match?: "without" | "with" | "unchanged";
   failure?: SweepFailure;
+  /** With a crash image: whether the image differed from the files the child left. */
+  imageDiffers?: boolean;
   childMs: number;
   checkMs: number;
 }
 
-function spawnSweepChild(ctx: LegContext, dir: string, args: string[], env = {}): Child {
+function spawnSweepChild(
+  ctx: LegContext,
+  dir: string,
+  args: string[],
+  env = {},
+  spawn: (options: SpawnOptions) => Child = spawnChild,
+): Child {
   const access = targetAccess(ctx.target);
-  return spawnChild({
+  return spawn({
     script: CHILD,
     args: [args[0]!, ctx.target, ...args.slice(1)],
     runDir: dir,
@@ -631,6 +678,7 @@ function orphans(state: StoreState): string[] {
 function replayCommand(ctx: LegContext, state: PlannedState): string {
   const parts = [`DENO_SQLITE_PATH=${shellQuote(ctx.leg.library)}`, "deno", "task", "sweep"];
   if (ctx.target !== REFERENCE_TARGET) parts.push("--target", shellQuote(ctx.target));
+  if (ctx.crashImage?.flag) parts.push(ctx.crashImage.flag);
   parts.push("--legs", ctx.leg.name, "--seed", String(ctx.seed), "--state", shellQuote(state.id));
   return parts.join(" ");
 }
@@ -668,6 +716,7 @@ async function runState(ctx: LegContext, state: PlannedState, n: number): Promis
       dir,
       ["run", db, intentsPath, acksPath, String(ctx.seed), state.program.join("+")],
       { ...ctx.crashImage?.childEnv?.(dir), SESSION_DB_CRASH_AT: `${state.point}@${state.k}` },
+      ctx.crashImage?.spawn?.bind(ctx.crashImage),
     );
     endedOnItsOwn = await settle(child);
   }
@@ -679,6 +728,7 @@ async function runState(ctx: LegContext, state: PlannedState, n: number): Promis
   const intents = readAckJournal<{ i: number; op: string }>(intentsPath);
   const acks = readAckJournal<{ i: number; op: string; result: unknown }>(acksPath);
   let recovered: { state: StoreState; invariants: string[] } | undefined;
+  let imageDiffers: boolean | undefined;
   let candidates: { without?: StoreState; with?: StoreState } = {};
   if (child && !endedOnItsOwn) {
     fail(
@@ -723,94 +773,124 @@ async function runState(ctx: LegContext, state: PlannedState, n: number): Promis
         Deno.mkdirSync(join(dir, "crashed"));
         copyDb(db, join(dir, "crashed", "store.db"), ["", "-journal", "-wal", "-shm"]);
       }
-      const checkedDb = ctx.crashImage ? await ctx.crashImage.image(dir, db) : db;
+      let checkedDb = db;
       try {
-        const onDisk = onDiskJournalMode(checkedDb);
-        if (ctx.leg.name !== "default" && onDisk !== ctx.leg.name) {
-          fail("leg", `the file is in ${onDisk} mode after the crash, not ${ctx.leg.name}`);
+        if (ctx.crashImage) {
+          const built = await ctx.crashImage.image(dir, db);
+          checkedDb = typeof built === "string" ? built : built.db;
+          imageDiffers = typeof built === "string" ? undefined : built.differs;
         }
-        recovered = await recover(ctx, checkedDb);
-        const again = await recover(ctx, checkedDb);
-        if (!same(again.state, recovered.state)) {
+      } catch (error) {
+        checkedDb = "";
+        fail(
+          "crash image",
+          `cannot build the ${ctx.crashImage!.name}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      }
+      if (checkedDb) {
+        try {
+          const onDisk = onDiskJournalMode(checkedDb);
+          if (ctx.leg.name !== "default" && onDisk !== ctx.leg.name) {
+            fail("leg", `the file is in ${onDisk} mode after the crash, not ${ctx.leg.name}`);
+          }
+          recovered = await recover(ctx, checkedDb);
+          const again = await recover(ctx, checkedDb);
+          if (!same(again.state, recovered.state)) {
+            fail(
+              "recovery determinism",
+              `a second recovery read another state: ${
+                diff(again.state, recovered.state).join("; ")
+              }`,
+            );
+          }
+          const ref = await reference(ctx, state.program, start);
+          const without = ref.snaps[interrupted]!;
+          const withOp = ref.snaps[interrupted + 1]!;
+          candidates = { without, with: withOp };
+          for (const ack of acks) {
+            if (!same(ack.result, ref.results[ack.i])) {
+              fail(
+                clause,
+                `acknowledged operation ${ack.i} (${ack.op}) returned ${
+                  JSON.stringify(ack.result)
+                }, the uncrashed run ${JSON.stringify(ref.results[ack.i])}`,
+              );
+            }
+          }
+          const isWithout = same(recovered.state, without);
+          const isWith = same(recovered.state, withOp);
+          // An operation that changes nothing (a takeover with nothing to take) matches both.
+          if (isWithout && isWith) match = "unchanged";
+          else if (isWithout) match = "without";
+          else if (isWith) match = "with";
+          else {
+            // Durability: a state an earlier operation left means acknowledged ones were lost.
+            const earlier = ref.snaps.slice(0, interrupted).findLastIndex((snap) =>
+              same(recovered!.state, snap)
+            );
+            if (earlier !== -1) {
+              fail(
+                "durability",
+                `acknowledged operation${interrupted - earlier > 1 ? "s" : ""} ${
+                  Array.from({ length: interrupted - earlier }, (_, j) =>
+                    `${earlier + j} (${state.program[earlier + j]})`).join(", ")
+                } lost: the recovered state is the one before operation ${earlier}`,
+              );
+            }
+            fail(
+              clause,
+              `the interrupted ${op} (operation ${interrupted}) is neither absent nor complete: ` +
+                `against the state without it: ${diff(recovered.state, without).join("; ")}; ` +
+                `against the state with it: ${diff(recovered.state, withOp).join("; ")}`,
+            );
+          }
+          if (state.point.endsWith(":afterCommit") && match === "without") {
+            fail(clause, `${op} committed before the crash, but the recovered state lacks it`);
+          }
+          const orphaned = orphans(recovered.state);
+          if (orphaned.length) {
+            fail(
+              "rotation atomicity",
+              `compression orphan: ${
+                orphaned.join(", ")
+              } ended by compression without a continuation`,
+            );
+          }
+          // The cross-cutting checks after the owning clause, so a failure is named by its clause.
+          const integrity = integrityCheck(checkedDb);
+          if (integrity !== "ok") fail("integrity", `integrity_check: ${integrity}`);
+          if (recovered.invariants.length) {
+            fail("invariants", recovered.invariants.join("; "));
+          }
+          if (op === "rotate" && match === "with") {
+            // Last: the probe writes. A rotated parent must refuse appends with the typed error.
+            const rotated = withOp.sessions.find((s) => s.id === ref.results[interrupted])?.parent;
+            const store = await ctx.openStore(checkedDb);
+            try {
+              await store.appendMessage(rotated!, { role: "user", content: "after rotation" });
+              fail("rotation atomicity", `an append to the rotated parent ${rotated} was accepted`);
+            } catch (error) {
+              const name = error instanceof Error ? error.name : String(error);
+              if (name !== "CompressionSessionClosedError") {
+                fail(
+                  "rotation atomicity",
+                  `an append to the rotated parent ${rotated} failed with ${name}, not CompressionSessionClosedError`,
+                );
+              }
+            } finally {
+              await store.close();
+            }
+          }
+        } catch (error) {
           fail(
-            "recovery determinism",
-            `a second recovery read another state: ${
-              diff(again.state, recovered.state).join("; ")
+            "recovery",
+            `cannot check the recovered store: ${
+              error instanceof Error ? error.stack ?? error.message : String(error)
             }`,
           );
         }
-        const ref = await reference(ctx, state.program, start);
-        const without = ref.snaps[interrupted]!;
-        const withOp = ref.snaps[interrupted + 1]!;
-        candidates = { without, with: withOp };
-        for (const ack of acks) {
-          if (!same(ack.result, ref.results[ack.i])) {
-            fail(
-              clause,
-              `acknowledged operation ${ack.i} (${ack.op}) returned ${
-                JSON.stringify(ack.result)
-              }, the uncrashed run ${JSON.stringify(ref.results[ack.i])}`,
-            );
-          }
-        }
-        const isWithout = same(recovered.state, without);
-        const isWith = same(recovered.state, withOp);
-        // An operation that changes nothing (a takeover with nothing to take) matches both.
-        if (isWithout && isWith) match = "unchanged";
-        else if (isWithout) match = "without";
-        else if (isWith) match = "with";
-        else {
-          fail(
-            clause,
-            `the interrupted ${op} (operation ${interrupted}) is neither absent nor complete: ` +
-              `against the state without it: ${diff(recovered.state, without).join("; ")}; ` +
-              `against the state with it: ${diff(recovered.state, withOp).join("; ")}`,
-          );
-        }
-        if (state.point.endsWith(":afterCommit") && match === "without") {
-          fail(clause, `${op} committed before the crash, but the recovered state lacks it`);
-        }
-        const orphaned = orphans(recovered.state);
-        if (orphaned.length) {
-          fail(
-            "rotation atomicity",
-            `compression orphan: ${
-              orphaned.join(", ")
-            } ended by compression without a continuation`,
-          );
-        }
-        // The cross-cutting checks after the owning clause, so a failure is named by its clause.
-        const integrity = integrityCheck(checkedDb);
-        if (integrity !== "ok") fail("integrity", `integrity_check: ${integrity}`);
-        if (recovered.invariants.length) {
-          fail("invariants", recovered.invariants.join("; "));
-        }
-        if (op === "rotate" && match === "with") {
-          // Last: the probe writes. A rotated parent must refuse appends with the typed error.
-          const rotated = withOp.sessions.find((s) => s.id === ref.results[interrupted])?.parent;
-          const store = await ctx.openStore(checkedDb);
-          try {
-            await store.appendMessage(rotated!, { role: "user", content: "after rotation" });
-            fail("rotation atomicity", `an append to the rotated parent ${rotated} was accepted`);
-          } catch (error) {
-            const name = error instanceof Error ? error.name : String(error);
-            if (name !== "CompressionSessionClosedError") {
-              fail(
-                "rotation atomicity",
-                `an append to the rotated parent ${rotated} failed with ${name}, not CompressionSessionClosedError`,
-              );
-            }
-          } finally {
-            await store.close();
-          }
-        }
-      } catch (error) {
-        fail(
-          "recovery",
-          `cannot check the recovered store: ${
-            error instanceof Error ? error.stack ?? error.message : String(error)
-          }`,
-        );
       }
     }
   }
@@ -818,7 +898,14 @@ async function runState(ctx: LegContext, state: PlannedState, n: number): Promis
   const checkMs = performance.now() - checked;
   if (!problems.length) {
     Deno.removeSync(dir, { recursive: true });
-    return { state, covered, ...(match ? { match } : {}), childMs, checkMs };
+    return {
+      state,
+      covered,
+      ...(match ? { match } : {}),
+      ...(imageDiffers !== undefined ? { imageDiffers } : {}),
+      childMs,
+      checkMs,
+    };
   }
   const replay = replayCommand(ctx, state);
   const failure: SweepFailure = {
@@ -849,7 +936,12 @@ async function runState(ctx: LegContext, state: PlannedState, n: number): Promis
           acks,
           recovered: recovered ?? null,
           candidates,
-          note: "crashed/ holds the files as the child left them, before recovery",
+          image: ctx.crashImage?.name ?? "the files as the child left them",
+          imageDiffers: imageDiffers ?? null,
+          note: "crashed/ holds the files as the child left them, before recovery" +
+            (ctx.crashImage
+              ? "; baseline/ the start state, vfs.log the recording, last-sync/ the image checked"
+              : ""),
           keptAt: new Date().toISOString(),
         },
         null,
@@ -860,7 +952,14 @@ async function runState(ctx: LegContext, state: PlannedState, n: number): Promis
   } else {
     Deno.removeSync(dir, { recursive: true });
   }
-  return { state, covered, failure, childMs, checkMs };
+  return {
+    state,
+    covered,
+    failure,
+    ...(imageDiffers !== undefined ? { imageDiffers } : {}),
+    childMs,
+    checkMs,
+  };
 }
 
 async function sweepLeg(
@@ -1043,6 +1142,14 @@ async function sweepLeg(
       with: outcomes.filter((o) => o.match === "with").length,
       unchanged: outcomes.filter((o) => o.match === "unchanged").length,
     },
+    ...(ctx.crashImage
+      ? {
+        imaged: {
+          states: outcomes.filter((o) => o.imageDiffers !== undefined).length,
+          differing: outcomes.filter((o) => o.imageDiffers).length,
+        },
+      }
+      : {}),
     failures,
     seconds,
     meanChildMs: mean((o) => o.childMs),
@@ -1061,6 +1168,9 @@ async function sweepLeg(
       `${result.states} states (${result.pointStates} point, ${result.sequenceStates} sequence; ` +
       `interrupted op absent ${result.matched.without}, complete ${result.matched.with}, ` +
       `no-op ${result.matched.unchanged}), ` +
+      (result.imaged
+        ? `${result.imaged.differing}/${result.imaged.states} images dropped unsynced writes, `
+        : "") +
       `${failures.length} failed, ${seconds.toFixed(1)} s, ${
         (result.states / seconds).toFixed(1)
       } states/s (child ${result.meanChildMs} ms, check ${result.meanCheckMs} ms per state)`,
@@ -1101,7 +1211,11 @@ export async function sweep(options: SweepOptions = {}): Promise<SweepReport> {
   const target = targetSpecifier(options.target ?? REFERENCE_TARGET);
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const log = options.log ?? console.log;
-  log(`sweep: seed ${seed} (replay with --seed ${seed}); target ${target}`);
+  log(
+    `sweep: seed ${seed} (replay with --seed ${seed}); target ${target}; checking ${
+      options.crashImage?.name ?? "the files the SIGKILLed child left"
+    }`,
+  );
   const started = performance.now();
   const results: LegSweep[] = [];
   for (const leg of legs) results.push(await sweepLeg(leg, target, options, seed));
@@ -1175,10 +1289,12 @@ function parseArgs(args: string[]) {
     else if (flag === "--jobs") options.jobs = Math.max(1, number(value()));
     else if (flag === "--json") options.json = resolve(value());
     else if (flag === "--no-summary") options.summary = false;
+    else if (flag === "--power-loss") options.crashImage = lastSyncImage();
     else {
       fail(
         `Invalid argument "${flag}": use --target, --legs, --libraries, --points, --k, --full, ` +
-          `--sample, --no-sequences, --max-length, --seed, --state, --jobs, --json or --no-summary`,
+          `--sample, --no-sequences, --max-length, --seed, --state, --jobs, --json, --power-loss ` +
+          `or --no-summary`,
       );
     }
   }
@@ -1342,9 +1458,11 @@ if (import.meta.main) {
   );
   if (failing.length) console.log(`failing crash points: ${failing.join(", ")}`);
   console.log(
-    `sweep: ${states} states in ${seconds.toFixed(1)} s (${
-      seconds ? (states / seconds).toFixed(1) : "0"
-    } states/s), seed ${options.seed}, ${ok ? "PASS" : "FAIL"}; report: ${options.json}`,
+    `sweep${options.crashImage ? " --power-loss" : ""}: ${states} states in ${
+      seconds.toFixed(1)
+    } s (${seconds ? (states / seconds).toFixed(1) : "0"} states/s), seed ${options.seed}, ${
+      ok ? "PASS" : "FAIL"
+    }; report: ${options.json}`,
   );
   Deno.exit(ok ? 0 : 1);
 }

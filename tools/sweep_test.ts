@@ -1,10 +1,13 @@
 // The crash sweep: its plan covers every crash point of the reference store, a small
 // sample passes on the reference store, and the sweep catches the two-transaction
-// rotation mutant at the crash point between its transactions, naming that point.
+// rotation mutant at the crash point between its transactions, naming that point; the
+// power-loss variant catches a durability bug (DELETE mode with synchronous=FULL) that the
+// SIGKILL sweep cannot see, and passes on the reference store.
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { currentLeg } from "../harness/legs.ts";
 import { crashPoints } from "../cells/reference_target.ts";
 import { planPoints, sequenceSpace, sweep, type SweepReport } from "./sweep.ts";
+import { lastSyncImage } from "./_sweep_power_loss.ts";
 
 const BETWEEN = "publishCompressionChild:betweenTransactions";
 const MUTANT = new URL("../cells/testdata/mutants/rotation_two_transactions.ts", import.meta.url);
@@ -115,6 +118,54 @@ Deno.test({
       `  ${report.states} states, ${
         report.statesPerSecond.toFixed(1)
       } states/s, seed ${report.seed}`,
+    );
+  },
+});
+
+// An append (acknowledged), then a rewind killed before its first write: with FULL the
+// append's journal was unlinked without a folder sync, so after a power loss it is hot again.
+const LOST_APPEND = "append+rewind/rewindToMessage:afterVerify@1";
+const DELETE_FULL = new URL("../cells/testdata/mutants/delete_full.ts", import.meta.url);
+
+Deno.test({
+  name: "power-loss sweep catches DELETE+FULL losing an acknowledged append; SIGKILL sweep cannot",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const run = (target: URL | undefined, powerLoss: boolean, states: string[]) =>
+      sweep({
+        ...(target ? { target } : {}),
+        legs: [currentLeg().name],
+        states,
+        seed: 8,
+        keepEvidence: false,
+        log: quiet,
+        ...(powerLoss ? { crashImage: lastSyncImage() } : {}),
+      });
+    const states = [LOST_APPEND, "appendMessage:afterCommit@2", "rewindToMessage:afterCount@1"];
+    const reference = await run(undefined, true, states);
+    const ref = ranLeg(reference);
+    if (!ref) return;
+    deepStrictEqual(ref.failures.map((f) => f.problems), []);
+    deepStrictEqual(ref.states, 3);
+    ok(reference.ok);
+    const caught = await run(DELETE_FULL, true, [LOST_APPEND]);
+    const leg = ranLeg(caught);
+    if (!leg) return;
+    deepStrictEqual(leg.failures.map((f) => f.state), [LOST_APPEND]);
+    const failure = leg.failures[0]!;
+    deepStrictEqual(failure.clause, "durability", failure.problems.join("\n"));
+    ok(/acknowledged operation 0 \(append\) lost/.test(failure.problems[0]!), failure.problems[0]);
+    ok(failure.replay.includes("--power-loss"), failure.replay);
+    deepStrictEqual(leg.imaged, { states: 1, differing: 1 });
+
+    const sigkill = ranLeg(await run(DELETE_FULL, false, [LOST_APPEND]))!;
+    deepStrictEqual(sigkill.failures.map((f) => f.problems), [], "the SIGKILL sweep passes");
+
+    console.log(
+      `  caught: ${
+        failure.problems[0]
+      }; reference: ${ref.imaged?.differing}/3 images dropped writes`,
     );
   },
 });

@@ -192,6 +192,7 @@ export function readCString(sym: SqliteSymbols, address: bigint): string {
 // One reused buffer for text read out of SQLite: a fresh Uint8Array per value (allocated,
 // then handed to FFI) cost ~0.5 us per TEXT column.
 let textScratch = new Uint8Array(4096);
+const SHORT_TEXT = 48;
 
 /** Decodes `length` bytes of UTF-8 at `address` (through a reused scratch buffer). */
 export function readText(sym: SqliteSymbols, address: bigint, length: number): string {
@@ -202,5 +203,20 @@ export function readText(sym: SqliteSymbols, address: bigint, length: number): s
     textScratch = new Uint8Array(Math.min(1 << 20, Math.max(length, textScratch.length * 2)));
   }
   sym.memcpy(textScratch, address, BigInt(length));
+  // Short ASCII text (ids, roles, names) is built in JS: TextDecoder's op costs more than
+  // the copy for a handful of bytes.
+  if (length <= SHORT_TEXT) {
+    const bytes = textScratch;
+    let ascii = true;
+    for (let i = 0; i < length; i++) {
+      if (bytes[i]! > 0x7f) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) {
+      return String.fromCharCode.apply(null, bytes.subarray(0, length) as unknown as number[]);
+    }
+  }
   return decoder.decode(textScratch.subarray(0, length));
 }

@@ -408,8 +408,12 @@ export class Statement {
     const sym = this.#sym;
     const h = this.#handle;
     switch (sym.sqlite3_column_type(h, i)) {
-      case 1:
-        return toNumber(sym.sqlite3_column_int64(h, i));
+      case 1: {
+        // The integer as a double is exact while it is a safe integer; only larger ones
+        // cross again as a BigInt (an i64 result allocates one on every call).
+        const exact = sym.sqlite3_column_double(h, i);
+        return Number.isSafeInteger(exact) ? exact : toNumber(sym.sqlite3_column_int64(h, i));
+      }
       case 2:
         return sym.sqlite3_column_double(h, i);
       case 3: {
