@@ -11,10 +11,12 @@
  *
  * @module
  */
+import { targetSpecifier } from "../cells/target.ts";
+import { fail, legListArg } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
-import { libraryCandidates } from "../session_db/sqlite/_ffi.ts";
+import { systemLibraryPath } from "../session_db/sqlite/_ffi.ts";
 import { buildFixedSqlite, fixedSqlitePath } from "./build_sqlite.ts";
 import type { CellReport } from "../cells/_cell.ts";
 
@@ -41,11 +43,6 @@ interface Row {
   evidence?: string;
 }
 
-function fail(message: string): never {
-  console.error(message);
-  Deno.exit(2);
-}
-
 function parseArgs(args: string[]) {
   const options = {
     legs: [...LEGS] as LegName[],
@@ -64,18 +61,12 @@ function parseArgs(args: string[]) {
       return v;
     };
     if (flag === "--legs") {
-      options.legs = value().split(",").map((leg) => {
-        try {
-          return parseLeg(leg);
-        } catch (error) {
-          return fail((error as Error).message);
-        }
-      });
+      options.legs = legListArg(value());
     } else if (flag === "--libraries") options.libraries = value().split(",");
     else if (flag === "--cells") options.cells = value().split(",").map(Number);
     else if (flag === "--target") {
       const t = value();
-      options.target = /^[a-z]+:/.test(t) ? t : new URL(`file://${resolve(t)}`).href;
+      options.target = targetSpecifier(t);
     } else if (flag === "--jobs") options.jobs = Math.max(1, Number(value()) || 1);
     else if (flag === "--json") options.json = resolve(value());
     else if (flag === "--no-build") options.build = false;
@@ -99,10 +90,7 @@ function parseArgs(args: string[]) {
 async function resolveLibraries(wanted: string[], build: boolean): Promise<Library[]> {
   const out: Library[] = [];
   if (wanted.includes("system")) {
-    const saved = Deno.env.get("DENO_SQLITE_PATH");
-    Deno.env.delete("DENO_SQLITE_PATH");
-    const system = libraryCandidates().find((p) => p.startsWith("/"));
-    if (saved !== undefined) Deno.env.set("DENO_SQLITE_PATH", saved);
+    const system = systemLibraryPath();
     if (system) out.push({ label: "system", path: system });
     else console.error("matrix: no system libsqlite3 found; skipping the system library");
   }

@@ -18,10 +18,11 @@
  *
  * @module
  */
+import { fail, legListArg } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { currentLeg, type LegName, LEGS, parseLeg } from "../harness/legs.ts";
-import { libraryCandidates } from "../session_db/sqlite/_ffi.ts";
+import { systemLibraryPath } from "../session_db/sqlite/_ffi.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/mod.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
 import {
@@ -69,11 +70,6 @@ interface Row {
   error?: string;
 }
 
-function fail(message: string): never {
-  console.error(message);
-  Deno.exit(2);
-}
-
 function parseArgs(args: string[]) {
   const options = {
     legs: [parseLeg(Deno.env.get("SESSION_DB_JOURNAL_MODE"))] as LegName[],
@@ -90,13 +86,7 @@ function parseArgs(args: string[]) {
       return v;
     };
     if (flag === "--legs") {
-      options.legs = value().split(",").map((leg) => {
-        try {
-          return parseLeg(leg);
-        } catch (error) {
-          return fail((error as Error).message);
-        }
-      });
+      options.legs = legListArg(value());
     } else if (flag === "--libraries") options.libraries = value().split(",");
     else if (flag === "--only") options.only = value().split(",");
     else if (flag === "--jobs") options.jobs = Math.max(1, Number(value()) || 1);
@@ -124,10 +114,7 @@ function resolveLibraries(wanted: string[]): Library[] {
   for (const label of wanted) {
     if (label === "current") out.push({ label, path: sqliteLibraryPath() });
     else if (label === "system") {
-      const saved = Deno.env.get("DENO_SQLITE_PATH");
-      Deno.env.delete("DENO_SQLITE_PATH");
-      const system = libraryCandidates().find((p) => p.startsWith("/"));
-      if (saved !== undefined) Deno.env.set("DENO_SQLITE_PATH", saved);
+      const system = systemLibraryPath();
       if (!system) fail("Cannot use the system library: no system libsqlite3 was found");
       out.push({ label, path: system });
     } else {

@@ -22,6 +22,7 @@
  *
  * @module
  */
+import { fail } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import type { Leg, LegName } from "../harness/legs.ts";
@@ -53,11 +54,6 @@ const EXPECTED: Record<Mode, Record<Level, string>> = {
     EXTRA: "durable",
   },
 };
-
-function fail(message: string): never {
-  console.error(message);
-  Deno.exit(2);
-}
 
 function parseArgs(args: string[]) {
   const options = {

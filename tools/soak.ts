@@ -16,11 +16,12 @@
  *
  * @module
  */
+import { targetSpecifier } from "../cells/target.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import type { CellReport } from "../cells/_cell.ts";
 import { type LegName, parseLeg } from "../harness/legs.ts";
-import { libraryCandidates } from "../session_db/sqlite/_ffi.ts";
+import { systemLibraryPath } from "../session_db/sqlite/_ffi.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -108,7 +109,7 @@ export function parseSoakArgs(args: readonly string[]): SoakOptions {
       options.cells = value().split(",").map((c) => count("cell", c, 1, 5));
     } else if (flag === "--target") {
       const t = value();
-      options.target = /^[a-z]+:/.test(t) ? t : new URL(`file://${resolve(t)}`).href;
+      options.target = targetSpecifier(t);
     } else if (flag === "--timeout") options.timeoutS = count(flag, value(), 1, 86_400);
     else if (flag === "--json") options.json = resolve(value());
     else {
@@ -136,10 +137,7 @@ function resolveLibrary(wanted: string): string {
   if (wanted && wanted !== "system") return resolve(wanted);
   const explicit = wanted === "" ? Deno.env.get("DENO_SQLITE_PATH") : undefined;
   if (explicit) return explicit;
-  const saved = Deno.env.get("DENO_SQLITE_PATH");
-  Deno.env.delete("DENO_SQLITE_PATH");
-  const system = libraryCandidates().find((p) => p.startsWith("/"));
-  if (saved !== undefined) Deno.env.set("DENO_SQLITE_PATH", saved);
+  const system = systemLibraryPath();
   if (!system) {
     throw new SoakUsageError(
       "Cannot find the system libsqlite3: install it, or pass --library <path>",

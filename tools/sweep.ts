@@ -45,6 +45,7 @@
  *
  * @module
  */
+import { fail, legListArg } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { deepStrictEqual } from "node:assert/strict";
@@ -61,7 +62,7 @@ import { RunDir } from "../harness/evidence.ts";
 import { type Leg, legEnv, type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { onDiskJournalMode } from "../session_db/journal_mode.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
-import { libraryCandidates } from "../session_db/sqlite/_ffi.ts";
+import { systemLibraryPath } from "../session_db/sqlite/_ffi.ts";
 import { loadTarget, type StoreOptions, targetSpecifier } from "../cells/target.ts";
 import { targetAccess } from "../cells/_cell.ts";
 import {
@@ -1243,11 +1244,6 @@ export async function sweep(options: SweepOptions = {}): Promise<SweepReport> {
   };
 }
 
-function fail(message: string): never {
-  console.error(message);
-  Deno.exit(2);
-}
-
 function parseArgs(args: string[]) {
   const options: SweepOptions & { libraries?: string[]; json: string; summary: boolean } = {
     json: join(ROOT, ".cache/sweep/report.json"),
@@ -1267,15 +1263,9 @@ function parseArgs(args: string[]) {
     };
     if (flag === "--target") {
       const t = value();
-      options.target = /^[a-z]+:/.test(t) ? t : new URL(`file://${resolve(t)}`).href;
+      options.target = targetSpecifier(t);
     } else if (flag === "--legs") {
-      options.legs = value().split(",").map((leg) => {
-        try {
-          return parseLeg(leg);
-        } catch (error) {
-          return fail((error as Error).message);
-        }
-      });
+      options.legs = legListArg(value());
     } else if (flag === "--libraries") options.libraries = value().split(",");
     else if (flag === "--points") options.points = value().split(",");
     else if (flag === "--k") {
@@ -1311,10 +1301,7 @@ function parseArgs(args: string[]) {
 function libraryPath(label: string): string | undefined {
   if (label === "fixed") return fixedSqlitePath();
   if (label === "system") {
-    const saved = Deno.env.get("DENO_SQLITE_PATH");
-    Deno.env.delete("DENO_SQLITE_PATH");
-    const system = libraryCandidates().find((p) => p.startsWith("/"));
-    if (saved !== undefined) Deno.env.set("DENO_SQLITE_PATH", saved);
+    const system = systemLibraryPath();
     return system;
   }
   return label.includes("/") ? resolve(label) : fail(

@@ -123,7 +123,21 @@ function exists(path: string): boolean {
 export function libraryCandidates(): string[] {
   const explicit = readEnv("DENO_SQLITE_PATH");
   if (explicit) return [explicit];
+  return systemLibraryCandidates();
+}
+
+function systemLibraryCandidates(): string[] {
   return (SYSTEM_CANDIDATES[Deno.build.os] ?? SYSTEM_CANDIDATES.linux!).filter(exists);
+}
+
+/**
+ * The system SQLite library's absolute path, whatever `DENO_SQLITE_PATH` says (the
+ * matrix and the other tools run it as one library among others).
+ *
+ * @returns The first system library found, or `undefined`.
+ */
+export function systemLibraryPath(): string | undefined {
+  return systemLibraryCandidates().find((path) => path.startsWith("/"));
 }
 
 let loaded: LoadedLibrary | undefined;
