@@ -5,7 +5,7 @@ import { integrityCheck } from "../harness/db_audit.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, defineCell } from "./_cell.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { openTargetStore } from "./target.ts";
+import { CELL_METHODS, openTargetStore } from "./target.ts";
 
 /** Options of {@linkcode consumeOnceCell}. */
 export interface ConsumeOnceOptions extends CellOptions {
@@ -44,7 +44,7 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
     legs: "default",
     legReason:
       "the clause rests on one predicated UPDATE, serialised by the write lock in every journal mode",
-    requires: ["createSession", "requestHandoff", "claimHandoff", "getHandoffState", "close"],
+    requires: CELL_METHODS[2],
     async run(ctx, t) {
       startTallies(ctx);
       const db = ctx.run.file("store.db");

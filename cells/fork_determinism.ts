@@ -6,7 +6,7 @@ import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { loadTarget, openTargetStore, type StoredMessage } from "./target.ts";
+import { CELL_METHODS, loadTarget, openTargetStore, type StoredMessage } from "./target.ts";
 
 /** Options of {@linkcode forkDeterminismCell}. */
 export interface ForkDeterminismOptions extends CellOptions {
@@ -335,14 +335,7 @@ export function forkDeterminismCell(
     id: 4,
     title: "fork determinism",
     legs: "all",
-    requires: [
-      "createSession",
-      "appendMessage",
-      "getMessages",
-      "rewindToMessage",
-      "forkSession",
-      "close",
-    ],
+    requires: CELL_METHODS[4],
     async run(ctx, t) {
       startTallies(ctx);
       const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);

@@ -14,7 +14,7 @@ import {
   RECOVERER_AFTER_SEND,
   SENDER_AFTER_SEND,
 } from "./_inbox.ts";
-import { loadTarget, openTargetStore, type StoredObligation } from "./target.ts";
+import { CELL_METHODS, loadTarget, openTargetStore, type StoredObligation } from "./target.ts";
 
 /** Options of {@linkcode outboxExactlyOnceCell}. */
 export interface OutboxExactlyOnceOptions extends CellOptions {
@@ -295,15 +295,7 @@ export function outboxExactlyOnceCell(
     id: 5,
     title: "delivery outbox exactly-once",
     legs: "all",
-    requires: [
-      "createSession",
-      "recordObligation",
-      "markAttempting",
-      "markDelivered",
-      "sweepRecoverable",
-      "listObligations",
-      "close",
-    ],
+    requires: CELL_METHODS[5],
     async run(ctx, t) {
       startTallies(ctx);
       const listed = new Set((await loadTarget(ctx.target)).crashPoints?.() ?? []);

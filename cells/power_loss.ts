@@ -54,7 +54,7 @@ import { type CellOptions, type CellRun, defineCell, targetAccess } from "./_cel
 import { spawnRecordedChild } from "./_recorded_child.ts";
 import { effectsPerObligation, readInbox, SENDER_AFTER_SEND } from "./_inbox.ts";
 import { recoverMessages } from "./prefix_durability.ts";
-import { loadTarget, openTargetStore, type StoredSession } from "./target.ts";
+import { CELL_METHODS, loadTarget, openTargetStore, type StoredSession } from "./target.ts";
 
 export type { CellOptions } from "./_cell.ts";
 export type { Leg, LegName } from "../harness/legs.ts";
@@ -936,7 +936,7 @@ export function powerLossPrefixCell(options: PowerLossOptions): Promise<Deno.Tes
     id: 1,
     title: "power-loss prefix durability",
     legs: "all",
-    requires: ["createSession", "appendMessage", "getMessages", "close"],
+    requires: CELL_METHODS[1],
     async run(ctx, t) {
       for (const kill of options.kills ?? ["ack", "random"]) {
         const run = await powerLossPrefixRun({
@@ -975,16 +975,7 @@ export function powerLossRotationCell(
     id: 3,
     title: "power-loss rotation atomicity",
     legs: "all",
-    requires: [
-      "createSession",
-      "appendMessage",
-      "getMessages",
-      "listSessions",
-      "tryAcquireCompressionLock",
-      "publishCompressionChild",
-      "releaseCompressionLock",
-      "close",
-    ],
+    requires: CELL_METHODS[3],
     async run(ctx, t) {
       const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
       for (const kill of options.kills ?? ["random", "ack"]) {
@@ -1024,14 +1015,7 @@ export function powerLossForkCell(options: PowerLossOptions): Promise<Deno.TestD
     id: 4,
     title: "power-loss fork determinism",
     legs: "all",
-    requires: [
-      "createSession",
-      "appendMessage",
-      "getMessages",
-      "rewindToMessage",
-      "forkSession",
-      "close",
-    ],
+    requires: CELL_METHODS[4],
     async run(ctx, t) {
       const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
       const committed = ["rewindToMessage:afterCommit", "forkSession:afterCommit"];
@@ -1076,15 +1060,7 @@ export function powerLossOutboxCell(
     id: 5,
     title: "power-loss delivery outbox exactly-once",
     legs: "all",
-    requires: [
-      "createSession",
-      "recordObligation",
-      "markAttempting",
-      "markDelivered",
-      "sweepRecoverable",
-      "listObligations",
-      "close",
-    ],
+    requires: CELL_METHODS[5],
     async run(ctx, t) {
       const listed = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
       for (const point of OUTBOX_POINTS) {

@@ -6,7 +6,7 @@ import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, defineCell } from "./_cell.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { openTargetStore, type StoredMessage } from "./target.ts";
+import { CELL_METHODS, openTargetStore, type StoredMessage } from "./target.ts";
 
 /** Options of {@linkcode prefixDurabilityCell}. */
 export interface PrefixDurabilityOptions extends CellOptions {
@@ -67,7 +67,7 @@ export function prefixDurabilityCell(
     id: 1,
     title: "prefix durability",
     legs: "all",
-    requires: ["createSession", "appendMessage", "getMessages", "close"],
+    requires: CELL_METHODS[1],
     async run(ctx, t) {
       startTallies(ctx);
       const db = ctx.run.file("store.db");

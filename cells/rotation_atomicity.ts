@@ -6,7 +6,7 @@ import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { loadTarget, openTargetStore, type StoredSession } from "./target.ts";
+import { CELL_METHODS, loadTarget, openTargetStore, type StoredSession } from "./target.ts";
 
 /** Options of {@linkcode rotationAtomicityCell}. */
 export interface RotationAtomicityOptions extends CellOptions {
@@ -163,16 +163,7 @@ export function rotationAtomicityCell(
     id: 3,
     title: "rotation atomicity",
     legs: "all",
-    requires: [
-      "createSession",
-      "appendMessage",
-      "getMessages",
-      "listSessions",
-      "tryAcquireCompressionLock",
-      "publishCompressionChild",
-      "releaseCompressionLock",
-      "close",
-    ],
+    requires: CELL_METHODS[3],
     async run(ctx, t) {
       startTallies(ctx);
       const db = ctx.run.file("store.db");
