@@ -1623,12 +1623,28 @@ function createPrivateFile(path: string, fail: (detail: string) => Error): void 
   try {
     Deno.openSync(path, { createNew: true, write: true, mode: 0o600 }).close();
     Deno.chmodSync(path, 0o600);
+    syncFolder(dir);
   } catch (error) {
     if (error instanceof Deno.errors.AlreadyExists) return;
     if (error instanceof Deno.errors.PermissionDenied) {
       throw fail(`the folder "${dir}" is not writable (choose a writable location)`);
     }
     // Other failures surface from SQLite's own open with its message.
+  }
+}
+
+// A new file's name is durable only once its folder is synced: without this a power
+// loss right after the first commit could lose the whole database file.
+function syncFolder(dir: string): void {
+  try {
+    const folder = Deno.openSync(dir, { read: true });
+    try {
+      folder.syncSync();
+    } finally {
+      folder.close();
+    }
+  } catch {
+    // Some platforms cannot open or sync a folder; SQLite's own journal syncs still hold.
   }
 }
 
