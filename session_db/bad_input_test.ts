@@ -3,7 +3,13 @@
 // reuses (session_db_test.ts, journal_mode_test.ts, sqlite/database_test.ts).
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { BusyDeadlineError, InvalidArgumentError, SessionDB, SessionDBOpenError } from "./mod.ts";
+import {
+  BusyDeadlineError,
+  InvalidArgumentError,
+  SessionDB,
+  SessionDBOpenError,
+  SessionDBStorageError,
+} from "./mod.ts";
 import { cleanEnv, runDeno, tempDir, waitForFile } from "./_test_helpers.ts";
 
 const OPEN_STORE = new URL("./testdata/open_store.ts", import.meta.url);
@@ -415,4 +421,35 @@ Deno.test("another process holding the write lock past the deadline is a BusyDea
   const db = SessionDB.open(path);
   assert.deepEqual(db.getMessages("s").map((m) => m.content), ["m0", "m1", "m2", "after release"]);
   db.close();
+});
+
+Deno.test("a page corrupted mid-file fails reads with SessionDBStorageError naming the fix", () => {
+  using dir = tempDir();
+  const path = join(dir.path, "corrupt.db");
+  const db = SessionDB.open(path, { journalMode: "delete" });
+  db.createSession("s");
+  db.appendMessages(
+    "s",
+    Array.from({ length: 400 }, (_, i) => ({
+      role: "user" as const,
+      content: `message ${i} ${"x".repeat(200)}`,
+    })),
+  );
+  db.close();
+  // Overwrite the last pages (message rows), leaving the schema page intact.
+  const bytes = Deno.readFileSync(path);
+  const pageSize = (bytes[16]! << 8) | bytes[17]!;
+  bytes.fill(0xa5, bytes.length - 3 * pageSize, bytes.length - pageSize);
+  Deno.writeFileSync(path, bytes);
+  const reopened = SessionDB.open(path);
+  try {
+    assert.throws(
+      () => reopened.getMessages("s"),
+      (error: unknown) =>
+        error instanceof SessionDBStorageError && /read messages/.test(error.message) &&
+        /restore it from a backup/.test(error.message),
+    );
+  } finally {
+    reopened.close();
+  }
 });

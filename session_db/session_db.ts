@@ -634,9 +634,10 @@ export class SessionDB {
    * @returns The session, or `undefined`.
    */
   getSession(id: string): Session | undefined {
-    const row = this.#stmt(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`).get<
-      SessionRow
-    >(id);
+    const row = this.#read(
+      "read a session",
+      () => this.#stmt(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`).get<SessionRow>(id),
+    );
     return row ? toSession(row) : undefined;
   }
 
@@ -647,10 +648,11 @@ export class SessionDB {
    * @returns The sessions.
    */
   listSessions(options: { source?: string; limit?: number } = {}): Session[] {
-    const rows = this.#stmt(
-      `SELECT ${SESSION_COLUMNS} FROM sessions WHERE (?1 IS NULL OR source = ?1)
-       ORDER BY started_at, id LIMIT ?2`,
-    ).all<SessionRow>(options.source ?? null, options.limit ?? -1);
+    const rows = this.#read("list sessions", () =>
+      this.#stmt(
+        `SELECT ${SESSION_COLUMNS} FROM sessions WHERE (?1 IS NULL OR source = ?1)
+         ORDER BY started_at, id LIMIT ?2`,
+      ).all<SessionRow>(options.source ?? null, options.limit ?? -1));
     return rows.map(toSession);
   }
 
@@ -722,7 +724,8 @@ export class SessionDB {
     const sql = options.includeInactive
       ? `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`
       : `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND active = 1 ORDER BY id`;
-    return this.#stmt(sql).all<MessageRow>(sessionId).map(toMessage);
+    return this.#read("read messages", () => this.#stmt(sql).all<MessageRow>(sessionId))
+      .map(toMessage);
   }
 
   /**
@@ -1293,8 +1296,9 @@ export class SessionDB {
    * @returns The obligation, or `undefined`.
    */
   getObligation(id: string): Obligation | undefined {
-    const row = this.#stmt("SELECT * FROM outbox WHERE obligation_id = ?").get<ObligationRow>(
-      id,
+    const row = this.#read(
+      "read an obligation",
+      () => this.#stmt("SELECT * FROM outbox WHERE obligation_id = ?").get<ObligationRow>(id),
     );
     return row ? toObligation(row) : undefined;
   }
@@ -1306,10 +1310,11 @@ export class SessionDB {
    * @returns The obligations.
    */
   listObligations(filter: { sessionId?: string; state?: ObligationState } = {}): Obligation[] {
-    return this.#stmt(
-      `SELECT * FROM outbox WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR state = ?2)
-       ORDER BY created_at, obligation_id`,
-    ).all<ObligationRow>(filter.sessionId ?? null, filter.state ?? null).map(toObligation);
+    return this.#read("list obligations", () =>
+      this.#stmt(
+        `SELECT * FROM outbox WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR state = ?2)
+         ORDER BY created_at, obligation_id`,
+      ).all<ObligationRow>(filter.sessionId ?? null, filter.state ?? null)).map(toObligation);
   }
 
   // --- invariants and lifecycle ---------------------------------------------------
@@ -1468,14 +1473,23 @@ export class SessionDB {
   }
 
   /** Names a storage failure (read-only, full, corrupt, I/O) with its fix; else `error`. */
-  #storageError(operation: string, error: unknown): unknown {
+  #storageError(operation: string, error: unknown, wrote = true): unknown {
     if (!(error instanceof SqliteError) || !STORAGE_CODES.has(error.code)) return error;
     return new SessionDBStorageError(
-      `Cannot ${operation} on session database "${this.#path}": ${
-        errorDetail(error)
-      }; the transaction was rolled back`,
+      `Cannot ${operation} on session database "${this.#path}": ${errorDetail(error)}${
+        wrote ? "; the transaction was rolled back" : ""
+      }`,
       { cause: error },
     );
+  }
+
+  /** Runs a read, naming a storage failure (corrupt page, I/O error) with its fix. */
+  #read<T>(operation: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      throw this.#storageError(operation, error, false);
+    }
   }
 
   #migrate(): void {
