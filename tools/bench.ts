@@ -25,6 +25,7 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
+import { cpuUsage } from "node:process";
 import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import { Database, sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
@@ -113,6 +114,8 @@ const SESSION_COLUMNS =
 const STORE_SQL = {
   begin: "BEGIN IMMEDIATE",
   commit: "COMMIT",
+  // appendMessage checks the session with one column, appendMessages with all of them.
+  selectAppendable: "SELECT end_reason FROM sessions WHERE id = ?",
   selectSession: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`,
   insertMessage:
     `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp)
@@ -138,6 +141,7 @@ function storeSqlDrift(): string[] {
   }
   const expected: [string, string][] = [
     ["SESSION_COLUMNS", SESSION_COLUMNS],
+    ["selectAppendable", STORE_SQL.selectAppendable],
     ["selectSession", "SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?"],
     ["insertMessage", STORE_SQL.insertMessage],
     ["updateOne", STORE_SQL.updateOne],
@@ -185,6 +189,8 @@ interface AppendJob {
 
 interface AppendResult {
   seconds: number;
+  /** CPU time of the timed appends (user + system), the part the disk does not explain. */
+  cpuSeconds?: number;
   transactions: number;
   messages: number;
   sqlite: string;
@@ -332,10 +338,17 @@ function stmtNode(job: StmtJob): StmtResult {
 /** Times `step(i)` for `n` transactions after `warmup` untimed ones. */
 function timed(job: AppendJob, step: (i: number) => void): number {
   for (let i = 0; i < job.warmup; i++) step(i);
+  const cpu = cpuUsage();
   const started = performance.now();
   for (let i = job.warmup; i < job.warmup + job.n; i++) step(i);
-  return (performance.now() - started) / 1000;
+  const seconds = (performance.now() - started) / 1000;
+  const used = cpuUsage(cpu);
+  lastCpuSeconds = (used.user + used.system) / 1e6;
+  return seconds;
 }
+
+/** CPU time (user + system, all threads) of the last `timed` run. */
+let lastCpuSeconds = 0;
 
 function appendSessionDB(job: AppendJob): AppendResult {
   let note: string | undefined;
@@ -376,6 +389,7 @@ function appendSessionDB(job: AppendJob): AppendResult {
     if (count !== (job.warmup + job.n) * batch) throw new Error(`message_count ${count}`);
     return {
       seconds,
+      cpuSeconds: lastCpuSeconds,
       transactions: job.n,
       messages: job.n * batch,
       sqlite: store.sqliteVersion,
@@ -403,7 +417,7 @@ function appendBinding(job: AppendJob): AppendResult {
     db.exec(sql.begin);
     db.prepare(sql.createSession).run(sid, "cli", now(), null);
     db.exec(sql.commit);
-    const select = db.prepare(sql.selectSession);
+    const select = db.prepare(job.batch === 1 ? sql.selectAppendable : sql.selectSession);
     const insert = db.prepare(sql.insertMessage);
     const updateOne = db.prepare(sql.updateOne);
     const updateMany = db.prepare(sql.updateMany);
@@ -437,6 +451,7 @@ function appendBinding(job: AppendJob): AppendResult {
     if (count !== (job.warmup + job.n) * batch) throw new Error(`message_count ${count}`);
     return {
       seconds,
+      cpuSeconds: lastCpuSeconds,
       transactions: job.n,
       messages: job.n * batch,
       sqlite: sqliteVersion(),
@@ -461,7 +476,7 @@ function appendNode(job: AppendJob): AppendResult {
     db.exec(sql.begin);
     db.prepare(sql.createSession).run(sid, "cli", now(), null);
     db.exec(sql.commit);
-    const select = db.prepare(sql.selectSession);
+    const select = db.prepare(job.batch === 1 ? sql.selectAppendable : sql.selectSession);
     const insert = db.prepare(sql.insertMessage);
     const updateOne = db.prepare(sql.updateOne);
     const updateMany = db.prepare(sql.updateMany);
@@ -509,6 +524,7 @@ function appendNode(job: AppendJob): AppendResult {
     const sync = db.prepare("PRAGMA synchronous").get() as { synchronous: number };
     return {
       seconds,
+      cpuSeconds: lastCpuSeconds,
       transactions: job.n,
       messages: job.n * batch,
       sqlite: version.v,
@@ -864,6 +880,18 @@ function slowestTests(output: string, count: number): { name: string; ms: number
   return tests.sort((a, b) => b.ms - a.ms).slice(0, count);
 }
 
+/** The names of the failed top-level tests of a `deno test` output. */
+function failedTests(output: string): string[] {
+  // deno-lint-ignore no-control-regex
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+  const names = new Set<string>();
+  for (const line of plain.split("\n")) {
+    const m = /^(\S.*?) \.\.\. FAILED/.exec(line);
+    if (m) names.add(m[1]!);
+  }
+  return [...names];
+}
+
 function below(value: number | undefined, max: number): string {
   return value === undefined || !Number.isFinite(value) ? "-" : value < max ? "PASS" : "FAIL";
 }
@@ -878,6 +906,7 @@ async function suiteWallTimes(work: string, log: (line: string) => void) {
   log("deno test -A");
   const test = await timedDeno(["test", "-A"]);
   const slow = slowestTests(test.stdout + test.stderr, 5);
+  const failed = failedTests(test.stdout + test.stderr);
   const summary = /(ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/.exec(
     // deno-lint-ignore no-control-regex
     (test.stdout + test.stderr).replace(/\x1b\[[0-9;]*m/g, ""),
@@ -890,8 +919,9 @@ async function suiteWallTimes(work: string, log: (line: string) => void) {
     result: test.success ? below(test.seconds, 30) : "FAIL (tests failed)",
     detail: `${summary ? `${summary[2]} passed, ${summary[4]} failed` : `exit ${test.code}`}; ` +
       `slowest: ${
-        slow.slice(0, 3).map((t) => `${t.name} ${(t.ms / 1000).toFixed(1)} s`).join(", ")
-      }`,
+        slow.slice(0, 2).map((t) => `"${t.name.slice(0, 40)}" ${(t.ms / 1000).toFixed(1)} s`)
+          .join(", ")
+      } (more in the JSON)${failed.length ? `; failed: ${failed.join(", ")}` : ""}`,
   });
   log("deno task matrix");
   const matrixJson = join(work, "matrix.json");
@@ -916,7 +946,13 @@ async function suiteWallTimes(work: string, log: (line: string) => void) {
     result: matrix.success ? below(matrix.seconds, 120) : "FAIL (matrix failed)",
     detail: matrixDetail,
   });
-  return { rows, slowestTests: slow, testExit: test.code, matrixExit: matrix.code };
+  return {
+    rows,
+    slowestTests: slow,
+    failedTests: failed,
+    testExit: test.code,
+    matrixExit: matrix.code,
+  };
 }
 
 /** A short crash sweep (one leg, a sample of sequences) and a short power-loss run. */
@@ -1473,6 +1509,23 @@ async function main(): Promise<void> {
     for (const line of header) console.log(line);
     console.log("");
     printTable(rows);
+    // CPU per message: the part of an append the disk does not explain.
+    const cpuPerMessageUs: Record<string, Record<string, number>> = {};
+    for (const run of appendRuns) {
+      const cpu = run.results.filter((r) => r.cpuSeconds !== undefined).map((r) =>
+        r.cpuSeconds! / r.messages * 1e6
+      );
+      if (cpu.length) (cpuPerMessageUs[run.label] ??= {})[run.variant] = median(cpu);
+    }
+    console.log("");
+    console.log("CPU per message [µs, user + system of the appending process, median]:");
+    for (const [label, byVariant] of Object.entries(cpuPerMessageUs)) {
+      console.log(
+        `  ${label.padEnd(24)} ${
+          Object.entries(byVariant).map(([v, us]) => `${v} ${us.toFixed(1)}`).join(", ")
+        }`,
+      );
+    }
     console.log("");
     printSuiteTable(suiteRows);
     const seconds = (performance.now() - began) / 1000;
@@ -1481,7 +1534,7 @@ async function main(): Promise<void> {
       "same SQL, objects per row on both sides.",
       `§1 and §3: SessionDB on the system SQLite ${sys}, the library Python uses; node:sqlite runs ` +
       `its own ${nodeInfo.sqlite}. Every implementation runs the store's statements and ` +
-      "pragmas on the store's schema: BEGIN IMMEDIATE; SELECT session; INSERT INTO messages; " +
+      "pragmas on the store's schema: BEGIN IMMEDIATE; SELECT end_reason (x100: the whole session row); INSERT INTO messages; " +
       "UPDATE sessions SET message_count; COMMIT.",
       "* SessionDB has no option for the synchronous level (FULL in WAL and EXTRA in DELETE " +
       "are fixed), so the extra rows run the store's SQL on the bare binding.",
@@ -1517,6 +1570,7 @@ async function main(): Promise<void> {
       config,
       fsyncPerSec: fsync,
       fsyncSamples,
+      cpuPerMessageUs,
       statements: stmtRuns,
       appends: appendRuns,
       table: rows.map((r) => ({
