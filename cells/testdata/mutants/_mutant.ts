@@ -37,6 +37,9 @@ export function openMutant(
   const raw = new Database(path);
   raw.setBusyTimeout(5000);
   raw.exec("PRAGMA foreign_keys = ON");
+  // The store's own synchronous policy, so that a mutant breaks only its one clause and
+  // never also loses a commit to power loss (SQLite's default FULL does in DELETE mode).
+  raw.exec(`PRAGMA synchronous = ${store.journalMode === "wal" ? "FULL" : "EXTRA"}`);
   const replaced = overrides({ store, raw });
   return new Proxy(store, {
     get(target, key) {
