@@ -5,20 +5,34 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
-import { runDefinitions } from "./_run.ts";
+import { type DefinitionOutcome, runDefinitions } from "./_run.ts";
 import { ALT_STORE_TARGET, MUTANTS, mutantTarget } from "./testdata/mutants/catalogue.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 
+// Each mutant run is independent (its own children and files): while one test checks
+// its outcome, the next run is already under way, so both cores are busy.
+const runs: (() => Promise<DefinitionOutcome[]>)[] = [];
+const started = new Map<number, Promise<DefinitionOutcome[]>>();
+function outcomesOf(index: number): Promise<DefinitionOutcome[]> {
+  for (const i of [index, index + 1]) {
+    if (i < runs.length && !started.has(i)) started.set(i, runs[i]!());
+  }
+  return started.get(index)!;
+}
+
 for (const mutant of MUTANTS.filter((m) => m.expect === "caught")) {
   for (const cell of mutant.cells) {
+    const index = runs.push(async () =>
+      runDefinitions(
+        await CELLS[cell]({ target: mutantTarget(mutant.name), keepEvidence: false }),
+      )
+    ) - 1;
     Deno.test({
       name: `mutant ${mutant.name} (${mutant.breaks}) is caught by cell ${cell}`,
       ...options,
       async fn() {
-        const outcomes = await runDefinitions(
-          await CELLS[cell]({ target: mutantTarget(mutant.name), keepEvidence: false }),
-        );
+        const outcomes = await outcomesOf(index);
         for (const outcome of outcomes) {
           if (outcome.status === "SKIP") {
             console.log(`  SKIP (leg not applicable): ${outcome.detail}`);
