@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { type Child, reapAll, spawnChild, type SpawnOptions } from "../harness/child.ts";
 import { currentLeg, effectiveModeOrSkip, type Leg, legEnv } from "../harness/legs.ts";
 import { RunDir } from "../harness/evidence.ts";
+import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import { targetSpecifier } from "./target.ts";
 
 /** Options every cell takes. */
@@ -17,6 +18,8 @@ export interface CellOptions {
   label?: string;
   /** Keep the run directory as evidence when the cell fails (default `true`). */
   keepEvidence?: boolean;
+  /** The seed of the run's random choices (default `CELLS_SEED`, else fresh; printed). */
+  seed?: number;
   /**
    * The whole cell's deadline, every child and wait included (default 10 minutes):
    * past it the cell fails with the stderr of the children still running, and they are
@@ -46,6 +49,10 @@ export interface CellRun {
   ): ReturnType<typeof spawnChild>;
   /** Records a figure and prints it. */
   note(name: string, value: unknown): void;
+  /** The run's seed (noted as `seed`; `CELLS_SEED=<seed>` replays its random choices). */
+  seed: number;
+  /** The run's seeded random numbers in [0, 1): use it for every random choice. */
+  random(): number;
 }
 
 /** A cell's definition. */
@@ -292,7 +299,8 @@ export async function defineCell(
     sanitizeOps: false,
     async fn(t) {
       const run = await RunDir.create(`cell${spec.id}`);
-      const figures: Record<string, unknown> = {};
+      const seed = runSeed(options.seed);
+      const figures: Record<string, unknown> = { seed };
       // Every child of the run, so that none outlives the cell, even past its deadline.
       const children: Child[] = [];
       const spawn = spawnFor(leg, target, run);
@@ -311,6 +319,8 @@ export async function defineCell(
         note(name, value) {
           figures[name] = value;
         },
+        seed,
+        random: seededRandom(seed),
       };
       const evidence = () => ({
         cell: spec.id,
@@ -351,6 +361,9 @@ export async function defineCell(
       } catch (error) {
         clearTimeout(timer);
         await reapAll(children);
+        console.error(
+          `cell ${spec.id} failed with seed ${seed}: CELLS_SEED=${seed} replays its random choices`,
+        );
         if (options.keepEvidence === false) {
           await Deno.remove(run.path, { recursive: true }).catch(() => {});
           report("FAIL", error instanceof Error ? error.message : String(error), figures);

@@ -16,8 +16,6 @@ export interface ForkDeterminismOptions extends CellOptions {
   deadlineMs?: number;
   /** Also crash at every `rewindToMessage:*` and `forkSession:*` point the target lists (default true). */
   crashPoints?: boolean;
-  /** The editor's seed (default: random, noted in the evidence). */
-  seed?: number;
 }
 
 /** An [id, content] pair; `null` for the id an in-flight append has not got yet. */
@@ -338,13 +336,12 @@ export function forkDeterminismCell(
     requires: CELL_METHODS[4],
     async run(ctx, t) {
       startTallies(ctx);
-      const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
-      ctx.note("seed", seed);
+      const seed = ctx.seed;
       const db = ctx.run.file("store.db");
       const acksPath = ctx.run.file("acks.jsonl");
       const intentsPath = ctx.run.file("intents.jsonl");
       // A random moment after the threshold: up to 20 more acknowledged steps.
-      const killAt = threshold + Math.floor(Math.random() * 21);
+      const killAt = threshold + Math.floor(ctx.random() * 21);
       const child = ctx.spawn("_editor.ts", [db, acksPath, intentsPath, String(seed)]);
       try {
         const waited = await waitFor(() => countAcks(acksPath) >= killAt, {

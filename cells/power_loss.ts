@@ -34,6 +34,7 @@
  *
  * @module
  */
+import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import { ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
@@ -237,7 +238,7 @@ async function checkStates<A>(
 ): Promise<PowerLossRun> {
   const log = readVfsLog(files.log);
   const model = new CrashModel(baseline, log.records, files.dbDir);
-  const seed = options.seed ?? 1 + Math.floor(Math.random() * 1e6);
+  const seed = options.seed ?? runSeed();
   const fidelity = options.kill === "ack"
     ? sameFiles(model.fullImage(), snapshotFolder(files.dbDir))
     : undefined;
@@ -343,13 +344,14 @@ async function checkPrefixState(
  * ```
  */
 export async function powerLossPrefixRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
-  const run = { ...options, minAcknowledged: options.minAcknowledged ?? 40 };
+  // One seed, reported with the run: the kill point and the random states.
+  const seed = options.seed ?? runSeed();
+  const random = seededRandom(seed);
+  const run = { ...options, seed, minAcknowledged: options.minAcknowledged ?? 40 };
   const files = layout(run.dir);
   const baseline = snapshotFolder(files.dbDir);
   const threshold = run.minAcknowledged;
-  const selfKill = run.kill === "ack"
-    ? [String(threshold + Math.floor(Math.random() * threshold))]
-    : [];
+  const selfKill = run.kill === "ack" ? [String(threshold + Math.floor(random() * threshold))] : [];
   await recordAndKill(
     run,
     files,
@@ -441,7 +443,9 @@ async function checkRotationState(
  * @returns The counts.
  */
 export async function powerLossRotationRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
-  const run = { ...options, minAcknowledged: options.minAcknowledged ?? 15 };
+  const seed = options.seed ?? runSeed();
+  const random = seededRandom(seed);
+  const run = { ...options, seed, minAcknowledged: options.minAcknowledged ?? 15 };
   const files = layout(run.dir);
   const baseline = snapshotFolder(files.dbDir);
   const threshold = run.minAcknowledged;
@@ -449,7 +453,7 @@ export async function powerLossRotationRun(options: PowerLossRunOptions): Promis
   const env = run.kill === "ack"
     ? {
       SESSION_DB_CRASH_AT: `publishCompressionChild:afterCommit@${
-        threshold + Math.floor(Math.random() * threshold)
+        threshold + Math.floor(random() * threshold)
       }`,
     }
     : {};
@@ -631,7 +635,7 @@ export async function powerLossForkRun(options: PowerLossRunOptions): Promise<Po
   const baseline = snapshotFolder(files.dbDir);
   const intents = join(run.dir, "intents.jsonl");
   // One seed, reported with the run: the editor's steps, the kill point and the states.
-  run.seed ??= 1 + Math.floor(Math.random() * 1e6);
+  run.seed ??= runSeed();
   const seed = String(run.seed);
   // A fork every 7 steps, a rewind about as often: die after the k-th commit of one.
   const point = run.seed % 2 ? "rewindToMessage:afterCommit" : "forkSession:afterCommit";

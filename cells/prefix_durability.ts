@@ -84,7 +84,7 @@ export function prefixDurabilityCell(
         // round is acknowledged, the moment a store that acknowledges before COMMIT
         // is exposed. Odd rounds: the parent kills it at a random moment.
         const selfKill = round % 2 === 0
-          ? threshold + Math.floor(Math.random() * threshold)
+          ? threshold + Math.floor(ctx.random() * threshold)
           : undefined;
         const child = ctx.spawn(
           "_prefix_writer.ts",

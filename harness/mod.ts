@@ -21,3 +21,4 @@ export * from "./legs.ts";
 export * from "./evidence.ts";
 export * from "./db_audit.ts";
 export * from "./self_kill.ts";
+export * from "./seeded_random.ts";

@@ -70,9 +70,13 @@ function parseArgs(args: string[]) {
     } else if (flag === "--jobs") options.jobs = Math.max(1, Number(value()) || 1);
     else if (flag === "--json") options.json = resolve(value());
     else if (flag === "--no-build") options.build = false;
-    else {
+    else if (flag === "--seed") {
+      const seed = value();
+      if (!/^\d+$/.test(seed)) fail(`Invalid --seed "${seed}": use a whole number`);
+      Deno.env.set("CELLS_SEED", seed); // every leg's cells draw their choices from it
+    } else {
       fail(
-        `Invalid argument "${flag}": use --legs, --libraries, --cells, --target, --jobs, --json or --no-build`,
+        `Invalid argument "${flag}": use --legs, --libraries, --cells, --target, --jobs, --json, --seed or --no-build`,
       );
     }
   }
@@ -128,7 +132,7 @@ async function runLeg(
     NO_COLOR: "1",
   };
   if (run.leg !== "default") env.SESSION_DB_JOURNAL_MODE = run.leg;
-  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "TMPDIR"]) {
+  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "CELLS_SEED", "TMPDIR"]) {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }

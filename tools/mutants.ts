@@ -135,7 +135,7 @@ async function runJob(
 ): Promise<{ cells: JobCell[]; sqliteVersion?: string; seconds: number; error?: string }> {
   const env: Record<string, string> = { DENO_SQLITE_PATH: job.library.path, NO_COLOR: "1" };
   if (job.leg !== "default") env.SESSION_DB_JOURNAL_MODE = job.leg;
-  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "TMPDIR"]) {
+  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "CELLS_SEED", "TMPDIR"]) {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }

@@ -339,7 +339,7 @@ async function runLeg(
     NO_COLOR: "1",
   };
   if (leg !== "default") env.SESSION_DB_JOURNAL_MODE = leg;
-  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "TMPDIR"]) {
+  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "CELLS_SEED", "TMPDIR"]) {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }
