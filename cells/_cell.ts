@@ -8,7 +8,21 @@ import { RunDir } from "../harness/evidence.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import { targetSpecifier } from "./target.ts";
 
-/** Options every cell takes. */
+/**
+ * Options every cell takes.
+ *
+ * @example
+ * ```ts
+ * import type { CellOptions } from "./_cell.ts";
+ * import { registerCells } from "./register.ts";
+ * const options: CellOptions = {
+ *   target: new URL("./reference_target.ts", import.meta.url),
+ *   label: "reference",
+ *   overallDeadlineMs: 5 * 60_000,
+ * };
+ * await registerCells(options);
+ * ```
+ */
 export interface CellOptions {
   /** The target module: a specifier, URL or path whose `openStore` opens the store. */
   target: string | URL;
@@ -71,7 +85,18 @@ export interface CellSpec {
   run(ctx: CellRun, t: Deno.TestContext): Promise<void>;
 }
 
-/** A cell's outcome, as written to the report directory. */
+/**
+ * A cell's outcome, as written to the report directory.
+ *
+ * @example
+ * ```ts
+ * import type { CellReport } from "./_cell.ts";
+ * function line(report: CellReport): string {
+ *   const why = report.reason ? ` (${report.reason})` : "";
+ *   return `cell ${report.cell} ${report.title}, ${report.leg} leg: ${report.status}${why}`;
+ * }
+ * ```
+ */
 export interface CellReport {
   /** The cell number. */
   cell: number;

@@ -1,7 +1,16 @@
 // Runs cell definitions outside `deno test` (for the mutant kill matrix): a minimal
 // TestContext whose steps run in order and whose first failed step fails the cell.
 
-/** The outcome of one definition. */
+/**
+ * The outcome of one definition.
+ *
+ * @example
+ * ```ts
+ * import { type DefinitionOutcome, runDefinitions } from "./_run.ts";
+ * const outcomes: DefinitionOutcome[] = await runDefinitions([{ name: "passes", fn: () => {} }]);
+ * console.log(outcomes); // [{ name: "passes", status: "PASS" }]
+ * ```
+ */
 export interface DefinitionOutcome {
   /** The test name. */
   name: string;
@@ -47,6 +56,15 @@ function context(name: string): Deno.TestContext {
  *
  * @param definitions What a cell returned.
  * @returns One outcome per definition.
+ * @example
+ * ```ts
+ * import { runDefinitions } from "./_run.ts";
+ * import { prefixDurabilityCell } from "./prefix_durability.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const outcome of await runDefinitions(await prefixDurabilityCell({ target }))) {
+ *   console.log(outcome.status, outcome.name, outcome.detail ?? "");
+ * }
+ * ```
  */
 export async function runDefinitions(
   definitions: Deno.TestDefinition[],

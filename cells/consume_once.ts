@@ -7,7 +7,20 @@ import { type CellOptions, defineCell } from "./_cell.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, openTargetStore } from "./target.ts";
 
-/** Options of {@linkcode consumeOnceCell}. */
+/**
+ * Options of {@linkcode consumeOnceCell}.
+ *
+ * @example
+ * ```ts
+ * import { consumeOnceCell, type ConsumeOnceOptions } from "./consume_once.ts";
+ * const options: ConsumeOnceOptions = {
+ *   target: new URL("./reference_target.ts", import.meta.url),
+ *   claimants: 16,
+ *   rounds: 3,
+ * };
+ * for (const test of await consumeOnceCell(options)) Deno.test(test);
+ * ```
+ */
 export interface ConsumeOnceOptions extends CellOptions {
   /** Racing claimants (default 8). */
   claimants?: number;

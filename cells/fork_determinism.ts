@@ -8,7 +8,20 @@ import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredMessage } from "./target.ts";
 
-/** Options of {@linkcode forkDeterminismCell}. */
+/**
+ * Options of {@linkcode forkDeterminismCell}.
+ *
+ * @example
+ * ```ts
+ * import { forkDeterminismCell, type ForkDeterminismOptions } from "./fork_determinism.ts";
+ * const options: ForkDeterminismOptions = {
+ *   target: new URL("./reference_target.ts", import.meta.url),
+ *   seed: 42, // replay a reported run
+ *   crashPoints: false,
+ * };
+ * for (const test of await forkDeterminismCell(options)) Deno.test(test);
+ * ```
+ */
 export interface ForkDeterminismOptions extends CellOptions {
   /** Acknowledged steps to wait for before the random kill (default 30). */
   minAcknowledged?: number;

@@ -16,7 +16,20 @@ import {
 } from "./_inbox.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredObligation } from "./target.ts";
 
-/** Options of {@linkcode outboxExactlyOnceCell}. */
+/**
+ * Options of {@linkcode outboxExactlyOnceCell}.
+ *
+ * @example
+ * ```ts
+ * import { outboxExactlyOnceCell, type OutboxExactlyOnceOptions } from "./outbox_exactly_once.ts";
+ * const options: OutboxExactlyOnceOptions = {
+ *   target: new URL("./reference_target.ts", import.meta.url),
+ *   obligations: 10,
+ *   recoverers: 4,
+ * };
+ * for (const test of await outboxExactlyOnceCell(options)) Deno.test(test);
+ * ```
+ */
 export interface OutboxExactlyOnceOptions extends CellOptions {
   /** Obligations the sender records (default 5). */
   obligations?: number;

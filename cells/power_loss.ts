@@ -61,10 +61,34 @@ export type { CellOptions } from "./_cell.ts";
 export type { Leg, LegName } from "../harness/legs.ts";
 export type { CrashState, FileSet } from "../session_db/crash_states.ts";
 
-/** How the writer dies: the instant an operation is acknowledged, or at a random moment. */
+/**
+ * How the writer dies: the instant an operation is acknowledged, or at a random moment.
+ *
+ * @example
+ * ```ts
+ * import { type PowerLossKill, powerLossPrefixCell } from "./power_loss.ts";
+ * const kills: PowerLossKill[] = ["ack"]; // only the kill the instant an append is acknowledged
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await powerLossPrefixCell({ target, kills })) Deno.test(test);
+ * ```
+ */
 export type PowerLossKill = "ack" | "random";
 
-/** Options of the power-loss cells and runs. */
+/**
+ * Options of the power-loss cells and runs.
+ *
+ * @example
+ * ```ts
+ * import { powerLossCells, type PowerLossOptions } from "./power_loss.ts";
+ * const options: PowerLossOptions = {
+ *   target: new URL("./reference_target.ts", import.meta.url),
+ *   subsets: 4,
+ *   torn: 2,
+ *   seed: 7, // replay a reported run
+ * };
+ * for (const test of await powerLossCells(options)) Deno.test(test);
+ * ```
+ */
 export interface PowerLossOptions extends CellOptions {
   /** Acknowledged operations before the kill (default 40 appends, 15 rotations). */
   minAcknowledged?: number;
@@ -82,7 +106,18 @@ export interface PowerLossOptions extends CellOptions {
   env?: Record<string, string>;
 }
 
-/** The verdict on one crash state. */
+/**
+ * The verdict on one crash state.
+ *
+ * @example
+ * ```ts
+ * import type { StateVerdict } from "./power_loss.ts";
+ * function line(verdict: StateVerdict): string {
+ *   const problems = verdict.problems.length ? verdict.problems.join("; ") : "recovered";
+ *   return `${verdict.kind} state (seed ${verdict.seed}): ${verdict.lost} lost, ${problems}`;
+ * }
+ * ```
+ */
 export interface StateVerdict {
   /** The state's kind. */
   kind: CrashState["kind"];
@@ -94,7 +129,17 @@ export interface StateVerdict {
   problems: string[];
 }
 
-/** What one recorded run found. */
+/**
+ * What one recorded run found.
+ *
+ * @example
+ * ```ts
+ * import type { PowerLossRun } from "./power_loss.ts";
+ * function held(run: PowerLossRun): boolean {
+ *   return run.lastSyncLost === 0 && run.corruptStates === 0 && (run.fidelity ?? null) === null;
+ * }
+ * ```
+ */
 export interface PowerLossRun {
   /** The kill. */
   kill: PowerLossKill;
@@ -128,7 +173,22 @@ export interface PowerLossRun {
   dir: string;
 }
 
-/** What a run needs: the leg, the target, a fresh folder. */
+/**
+ * What a run needs: the leg, the target, a fresh folder.
+ *
+ * @example
+ * ```ts
+ * import { currentLeg } from "../harness/legs.ts";
+ * import { powerLossPrefixRun, type PowerLossRunOptions } from "./power_loss.ts";
+ * const options: PowerLossRunOptions = {
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "random",
+ * };
+ * console.log((await powerLossPrefixRun(options)).statesChecked);
+ * ```
+ */
 export interface PowerLossRunOptions extends Omit<PowerLossOptions, "target" | "leg" | "kills"> {
   /** The leg (library, journal mode). */
   leg: Leg;
@@ -441,6 +501,18 @@ async function checkRotationState(
  *
  * @param options Leg, target, folder, kill, thresholds, states.
  * @returns The counts.
+ * @example
+ * ```ts
+ * import { currentLeg } from "../harness/legs.ts";
+ * import { powerLossRotationRun } from "./power_loss.ts";
+ * const run = await powerLossRotationRun({
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "ack",
+ * });
+ * console.log(run.lastSyncLost, run.corruptStates, run.statesChecked);
+ * ```
  */
 export async function powerLossRotationRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
   const seed = options.seed ?? runSeed();
@@ -625,6 +697,18 @@ async function checkEditState(
  *
  * @param options Leg, target, folder, kill, thresholds, states.
  * @returns The counts.
+ * @example
+ * ```ts
+ * import { currentLeg } from "../harness/legs.ts";
+ * import { powerLossForkRun } from "./power_loss.ts";
+ * const run = await powerLossForkRun({
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "random",
+ * });
+ * console.log(run.lastSyncLost, run.corruptStates, run.statesChecked);
+ * ```
  */
 export async function powerLossForkRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
   const run: PowerLossRunOptions & { minAcknowledged: number } = {
@@ -670,7 +754,23 @@ const OUTBOX_POINTS = [
   SENDER_AFTER_SEND,
 ] as const;
 
-/** What a power-loss run of cell 5 needs beyond a run's options. */
+/**
+ * What a power-loss run of cell 5 needs beyond a run's options.
+ *
+ * @example
+ * ```ts
+ * import { currentLeg } from "../harness/legs.ts";
+ * import { powerLossOutboxRun, type PowerLossOutboxRunOptions } from "./power_loss.ts";
+ * const options: PowerLossOutboxRunOptions = {
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "ack",
+ *   point: "markAttempting:afterCommit", // dies between the fence bump and the send
+ * };
+ * console.log((await powerLossOutboxRun(options)).corruptStates);
+ * ```
+ */
 export interface PowerLossOutboxRunOptions extends PowerLossRunOptions {
   /** Where the sender dies, at its third obligation (one of the cell's kill points). */
   point: string;
@@ -837,6 +937,19 @@ async function checkOutboxState(
  *
  * @param options Leg, target, folder, the kill point, counts, states.
  * @returns The counts.
+ * @example
+ * ```ts
+ * import { currentLeg } from "../harness/legs.ts";
+ * import { powerLossOutboxRun } from "./power_loss.ts";
+ * const run = await powerLossOutboxRun({
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "ack",
+ *   point: "recordObligation:afterCommit",
+ * });
+ * console.log(run.lastSyncLost, run.corruptStates, run.firstProblem ?? "no problem");
+ * ```
  */
 export async function powerLossOutboxRun(
   options: PowerLossOutboxRunOptions,

@@ -8,7 +8,20 @@ import { type CellOptions, defineCell } from "./_cell.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, openTargetStore, type StoredMessage } from "./target.ts";
 
-/** Options of {@linkcode prefixDurabilityCell}. */
+/**
+ * Options of {@linkcode prefixDurabilityCell}.
+ *
+ * @example
+ * ```ts
+ * import { prefixDurabilityCell, type PrefixDurabilityOptions } from "./prefix_durability.ts";
+ * const options: PrefixDurabilityOptions = {
+ *   target: new URL("./reference_target.ts", import.meta.url),
+ *   minAcknowledged: 500,
+ *   rounds: 5,
+ * };
+ * for (const test of await prefixDurabilityCell(options)) Deno.test(test);
+ * ```
+ */
 export interface PrefixDurabilityOptions extends CellOptions {
   /** Acknowledged appends to wait for before the kill (default 200). */
   minAcknowledged?: number;
@@ -21,7 +34,18 @@ export interface PrefixDurabilityOptions extends CellOptions {
   rounds?: number;
 }
 
-/** Reads the recovered transcript of a run once, through the target's own store. */
+/**
+ * Reads the recovered transcript of a run once, through the target's own store.
+ *
+ * @example
+ * ```ts
+ * import { recoverMessages } from "./prefix_durability.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url).href;
+ * const path = `${Deno.makeTempDirSync()}/s.db`; // the file a killed writer left
+ * const { messages, invariants } = await recoverMessages(target, path, "s1");
+ * console.log(messages.length, invariants); // 0 []
+ * ```
+ */
 export async function recoverMessages(
   target: string,
   dbPath: string,

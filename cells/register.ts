@@ -5,7 +5,16 @@ import { rotationAtomicityCell } from "./rotation_atomicity.ts";
 import { forkDeterminismCell } from "./fork_determinism.ts";
 import { outboxExactlyOnceCell } from "./outbox_exactly_once.ts";
 
-/** The cells by number. */
+/**
+ * The cells by number.
+ *
+ * @example
+ * ```ts
+ * import { CELLS } from "./register.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await CELLS[2]({ target })) Deno.test(test); // cell 2 only
+ * ```
+ */
 export const CELLS = {
   1: prefixDurabilityCell,
   2: consumeOnceCell,
@@ -14,10 +23,32 @@ export const CELLS = {
   5: outboxExactlyOnceCell,
 } as const;
 
-/** A cell number. */
+/**
+ * A cell number.
+ *
+ * @example
+ * ```ts
+ * import { type CellId, registerCells } from "./register.ts";
+ * const cells: CellId[] = [1, 3];
+ * await registerCells({ target: new URL("./reference_target.ts", import.meta.url), cells });
+ * ```
+ */
 export type CellId = keyof typeof CELLS;
 
-/** Options of {@linkcode conformanceCells}. */
+/**
+ * Options of {@linkcode conformanceCells}.
+ *
+ * @example
+ * ```ts
+ * import { conformanceCells, type ConformanceOptions } from "./register.ts";
+ * const options: ConformanceOptions = {
+ *   target: new URL("./reference_target.ts", import.meta.url),
+ *   cells: [4, 5],
+ *   label: "reference",
+ * };
+ * console.log((await conformanceCells(options)).map((test) => test.name));
+ * ```
+ */
 export interface ConformanceOptions extends CellOptions {
   /** Which cells (default: all). */
   cells?: readonly CellId[];

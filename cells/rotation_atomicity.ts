@@ -8,7 +8,20 @@ import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredSession } from "./target.ts";
 
-/** Options of {@linkcode rotationAtomicityCell}. */
+/**
+ * Options of {@linkcode rotationAtomicityCell}.
+ *
+ * @example
+ * ```ts
+ * import { rotationAtomicityCell, type RotationAtomicityOptions } from "./rotation_atomicity.ts";
+ * const options: RotationAtomicityOptions = {
+ *   target: new URL("./reference_target.ts", import.meta.url),
+ *   minAcknowledged: 20,
+ *   crashPoints: false, // random kills only
+ * };
+ * for (const test of await rotationAtomicityCell(options)) Deno.test(test);
+ * ```
+ */
 export interface RotationAtomicityOptions extends CellOptions {
   /** Acknowledged rotations to wait for before the random kill (default 50). */
   minAcknowledged?: number;

@@ -54,16 +54,49 @@
  * @module
  */
 
-/** A value or a promise of it. */
+/**
+ * A value or a promise of it.
+ *
+ * @example
+ * ```ts
+ * import type { MaybePromise } from "./target.ts";
+ * async function settle(read: () => MaybePromise<number>): Promise<number> {
+ *   return await read(); // a synchronous store and an asynchronous one alike
+ * }
+ * console.log(await settle(() => 1), await settle(() => Promise.resolve(2))); // 1 2
+ * ```
+ */
 export type MaybePromise<T> = T | Promise<T>;
 
-/** Options the cells pass to `openStore`. */
+/**
+ * Options the cells pass to `openStore`.
+ *
+ * @example
+ * ```ts
+ * import type { StoreOptions } from "./target.ts";
+ * import { SessionDB } from "../session_db/session_db.ts";
+ * export function openStore(path: string, options: StoreOptions): SessionDB {
+ *   return SessionDB.open(path, options.journalMode ? { journalMode: options.journalMode } : {});
+ * }
+ * ```
+ */
 export interface StoreOptions {
   /** The leg's journal mode; `undefined` on the default leg. */
   journalMode?: "wal" | "delete";
 }
 
-/** A message as the cells write it. */
+/**
+ * A message as the cells write it.
+ *
+ * @example
+ * ```ts
+ * import type { CellMessage, Store } from "./target.ts";
+ * async function say(store: Store, sessionId: string, content: string): Promise<number> {
+ *   const message: CellMessage = { role: "user", content };
+ *   return await store.appendMessage(sessionId, message);
+ * }
+ * ```
+ */
 export interface CellMessage {
   /** The role. */
   role: "system" | "user" | "assistant" | "tool";
@@ -71,7 +104,18 @@ export interface CellMessage {
   content: string;
 }
 
-/** A message as the cells read it back. */
+/**
+ * A message as the cells read it back.
+ *
+ * @example
+ * ```ts
+ * import type { Store, StoredMessage } from "./target.ts";
+ * async function rewound(store: Store, sessionId: string): Promise<StoredMessage[]> {
+ *   const rows = await store.getMessages(sessionId, { includeInactive: true });
+ *   return rows.filter((row) => row.active === false);
+ * }
+ * ```
+ */
 export interface StoredMessage {
   /** The id: unique across the store, strictly increasing in append order. */
   id: number;
@@ -83,7 +127,18 @@ export interface StoredMessage {
   active?: boolean;
 }
 
-/** A session as the cells read it back. */
+/**
+ * A session as the cells read it back.
+ *
+ * @example
+ * ```ts
+ * import type { Store, StoredSession } from "./target.ts";
+ * async function rotated(store: Store): Promise<StoredSession[]> {
+ *   const sessions = await store.listSessions?.() ?? [];
+ *   return sessions.filter((session) => session.endReason === "compression");
+ * }
+ * ```
+ */
 export interface StoredSession {
   /** The id. */
   id: string;
@@ -101,6 +156,17 @@ export interface StoredSession {
  * The store under test. The core (`createSession`, `appendMessage`, `getMessages`,
  * `close`) is required; each other method is needed by the cells named in its
  * comment ({@linkcode CELL_METHODS}), and a store without it gets those cells SKIPPED.
+ *
+ * @example
+ * ```ts
+ * import { openTargetStore, type Store } from "./target.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * const store: Store = await openTargetStore(target, `${Deno.makeTempDirSync()}/s.db`);
+ * await store.createSession("s1");
+ * console.log(await store.appendMessage("s1", { role: "user", content: "hello" })); // 1
+ * console.log(await store.checkInvariants?.()); // []
+ * await store.close();
+ * ```
  */
 export interface Store {
   /** Creates a session, keeping an existing one. (core: every cell) */
@@ -215,7 +281,17 @@ export interface Store {
   getObligation?(id: string): MaybePromise<StoredObligation | undefined>;
 }
 
-/** A store method name. */
+/**
+ * A store method name.
+ *
+ * @example
+ * ```ts
+ * import { CELL_METHODS, type Store, type StoreMethod } from "./target.ts";
+ * function missing(store: Store, cell: 1 | 2 | 3 | 4 | 5): StoreMethod[] {
+ *   return CELL_METHODS[cell].filter((method) => typeof store[method] !== "function");
+ * }
+ * ```
+ */
 export type StoreMethod = keyof Store & string;
 
 /**
@@ -255,7 +331,18 @@ export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5, readonly StoreMeth
   ],
 };
 
-/** A delivery obligation as the cells read it back (cell 5). */
+/**
+ * A delivery obligation as the cells read it back (cell 5).
+ *
+ * @example
+ * ```ts
+ * import type { Store, StoredObligation } from "./target.ts";
+ * async function undelivered(store: Store): Promise<StoredObligation[]> {
+ *   const all = await store.listObligations?.() ?? [];
+ *   return all.filter((obligation) => obligation.state !== "delivered");
+ * }
+ * ```
+ */
 export interface StoredObligation {
   /** The id (also the idempotency key the cells send with). */
   obligationId: string;
@@ -269,7 +356,24 @@ export interface StoredObligation {
   lastError: string | null;
 }
 
-/** What a recoverer must do with an obligation it took over (cell 5). */
+/**
+ * What a recoverer must do with an obligation it took over (cell 5).
+ *
+ * @example
+ * ```ts
+ * import type { RecoveredObligationView, Store } from "./target.ts";
+ * type Send = (key: string, body: string) => Promise<void>;
+ * async function resend(store: Store, send: Send): Promise<void> {
+ *   const sweep = store.sweepRecoverable?.({ idempotentTransport: true }) ?? [];
+ *   const taken: RecoveredObligationView[] = await sweep;
+ *   for (const { action, obligation, idempotencyKey } of taken) {
+ *     if (action !== "resend") continue; // `send` needs markAttempting first
+ *     await send(idempotencyKey, obligation.content);
+ *     await store.markDelivered?.(obligation.obligationId, obligation.deliveryFence);
+ *   }
+ * }
+ * ```
+ */
 export interface RecoveredObligationView {
   /** The obligation after the takeover. */
   obligation: StoredObligation;
@@ -279,7 +383,19 @@ export interface RecoveredObligationView {
   idempotencyKey: string;
 }
 
-/** A target module: what `loadTarget` imports. */
+/**
+ * A target module: what `loadTarget` imports.
+ *
+ * @example
+ * ```ts
+ * import type { TargetModule } from "./target.ts";
+ * import { crashPoints, SessionDB } from "../session_db/mod.ts";
+ * const target: TargetModule = {
+ *   openStore: (path, { journalMode }) => SessionDB.open(path, journalMode ? { journalMode } : {}),
+ *   crashPoints,
+ * };
+ * ```
+ */
 export interface TargetModule {
   /**
    * Opens (creating when missing) the store at `path`, in `options.journalMode` when
@@ -295,7 +411,19 @@ export interface TargetModule {
   crashPoints?(): string[];
 }
 
-/** Raised when a target module cannot be loaded or lacks `openStore`. */
+/**
+ * Raised when a target module cannot be loaded or lacks `openStore`.
+ *
+ * @example
+ * ```ts
+ * import { loadTarget, TargetError } from "./target.ts";
+ * try {
+ *   await loadTarget("data:application/typescript,export const store = 1;");
+ * } catch (error) {
+ *   console.log(error instanceof TargetError); // true: it does not export openStore
+ * }
+ * ```
+ */
 export class TargetError extends Error {
   /** Creates the error. */
   constructor(message: string, options?: ErrorOptions) {
@@ -309,6 +437,12 @@ export class TargetError extends Error {
  *
  * @param target A module specifier, URL or file path.
  * @returns The absolute specifier.
+ * @example
+ * ```ts
+ * import { targetSpecifier } from "./target.ts";
+ * console.log(targetSpecifier("/srv/my_store/target.ts")); // "file:///srv/my_store/target.ts"
+ * console.log(targetSpecifier("https://example.com/target.ts")); // unchanged
+ * ```
  */
 export function targetSpecifier(target: string | URL): string {
   if (target instanceof URL) return target.href;
@@ -323,6 +457,12 @@ export function targetSpecifier(target: string | URL): string {
  * @param target The module.
  * @returns The module.
  * @throws {TargetError} When it cannot be imported or lacks `openStore`.
+ * @example
+ * ```ts
+ * import { loadTarget } from "./target.ts";
+ * const target = await loadTarget(new URL("./reference_target.ts", import.meta.url));
+ * console.log(target.crashPoints?.().length ?? "no crash points");
+ * ```
  */
 export async function loadTarget(target: string | URL): Promise<TargetModule> {
   const specifier = targetSpecifier(target);
@@ -351,6 +491,15 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
  * @param target The module.
  * @param path The database file.
  * @returns The store.
+ * @example
+ * ```ts
+ * import { openTargetStore } from "./target.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * const store = await openTargetStore(target, `${Deno.makeTempDirSync()}/s.db`); // the leg's mode
+ * await store.createSession("s1");
+ * console.log(await store.getMessages("s1")); // []
+ * await store.close();
+ * ```
  */
 export async function openTargetStore(target: string | URL, path: string): Promise<Store> {
   const module = await loadTarget(target);

@@ -43,7 +43,21 @@ export class AckWriter {
   }
 }
 
-/** Raised when a journal line other than the last cannot be parsed. */
+/**
+ * Raised when a journal line other than the last cannot be parsed.
+ *
+ * @example
+ * ```ts
+ * import { AckJournalError, readAckJournal } from "./ack_journal.ts";
+ * const path = `${Deno.makeTempDirSync()}/acks.jsonl`;
+ * Deno.writeTextFileSync(path, 'not json\n{"i":1}\n'); // only a final line may be torn
+ * try {
+ *   readAckJournal(path);
+ * } catch (error) {
+ *   console.log(error instanceof AckJournalError); // true
+ * }
+ * ```
+ */
 export class AckJournalError extends Error {
   /** Creates the error. */
   constructor(message: string, options?: ErrorOptions) {
@@ -58,6 +72,13 @@ export class AckJournalError extends Error {
  *
  * @param path The journal file; a missing file reads as empty.
  * @returns The acknowledged entries, in order.
+ * @example
+ * ```ts
+ * import { readAckJournal } from "./ack_journal.ts";
+ * const path = `${Deno.makeTempDirSync()}/acks.jsonl`;
+ * Deno.writeTextFileSync(path, '{"i":0,"rowid":1}\n{"i":1,"ro'); // torn by a SIGKILL
+ * console.log(readAckJournal<{ i: number; rowid: number }>(path)); // [{ i: 0, rowid: 1 }]
+ * ```
  */
 export function readAckJournal<T = Record<string, unknown>>(path: string): T[] {
   let text: string;
@@ -88,6 +109,16 @@ export function readAckJournal<T = Record<string, unknown>>(path: string): T[] {
  *
  * @param path The journal file.
  * @returns The number of newline-terminated lines.
+ * @example
+ * ```ts
+ * import { AckWriter, countAcks } from "./ack_journal.ts";
+ * const path = `${Deno.makeTempDirSync()}/acks.jsonl`;
+ * const acks = new AckWriter(path);
+ * acks.write({ i: 0 });
+ * acks.write({ i: 1 });
+ * acks.close();
+ * console.log(countAcks(path)); // 2
+ * ```
  */
 export function countAcks(path: string): number {
   let bytes: Uint8Array;

@@ -56,6 +56,13 @@ export function awaitBarrier(path: string, deadlineMs: number, intervalMs = 1): 
  *
  * @param dir The run directory.
  * @param name This child's name.
+ * @example
+ * ```ts
+ * import { countReady, signalReady } from "./barrier.ts";
+ * const runDir = Deno.makeTempDirSync();
+ * signalReady(runDir, "claimant-0"); // in the child, once it has opened the store
+ * console.log(countReady(runDir)); // 1
+ * ```
  */
 export function signalReady(dir: string, name: string): void {
   Deno.writeTextFileSync(join(dir, `ready-${name}`), `${Deno.pid}\n`);
@@ -66,6 +73,13 @@ export function signalReady(dir: string, name: string): void {
  *
  * @param dir The run directory.
  * @returns How many ready files exist.
+ * @example
+ * ```ts
+ * import { countReady, releaseBarrier, signalReady } from "./barrier.ts";
+ * const runDir = Deno.makeTempDirSync();
+ * for (const name of ["a", "b"]) signalReady(runDir, name); // each child does this
+ * if (countReady(runDir) === 2) releaseBarrier(`${runDir}/go`); // all ready: start them together
+ * ```
  */
 export function countReady(dir: string): number {
   let n = 0;

@@ -1,17 +1,64 @@
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { dirname } from "node:path";
 
-/** Exit code of a claimant that won. */
+/**
+ * Exit code of a claimant that won.
+ *
+ * @example
+ * ```ts
+ * import { classifyExit, WON } from "./child.ts";
+ * console.log(classifyExit({ success: true, code: WON, signal: null }).kind); // "won"
+ * ```
+ */
 export const WON = 0;
-/** Exit code of a claimant that lost cleanly. */
+/**
+ * Exit code of a claimant that lost cleanly.
+ *
+ * @example
+ * ```ts
+ * import { LOST, WON } from "./child.ts";
+ * import { SessionDB } from "../session_db/session_db.ts";
+ * const [path = "store.db", sessionId = "s1"] = Deno.args; // a claimant child
+ * const db = SessionDB.open(path);
+ * Deno.exit(db.claimHandoff(sessionId) ? WON : LOST);
+ * ```
+ */
 export const LOST = 10;
-/** Exit code of a child that gave up waiting (a barrier or its own deadline). */
+/**
+ * Exit code of a child that gave up waiting (a barrier or its own deadline).
+ *
+ * @example
+ * ```ts
+ * import { awaitBarrier } from "./barrier.ts";
+ * import { TIMED_OUT } from "./child.ts";
+ * const [barrier = "go"] = Deno.args; // a child waiting for its release
+ * if (!awaitBarrier(barrier, 60_000)) Deno.exit(TIMED_OUT);
+ * ```
+ */
 export const TIMED_OUT = 3;
 
-/** How a child ended. */
+/**
+ * How a child ended.
+ *
+ * @example
+ * ```ts
+ * import { classifyExit, type ExitKind } from "./child.ts";
+ * const kind: ExitKind = classifyExit({ success: false, code: 137, signal: "SIGKILL" }).kind;
+ * console.log(kind); // "killed"
+ * ```
+ */
 export type ExitKind = "won" | "lost" | "killed" | "crash";
 
-/** The classified end of a child. */
+/**
+ * The classified end of a child.
+ *
+ * @example
+ * ```ts
+ * import { classifyExit, type ExitClass } from "./child.ts";
+ * const exit: ExitClass = classifyExit({ success: false, code: 1, signal: null });
+ * if (exit.kind === "crash") console.error(`The child crashed with code ${exit.code}`);
+ * ```
+ */
 export interface ExitClass {
   /** `won` (0), `lost` (10), `killed` (SIGKILL), or `crash` (anything else). */
   kind: ExitKind;
@@ -41,7 +88,23 @@ export function classifyExit(status: Deno.CommandStatus): ExitClass {
   return { kind: "crash", code, signal };
 }
 
-/** Options of {@linkcode spawnChild}. */
+/**
+ * Options of {@linkcode spawnChild}.
+ *
+ * @example
+ * ```ts
+ * import { spawnChild, type SpawnOptions } from "./child.ts";
+ * import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
+ * const options: SpawnOptions = {
+ *   script: new URL("data:application/typescript,console.log(Deno.env.get('RUN'))"),
+ *   runDir: Deno.makeTempDirSync(),
+ *   library: sqliteLibraryPath(),
+ *   env: { RUN: "1" }, // also added to the child's --allow-env list
+ * };
+ * const child = spawnChild(options);
+ * console.log((await child.status).code, child.stdout.trim()); // 0 "1"
+ * ```
+ */
 export interface SpawnOptions {
   /** The child's script (a file path or a `file:`/`http(s):` URL). */
   script: string | URL;
@@ -69,14 +132,31 @@ export interface SpawnOptions {
   outputLimit?: number;
 }
 
-/** The environment names every child may read. */
+/**
+ * The environment names every child may read.
+ *
+ * @example
+ * ```ts
+ * import { CHILD_ENV } from "./child.ts";
+ * console.log(CHILD_ENV.includes("SESSION_DB_CRASH_AT")); // true: every child may read it
+ * ```
+ */
 export const CHILD_ENV = [
   "DENO_SQLITE_PATH",
   "SESSION_DB_JOURNAL_MODE",
   "SESSION_DB_CRASH_AT",
 ] as const;
 
-/** The hosts Deno allows imports from by default (`--allow-import` with no list). */
+/**
+ * The hosts Deno allows imports from by default (`--allow-import` with no list).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_IMPORT_HOSTS } from "./child.ts";
+ * const flag = `--allow-import=${[...DEFAULT_IMPORT_HOSTS, "example.com:443"].join(",")}`;
+ * console.log(flag.startsWith("--allow-import=deno.land:443,")); // true
+ * ```
+ */
 export const DEFAULT_IMPORT_HOSTS: readonly string[] = [
   "deno.land:443",
   "jsr.io:443",
@@ -86,7 +166,16 @@ export const DEFAULT_IMPORT_HOSTS: readonly string[] = [
   "gist.githubusercontent.com:443",
 ];
 
-/** The root of this package when it is loaded from files, else `undefined`. */
+/**
+ * The root of this package when it is loaded from files, else `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { packageRoot } from "./child.ts";
+ * const root = packageRoot(); // e.g. "/work/main/"
+ * if (root) console.log(`${root}cells/reference_target.ts`);
+ * ```
+ */
 export function packageRoot(): string | undefined {
   const url = new URL("../", import.meta.url);
   return url.protocol === "file:" ? fromFileUrl(url) : undefined;
@@ -212,6 +301,13 @@ export class Child {
  * outlives the test that spawned it).
  *
  * @returns The live children.
+ * @example
+ * ```ts
+ * import { liveChildren, reapAll } from "./child.ts";
+ * // After a test: nothing it spawned may still run.
+ * if (liveChildren().length > 0) await reapAll();
+ * console.log(liveChildren().length); // 0
+ * ```
  */
 export function liveChildren(): Child[] {
   return [...live];
@@ -221,6 +317,19 @@ export function liveChildren(): Child[] {
  * Kills (SIGKILL) and reaps every child still running; for `finally` blocks.
  *
  * @param children The children to end; default every live one.
+ * @example
+ * ```ts
+ * import { reapAll, spawnChild } from "./child.ts";
+ * import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
+ * const script = new URL("data:application/typescript,setInterval(()=>{},1000)");
+ * const runDir = Deno.makeTempDirSync();
+ * const child = spawnChild({ script, runDir, library: sqliteLibraryPath() });
+ * try {
+ *   console.log(child.pid); // … drive the child …
+ * } finally {
+ *   await reapAll([child]);
+ * }
+ * ```
  */
 export async function reapAll(children: Iterable<Child> = live): Promise<void> {
   const all = [...children];
@@ -287,7 +396,20 @@ export function spawnChild(options: SpawnOptions): Child {
   return new Child(process, [Deno.execPath(), ...args], options.outputLimit ?? 64 * 1024);
 }
 
-/** Raised when a child was not alive at kill time or did not die of SIGKILL. */
+/**
+ * Raised when a child was not alive at kill time or did not die of SIGKILL.
+ *
+ * @example
+ * ```ts
+ * import { KillError, killWhileAlive, spawnChild } from "./child.ts";
+ * import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
+ * const script = new URL("data:application/typescript,Deno.exit(0)");
+ * const runDir = Deno.makeTempDirSync();
+ * const child = spawnChild({ script, runDir, library: sqliteLibraryPath() });
+ * await child.status; // it exited on its own: too late to kill
+ * await killWhileAlive(child).catch((error) => console.log(error instanceof KillError)); // true
+ * ```
+ */
 export class KillError extends Error {
   /** Creates the error. */
   constructor(message: string, options?: ErrorOptions) {
@@ -303,6 +425,15 @@ export class KillError extends Error {
  * @param child The child.
  * @returns The milliseconds from the call to the reaped status.
  * @throws {KillError} When the child was not alive or did not die of SIGKILL.
+ * @example
+ * ```ts
+ * import { killWhileAlive, spawnChild } from "./child.ts";
+ * import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
+ * const script = new URL("data:application/typescript,setInterval(()=>{},1000)");
+ * const runDir = Deno.makeTempDirSync();
+ * const child = spawnChild({ script, runDir, library: sqliteLibraryPath() });
+ * console.log(`reaped ${await killWhileAlive(child)} ms after the SIGKILL`);
+ * ```
  */
 export async function killWhileAlive(child: Child): Promise<number> {
   if (child.exited) {

@@ -27,6 +27,14 @@ export function withReadOnly<T>(path: string, fn: (db: Database) => T): T {
  *
  * @param path The database file.
  * @returns `"ok"`, or the problems joined by `; `.
+ * @example
+ * ```ts
+ * import { integrityCheck } from "./db_audit.ts";
+ * import { SessionDB } from "../session_db/session_db.ts";
+ * const path = `${Deno.makeTempDirSync()}/s.db`;
+ * SessionDB.open(path).close();
+ * console.log(integrityCheck(path)); // "ok"
+ * ```
  */
 export function integrityCheck(path: string): string {
   return withReadOnly(

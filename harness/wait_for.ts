@@ -1,6 +1,19 @@
 import type { Child } from "./child.ts";
 
-/** Options of {@linkcode waitFor}. */
+/**
+ * Options of {@linkcode waitFor}.
+ *
+ * @example
+ * ```ts
+ * import { countAcks } from "./ack_journal.ts";
+ * import { type WaitOptions, waitFor } from "./wait_for.ts";
+ * const path = `${Deno.makeTempDirSync()}/acks.jsonl`;
+ * Deno.writeTextFileSync(path, "{}\n{}\n"); // what a writer child appends
+ * const observed = () => `${countAcks(path)} acks`;
+ * const options: WaitOptions = { what: "2 acks", deadlineMs: 5_000, observed };
+ * await waitFor(() => countAcks(path) >= 2, options);
+ * ```
+ */
 export interface WaitOptions {
   /** What is awaited, for messages. */
   what: string;
@@ -14,7 +27,19 @@ export interface WaitOptions {
   observed?: () => string;
 }
 
-/** Raised when a wait ends without its condition: a child exited, or the deadline passed. */
+/**
+ * Raised when a wait ends without its condition: a child exited, or the deadline passed.
+ *
+ * @example
+ * ```ts
+ * import { WaitError, waitFor } from "./wait_for.ts";
+ * try {
+ *   await waitFor(() => false, { what: "a condition that never holds", deadlineMs: 50 });
+ * } catch (error) {
+ *   console.log(error instanceof WaitError); // true
+ * }
+ * ```
+ */
 export class WaitError extends Error {
   /** Creates the error. */
   constructor(message: string, options?: ErrorOptions) {

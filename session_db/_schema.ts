@@ -1,7 +1,22 @@
 // The schema as forward migrations: MIGRATIONS[i] moves a file from version i to i + 1.
 // A new file runs them all; an older file runs the missing ones in one transaction.
 
-/** The schema version this store writes. */
+/**
+ * The schema version this store writes.
+ *
+ * @example
+ * ```ts
+ * import { SCHEMA_VERSION } from "./_schema.ts";
+ * import { SessionDB } from "./session_db.ts";
+ * import { Database } from "./sqlite/database.ts";
+ * const path = `${Deno.makeTempDirSync()}/s.db`;
+ * SessionDB.open(path).close();
+ * const db = new Database(path, { readonly: true });
+ * const [version] = db.prepare("SELECT version FROM schema_version").value() ?? [];
+ * console.log(version === SCHEMA_VERSION); // true
+ * db.close();
+ * ```
+ */
 export const SCHEMA_VERSION = 2;
 
 export const MIGRATIONS: readonly string[] = [

@@ -1,7 +1,16 @@
 import { CrashPointError } from "./errors.ts";
 import { killSelf } from "./_process.ts";
 
-/** The crash points of the reference store, one per statement boundary. */
+/**
+ * The crash points of the reference store, one per statement boundary.
+ *
+ * @example
+ * ```ts
+ * import { STORE_CRASH_POINTS } from "./crash_points.ts";
+ * const commits = STORE_CRASH_POINTS.filter((point) => point.endsWith(":afterCommit"));
+ * console.log(commits.includes("appendMessage:afterCommit")); // true
+ * ```
+ */
 export const STORE_CRASH_POINTS = [
   "appendMessage:afterInsert",
   "appendMessage:afterCount",
@@ -36,7 +45,17 @@ export const STORE_CRASH_POINTS = [
   "sweepRecoverable:afterCommit",
 ] as const;
 
-/** The name of a crash point of the reference store. */
+/**
+ * The name of a crash point of the reference store.
+ *
+ * @example
+ * ```ts
+ * import type { CrashPointName } from "./crash_points.ts";
+ * const point: CrashPointName = "publishCompressionChild:afterChildInsert";
+ * const env = { SESSION_DB_CRASH_AT: `${point}@2` }; // a child dies at the second hit
+ * console.log(env.SESSION_DB_CRASH_AT);
+ * ```
+ */
 export type CrashPointName = typeof STORE_CRASH_POINTS[number];
 
 const known = new Set<string>(STORE_CRASH_POINTS);

@@ -63,13 +63,33 @@ import type { LogRecord } from "./_vfs_log.ts";
 
 export { type LogRecord, readVfsLog, type VfsLog } from "./_vfs_log.ts";
 
-/** A set of files: name (relative to the database's folder) to content. */
+/**
+ * A set of files: name (relative to the database's folder) to content.
+ *
+ * @example
+ * ```ts
+ * import { type FileSet, materialise, snapshotFolder } from "./crash_states.ts";
+ * const files: FileSet = new Map([["s.db", new Uint8Array([1, 2, 3])]]);
+ * const dir = materialise(files, `${Deno.makeTempDirSync()}/state`);
+ * console.log(snapshotFolder(dir).get("s.db")); // Uint8Array [1, 2, 3]
+ * ```
+ */
 export type FileSet = Map<string, Uint8Array>;
 
 /** The sector size torn writes are cut at. */
 export const SECTOR_SIZE = 512;
 
-/** One materialisable crash state. */
+/**
+ * One materialisable crash state.
+ *
+ * @example
+ * ```ts
+ * import { CrashModel, type CrashState, materialise } from "./crash_states.ts";
+ * const dir = Deno.makeTempDirSync();
+ * const states: CrashState[] = new CrashModel(new Map(), [], dir).states({ subsets: 1, torn: 1 });
+ * for (const state of states) materialise(state.files, `${dir}/${state.kind}-${state.seed}`);
+ * ```
+ */
 export interface CrashState {
   /** `last-sync`, `full`, `subset` or `torn`. */
   kind: "last-sync" | "full" | "subset" | "torn";

@@ -1,10 +1,42 @@
-/** A journal mode the store supports. */
+/**
+ * A journal mode the store supports.
+ *
+ * @example
+ * ```ts
+ * import type { JournalMode } from "./journal_mode.ts";
+ * import { SessionDB } from "./session_db.ts";
+ * const journalMode: JournalMode = "delete";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`, { journalMode });
+ * console.log(db.journalMode); // "delete"
+ * db.close();
+ * ```
+ */
 export type JournalMode = "wal" | "delete";
 
-/** The journal modes accepted by the option and `SESSION_DB_JOURNAL_MODE`. */
+/**
+ * The journal modes accepted by the option and `SESSION_DB_JOURNAL_MODE`.
+ *
+ * @example
+ * ```ts
+ * import { JOURNAL_MODES, type JournalMode } from "./journal_mode.ts";
+ * function isJournalMode(value: string): value is JournalMode {
+ *   return (JOURNAL_MODES as readonly string[]).includes(value);
+ * }
+ * console.log(isJournalMode("wal"), isJournalMode("off")); // true false
+ * ```
+ */
 export const JOURNAL_MODES: readonly JournalMode[] = ["wal", "delete"];
 
-/** The journal mode used when neither the option nor the environment names one. */
+/**
+ * The journal mode used when neither the option nor the environment names one.
+ *
+ * @example
+ * ```ts
+ * import { decideJournalMode, DEFAULT_JOURNAL_MODE } from "./journal_mode.ts";
+ * console.log(DEFAULT_JOURNAL_MODE); // "wal"
+ * console.log(decideJournalMode(DEFAULT_JOURNAL_MODE, "3.53.2", "delete").mode); // "wal"
+ * ```
+ */
 export const DEFAULT_JOURNAL_MODE: JournalMode = "wal";
 
 function parseVersion(version: string): [number, number, number] {
@@ -37,7 +69,16 @@ export function isWalResetVulnerable(version: string): boolean {
   return true;
 }
 
-/** Why a journal mode was chosen. */
+/**
+ * Why a journal mode was chosen.
+ *
+ * @example
+ * ```ts
+ * import { decideJournalMode, type JournalModeDecision } from "./journal_mode.ts";
+ * const decision: JournalModeDecision = decideJournalMode("wal", "3.40.1", "delete");
+ * if (decision.mode !== decision.requested) console.warn(decision.reason); // the WAL-reset gate
+ * ```
+ */
 export interface JournalModeDecision {
   /** The mode to put the file in. */
   mode: JournalMode;

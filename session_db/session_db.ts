@@ -26,19 +26,87 @@ import {
   SessionNotFoundError,
 } from "./errors.ts";
 
-/** Roles a message may have. */
+/**
+ * Roles a message may have.
+ *
+ * @example
+ * ```ts
+ * import { MESSAGE_ROLES, type MessageRole } from "./session_db.ts";
+ * function isRole(value: string): value is MessageRole {
+ *   return (MESSAGE_ROLES as readonly string[]).includes(value);
+ * }
+ * console.log(isRole("tool"), isRole("robot")); // true false
+ * ```
+ */
 export const MESSAGE_ROLES = ["system", "user", "assistant", "tool"] as const;
-/** A message role. */
+/**
+ * A message role.
+ *
+ * @example
+ * ```ts
+ * import type { MessageRole, NewMessage } from "./session_db.ts";
+ * function say(role: MessageRole, content: string): NewMessage {
+ *   return { role, content };
+ * }
+ * console.log(say("user", "hello")); // { role: "user", content: "hello" }
+ * ```
+ */
 export type MessageRole = typeof MESSAGE_ROLES[number];
-/** Handoff states: `null` → pending → running → completed | failed. */
+/**
+ * Handoff states: `null` → pending → running → completed | failed.
+ *
+ * @example
+ * ```ts
+ * import { type HandoffState, SessionDB } from "./session_db.ts";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`);
+ * db.createSession("s1");
+ * db.requestHandoff("s1", "telegram");
+ * const state: HandoffState | null = db.getHandoffState("s1");
+ * console.log(state); // "pending"
+ * db.close();
+ * ```
+ */
 export type HandoffState = "pending" | "running" | "completed" | "failed";
-/** Outbox states. */
+/**
+ * Outbox states.
+ *
+ * @example
+ * ```ts
+ * import { type ObligationState, SessionDB } from "./session_db.ts";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`);
+ * db.createSession("s1");
+ * db.recordObligation({ sessionId: "s1", messageRef: "m1", content: "hello" });
+ * const state: ObligationState = "pending";
+ * console.log(db.listObligations({ state }).length); // 1
+ * db.close();
+ * ```
+ */
 export type ObligationState = "pending" | "attempting" | "delivered" | "failed" | "unknown";
 
-/** The longest session id accepted. */
+/**
+ * The longest session id accepted.
+ *
+ * @example
+ * ```ts
+ * import { MAX_SESSION_ID_LENGTH } from "./session_db.ts";
+ * const id = `chat-${"x".repeat(300)}`.slice(0, MAX_SESSION_ID_LENGTH); // longer ids are refused
+ * console.log(id.length); // 256
+ * ```
+ */
 export const MAX_SESSION_ID_LENGTH = 256;
 
-/** Options of {@linkcode SessionDB.open}. */
+/**
+ * Options of {@linkcode SessionDB.open}.
+ *
+ * @example
+ * ```ts
+ * import { SessionDB, type SessionDBOptions } from "./session_db.ts";
+ * const options: SessionDBOptions = { journalMode: "delete", busyDeadlineMs: 5_000 };
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`, options);
+ * console.log(db.journalMode); // "delete"
+ * db.close();
+ * ```
+ */
 export interface SessionDBOptions {
   /** `wal` or `delete`; else `SESSION_DB_JOURNAL_MODE`, else `wal` (subject to the WAL-reset gate). */
   journalMode?: JournalMode;
@@ -58,7 +126,18 @@ export interface SessionDBOptions {
   vfs?: string;
 }
 
-/** A session row. */
+/**
+ * A session row.
+ *
+ * @example
+ * ```ts
+ * import { type Session, SessionDB } from "./session_db.ts";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`);
+ * const session: Session = db.createSession("s1", { title: "Trip plans" });
+ * console.log(session.endedAt, session.messageCount); // null 0
+ * db.close();
+ * ```
+ */
 export interface Session {
   /** The session id. */
   id: string;
@@ -88,7 +167,19 @@ export interface Session {
   title: string | null;
 }
 
-/** A message to append. */
+/**
+ * A message to append.
+ *
+ * @example
+ * ```ts
+ * import { type NewMessage, SessionDB } from "./session_db.ts";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`);
+ * db.createSession("s1");
+ * const result: NewMessage = { role: "tool", content: "42", toolCallId: "c1", toolName: "calc" };
+ * console.log(db.appendMessage("s1", result)); // 1
+ * db.close();
+ * ```
+ */
 export interface NewMessage {
   /** The role. */
   role: MessageRole;
@@ -102,7 +193,20 @@ export interface NewMessage {
   toolName?: string | null;
 }
 
-/** A stored message. */
+/**
+ * A stored message.
+ *
+ * @example
+ * ```ts
+ * import { type Message, SessionDB } from "./session_db.ts";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`);
+ * db.createSession("s1");
+ * db.appendMessage("s1", { role: "user", content: "hello" });
+ * const [first]: Message[] = db.getMessages("s1");
+ * console.log(first?.content, first?.active); // "hello" true
+ * db.close();
+ * ```
+ */
 export interface Message {
   /** The row id: increasing in append order. */
   id: number;
@@ -124,7 +228,18 @@ export interface Message {
   active: boolean;
 }
 
-/** Options of {@linkcode SessionDB.createSession}. */
+/**
+ * Options of {@linkcode SessionDB.createSession}.
+ *
+ * @example
+ * ```ts
+ * import { type NewSession, SessionDB } from "./session_db.ts";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`);
+ * const options: NewSession = { source: "telegram", title: "Support" };
+ * console.log(db.createSession("s1", options).source); // "telegram"
+ * db.close();
+ * ```
+ */
 export interface NewSession {
   /** Where the session comes from (default `cli`). */
   source?: string;
@@ -132,7 +247,23 @@ export interface NewSession {
   title?: string | null;
 }
 
-/** A delivery obligation in the outbox. */
+/**
+ * A delivery obligation in the outbox.
+ *
+ * @example
+ * ```ts
+ * import { type Obligation, SessionDB } from "./session_db.ts";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`);
+ * db.createSession("s1");
+ * const obligation: Obligation = db.recordObligation({
+ *   sessionId: "s1",
+ *   messageRef: "m1",
+ *   content: "hi",
+ * });
+ * console.log(obligation.state, obligation.attempts); // "pending" 0
+ * db.close();
+ * ```
+ */
 export interface Obligation {
   /** The id, derived from session, message reference and content ({@linkcode obligationId}). */
   obligationId: string;
@@ -158,7 +289,18 @@ export interface Obligation {
   lastError: string | null;
 }
 
-/** What a recoverer must do with an obligation it took over. */
+/**
+ * What a recoverer must do with an obligation it took over.
+ *
+ * @example
+ * ```ts
+ * import type { RecoveredObligation } from "./session_db.ts";
+ * function plan({ action, obligation, idempotencyKey }: RecoveredObligation): string {
+ *   if (action === "unknown") return `report ${obligation.obligationId}: ${obligation.lastError}`;
+ *   return `${action} "${obligation.content}" with key ${idempotencyKey}`;
+ * }
+ * ```
+ */
 export interface RecoveredObligation {
   /** The obligation after the takeover. */
   obligation: Obligation;
@@ -172,13 +314,41 @@ export interface RecoveredObligation {
   idempotencyKey: string;
 }
 
-/** Options of {@linkcode SessionDB.sweepRecoverable}. */
+/**
+ * Options of {@linkcode SessionDB.sweepRecoverable}.
+ *
+ * @example
+ * ```ts
+ * import { SessionDB, type SweepOptions } from "./session_db.ts";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`);
+ * const options: SweepOptions = { idempotentTransport: true }; // the transport dedupes by key
+ * for (const { action, idempotencyKey } of db.sweepRecoverable(options)) {
+ *   console.log(action, idempotencyKey); // resend or send it with this key
+ * }
+ * db.close();
+ * ```
+ */
 export interface SweepOptions {
   /** Whether the transport deduplicates by idempotency key (default `false`). */
   idempotentTransport?: boolean;
 }
 
-/** Options of {@linkcode SessionDB.publishCompressionChild}. */
+/**
+ * Options of {@linkcode SessionDB.publishCompressionChild}.
+ *
+ * @example
+ * ```ts
+ * import { type CompressionPublish, SessionDB } from "./session_db.ts";
+ * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`);
+ * db.createSession("s1");
+ * const holder = `compressor pid=${Deno.pid}`;
+ * db.tryAcquireCompressionLock("s1", holder, 60_000);
+ * const summary = [{ role: "system" as const, content: "Summary so far" }];
+ * const publish: CompressionPublish = { parentId: "s1", childId: "s2", holder, messages: summary };
+ * console.log(db.publishCompressionChild(publish).parentSessionId); // "s1"
+ * db.close();
+ * ```
+ */
 export interface CompressionPublish {
   /** The session being rotated (must be open and locked by `holder`). */
   parentId: string;

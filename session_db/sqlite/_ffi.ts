@@ -72,7 +72,20 @@ export interface LoadedLibrary {
   symbols: SqliteSymbols;
 }
 
-/** Raised when no SQLite library can be loaded. */
+/**
+ * Raised when no SQLite library can be loaded.
+ *
+ * @example
+ * ```ts
+ * import { SqliteLibraryError } from "./_ffi.ts";
+ * import { sqliteVersion } from "./database.ts";
+ * try {
+ *   console.log(sqliteVersion());
+ * } catch (error) {
+ *   if (error instanceof SqliteLibraryError) console.error(error.message); // set DENO_SQLITE_PATH
+ * }
+ * ```
+ */
 export class SqliteLibraryError extends Error {
   /** Creates the error; `cause` keeps the last loader failure. */
   constructor(message: string, options?: ErrorOptions) {

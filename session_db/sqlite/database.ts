@@ -1,19 +1,76 @@
 import { fileURLToPath } from "node:url";
 import { copyBytes, loadLibrary, readCString, readText, type SqliteSymbols } from "./_ffi.ts";
 
-/** A value SQLite can store and return. */
+/**
+ * A value SQLite can store and return.
+ *
+ * @example
+ * ```ts
+ * import { Database, type SqliteValue } from "./database.ts";
+ * const db = new Database(":memory:");
+ * const row: SqliteValue[] | undefined = db.prepare("SELECT 1, 'a', NULL, x'01'").value();
+ * console.log(row); // [1, "a", null, Uint8Array [1]]
+ * db.close();
+ * ```
+ */
 export type SqliteValue = string | number | bigint | null | Uint8Array;
 
-/** A value that can be bound to a statement parameter. */
+/**
+ * A value that can be bound to a statement parameter.
+ *
+ * @example
+ * ```ts
+ * import { type BindValue, Database } from "./database.ts";
+ * const db = new Database(":memory:");
+ * const params: BindValue[] = ["a", 1, 2n, null, new Uint8Array([1])];
+ * console.log(db.prepare("SELECT ?, ?, ?, ?, ?").value(...params)); // ["a", 1, 2, null, [1]]
+ * db.close();
+ * ```
+ */
 export type BindValue = SqliteValue | boolean | undefined | Date;
 
-/** Named parameters: keys match `:name`, `@name` or `$name` in the SQL. */
+/**
+ * Named parameters: keys match `:name`, `@name` or `$name` in the SQL.
+ *
+ * @example
+ * ```ts
+ * import { type BindParameters, Database } from "./database.ts";
+ * const db = new Database(":memory:");
+ * db.exec("CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)");
+ * const params: BindParameters = { k: "a", v: 1 };
+ * console.log(db.prepare("INSERT INTO kv VALUES (:k, :v)").run(params)); // 1
+ * db.close();
+ * ```
+ */
 export type BindParameters = Record<string, BindValue>;
 
-/** A row read as an object keyed by column name. */
+/**
+ * A row read as an object keyed by column name.
+ *
+ * @example
+ * ```ts
+ * import { Database, type Row } from "./database.ts";
+ * const db = new Database(":memory:");
+ * const row: Row | undefined = db.prepare("SELECT 1 AS one, 'x' AS letter").get();
+ * console.log(row); // { one: 1, letter: "x" }
+ * db.close();
+ * ```
+ */
 export type Row = Record<string, SqliteValue>;
 
-/** Options of {@linkcode Database}. */
+/**
+ * Options of {@linkcode Database}.
+ *
+ * @example
+ * ```ts
+ * import { Database, type DatabaseOptions } from "./database.ts";
+ * const path = `${Deno.makeTempDirSync()}/audit.db`;
+ * new Database(path).close(); // created by the writer
+ * const options: DatabaseOptions = { readonly: true }; // an audit never writes
+ * const db = new Database(path, options);
+ * db.close();
+ * ```
+ */
 export interface DatabaseOptions {
   /** Open read-only (default `false`). */
   readonly?: boolean;
@@ -126,6 +183,17 @@ function toNumber(value: number | bigint): number | bigint {
 /**
  * The arguments of {@linkcode Statement.run} and friends: positional values, one
  * array of them, or one object of named values.
+ *
+ * @example
+ * ```ts
+ * import { Database, type StatementParameters } from "./database.ts";
+ * const db = new Database(":memory:");
+ * const positional: StatementParameters = [1, 2];
+ * const named: StatementParameters = [{ a: 1, b: 2 }];
+ * console.log(db.prepare("SELECT ? + ?").value(...positional)); // [3]
+ * console.log(db.prepare("SELECT :a + :b").value(...named)); // [3]
+ * db.close();
+ * ```
  */
 export type StatementParameters = BindValue[] | [BindParameters] | [BindValue[]];
 
@@ -444,7 +512,21 @@ export class Statement {
   }
 }
 
-/** A function run in a transaction, with forms for each `BEGIN` kind. */
+/**
+ * A function run in a transaction, with forms for each `BEGIN` kind.
+ *
+ * @example
+ * ```ts
+ * import { Database, type TransactionFunction } from "./database.ts";
+ * const db = new Database(":memory:");
+ * db.exec("CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)");
+ * const put: TransactionFunction<[string, number], void> = db.transaction((k, v) => {
+ *   db.prepare("INSERT OR REPLACE INTO kv VALUES (?, ?)").run(k, v);
+ * });
+ * put.immediate("a", 1); // takes the write lock before reading
+ * db.close();
+ * ```
+ */
 export type TransactionFunction<A extends unknown[], R> = ((...args: A) => R) & {
   /** Runs in `BEGIN DEFERRED` (the default form). */
   deferred: (...args: A) => R;
