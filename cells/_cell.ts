@@ -217,13 +217,18 @@ function probe(leg: Leg, target: string): Promise<Probe> {
         if (!status.success) {
           return { onDisk: "unknown", methods: [], crashed: child.describe() };
         }
-        const methods = (JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}").methods ??
-          []) as string[];
+        const said = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") as {
+          methods?: string[];
+          journalModeReason?: string;
+        };
         const audit = effectiveModeOrSkip(db, leg);
+        const why = said.journalModeReason && said.journalModeReason !== "as requested"
+          ? ` (the store: ${said.journalModeReason})`
+          : "";
         return {
           onDisk: audit.onDisk,
-          methods,
-          ...(audit.reason ? { notHonoured: audit.reason } : {}),
+          methods: said.methods ?? [],
+          ...(audit.reason ? { notHonoured: `${audit.reason}${why}` } : {}),
         };
       } finally {
         await Deno.remove(run.path, { recursive: true }).catch(() => {});

@@ -13,5 +13,11 @@ for (let o: object | null = store; o && o !== Object.prototype; o = Object.getPr
     }
   }
 }
+// A store that explains its journal mode (SessionDB's `journalModeReason`) says why a
+// leg was not honoured, e.g. the WAL-reset gate.
+const said = (store as unknown as { journalModeReason?: unknown }).journalModeReason;
 await store.close();
-console.log(JSON.stringify({ methods: [...new Set(methods)] }));
+console.log(JSON.stringify({
+  methods: [...new Set(methods)],
+  ...(typeof said === "string" ? { journalModeReason: said } : {}),
+}));

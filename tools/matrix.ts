@@ -160,7 +160,7 @@ async function runLeg(
 }
 
 function detailOf(report: CellReport): string {
-  if (report.status !== "PASS") return (report.reason ?? "").split("\n")[0]!.slice(0, 160);
+  if (report.status !== "PASS") return (report.reason ?? "").split("\n")[0]!.slice(0, 240);
   const f = report.figures;
   const parts: string[] = [];
   if (f.onDiskMode) parts.push(`on-disk ${f.onDiskMode}`);
