@@ -35,7 +35,8 @@ Deno.test("a failed check makes the cell report FAIL under deno test", async () 
       stdout: "piped",
       stderr: "piped",
     }).output();
-    ok(!out.success, "deno test passed on a mutant");
+    const output = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    ok(!out.success, `deno test passed on a mutant:\n${output}`);
     const reports = [...Deno.readDirSync(join(dir, "reports"))];
     strictEqual(reports.length, 1);
     const report = JSON.parse(Deno.readTextFileSync(join(dir, "reports", reports[0]!.name)));
