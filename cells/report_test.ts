@@ -1,5 +1,7 @@
 // Under a real `deno test`, a cell whose check fails must report FAIL and keep its
-// evidence (a failed step returns false there instead of throwing).
+// evidence (a failed step returns false there instead of throwing). Two rounds: the
+// second kills the writer the instant an append is acknowledged, so the mutant that
+// acknowledges before COMMIT loses it every time, whatever the timing.
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
@@ -8,14 +10,14 @@ Deno.test("a failed check makes the cell report FAIL under deno test", async () 
   const dir = await Deno.makeTempDir({ prefix: "report-test-" });
   try {
     const cell = new URL("./prefix_durability.ts", import.meta.url).href;
-    const mutant = new URL("./testdata/mutants/batch_commit_50.ts", import.meta.url).href;
+    const mutant = new URL("./testdata/mutants/ack_before_commit.ts", import.meta.url).href;
     const file = join(dir, "cell_test.ts");
     await Deno.writeTextFile(
       file,
       `import { prefixDurabilityCell } from ${JSON.stringify(cell)};\n` +
         `for (const t of await prefixDurabilityCell({ target: ${
           JSON.stringify(mutant)
-        }, rounds: 1 })) Deno.test(t);\n`,
+        }, rounds: 2 })) Deno.test(t);\n`,
     );
     const env: Record<string, string> = {
       CELLS_REPORT_DIR: join(dir, "reports"),
