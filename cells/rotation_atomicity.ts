@@ -1,10 +1,8 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
-import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
-import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
+import { readAckJournal } from "../harness/ack_journal.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
-import { effectiveModeOrSkip } from "../harness/legs.ts";
-import { waitFor } from "../harness/wait_for.ts";
 import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
+import { awaitCrash, killAfterAcks, legHonouredStep } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredSession } from "./target.ts";
 
@@ -182,25 +180,8 @@ export function rotationAtomicityCell(
       const db = ctx.run.file("store.db");
       const acksPath = ctx.run.file("acks.jsonl");
       const child = ctx.spawn("_rotator.ts", [db, acksPath, "0"]);
-      try {
-        const waited = await waitFor(() => countAcks(acksPath) >= threshold, {
-          what: `${threshold} acknowledged rotations`,
-          deadlineMs: options.deadlineMs ?? 60_000,
-          children: [child],
-          observed: () => `${countAcks(acksPath)} acknowledged`,
-        });
-        ctx.note("killAfterMs", Math.round(waited));
-        await killWhileAlive(child);
-        tally(ctx, "sigkills", 1);
-      } finally {
-        await reapAll([child]);
-      }
-      const audit = effectiveModeOrSkip(db, ctx.leg);
-      ctx.note("onDiskMode", audit.onDisk);
-      await t.step(
-        `leg honoured: on-disk mode ${audit.onDisk}`,
-        () => ok(audit.honoured, audit.reason),
-      );
+      await killAfterAcks(ctx, child, acksPath, threshold, "rotations", options.deadlineMs);
+      await legHonouredStep(ctx, t, db);
       await checkRun(ctx, t, "random kill", db, acksPath);
 
       if (options.crashPoints === false) return;
@@ -214,18 +195,9 @@ export function rotationAtomicityCell(
         const crasher = ctx.spawn("_rotator.ts", [pointDb, pointAcks, "0"], {
           env: { SESSION_DB_CRASH_AT: `${point}@2` },
         });
-        try {
-          await waitFor(() => crasher.exited !== undefined, {
-            what: `the rotator to reach crash point ${point}`,
-            deadlineMs: 30_000,
-            observed: () => `${countAcks(pointAcks)} acknowledged`,
-          });
-        } finally {
-          await reapAll([crasher]);
-        }
-        tally(ctx, "sigkills", classifyExit(crasher.exited!).kind === "killed" ? 1 : 0);
+        const killed = await awaitCrash(ctx, crasher, point, pointAcks);
         await t.step(`${point}: the child died there by SIGKILL`, () => {
-          ok(classifyExit(crasher.exited!).kind === "killed", crasher.describe());
+          ok(killed, crasher.describe());
         });
         await checkRun(ctx, t, point, pointDb, pointAcks);
       }
