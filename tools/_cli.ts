@@ -17,3 +17,32 @@ export function legListArg(value: string): LegName[] {
     }
   });
 }
+
+/** The permissions of a leg's `deno test`/`deno run` child: everything but the network. */
+export const LEG_PERMISSIONS: readonly string[] = [
+  "--no-lock",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-ffi",
+  "--allow-run",
+  "--allow-sys",
+];
+
+/**
+ * The cleared environment of a leg's child: its library, its journal-mode leg, and
+ * what the cells and Deno need from ours (PATH, HOME, DENO_DIR, evidence, seed, TMPDIR).
+ */
+export function legChildEnv(
+  library: string,
+  leg: LegName,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const env: Record<string, string> = { DENO_SQLITE_PATH: library, NO_COLOR: "1", ...extra };
+  if (leg !== "default") env.SESSION_DB_JOURNAL_MODE = leg;
+  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "CELLS_SEED", "TMPDIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}

@@ -12,7 +12,7 @@
  * @module
  */
 import { targetSpecifier } from "../cells/target.ts";
-import { fail, legListArg } from "./_cli.ts";
+import { fail, LEG_PERMISSIONS, legChildEnv, legListArg } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
@@ -126,27 +126,12 @@ async function runLeg(
   testFile: string,
   reportDir: string,
 ): Promise<{ code: number; output: string; seconds: number }> {
-  const env: Record<string, string> = {
-    DENO_SQLITE_PATH: run.library.path,
-    CELLS_REPORT_DIR: reportDir,
-    NO_COLOR: "1",
-  };
-  if (run.leg !== "default") env.SESSION_DB_JOURNAL_MODE = run.leg;
-  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "CELLS_SEED", "TMPDIR"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
+  const env = legChildEnv(run.library.path, run.leg, { CELLS_REPORT_DIR: reportDir });
   const started = performance.now();
   const output = await new Deno.Command(Deno.execPath(), {
     args: [
       "test",
-      "--no-lock",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-run",
-      "--allow-sys",
+      ...LEG_PERMISSIONS,
       testFile,
     ],
     cwd: ROOT,

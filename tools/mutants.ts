@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { fail, legListArg } from "./_cli.ts";
+import { fail, LEG_PERMISSIONS, legChildEnv, legListArg } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { currentLeg, type LegName, LEGS, parseLeg } from "../harness/legs.ts";
@@ -133,24 +133,13 @@ function resolveLibraries(wanted: string[]): Library[] {
 async function runJob(
   job: Job,
 ): Promise<{ cells: JobCell[]; sqliteVersion?: string; seconds: number; error?: string }> {
-  const env: Record<string, string> = { DENO_SQLITE_PATH: job.library.path, NO_COLOR: "1" };
-  if (job.leg !== "default") env.SESSION_DB_JOURNAL_MODE = job.leg;
-  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "CELLS_SEED", "TMPDIR"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
+  const env = legChildEnv(job.library.path, job.leg);
   const cells = job.spec?.expect === "skipped" ? job.spec.cells : CELL_IDS;
   const started = performance.now();
   const output = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      "--no-lock",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-run",
-      "--allow-sys",
+      ...LEG_PERMISSIONS,
       join(ROOT, "tools/_mutants_worker.ts"),
       job.target,
       cells.join(","),

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { LEG_PERMISSIONS, legChildEnv } from "./_cli.ts";
 import { targetSpecifier } from "../cells/target.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
@@ -333,27 +334,12 @@ async function runLeg(
   leg: LegName,
 ): Promise<LegOutcome> {
   const reportDir = await Deno.makeTempDir({ prefix: "soak-report-" });
-  const env: Record<string, string> = {
-    DENO_SQLITE_PATH: library,
-    CELLS_REPORT_DIR: reportDir,
-    NO_COLOR: "1",
-  };
-  if (leg !== "default") env.SESSION_DB_JOURNAL_MODE = leg;
-  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "CELLS_SEED", "TMPDIR"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
+  const env = legChildEnv(library, leg, { CELLS_REPORT_DIR: reportDir });
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "test",
-      "--no-lock",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-run",
-      "--allow-sys",
+      ...LEG_PERMISSIONS,
       testFile,
     ],
     cwd: ROOT,
