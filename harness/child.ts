@@ -128,6 +128,13 @@ export interface SpawnOptions {
    * default: none (`--no-config`).
    */
   config?: string;
+  /** A module run before the script (`--preload`), e.g. to install a VFS. */
+  preload?: string | URL;
+  /**
+   * Grant FFI beyond the library (`--allow-ffi` unscoped). Only the power-loss tier asks:
+   * its recording VFS needs callbacks and pointer views, which a scoped grant refuses.
+   */
+  unscopedFfi?: boolean;
   /** Most bytes of stdout and of stderr kept (the tail); default 64 KiB. */
   outputLimit?: number;
 }
@@ -359,6 +366,8 @@ export function spawnChild(options: SpawnOptions): Child {
   const root = packageRoot();
   if (root) read.push(root);
   if (script.startsWith("file:")) read.push(dirname(fromFileUrl(script)));
+  const preload = options.preload instanceof URL ? options.preload.href : options.preload;
+  if (preload?.startsWith("file:")) read.push(dirname(fromFileUrl(preload)));
   const env: Record<string, string> = {
     DENO_SQLITE_PATH: options.library,
     NO_COLOR: "1",
@@ -376,9 +385,10 @@ export function spawnChild(options: SpawnOptions): Child {
     "--no-prompt",
     `--allow-read=${[...new Set(read)].join(",")}`,
     `--allow-write=${options.runDir}`,
-    `--allow-ffi=${options.library}`,
+    options.unscopedFfi ? "--allow-ffi" : `--allow-ffi=${options.library}`,
     `--allow-env=${allowEnv.join(",")}`,
   ];
+  if (preload) flags.push(`--preload=${preload}`);
   if (options.importHosts?.length) {
     const hosts = new Set([...DEFAULT_IMPORT_HOSTS, ...options.importHosts]);
     flags.push(`--allow-import=${[...hosts].join(",")}`);
