@@ -6,6 +6,9 @@
 
 const symbols = {
   sqlite3_libversion: { parameters: [], result: "usize" },
+  // Variadic in C; called once with two ints, which every supported ABI passes as in a
+  // fixed-argument call except Apple's arm64 (see configureLibrary).
+  sqlite3_config: { parameters: ["i32", "i32"], result: "i32" },
   sqlite3_open_v2: { parameters: ["buffer", "buffer", "i32", "buffer"], result: "i32" },
   sqlite3_close_v2: { parameters: ["usize"], result: "i32" },
   sqlite3_errmsg: { parameters: ["usize"], result: "usize" },
@@ -155,6 +158,20 @@ export function systemLibraryPath(): string | undefined {
 
 let loaded: LoadedLibrary | undefined;
 
+const SQLITE_CONFIG_MEMSTATUS = 9;
+
+/**
+ * Turns off SQLite's memory statistics before the library initializes, as
+ * better-sqlite3 and node:sqlite builds do: with them on, every allocation and free
+ * takes a global mutex. `sqlite3_memory_used()` and the soft heap limit stop counting;
+ * nothing here uses them. A library another copy of this module already initialized
+ * answers SQLITE_MISUSE and keeps its setting.
+ */
+function configureLibrary(sym: SqliteSymbols): void {
+  if (Deno.build.os === "darwin" && Deno.build.arch === "aarch64") return; // variadic ints go on the stack there
+  sym.sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 /** Names what is wrong with a library that did not load, from the loader's message. */
 function describeLoadFailure(path: string, error: unknown): string {
   const raw = error instanceof Error ? error.message : String(error);
@@ -182,6 +199,7 @@ export function loadLibrary(): LoadedLibrary {
   for (const path of libraryCandidates()) {
     try {
       const lib = Deno.dlopen(path, symbols);
+      configureLibrary(lib.symbols);
       loaded = { path, symbols: lib.symbols };
       return loaded;
     } catch (error) {

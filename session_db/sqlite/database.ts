@@ -102,6 +102,23 @@ const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(1); // a non-NULL pointer for zero-length text and blobs
 let bindScratch = new Uint8Array(4096); // UTF-8 of bound text, reused
 const SCRATCH_LIMIT = 1 << 20;
+const UNBOUND = Symbol("unbound");
+const SHORT_TEXT = 32;
+
+/**
+ * Writes a short ASCII string's bytes (its UTF-8) into `out`; -1 when it is longer than
+ * SHORT_TEXT or not ASCII. TextEncoder's op costs more than this loop for ids and names.
+ */
+function encodeShortAscii(value: string, out: Uint8Array): number {
+  const length = value.length;
+  if (length > SHORT_TEXT) return -1;
+  for (let i = 0; i < length; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit > 0x7f) return -1;
+    out[i] = unit;
+  }
+  return length;
+}
 
 /**
  * An error reported by SQLite, with its primary result code (`code`, e.g. 5 for
@@ -218,6 +235,10 @@ export class Statement {
   #handle: bigint;
   #sql: string;
   #paramCount: number;
+  // What each parameter holds now (index 1..n), for primitives; `UNBOUND` where unknown.
+  // Bindings survive sqlite3_reset, so a parameter that gets the same value again (a
+  // session id, a role, a NULL) is not bound again: no FFI crossing, no UTF-8 copy.
+  #bound: unknown[];
   #paramNames: (string | null)[] | undefined;
   #columns: string[] | undefined;
 
@@ -228,6 +249,7 @@ export class Statement {
     this.#handle = handle;
     this.#sql = sql;
     this.#paramCount = sym.sqlite3_bind_parameter_count(handle);
+    this.#bound = new Array(this.#paramCount + 1).fill(UNBOUND);
   }
 
   /** The SQL text this statement was prepared from. */
@@ -393,7 +415,7 @@ export class Statement {
         `Cannot bind ${values.length} values: the statement takes ${this.#paramCount}: ${this.#sql}`,
       );
     }
-    if (values.length < this.#paramCount) this.#sym.sqlite3_clear_bindings(this.#handle);
+    if (values.length < this.#paramCount) this.#clearBindings();
     for (let i = 0; i < values.length; i++) this.#bindOne(i + 1, values[i]);
   }
 
@@ -408,7 +430,7 @@ export class Statement {
         this.#paramNames.push(name ? name.slice(1) : null);
       }
     }
-    this.#sym.sqlite3_clear_bindings(this.#handle);
+    this.#clearBindings();
     for (let i = 0; i < this.#paramNames.length; i++) {
       const name = this.#paramNames[i];
       if (name === null || name === undefined) continue;
@@ -422,11 +444,19 @@ export class Statement {
     }
   }
 
+  #clearBindings(): void {
+    this.#sym.sqlite3_clear_bindings(this.#handle);
+    this.#bound.fill(UNBOUND);
+  }
+
   #bindOne(index: number, value: BindValue): void {
+    if (value === undefined) value = null;
+    if (Object.is(this.#bound[index], value)) return;
+    this.#bound[index] = UNBOUND; // until the bind below succeeds
     const sym = this.#sym;
     const h = this.#handle;
     let rc: number;
-    if (value === null || value === undefined) {
+    if (value === null) {
       rc = sym.sqlite3_bind_null(h, index);
     } else if (typeof value === "string") {
       // encodeInto a reused buffer (SQLITE_TRANSIENT copies it): no allocation per value.
@@ -439,7 +469,8 @@ export class Statement {
         const bytes = encoder.encode(value);
         rc = sym.sqlite3_bind_text(h, index, bytes, bytes.length, TRANSIENT);
       } else {
-        const { written } = encoder.encodeInto(value, bindScratch);
+        const length = encodeShortAscii(value, bindScratch);
+        const written = length >= 0 ? length : encoder.encodeInto(value, bindScratch).written;
         rc = sym.sqlite3_bind_text(h, index, bindScratch, written, TRANSIENT);
       }
     } else if (typeof value === "number") {
@@ -470,6 +501,13 @@ export class Statement {
       );
     }
     if (rc !== SQLITE_OK) throw this.#db._error(rc);
+    // Blobs and dates can change in place; long text is not worth pinning a copy in JS.
+    if (
+      value === null ||
+      (typeof value !== "object" && !(typeof value === "string" && value.length > 1024))
+    ) {
+      this.#bound[index] = value;
+    }
   }
 
   #column(i: number): SqliteValue {
