@@ -6,14 +6,22 @@ Jobs (built by tools/bench.ts, which also passes the store's SQL and schema so t
 every implementation runs exactly the same statements):
   {"kind": "info"}
   {"kind": "append", "path", "mode", "sync", "n", "batch", "warmup", "content",
-   "sessionId", "schema", "sql": {...}}
+   "sessionId", "schema", "sql": {...}, "slices", "idleThreads"?, "jitWarmup"?}
+
+After the warmup the child prints "ready", then runs as many appends as each stdin line
+asks and prints their time, until "done": tools/bench.ts interleaves it with the other
+implementations so that the disk's drift hits them all alike. With n = 0 (a warm-up
+run) it returns after the warmup.
 
 Prints one JSON line on stdout.
 """
 
 import json
+import os
 import sqlite3
 import sys
+import tempfile
+import threading
 import time
 
 SYNC_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
@@ -27,6 +35,11 @@ def info():
 
 
 def append(job):
+    # A diagnostic: idle threads, as a Deno process has, make every fd syscall pay for a
+    # shared file table. They wait on an event that is never set (daemons die with us).
+    idle = threading.Event()
+    for _ in range(job.get("idleThreads", 0)):
+        threading.Thread(target=idle.wait, daemon=True).start()
     sql = job["sql"]
     sid = job["sessionId"]
     content = job["content"]
@@ -95,12 +108,28 @@ def append(job):
     for i in range(job["warmup"]):
         step(i)
     n = job["n"]
-    cpu = time.process_time()
-    started = time.perf_counter()
-    for i in range(job["warmup"], job["warmup"] + n):
-        step(i)
-    seconds = time.perf_counter() - started
-    cpu_seconds = time.process_time() - cpu
+    seconds = cpu_seconds = 0.0
+    if n > 0:
+        # Interleaved with its peers by tools/bench.ts: run what each stdin line asks.
+        print("ready", flush=True)
+        i = job["warmup"]
+        for line in iter(sys.stdin.readline, ""):
+            if line.strip() == "done":
+                break
+            count = int(line)
+            if count <= 0:
+                raise RuntimeError("bad slice request: %r" % line)
+            cpu = time.process_time()
+            started = time.perf_counter()
+            for k in range(i, i + count):
+                step(k)
+            i += count
+            s = time.perf_counter() - started
+            seconds += s
+            cpu_seconds += time.process_time() - cpu
+            print(json.dumps({"seconds": s}), flush=True)
+        if i != job["warmup"] + n:
+            raise RuntimeError("ran %d of %d steps" % (i - job["warmup"], n))
     count = cur.execute("SELECT message_count FROM sessions WHERE id = ?", (sid,)).fetchone()[0]
     expected = (job["warmup"] + n) * batch
     if count != expected:
@@ -124,6 +153,13 @@ def main():
     if job["kind"] == "info":
         out = info()
     elif job["kind"] == "append":
+        if job.get("jitWarmup"):
+            # The same scratch warm-up as the Deno children get (see jitWarmup in bench.ts).
+            shm = "/dev/shm" if os.path.isdir("/dev/shm") else os.path.dirname(job["path"])
+            with tempfile.TemporaryDirectory(dir=shm) as scratch:
+                warm = dict(job, path=os.path.join(scratch, "warmup.db"), mode="wal",
+                            sync="FULL", n=0, warmup=job["jitWarmup"], idleThreads=0)
+                append(warm)
         out = append(job)
     else:
         sys.exit("unknown job kind %r" % job["kind"])

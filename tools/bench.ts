@@ -15,8 +15,9 @@
  *
  * Every measurement runs in a child process (this file with `--worker`, or
  * `tools/_bench_python.py`), so that one process never opens a database file with
- * two different SQLite copies; rounds alternate between implementations and the
- * median is reported.
+ * two different SQLite copies. In a round of appends every implementation's child runs
+ * at once and they take turns in slices (the `ready` / count / `done` protocol of
+ * `timed`); the median over rounds is reported, ratios pair by pair.
  *
  * Usage: `deno task bench [--quick] [--no-suite] [--json <path>]`. Writes `.cache/bench/bench.json`
  * unless `--json` names another path.
@@ -49,13 +50,18 @@ type Impl = "sessiondb" | "binding" | "python" | "node";
 interface Config {
   /** Rounds per measurement; the median is reported. */
   rounds: number;
+  /** Slices per round: the implementations of a round take turns this many times. */
+  slices: number;
   stmtRows: number;
   stmtPoints: number;
   stmtRanges: number;
   /** Appends per run, one transaction each, by `mode/sync`. */
   appends: Record<string, number>;
-  /** Untimed appends first (same count for every implementation: JIT, caches). */
+  /** Untimed appends first on the measured file (same count for every implementation). */
   warmup: number;
+  /** Appends, then 100-message batches, first run on a scratch file (see `jitWarmup`). */
+  jitWarmup: number;
+  jitWarmupBatches: number;
   /** Batches per run, by mode. */
   batches: Record<Mode, number>;
   batchWarmup: number;
@@ -70,11 +76,15 @@ const FULL_CONFIG: Config = {
   // Five short rounds rather than three long ones: the disk's rate drifts with other
   // load, and the ratios are taken round by round.
   rounds: 5,
+  slices: 10,
   stmtRows: 100_000,
   stmtPoints: 100_000,
   stmtRanges: 2_000,
   appends: { "delete/EXTRA": 1000, "wal/FULL": 2000, "wal/NORMAL": 4000, "delete/FULL": 1000 },
   warmup: 200,
+  // V8 moves the append path to TurboFan after about 4,500 appends (--trace-opt).
+  jitWarmup: 6000,
+  jitWarmupBatches: 60,
   batches: { delete: 200, wal: 300 },
   batchWarmup: 10,
   batchSize: 100,
@@ -85,11 +95,14 @@ const FULL_CONFIG: Config = {
 
 const QUICK_CONFIG: Config = {
   rounds: 1,
+  slices: 3,
   stmtRows: 20_000,
   stmtPoints: 20_000,
   stmtRanges: 400,
   appends: { "delete/EXTRA": 300, "wal/FULL": 600, "wal/NORMAL": 1200, "delete/FULL": 300 },
   warmup: 50,
+  jitWarmup: 1000,
+  jitWarmupBatches: 10,
   batches: { delete: 50, wal: 80 },
   batchWarmup: 5,
   batchSize: 100,
@@ -179,6 +192,15 @@ interface AppendJob {
   mode: Mode;
   sync: Sync;
   n: number;
+  /** How many turns the parent gives this child among its peers (see `timed`). */
+  slices: number;
+  /** Python only: idle threads started first (a diagnostic of the runtime's threads). */
+  idleThreads?: number;
+  /**
+   * Transactions run first on a scratch file in WAL on tmpfs, so that a JIT has tiered
+   * up before the measured file is opened (every implementation gets the same).
+   */
+  jitWarmup?: number;
   batch: number;
   warmup: number;
   content: string;
@@ -335,16 +357,50 @@ function stmtNode(job: StmtJob): StmtResult {
   }
 }
 
-/** Times `step(i)` for `n` transactions after `warmup` untimed ones. */
+/**
+ * Runs `warmup` untimed steps, then times `n` more in the slices the parent asks for:
+ * the child prints `ready`, runs as many steps as each stdin line says and answers with
+ * their time, until `done`; returns the total. With `n` = 0 (a warm-up run) it returns
+ * after the warmup.
+ */
 function timed(job: AppendJob, step: (i: number) => void): number {
   for (let i = 0; i < job.warmup; i++) step(i);
-  const cpu = cpuUsage();
-  const started = performance.now();
-  for (let i = job.warmup; i < job.warmup + job.n; i++) step(i);
-  const seconds = (performance.now() - started) / 1000;
-  const used = cpuUsage(cpu);
-  lastCpuSeconds = (used.user + used.system) / 1e6;
+  lastCpuSeconds = 0;
+  if (job.n === 0) return 0;
+  const encoder = new TextEncoder();
+  const say = (line: string) => Deno.stdout.writeSync(encoder.encode(line + "\n"));
+  say("ready");
+  let next = job.warmup;
+  let seconds = 0;
+  let cpuSeconds = 0;
+  for (let line = readLineSync(); line !== "done"; line = readLineSync()) {
+    const count = Number(line);
+    if (!Number.isInteger(count) || count <= 0) throw new Error(`bad slice request: ${line}`);
+    const cpu = cpuUsage();
+    const started = performance.now();
+    for (const end = next + count; next < end; next++) step(next);
+    const s = (performance.now() - started) / 1000;
+    const used = cpuUsage(cpu);
+    seconds += s;
+    cpuSeconds += (used.user + used.system) / 1e6;
+    say(JSON.stringify({ seconds: s }));
+  }
+  if (next !== job.warmup + job.n) throw new Error(`ran ${next - job.warmup} of ${job.n} steps`);
+  lastCpuSeconds = cpuSeconds;
   return seconds;
+}
+
+/** One line from stdin, without its newline (the parent's slice requests are short). */
+function readLineSync(): string {
+  const byte = new Uint8Array(1);
+  let line = "";
+  for (;;) {
+    const n = Deno.stdin.readSync(byte);
+    if (n === null) throw new Error("stdin closed before done");
+    if (n === 0) continue;
+    if (byte[0] === 10) return line;
+    line += String.fromCharCode(byte[0]!);
+  }
 }
 
 /** CPU time (user + system, all threads) of the last `timed` run. */
@@ -564,6 +620,28 @@ function runWorker(job: Job): unknown {
     return { vmHwmKiB: kib("VmHWM"), vmRssKiB: kib("VmRSS") };
   }
   if (job.kind === "stmt") return job.impl === "binding" ? stmtBinding(job) : stmtNode(job);
+  if (job.jitWarmup) {
+    // Steady state, as in a long-running agent: V8 moves the append path to its top
+    // tier only after a few thousand calls, so they run first on a scratch file.
+    const dir = Deno.makeTempDirSync({ dir: isDir("/dev/shm") ? "/dev/shm" : dirname(job.path) });
+    try {
+      const { jitWarmup, ...rest } = job;
+      appendWith({
+        ...rest,
+        path: join(dir, "warmup.db"),
+        mode: "wal",
+        sync: "FULL",
+        n: 0,
+        warmup: jitWarmup,
+      });
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  }
+  return appendWith(job);
+}
+
+function appendWith(job: AppendJob): AppendResult {
   switch (job.impl) {
     case "sessiondb":
       return appendSessionDB(job);
@@ -576,18 +654,41 @@ function runWorker(job: Job): unknown {
   }
 }
 
+function isDir(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
 // --- the parent --------------------------------------------------------------------
 
 /** Which SQLite the binding loads in a child: the fixed build, or the system library. */
 type Lib = "fixed" | "system";
 
 /** An implementation on a given library. */
-type VariantKey = "sessiondb" | "sessiondb-fixed" | "binding" | "python" | "node";
-const VARIANTS: Record<VariantKey, { impl: Impl; lib?: Lib }> = {
+export type VariantKey =
+  | "sessiondb"
+  | "sessiondb-fixed"
+  | "binding"
+  | "python"
+  | "python-fixed"
+  | "python-threads"
+  | "python-control"
+  | "node";
+const VARIANTS: Record<VariantKey, { impl: Impl; lib?: Lib; idleThreads?: number }> = {
   "sessiondb": { impl: "sessiondb", lib: "system" },
   "sessiondb-fixed": { impl: "sessiondb", lib: "fixed" },
   "binding": { impl: "binding", lib: "system" },
   "python": { impl: "python" },
+  // Python's sqlite3 on the fixed build (LD_PRELOAD), for a same-version three-way.
+  "python-fixed": { impl: "python", lib: "fixed" },
+  // Python with as many idle threads as a Deno process runs besides its main thread
+  // (2 V8 workers, 3 tokio workers): what the runtime's threads alone cost.
+  "python-threads": { impl: "python", idleThreads: 5 },
+  // Python again, as a peer of itself: its ratio to "python" is the method's resolution.
+  "python-control": { impl: "python" },
   "node": { impl: "node" },
 };
 
@@ -597,6 +698,13 @@ function childEnv(lib: Lib | undefined): Record<string, string> {
     delete env[name];
   }
   if (lib === "fixed") env.DENO_SQLITE_PATH = fixedSqlitePath();
+  return env;
+}
+
+/** A Python child's environment: the fixed build is preloaded over the system library. */
+function pythonEnv(lib: Lib | undefined): Record<string, string> {
+  const env = childEnv(undefined);
+  if (lib === "fixed") env.LD_PRELOAD = fixedSqlitePath();
   return env;
 }
 
@@ -635,6 +743,156 @@ function denoChild(job: Job, lib: Lib | undefined): Promise<unknown> {
 
 function pythonChild(job: object): Promise<unknown> {
   return spawn("python3", [PYTHON_SCRIPT, JSON.stringify(job)], childEnv(undefined));
+}
+
+/** How long an interleaved child may take to answer one request before the bench fails. */
+const LIVE_REPLY_MS = 300_000;
+
+/**
+ * An append child run in slices (`AppendJob.slices`): it warms up, says `ready`, then
+ * runs what it is asked, a slice at a time, so that the parent can interleave the
+ * implementations finely and the disk's drift hits them alike.
+ */
+export class LiveChild {
+  readonly name: string;
+  #child: Deno.ChildProcess;
+  #lines: AsyncIterator<string>;
+  #stdin: WritableStreamDefaultWriter<Uint8Array>;
+  #stderr: Promise<string>;
+
+  constructor(name: string, cmd: string, args: string[], env: Record<string, string>) {
+    this.name = name;
+    this.#child = new Deno.Command(cmd, {
+      args,
+      cwd: ROOT,
+      env,
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#lines = readLines(this.#child.stdout);
+    this.#stdin = this.#child.stdin.getWriter();
+    this.#stderr = new Response(this.#child.stderr).text();
+  }
+
+  /** Waits for the warmup to end. */
+  async ready(): Promise<void> {
+    const line = await this.#next("ready");
+    if (line !== "ready") throw new Error(`${this.name}: expected ready, got: ${line}`);
+  }
+
+  /** Runs `count` more steps; returns their wall time in seconds. */
+  async slice(count: number): Promise<number> {
+    await this.#stdin.write(new TextEncoder().encode(`${count}\n`));
+    const line = await this.#next(`a slice of ${count}`);
+    const seconds = (JSON.parse(line) as { seconds?: unknown }).seconds;
+    if (typeof seconds !== "number") throw new Error(`${this.name}: bad slice answer: ${line}`);
+    return seconds;
+  }
+
+  /** Ends the run; returns the child's result (its last line). */
+  async finish(): Promise<unknown> {
+    await this.#stdin.write(new TextEncoder().encode("done\n"));
+    await this.#stdin.close();
+    const line = await this.#next("its result");
+    const status = await this.#child.status;
+    if (!status.success) {
+      throw new Error(`${this.name} failed (exit ${status.code}): ${await this.#stderr}`);
+    }
+    return JSON.parse(line);
+  }
+
+  /** Kills the child if it still runs (after a failure). */
+  kill(): void {
+    try {
+      this.#child.kill("SIGKILL");
+    } catch {
+      // already exited
+    }
+  }
+
+  async #next(what: string): Promise<string> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${this.name}: no answer within ${LIVE_REPLY_MS} ms for ${what}`)),
+        LIVE_REPLY_MS,
+      );
+    });
+    try {
+      const next = await Promise.race([this.#lines.next(), deadline]);
+      if (next.done) {
+        this.kill();
+        throw new Error(`${this.name} ended before ${what}: ${(await this.#stderr).trim()}`);
+      }
+      return next.value;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** What an append run varies; the rest of an `AppendJob` is the store's SQL and schema. */
+export type AppendOptions = Pick<
+  AppendJob,
+  "path" | "mode" | "sync" | "n" | "slices" | "batch" | "warmup" | "jitWarmup"
+>;
+
+/**
+ * Starts one implementation's append child in slices (`AppendJob.slices`), running the
+ * store's statements, pragmas and schema.
+ *
+ * @param variant The implementation and library, e.g. `"sessiondb"` or `"python"`.
+ * @param options The file, journal mode, synchronous level and counts.
+ * @returns The child; call `ready()`, then `slice(n)` until `n` steps ran, then `finish()`.
+ * @example
+ * ```ts ignore
+ * const child = appendChild("python", { path: "/tmp/a.db", mode: "delete", sync: "EXTRA", n: 4, slices: 2, batch: 1, warmup: 1 });
+ * await child.ready();
+ * await child.slice(2);
+ * await child.slice(2);
+ * console.log(await child.finish());
+ * ```
+ */
+export function appendChild(variant: VariantKey, options: AppendOptions): LiveChild {
+  const { impl, lib, idleThreads } = VARIANTS[variant];
+  const job: AppendJob = {
+    kind: "append",
+    impl,
+    ...options,
+    content: CONTENT,
+    sessionId: SESSION_ID,
+    schema: SCHEMA_SCRIPT,
+    sql: STORE_SQL,
+    ...(idleThreads ? { idleThreads } : {}),
+  };
+  return impl === "python"
+    ? new LiveChild(variant, "python3", [PYTHON_SCRIPT, JSON.stringify(job)], pythonEnv(lib))
+    : new LiveChild(
+      variant,
+      Deno.execPath(),
+      ["run", "-A", THIS_FILE, "--worker", JSON.stringify(job)],
+      childEnv(lib),
+    );
+}
+
+async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  let rest = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    rest += chunk;
+    for (let at = rest.indexOf("\n"); at >= 0; at = rest.indexOf("\n")) {
+      yield rest.slice(0, at);
+      rest = rest.slice(at + 1);
+    }
+  }
+  if (rest) yield rest;
+}
+
+/** `n` split into `slices` parts that differ by at most one. */
+export function sliceSizes(n: number, slices: number): number[] {
+  const k = Math.max(1, Math.min(slices, n));
+  return Array.from({ length: k }, (_, i) => Math.floor(n / k) + (i < n % k ? 1 : 0));
 }
 
 function median(values: number[]): number {
@@ -722,7 +980,7 @@ const ratio = (a: number | undefined, b: number | undefined): number | undefined
   a === undefined || b === undefined || b === 0 ? undefined : a / b;
 /**
  * The median of the per-round ratios a[r] / b[r]: the implementations of one round ran
- * back to back, so a drift of the disk between rounds cancels out of each pair.
+ * interleaved, so a drift of the disk between rounds cancels out of each pair.
  */
 function pairRatio(a: number[] | undefined, b: number[] | undefined): number | undefined {
   if (!a?.length || !b?.length || a.length !== b.length) {
@@ -1241,40 +1499,55 @@ async function main(): Promise<void> {
       variants: VariantKey[],
     ): Promise<Map<VariantKey, number[]>> => {
       const wanted = variants.filter((v) =>
-        (v !== "python" || pythonInfo) && (v !== "sessiondb-fixed" || fixedPresent)
+        (VARIANTS[v].impl !== "python" || pythonInfo) &&
+        (VARIANTS[v].lib !== "fixed" || fixedPresent) &&
+        (v !== "python-fixed" || Deno.build.os === "linux") // LD_PRELOAD
       );
       const results = new Map<VariantKey, AppendResult[]>(wanted.map((v) => [v, []]));
       for (let round = 0; round < config.rounds; round++) {
-        for (const variant of rotated(wanted, round)) {
-          const { impl, lib } = VARIANTS[variant];
-          const job: AppendJob = {
-            kind: "append",
-            impl,
-            path: dbPath(options.dir, `${label}-${variant}`),
-            mode: options.mode,
-            sync: options.sync,
-            n: options.n,
-            batch: options.batch,
-            warmup: options.warmup,
-            content: CONTENT,
-            sessionId: SESSION_ID,
-            schema: SCHEMA_SCRIPT,
-            sql: STORE_SQL,
-          };
-          const result = (impl === "python"
-            ? await pythonChild(job)
-            : await denoChild(job, lib)) as AppendResult;
-          if (result.journalMode !== options.mode || result.synchronous !== options.sync) {
-            throw new Error(
-              `${variant} ran ${result.journalMode}/${result.synchronous}, not ${options.mode}/${options.sync}`,
+        // Every implementation of the round runs at once, idle but for its slice: slice
+        // k runs them in a rotated order, so the disk's drift within a round and the
+        // slot after another's commit hit all of them alike.
+        const live: [VariantKey, LiveChild][] = [];
+        try {
+          for (const variant of rotated(wanted, round)) {
+            const child = appendChild(variant, {
+              path: dbPath(options.dir, `${label}-${variant}`),
+              mode: options.mode,
+              sync: options.sync,
+              n: options.n,
+              slices: config.slices,
+              batch: options.batch,
+              warmup: options.warmup,
+              jitWarmup: options.batch === 1 ? config.jitWarmup : config.jitWarmupBatches,
+            });
+            live.push([variant, child]);
+            await child.ready(); // warm up one at a time
+          }
+          const sizes = sliceSizes(options.n, config.slices);
+          for (let k = 0; k < sizes.length; k++) {
+            for (const [, child] of rotated(live, k)) await child.slice(sizes[k]!);
+          }
+          for (const [variant, child] of live) {
+            const result = await child.finish() as AppendResult;
+            if (result.journalMode !== options.mode || result.synchronous !== options.sync) {
+              throw new Error(
+                `${variant} ran ${result.journalMode}/${result.synchronous}, not ${options.mode}/${options.sync}`,
+              );
+            }
+            const version = VARIANTS[variant].lib === "fixed" ? fixedInfo?.sqlite : undefined;
+            if (version && result.sqlite !== version) {
+              throw new Error(`${variant} ran SQLite ${result.sqlite}, not the fixed ${version}`);
+            }
+            results.get(variant)!.push(result);
+            log(
+              `${label} round ${round + 1}/${config.rounds}: ${variant} ${
+                fmt(result.messages / result.seconds)
+              } msgs/s`,
             );
           }
-          results.get(variant)!.push(result);
-          log(
-            `${label} round ${round + 1}/${config.rounds}: ${variant} ${
-              fmt(result.messages / result.seconds)
-            } msgs/s`,
-          );
+        } finally {
+          for (const [, child] of live) child.kill();
         }
       }
       const rates = new Map<VariantKey, number[]>();
@@ -1292,6 +1565,18 @@ async function main(): Promise<void> {
     const rowSpread = (rates: Map<VariantKey, number[]>, vs: VariantKey[]) =>
       Math.max(0, ...vs.map((v) => spread(rates.get(v)) ?? 0)) || undefined;
     const sys = systemInfo.sqlite;
+    // Python with a Deno process's idle threads, against plain Python: the runtime's share.
+    const threadsRow = (rates: Map<VariantKey, number[]>, version: string): TableRow => ({
+      section: "1",
+      benchmark: "  Python with 5 idle threads, as a Deno process has",
+      oursLabel: `Python+threads ${version}`,
+      ours: med(rates, "python-threads"),
+      rounds: { ours: rates.get("python-threads"), python: rates.get("python") },
+      python: med(rates, "python"),
+      spread: rowSpread(rates, ["python-threads", "python"]),
+      target: "(diagnostic)",
+      result: "-",
+    });
     const rounds = (rates: Map<VariantKey, number[]>, v: VariantKey) => ({
       ours: rates.get(v),
       python: rates.get("python"),
@@ -1328,7 +1613,10 @@ async function main(): Promise<void> {
         "python",
         "node",
         "sessiondb-fixed",
+        "python-fixed",
         "binding",
+        "python-threads",
+        "python-control",
       ]);
       const ours = med(r, "sessiondb");
       rows.push({
@@ -1354,12 +1642,20 @@ async function main(): Promise<void> {
           benchmark: "  same, SessionDB on node's SQLite version",
           oursLabel: `SessionDB ${fixedInfo?.sqlite}`,
           ours: fixed,
-          rounds: { ours: r.get("sessiondb-fixed"), node: r.get("node") },
+          rounds: {
+            ours: r.get("sessiondb-fixed"),
+            python: r.get("python-fixed"),
+            node: r.get("node"),
+          },
+          python: med(r, "python-fixed"),
           node: med(r, "node"),
-          spread: rowSpread(r, ["sessiondb-fixed", "node"]),
+          spread: rowSpread(r, ["sessiondb-fixed", "python-fixed", "node"]),
           txnPerSec: fixed,
-          target: "node >= 0.9",
-          result: verdict([["node", pairRatio(r.get("sessiondb-fixed"), r.get("node")), 0.9]]),
+          target: "Py >= 1.0, node >= 0.9",
+          result: verdict([
+            ["Py", pairRatio(r.get("sessiondb-fixed"), r.get("python-fixed")), 1.0],
+            ["node", pairRatio(r.get("sessiondb-fixed"), r.get("node")), 0.9],
+          ]),
         });
       }
       rows.push({
@@ -1375,11 +1671,20 @@ async function main(): Promise<void> {
         target: "(diagnostic)",
         result: "-",
       });
+      rows.push(threadsRow(r, sys));
+      rows.push({
+        ...threadsRow(r, sys),
+        benchmark: "  Python against itself (A/A control: the resolution)",
+        oursLabel: `Python ${sys}`,
+        ours: med(r, "python-control"),
+        rounds: { ours: r.get("python-control"), python: r.get("python") },
+        spread: rowSpread(r, ["python-control", "python"]),
+      });
       if (shm) {
         const t = await runAppends(
           `${label} tmpfs`,
           { ...base, n: config.tmpfsAppends[scenario.mode], warmup: config.warmup * 5, dir: shm },
-          ["sessiondb", "python", "node", "binding"],
+          ["sessiondb", "python", "node", "binding", "python-threads"],
         );
         for (const v of ["sessiondb", "binding"] as const) {
           rows.push({
@@ -1395,6 +1700,7 @@ async function main(): Promise<void> {
             result: "-",
           });
         }
+        rows.push({ ...threadsRow(t, sys), benchmark: "  tmpfs, Python with 5 idle threads" });
       }
     }
 
@@ -1540,8 +1846,13 @@ async function main(): Promise<void> {
       "are fixed), so the extra rows run the store's SQL on the bare binding.",
       `WAL on ${sys}: the store keeps a new file in DELETE (WAL-reset gate), so the bench ` +
       "puts the empty file in WAL with the same library before SessionDB opens it.",
-      "ours/Py, ours/node: the median of the per-round ratios (each round runs the " +
-      "implementations back to back, in rotating order). " +
+      `ours/Py, ours/node: the median of the per-round ratios; in a round every ` +
+      `implementation runs at once, each idle but for its turn, and they take ${config.slices} ` +
+      "turns each in rotating order, so the disk's drift within a round hits them alike. " +
+      `Diagnostics of the same rounds: Python on ${fixedInfo?.sqlite ?? "the fixed build"} ` +
+      "(LD_PRELOAD) beside SessionDB on it; Python with 5 idle threads (a Deno process's " +
+      "count besides its main thread: every fd syscall then pays for a shared file table); " +
+      "Python against itself (A/A): how far from 1.00x the method reads when nothing differs. " +
       "spread: (max - min) / median of the rounds, the largest in the row. fsync/txn: the " +
       "disk's fsync rate (median of 3 samples) / the commit rate: fsync-equivalents per commit.",
       "tmpfs rows: the same runs on /dev/shm, where fsync is free: what is left is CPU.",

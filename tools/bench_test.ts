@@ -1,0 +1,87 @@
+// The bench's interleaving protocol (`ready`, a count per slice, `done`) on both kinds of
+// append child: every step runs exactly once across the slices, the result is the usual
+// one, and a child that fails mid-run is reported with its stderr, not waited on.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { appendChild, type AppendOptions, sliceSizes, type VariantKey } from "./bench.ts";
+
+const options = { sanitizeResources: false, sanitizeOps: false };
+
+function hasPython(): boolean {
+  try {
+    return new Deno.Command("python3", { args: ["-c", "import sqlite3"] }).outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+function job(dir: string, name: string, n: number): AppendOptions {
+  return {
+    path: join(dir, `${name}.db`),
+    mode: "delete",
+    sync: "EXTRA",
+    n,
+    slices: 3,
+    batch: 1,
+    warmup: 2,
+    jitWarmup: 20, // the scratch warm-up runs too
+  };
+}
+
+Deno.test("sliceSizes splits a run into near-equal parts, never an empty one", () => {
+  assert.deepEqual(sliceSizes(10, 3), [4, 3, 3]);
+  assert.deepEqual(sliceSizes(9, 3), [3, 3, 3]);
+  assert.deepEqual(sliceSizes(2, 5), [1, 1]);
+  assert.deepEqual(sliceSizes(7, 1), [7]);
+});
+
+for (const variant of ["sessiondb", "python"] as VariantKey[]) {
+  Deno.test({
+    name: `a ${variant} append child runs its appends in the slices it is asked for`,
+    ignore: variant === "python" && !hasPython(),
+    ...options,
+    async fn() {
+      const dir = await Deno.makeTempDir({ prefix: "bench-test-" });
+      try {
+        const child = appendChild(variant, job(dir, variant, 10));
+        try {
+          await child.ready();
+          for (const size of sliceSizes(10, 3)) {
+            const seconds = await child.slice(size);
+            assert.ok(seconds >= 0 && seconds < 60, `slice time ${seconds}`);
+          }
+          const result = await child.finish() as Record<string, unknown>;
+          assert.equal(result.transactions, 10);
+          assert.equal(result.messages, 10);
+          assert.equal(result.journalMode, "delete");
+          assert.equal(result.synchronous, "EXTRA");
+        } finally {
+          child.kill();
+        }
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+
+  Deno.test({
+    name: `a ${variant} append child that fails mid-run is reported with its stderr`,
+    ignore: variant === "python" && !hasPython(),
+    ...options,
+    async fn() {
+      const dir = await Deno.makeTempDir({ prefix: "bench-test-" });
+      try {
+        const child = appendChild(variant, job(dir, variant, 10));
+        try {
+          await child.ready();
+          // A slice of zero steps is a protocol error: the child must exit and say why.
+          await assert.rejects(child.slice(0), /ended before a slice of 0: .*bad slice request/s);
+        } finally {
+          child.kill();
+        }
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
