@@ -1,5 +1,3 @@
-import { join } from "node:path";
-
 function exists(path: string): boolean {
   try {
     Deno.statSync(path);
@@ -65,7 +63,7 @@ export function awaitBarrier(path: string, deadlineMs: number, intervalMs = 1): 
  * ```
  */
 export function signalReady(dir: string, name: string): void {
-  Deno.writeTextFileSync(join(dir, `ready-${name}`), `${Deno.pid}\n`);
+  Deno.writeTextFileSync(`${dir}/ready-${name}`, `${Deno.pid}\n`);
 }
 
 /**

@@ -1,5 +1,4 @@
-import { fileURLToPath as fromFileUrl } from "node:url";
-import { dirname } from "node:path";
+import { dirname, fromFileUrl } from "../session_db/_path.ts";
 
 /**
  * Exit code of a claimant that won.

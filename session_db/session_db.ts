@@ -1,4 +1,4 @@
-import { dirname } from "node:path";
+import { dirname } from "./_path.ts";
 import { sha256Hex } from "./_sha256.ts";
 import { Database, SqliteError, sqliteVersion, type Statement } from "./sqlite/database.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./_schema.ts";

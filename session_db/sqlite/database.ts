@@ -1,4 +1,4 @@
-import { fileURLToPath } from "node:url";
+import { fromFileUrl } from "../_path.ts";
 import { copyBytes, loadLibrary, readCString, readText, type SqliteSymbols } from "./_ffi.ts";
 
 /**
@@ -602,7 +602,7 @@ export class Database {
    */
   constructor(path: string | URL, options: DatabaseOptions = {}) {
     this.#sym = loadLibrary().symbols;
-    this.#path = path instanceof URL ? fileURLToPath(path) : path;
+    this.#path = path instanceof URL ? fromFileUrl(path) : path;
     let flags = OPEN_NOMUTEX | OPEN_URI;
     if (options.readonly) flags |= OPEN_READONLY;
     else {
