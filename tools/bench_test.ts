@@ -3,7 +3,13 @@
 // one, and a child that fails mid-run is reported with its stderr, not waited on.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { appendChild, type AppendOptions, sliceSizes, type VariantKey } from "./bench.ts";
+import {
+  appendChild,
+  type AppendOptions,
+  type LiveChild,
+  sliceSizes,
+  type VariantKey,
+} from "./bench.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 
@@ -35,53 +41,55 @@ Deno.test("sliceSizes splits a run into near-equal parts, never an empty one", (
   assert.deepEqual(sliceSizes(7, 1), [7]);
 });
 
+/** Runs `body` with a fresh append child of `variant` in a temp folder, then cleans up. */
+async function withChild(
+  variant: VariantKey,
+  body: (child: LiveChild) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "bench-test-" });
+  const child = appendChild(variant, job(dir, variant, 10));
+  try {
+    await child.ready();
+    await body(child);
+  } finally {
+    child.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const python = hasPython();
+
 for (const variant of ["sessiondb", "python"] as VariantKey[]) {
+  const ignore = variant === "python" && !python;
+
   Deno.test({
     name: `a ${variant} append child runs its appends in the slices it is asked for`,
-    ignore: variant === "python" && !hasPython(),
+    ignore,
     ...options,
-    async fn() {
-      const dir = await Deno.makeTempDir({ prefix: "bench-test-" });
-      try {
-        const child = appendChild(variant, job(dir, variant, 10));
-        try {
-          await child.ready();
-          for (const size of sliceSizes(10, 3)) {
-            const seconds = await child.slice(size);
-            assert.ok(seconds >= 0 && seconds < 60, `slice time ${seconds}`);
-          }
-          const result = await child.finish() as Record<string, unknown>;
-          assert.equal(result.transactions, 10);
-          assert.equal(result.messages, 10);
-          assert.equal(result.journalMode, "delete");
-          assert.equal(result.synchronous, "EXTRA");
-        } finally {
-          child.kill();
+    fn: () =>
+      withChild(variant, async (child) => {
+        for (const size of sliceSizes(10, 3)) {
+          const seconds = await child.slice(size);
+          assert.ok(seconds >= 0 && seconds < 60, `slice time ${seconds}`);
         }
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
-    },
+        const result = await child.finish() as Record<string, unknown>;
+        assert.equal(result.transactions, 10);
+        assert.equal(result.messages, 10);
+        assert.equal(result.journalMode, "delete");
+        assert.equal(result.synchronous, "EXTRA");
+      }),
   });
 
   Deno.test({
     name: `a ${variant} append child that fails mid-run is reported with its stderr`,
-    ignore: variant === "python" && !hasPython(),
+    ignore,
     ...options,
-    async fn() {
-      const dir = await Deno.makeTempDir({ prefix: "bench-test-" });
-      try {
-        const child = appendChild(variant, job(dir, variant, 10));
-        try {
-          await child.ready();
-          // A slice of zero steps is a protocol error: the child must exit and say why.
-          await assert.rejects(child.slice(0), /ended before a slice of 0: .*bad slice request/s);
-        } finally {
-          child.kill();
-        }
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
-    },
+    // A slice of zero steps is a protocol error: the child must exit and say why.
+    fn: () =>
+      withChild(
+        variant,
+        (child) =>
+          assert.rejects(child.slice(0), /ended before a slice of 0: .*bad slice request/s),
+      ),
   });
 }
