@@ -239,6 +239,22 @@ export function readCString(sym: SqliteSymbols, address: bigint): string {
 let textScratch = new Uint8Array(4096);
 const SHORT_TEXT = 48;
 
+/**
+ * Writes a short ASCII string's bytes (its UTF-8) into `out` and returns their count; -1
+ * when it is longer than SHORT_TEXT or not ASCII. Like reading, encoding ids and names in
+ * JS costs less than TextEncoder's op.
+ */
+export function encodeShortAscii(value: string, out: Uint8Array): number {
+  const length = value.length;
+  if (length > SHORT_TEXT) return -1;
+  for (let i = 0; i < length; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit > 0x7f) return -1;
+    out[i] = unit;
+  }
+  return length;
+}
+
 /** Decodes `length` bytes of UTF-8 at `address` (through a reused scratch buffer). */
 export function readText(sym: SqliteSymbols, address: bigint, length: number): string {
   if (length === 0 || address === 0n) return "";

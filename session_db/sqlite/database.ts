@@ -1,5 +1,12 @@
 import { fromFileUrl } from "../_path.ts";
-import { copyBytes, loadLibrary, readCString, readText, type SqliteSymbols } from "./_ffi.ts";
+import {
+  copyBytes,
+  encodeShortAscii,
+  loadLibrary,
+  readCString,
+  readText,
+  type SqliteSymbols,
+} from "./_ffi.ts";
 
 /**
  * A value SQLite can store and return.
@@ -103,22 +110,6 @@ const EMPTY = new Uint8Array(1); // a non-NULL pointer for zero-length text and 
 let bindScratch = new Uint8Array(4096); // UTF-8 of bound text, reused
 const SCRATCH_LIMIT = 1 << 20;
 const UNBOUND = Symbol("unbound");
-const SHORT_TEXT = 32;
-
-/**
- * Writes a short ASCII string's bytes (its UTF-8) into `out`; -1 when it is longer than
- * SHORT_TEXT or not ASCII. TextEncoder's op costs more than this loop for ids and names.
- */
-function encodeShortAscii(value: string, out: Uint8Array): number {
-  const length = value.length;
-  if (length > SHORT_TEXT) return -1;
-  for (let i = 0; i < length; i++) {
-    const unit = value.charCodeAt(i);
-    if (unit > 0x7f) return -1;
-    out[i] = unit;
-  }
-  return length;
-}
 
 /**
  * An error reported by SQLite, with its primary result code (`code`, e.g. 5 for
