@@ -1583,6 +1583,35 @@ async function main(): Promise<void> {
       python: rates.get("python"),
       node: rates.get("node"),
     });
+    // A row of SessionDB or the bare binding on the system SQLite beside Python and node.
+    const peerRow = (
+      section: string,
+      benchmark: string,
+      rates: Map<VariantKey, number[]>,
+      v: "sessiondb" | "binding",
+      extra: Partial<TableRow> = {},
+    ): TableRow => ({
+      section,
+      benchmark,
+      oursLabel: `${v === "sessiondb" ? "SessionDB" : "binding"} ${sys}`,
+      ours: med(rates, v),
+      rounds: rounds(rates, v),
+      python: med(rates, "python"),
+      node: med(rates, "node"),
+      spread: rowSpread(rates, [v, "python", "node"]),
+      target: "(diagnostic)",
+      result: "-",
+      ...extra,
+    });
+    const tmpfsRows = (section: string, rates: Map<VariantKey, number[]>): TableRow[] =>
+      (["sessiondb", "binding"] as const).map((v) =>
+        peerRow(
+          section,
+          `  tmpfs (CPU only, fsync free)${v === "binding" ? ", bare binding" : ""}`,
+          rates,
+          v,
+        )
+      );
 
     for (const scenario of APPEND_SCENARIOS) {
       const label = `${scenario.mode}/${scenario.sync}`;
@@ -1594,19 +1623,12 @@ async function main(): Promise<void> {
           "python",
           "node",
         ]);
-        rows.push({
-          section: "1",
-          benchmark: `${label}, 1 append/txn (extra*) [appends/s]`,
-          oursLabel: `binding ${sys}`,
-          ours: med(r, "binding"),
-          rounds: rounds(r, "binding"),
-          python: med(r, "python"),
-          node: med(r, "node"),
-          spread: rowSpread(r, ["binding", "python", "node"]),
-          txnPerSec: med(r, "binding"),
-          target: "(info)",
-          result: "-",
-        });
+        rows.push(
+          peerRow("1", `${label}, 1 append/txn (extra*) [appends/s]`, r, "binding", {
+            txnPerSec: med(r, "binding"),
+            target: "(info)",
+          }),
+        );
         continue;
       }
       const r = await runAppends(label, { ...base, n, warmup: config.warmup, dir: work }, [
@@ -1619,23 +1641,14 @@ async function main(): Promise<void> {
         "python-threads",
         "python-control",
       ]);
-      const ours = med(r, "sessiondb");
-      rows.push({
-        section: "1",
-        benchmark: `${label}, 1 append/txn [appends/s]`,
-        oursLabel: `SessionDB ${sys}`,
-        ours,
-        rounds: rounds(r, "sessiondb"),
-        python: med(r, "python"),
-        node: med(r, "node"),
-        spread: rowSpread(r, ["sessiondb", "python", "node"]),
-        txnPerSec: ours,
+      rows.push(peerRow("1", `${label}, 1 append/txn [appends/s]`, r, "sessiondb", {
+        txnPerSec: med(r, "sessiondb"),
         target: "Py >= 1.0, node >= 0.9",
         result: verdict([
           ["Py", pairRatio(r.get("sessiondb"), r.get("python")), 1.0],
           ["node", pairRatio(r.get("sessiondb"), r.get("node")), 0.9],
         ]),
-      });
+      }));
       if (fixedPresent) {
         const fixed = med(r, "sessiondb-fixed");
         rows.push({
@@ -1659,19 +1672,11 @@ async function main(): Promise<void> {
           ]),
         });
       }
-      rows.push({
-        section: "1",
-        benchmark: "  same SQL on the bare binding",
-        oursLabel: `binding ${sys}`,
-        ours: med(r, "binding"),
-        rounds: rounds(r, "binding"),
-        python: med(r, "python"),
-        node: med(r, "node"),
-        spread: rowSpread(r, ["binding", "python", "node"]),
-        txnPerSec: med(r, "binding"),
-        target: "(diagnostic)",
-        result: "-",
-      });
+      rows.push(
+        peerRow("1", "  same SQL on the bare binding", r, "binding", {
+          txnPerSec: med(r, "binding"),
+        }),
+      );
       rows.push(threadsRow(r, sys));
       rows.push({
         ...threadsRow(r, sys),
@@ -1687,20 +1692,7 @@ async function main(): Promise<void> {
           { ...base, n: config.tmpfsAppends[scenario.mode], warmup: config.warmup * 5, dir: shm },
           ["sessiondb", "python", "node", "binding", "python-threads"],
         );
-        for (const v of ["sessiondb", "binding"] as const) {
-          rows.push({
-            section: "1",
-            benchmark: `  tmpfs (CPU only, fsync free)${v === "binding" ? ", bare binding" : ""}`,
-            oursLabel: `${v === "sessiondb" ? "SessionDB" : "binding"} ${sys}`,
-            ours: med(t, v),
-            rounds: rounds(t, v),
-            python: med(t, "python"),
-            node: med(t, "node"),
-            spread: rowSpread(t, [v, "python", "node"]),
-            target: "(diagnostic)",
-            result: "-",
-          });
-        }
+        rows.push(...tmpfsRows("1", t));
         rows.push({ ...threadsRow(t, sys), benchmark: "  tmpfs, Python with 5 idle threads" });
       }
     }
@@ -1718,51 +1710,20 @@ async function main(): Promise<void> {
         "binding",
       ]);
       const ours = med(r, "sessiondb");
-      rows.push({
-        section: "3",
-        benchmark: `${mode}/${sync}, ${config.batchSize} msgs/txn [msgs/s]`,
-        oursLabel: `SessionDB ${sys}`,
-        ours,
-        rounds: rounds(r, "sessiondb"),
-        python: med(r, "python"),
-        node: med(r, "node"),
-        spread: rowSpread(r, ["sessiondb", "python", "node"]),
-        txnPerSec: ours === undefined ? undefined : ours / config.batchSize,
-        target: "(info)",
-        result: "-",
-      });
-      rows.push({
-        section: "3",
-        benchmark: "  same SQL on the bare binding",
-        oursLabel: `binding ${sys}`,
-        ours: med(r, "binding"),
-        rounds: rounds(r, "binding"),
-        python: med(r, "python"),
-        node: med(r, "node"),
-        spread: rowSpread(r, ["binding", "python", "node"]),
-        target: "(diagnostic)",
-        result: "-",
-      });
+      rows.push(
+        peerRow("3", `${mode}/${sync}, ${config.batchSize} msgs/txn [msgs/s]`, r, "sessiondb", {
+          txnPerSec: ours === undefined ? undefined : ours / config.batchSize,
+          target: "(info)",
+        }),
+        peerRow("3", "  same SQL on the bare binding", r, "binding"),
+      );
       if (shm) {
         const t = await runAppends(
           `${label} tmpfs`,
           { ...base, n: config.tmpfsBatches, dir: shm },
           ["sessiondb", "python", "node", "binding"],
         );
-        for (const v of ["sessiondb", "binding"] as const) {
-          rows.push({
-            section: "3",
-            benchmark: `  tmpfs (CPU only, fsync free)${v === "binding" ? ", bare binding" : ""}`,
-            oursLabel: `${v === "sessiondb" ? "SessionDB" : "binding"} ${sys}`,
-            ours: med(t, v),
-            rounds: rounds(t, v),
-            python: med(t, "python"),
-            node: med(t, "node"),
-            spread: rowSpread(t, [v, "python", "node"]),
-            target: "(diagnostic)",
-            result: "-",
-          });
-        }
+        rows.push(...tmpfsRows("3", t));
       }
     }
 
