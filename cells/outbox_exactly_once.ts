@@ -50,25 +50,52 @@ const APP_POINTS = new Set<string>([SENDER_AFTER_SEND, RECOVERER_AFTER_SEND]);
 
 const STATES = ["pending", "attempting", "delivered", "failed", "unknown"];
 
-interface Recovered {
-  obligations: Pick<StoredObligation, "obligationId" | "content" | "state" | "lastError">[];
-  invariants: string[];
-}
-
-async function recover(target: string, db: string): Promise<Recovered> {
+/**
+ * What a store's outbox holds after a crash: every obligation, sorted by content, and
+ * the store's invariant violations. Opens the store through the target and closes it.
+ *
+ * @example
+ * ```ts
+ * import { recoverOutbox } from "./outbox_exactly_once.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url).href;
+ * const path = `${Deno.makeTempDirSync()}/s.db`; // the file a killed sender left
+ * const { obligations, invariants } = await recoverOutbox(target, path);
+ * console.log(obligations.length, invariants); // 0 []
+ * ```
+ */
+export async function recoverOutbox(target: string, db: string): Promise<RecoveredOutbox> {
   const store = await openTargetStore(target, db);
   try {
     const obligations = (await store.listObligations!()).map((o) => ({
       obligationId: o.obligationId,
       content: o.content,
       state: o.state,
-      lastError: o.lastError,
+      lastError: o.lastError ?? null,
     })).sort((a, b) => a.content.localeCompare(b.content));
     const invariants = store.checkInvariants ? await store.checkInvariants() : [];
     return { obligations, invariants };
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The outbox of a store after a crash, as {@linkcode recoverOutbox} reads it.
+ *
+ * @example
+ * ```ts
+ * import type { RecoveredOutbox } from "./outbox_exactly_once.ts";
+ * const empty: RecoveredOutbox = { obligations: [], invariants: [] };
+ * console.log(empty.obligations.length); // 0
+ * ```
+ */
+export interface RecoveredOutbox {
+  /** Every obligation, sorted by content. */
+  obligations: (Pick<StoredObligation, "obligationId" | "content" | "state"> & {
+    lastError: string | null;
+  })[];
+  /** The store's invariant violations (empty when it has no `checkInvariants`). */
+  invariants: string[];
 }
 
 interface Scenario {
@@ -165,7 +192,7 @@ function acknowledgedOps(point: string, expected: number): number {
  */
 function lostObligations(
   s: Scenario,
-  recovered: Recovered,
+  recovered: RecoveredOutbox,
   effects: Map<string, number>,
   expected: number,
 ): number {
@@ -193,8 +220,8 @@ async function checkScenario(
   expected: number,
 ): Promise<void> {
   const label = `${s.kind} (${s.point}) · ${s.idempotent ? "idempotent" : "non-idempotent"}`;
-  const first = await recover(ctx.target, s.db);
-  const second = await recover(ctx.target, s.db);
+  const first = await recoverOutbox(ctx.target, s.db);
+  const second = await recoverOutbox(ctx.target, s.db);
   const effects = effectsPerObligation(s.arrivals, s.idempotent);
   ctx.note(label, {
     arrivals: s.arrivals.length,

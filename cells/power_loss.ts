@@ -55,6 +55,7 @@ import { type CellOptions, type CellRun, defineCell, targetAccess } from "./_cel
 import { spawnRecordedChild } from "./_recorded_child.ts";
 import { effectsPerObligation, readInbox, SENDER_AFTER_SEND } from "./_inbox.ts";
 import { recoverMessages } from "./prefix_durability.ts";
+import { recoverOutbox } from "./outbox_exactly_once.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredSession } from "./target.ts";
 
 export type { CellOptions } from "./_cell.ts";
@@ -780,28 +781,6 @@ export interface PowerLossOutboxRunOptions extends PowerLossRunOptions {
   recoverers?: number;
 }
 
-interface OutboxState {
-  obligations: { obligationId: string; content: string; state: string; lastError: string | null }[];
-  invariants: string[];
-}
-
-async function readOutbox(target: string, db: string): Promise<OutboxState> {
-  const store = await openTargetStore(target, db);
-  try {
-    const obligations = (await store.listObligations!()).map((o) => ({
-      obligationId: o.obligationId,
-      content: o.content,
-      state: o.state,
-      lastError: o.lastError ?? null,
-    })).sort((a, b) => a.content.localeCompare(b.content));
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
-    return { obligations, invariants };
-  } finally {
-    await store.close();
-  }
-}
-
-/** Races `count` recoverers on `dir/store.db`, released together by a file barrier. */
 async function raceRecoverers(
   options: PowerLossOutboxRunOptions,
   dir: string,
@@ -870,7 +849,7 @@ async function checkOutboxState(
   const recorded = recording ? 2 : expected;
   const delivered = recording ? 0 : 2;
   const state = dirname(db);
-  const before = await readOutbox(options.target, db);
+  const before = await recoverOutbox(options.target, db);
   const byContent = new Map(before.obligations.map((o) => [o.content, o]));
   let lost = 0;
   for (let i = 0; i < recorded; i++) if (!byContent.has(`effect ${i}`)) lost++;
@@ -888,8 +867,8 @@ async function checkOutboxState(
     Deno.copyFileSync(inbox, join(dir, "inbox.jsonl"));
     problems.push(...(await raceRecoverers(options, dir, idempotent)).map((p) => `${label}: ${p}`));
     const copy = join(dir, "store.db");
-    const first = await readOutbox(options.target, copy);
-    const second = await readOutbox(options.target, copy);
+    const first = await recoverOutbox(options.target, copy);
+    const second = await recoverOutbox(options.target, copy);
     const arrivals = readInbox(join(dir, "inbox.jsonl"));
     const effects = effectsPerObligation(arrivals, idempotent);
     if (first.obligations.length < recorded || first.obligations.length > expected) {
