@@ -4,6 +4,7 @@
 // snapshot the oracle compares. Everything here is deterministic given the seed and the
 // program, so the parent's uncrashed run is the child's run minus the crash.
 import type { CellMessage, MaybePromise, Store } from "../cells/target.ts";
+import { seededRandom } from "../harness/seeded_random.ts";
 
 /** The operations of the bounded sequences (issue 8), in enumeration order. */
 export const SEQUENCE_OPS = [
@@ -169,18 +170,6 @@ export function hitsPerCall(op: ProgramOp, point: string, call = 0): number {
   return 1;
 }
 
-/** mulberry32: a small seeded generator, so a run can be replayed from its seed. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const WORDS = [
   "amber",
   "basalt",
@@ -200,7 +189,7 @@ const WORDS = [
 function text(seed: number, tag: string): string {
   let h = seed >>> 0;
   for (const ch of tag) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
-  const random = prng(h);
+  const random = seededRandom(h);
   const words = Array.from({ length: 3 }, () => WORDS[Math.floor(random() * WORDS.length)]);
   return `${tag} ${words.join(" ")}`;
 }

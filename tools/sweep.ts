@@ -59,6 +59,7 @@ import {
 } from "../harness/child.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
 import { RunDir } from "../harness/evidence.ts";
+import { seededRandom } from "../harness/seeded_random.ts";
 import { type Leg, legEnv, type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { onDiskJournalMode } from "../session_db/journal_mode.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
@@ -73,7 +74,6 @@ import {
   needsDeadOwner,
   owns,
   POINT_PROGRAMS,
-  prng,
   type ProgramOp,
   ProgramRunner,
   SEQUENCE_OPS,
@@ -456,7 +456,7 @@ export function sequenceSpace(
 /** A seeded sample of `n` items, in their original order. */
 function sample<T>(items: readonly T[], n: number, seed: number): T[] {
   if (n >= items.length) return [...items];
-  const random = prng(seed ^ 0x5eed);
+  const random = seededRandom(seed ^ 0x5eed);
   const index = items.map((_, i) => i);
   for (let i = 0; i < n; i++) {
     const j = i + Math.floor(random() * (index.length - i));
