@@ -12,7 +12,7 @@
  * @module
  */
 import { targetSpecifier } from "../cells/target.ts";
-import { fail, LEG_PERMISSIONS, legChildEnv, legListArg } from "./_cli.ts";
+import { fail, flagsOf, LEG_PERMISSIONS, legChildEnv, legListArg } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
@@ -53,13 +53,7 @@ function parseArgs(args: string[]) {
     json: join(ROOT, ".cache/matrix/report.json"),
     build: true,
   };
-  for (let i = 0; i < args.length; i++) {
-    const flag = args[i]!;
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined) fail(`Invalid arguments: ${flag} needs a value`);
-      return v;
-    };
+  for (const [flag, value] of flagsOf(args)) {
     if (flag === "--legs") {
       options.legs = legListArg(value());
     } else if (flag === "--libraries") options.libraries = value().split(",");

@@ -45,7 +45,7 @@
  *
  * @module
  */
-import { fail, legListArg } from "./_cli.ts";
+import { fail, flagsOf, legListArg } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { deepStrictEqual } from "node:assert/strict";
@@ -1249,13 +1249,7 @@ function parseArgs(args: string[]) {
     json: join(ROOT, ".cache/sweep/report.json"),
     summary: true,
   };
-  for (let i = 0; i < args.length; i++) {
-    const flag = args[i]!;
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined) fail(`Invalid arguments: ${flag} needs a value`);
-      return v;
-    };
+  for (const [flag, value] of flagsOf(args)) {
     const number = (v: string) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 0) fail(`Invalid ${flag} "${v}": use a whole number`);
