@@ -1,46 +1,14 @@
 // The machinery every cell shares: the leg probe (skip with a reason when the leg is
 // not honoured or the store lacks a feature), run directories, evidence and reports.
-import { fileURLToPath as fromFileUrl } from "node:url";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { type Child, reapAll, spawnChild, type SpawnOptions } from "../harness/child.ts";
 import { currentLeg, effectiveModeOrSkip, type Leg, legEnv } from "../harness/legs.ts";
 import { RunDir } from "../harness/evidence.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import { targetSpecifier } from "./target.ts";
-
-/**
- * Options every cell takes.
- *
- * @example
- * ```ts
- * import type { CellOptions } from "./_cell.ts";
- * import { registerCells } from "./register.ts";
- * const options: CellOptions = {
- *   target: new URL("./reference_target.ts", import.meta.url),
- *   label: "reference",
- *   overallDeadlineMs: 5 * 60_000,
- * };
- * await registerCells(options);
- * ```
- */
-export interface CellOptions {
-  /** The target module: a specifier, URL or path whose `openStore` opens the store. */
-  target: string | URL;
-  /** The leg; default: `SESSION_DB_JOURNAL_MODE` and the library this process loaded. */
-  leg?: Leg;
-  /** A label for the target in test names (default: the module's file name). */
-  label?: string;
-  /** Keep the run directory as evidence when the cell fails (default `true`). */
-  keepEvidence?: boolean;
-  /** The seed of the run's random choices (default `CELLS_SEED`, else fresh; printed). */
-  seed?: number;
-  /**
-   * The whole cell's deadline, every child and wait included (default 10 minutes):
-   * past it the cell fails with the stderr of the children still running, and they are
-   * killed.
-   */
-  overallDeadlineMs?: number;
-}
+import { targetAccess } from "./target_access.ts";
+import type { CellOptions } from "./cell_options.ts";
+import type { CellReport } from "./cell_report.ts";
 
 /** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
 export const CELL_DEADLINE_MS = 10 * 60_000;
@@ -85,41 +53,6 @@ export interface CellSpec {
   run(ctx: CellRun, t: Deno.TestContext): Promise<void>;
 }
 
-/**
- * A cell's outcome, as written to the report directory.
- *
- * @example
- * ```ts
- * import type { CellReport } from "./_cell.ts";
- * function line(report: CellReport): string {
- *   const why = report.reason ? ` (${report.reason})` : "";
- *   return `cell ${report.cell} ${report.title}, ${report.leg} leg: ${report.status}${why}`;
- * }
- * ```
- */
-export interface CellReport {
-  /** The cell number. */
-  cell: number;
-  /** Its title. */
-  title: string;
-  /** The target. */
-  target: string;
-  /** The leg name. */
-  leg: string;
-  /** The SQLite version. */
-  sqliteVersion: string;
-  /** The library path. */
-  library: string;
-  /** PASS, FAIL or SKIP. */
-  status: "PASS" | "FAIL" | "SKIP";
-  /** Why it failed or was skipped. */
-  reason?: string;
-  /** Evidence figures. */
-  figures: Record<string, unknown>;
-  /** Where the evidence was kept. */
-  evidence?: string;
-}
-
 interface Probe {
   onDisk: string;
   methods: string[];
@@ -130,24 +63,6 @@ interface Probe {
 }
 
 const probes = new Map<string, Promise<Probe>>();
-
-/**
- * The `deno.json(c)` nearest above a target's folder: its import map is what the
- * target's bare specifiers resolve through, in the children as in the project.
- */
-function nearestConfig(dir: string): string | undefined {
-  for (let current = dir;; current = dirname(current)) {
-    for (const name of ["deno.json", "deno.jsonc"]) {
-      const path = join(current, name);
-      try {
-        if (Deno.statSync(path).isFile) return path;
-      } catch {
-        // Missing or unreadable: keep looking further up.
-      }
-    }
-    if (dirname(current) === current) return undefined;
-  }
-}
 
 /** `t` whose steps record the failure of their check before rethrowing it. */
 function recordingContext(t: Deno.TestContext, failures: string[]): Deno.TestContext {
@@ -170,25 +85,13 @@ function recordingContext(t: Deno.TestContext, failures: string[]): Deno.TestCon
   });
 }
 
-/** Read access a child needs for the target module (its folder when it is a file). */
-export function targetAccess(target: string): Partial<SpawnOptions> {
-  const url = new URL(target);
-  if (url.protocol === "file:") {
-    const dir = dirname(fromFileUrl(url));
-    const config = nearestConfig(dir);
-    return { read: [dir], ...(config ? { config } : {}) };
-  }
-  if (url.protocol === "http:" || url.protocol === "https:") return { importHosts: [url.host] };
-  return {};
-}
-
 function childScript(name: string): string {
   return new URL(name, import.meta.url).href;
 }
 
 function spawnFor(leg: Leg, target: string, run: RunDir) {
   const access = targetAccess(target);
-  const scriptAccess = targetAccess(childScript("_child.ts"));
+  const scriptAccess = targetAccess(childScript("child_runtime.ts"));
   return (script: string, args: string[], extra: Partial<SpawnOptions> = {}) =>
     spawnChild({
       script: childScript(script),

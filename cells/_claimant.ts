@@ -2,7 +2,7 @@
 // Exit 0 won, 10 lost, 3 barrier timeout; anything else is a crash.
 import { awaitBarrier, signalReady } from "../harness/barrier.ts";
 import { LOST, TIMED_OUT, WON } from "../harness/child.ts";
-import { childArgs, openStoreFor } from "./_child.ts";
+import { childArgs, openStoreFor } from "./child_runtime.ts";
 
 const [target, dbPath, runDir, name, barrier, session] = childArgs(
   6,

@@ -4,7 +4,7 @@
 // transcript as [id, content] pairs. Rewinds (compare-and-swap on the active ids) keep
 // the transcript short; a fork journals its branch and the contents it must hold.
 import { AckWriter } from "../harness/ack_journal.ts";
-import { childArgs, lifetimeGuard, openStoreFor } from "./_child.ts";
+import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
 
 const [target, dbPath, acksPath, intentsPath, seed] = childArgs(
   5,

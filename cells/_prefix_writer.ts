@@ -1,7 +1,7 @@
 // Cell 1's child: appends m0, m1, … to one session and journals each acknowledged append.
 import { AckWriter } from "../harness/ack_journal.ts";
 import { killSelf } from "../harness/self_kill.ts";
-import { childArgs, lifetimeGuard, openStoreFor } from "./_child.ts";
+import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
 
 const [target, dbPath, ackPath, selfKill] = childArgs(
   3,

@@ -1,5 +1,5 @@
 // The leg probe: opens the store, writes once, reports which methods it has.
-import { childArgs, openStoreFor } from "./_child.ts";
+import { childArgs, openStoreFor } from "./child_runtime.ts";
 
 const [target, dbPath] = childArgs(2, "_probe.ts <target> <db>");
 const store = await openStoreFor(target!, dbPath!);

@@ -7,7 +7,7 @@ import { crashPoint, defineCrashPoints } from "../session_db/crash_points.ts";
 import { awaitBarrier, signalReady } from "../harness/barrier.ts";
 import { TIMED_OUT } from "../harness/child.ts";
 import { RECOVERER_AFTER_SEND, send } from "./_inbox.ts";
-import { childArgs, openStoreFor } from "./_child.ts";
+import { childArgs, openStoreFor } from "./child_runtime.ts";
 
 defineCrashPoints([RECOVERER_AFTER_SEND]);
 

@@ -1,7 +1,7 @@
 // Cell 3's child: rotates parent-i into child-i, again and again, journaling each
 // acknowledged rotation.
 import { AckWriter } from "../harness/ack_journal.ts";
-import { childArgs, lifetimeGuard, openStoreFor } from "./_child.ts";
+import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
 
 const [target, dbPath, ackPath, start] = childArgs(4, "_rotator.ts <target> <db> <acks> <start>");
 const store = await openStoreFor(target!, dbPath!);

@@ -3,7 +3,7 @@
 // come from SESSION_DB_CRASH_AT: the store's, or `sender:afterSend` (sent, unacked).
 import { crashPoint, defineCrashPoints } from "../session_db/crash_points.ts";
 import { send, SENDER_AFTER_SEND } from "./_inbox.ts";
-import { childArgs, openStoreFor } from "./_child.ts";
+import { childArgs, openStoreFor } from "./child_runtime.ts";
 
 defineCrashPoints([SENDER_AFTER_SEND]);
 

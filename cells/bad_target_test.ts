@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { LegError } from "../harness/legs.ts";
 import { liveChildren } from "../harness/child.ts";
 import { prefixDurabilityCell } from "./prefix_durability.ts";
-import { runDefinitions } from "./_run.ts";
+import { runDefinitions } from "./run_definitions.ts";
 import { loadTarget, TargetError } from "./target.ts";
 
 const faulty = (name: string) => new URL(`./testdata/faulty/${name}.ts`, import.meta.url);

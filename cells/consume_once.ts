@@ -3,7 +3,8 @@ import { countReady, releaseBarrier } from "../harness/barrier.ts";
 import { type Child, classifyExit, reapAll } from "../harness/child.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
 import { waitFor } from "../harness/wait_for.ts";
-import { type CellOptions, defineCell } from "./_cell.ts";
+import { defineCell } from "./_cell.ts";
+import type { CellOptions } from "./cell_options.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, openTargetStore } from "./target.ts";
 

@@ -2,7 +2,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { consumeOnceCell } from "./consume_once.ts";
 import { prefixDurabilityCell } from "./prefix_durability.ts";
-import { runDefinitions } from "./_run.ts";
+import { runDefinitions } from "./run_definitions.ts";
 import { liveChildren } from "../harness/child.ts";
 
 const faulty = (name: string) => new URL(`./testdata/faulty/${name}.ts`, import.meta.url);

@@ -1,7 +1,8 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
-import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
+import { type CellRun, defineCell } from "./_cell.ts";
+import type { CellOptions } from "./cell_options.ts";
 import { awaitCrash, killAfterAcks, legHonouredStep } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredMessage } from "./target.ts";

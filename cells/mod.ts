@@ -19,5 +19,6 @@ export * from "./rotation_atomicity.ts";
 export * from "./fork_determinism.ts";
 export * from "./outbox_exactly_once.ts";
 export * from "./power_loss.ts";
-export type { CellOptions, CellReport } from "./_cell.ts";
-export { type DefinitionOutcome, runDefinitions } from "./_run.ts";
+export type { CellOptions } from "./cell_options.ts";
+export type { CellReport } from "./cell_report.ts";
+export { type DefinitionOutcome, runDefinitions } from "./run_definitions.ts";

@@ -5,7 +5,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
-import { type DefinitionOutcome, runDefinitions } from "./_run.ts";
+import { type DefinitionOutcome, runDefinitions } from "./run_definitions.ts";
 import { ALT_STORE_TARGET, MUTANTS, mutantTarget } from "./testdata/mutants/catalogue.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };

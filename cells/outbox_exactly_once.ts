@@ -5,7 +5,8 @@ import { type Child, classifyExit, reapAll } from "../harness/child.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
-import { type CellOptions, type CellRun, defineCell } from "./_cell.ts";
+import { type CellRun, defineCell } from "./_cell.ts";
+import type { CellOptions } from "./cell_options.ts";
 import { startTallies, tally } from "./_tally.ts";
 import {
   type Arrival,

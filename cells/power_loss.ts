@@ -51,14 +51,16 @@ import {
   readVfsLog,
   snapshotFolder,
 } from "../session_db/crash_states.ts";
-import { type CellOptions, type CellRun, defineCell, targetAccess } from "./_cell.ts";
-import { spawnRecordedChild } from "./_recorded_child.ts";
+import { type CellRun, defineCell } from "./_cell.ts";
+import type { CellOptions } from "./cell_options.ts";
+import { targetAccess } from "./target_access.ts";
+import { spawnRecordedChild } from "./recorded_child.ts";
 import { effectsPerObligation, readInbox, SENDER_AFTER_SEND } from "./_inbox.ts";
 import { recoverMessages } from "./prefix_durability.ts";
 import { recoverOutbox } from "./outbox_exactly_once.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredSession } from "./target.ts";
 
-export type { CellOptions } from "./_cell.ts";
+export type { CellOptions } from "./cell_options.ts";
 export type { Leg, LegName } from "../harness/legs.ts";
 export type { CrashState, FileSet } from "../session_db/crash_states.ts";
 
@@ -201,7 +203,7 @@ export interface PowerLossRunOptions extends Omit<PowerLossOptions, "target" | "
   kill: PowerLossKill;
 }
 
-/** Spawns a child of the cells with the recording VFS preloaded (`_recorded_child.ts`). */
+/** Spawns a child of the cells with the recording VFS preloaded (`recorded_child.ts`). */
 function spawnRecorded(
   options: PowerLossRunOptions,
   script: string,

@@ -4,7 +4,7 @@
 import { ok } from "node:assert/strict";
 import { powerLossForkCell, powerLossPrefixCell, powerLossRotationCell } from "./power_loss.ts";
 import { prefixDurabilityCell } from "./prefix_durability.ts";
-import { runDefinitions } from "./_run.ts";
+import { runDefinitions } from "./run_definitions.ts";
 
 const reference = new URL("./reference_target.ts", import.meta.url);
 const small = { minAcknowledged: 20, subsets: 6, torn: 3 };

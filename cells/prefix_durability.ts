@@ -4,7 +4,8 @@ import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
-import { type CellOptions, defineCell } from "./_cell.ts";
+import { defineCell } from "./_cell.ts";
+import type { CellOptions } from "./cell_options.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, openTargetStore, type StoredMessage } from "./target.ts";
 

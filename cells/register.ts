@@ -1,4 +1,4 @@
-import type { CellOptions } from "./_cell.ts";
+import type { CellOptions } from "./cell_options.ts";
 import { prefixDurabilityCell } from "./prefix_durability.ts";
 import { consumeOnceCell } from "./consume_once.ts";
 import { rotationAtomicityCell } from "./rotation_atomicity.ts";

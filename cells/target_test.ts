@@ -4,7 +4,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../harness/legs.ts";
 import { type CellId, CELLS } from "./register.ts";
-import { runDefinitions } from "./_run.ts";
+import { runDefinitions } from "./run_definitions.ts";
 import { CELL_METHODS, type StoreMethod } from "./target.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };

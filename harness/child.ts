@@ -1,4 +1,5 @@
-import { dirname, fromFileUrl } from "../session_db/_path.ts";
+import { dirname, fromFileUrl } from "../internal/path.ts";
+import { scopedPermissions } from "./permissions.ts";
 
 /**
  * Exit code of a claimant that won.
@@ -381,11 +382,12 @@ export function spawnChild(options: SpawnOptions): Child {
     "run",
     options.config ? `--config=${options.config}` : "--no-config",
     "--no-lock",
-    "--no-prompt",
-    `--allow-read=${[...new Set(read)].join(",")}`,
-    `--allow-write=${options.runDir}`,
-    options.unscopedFfi ? "--allow-ffi" : `--allow-ffi=${options.library}`,
-    `--allow-env=${allowEnv.join(",")}`,
+    ...scopedPermissions({
+      read,
+      write: options.runDir,
+      ffi: options.unscopedFfi ? undefined : options.library,
+      env: allowEnv,
+    }),
   ];
   if (preload) flags.push(`--preload=${preload}`);
   if (options.importHosts?.length) {

@@ -22,3 +22,4 @@ export * from "./evidence.ts";
 export * from "./db_audit.ts";
 export * from "./self_kill.ts";
 export * from "./seeded_random.ts";
+export * from "./permissions.ts";

@@ -1,4 +1,4 @@
-import { killSelf as kill } from "../session_db/_process.ts";
+import { killSelf as kill } from "../session_db/process.ts";
 
 /**
  * Kills the calling process with SIGKILL at once: no unwinding, no flushing, like a

@@ -1,5 +1,5 @@
 import { CrashPointError } from "./errors.ts";
-import { killSelf } from "./_process.ts";
+import { killSelf } from "./process.ts";
 
 /**
  * The crash points of the reference store, one per statement boundary.

@@ -19,5 +19,5 @@ export * from "./session_db.ts";
 export * from "./errors.ts";
 export * from "./journal_mode.ts";
 export * from "./crash_points.ts";
-export { SCHEMA_VERSION } from "./_schema.ts";
+export { SCHEMA_VERSION } from "./schema.ts";
 export * from "./sqlite/mod.ts";

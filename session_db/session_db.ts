@@ -1,7 +1,7 @@
-import { dirname } from "./_path.ts";
+import { dirname } from "../internal/path.ts";
 import { sha256Hex } from "./_sha256.ts";
 import { Database, SqliteError, sqliteVersion, type Statement } from "./sqlite/database.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "./_schema.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { armedCrashPoint, crashPoint } from "./crash_points.ts";
 import {
   decideJournalMode,
@@ -10,7 +10,7 @@ import {
   type JournalMode,
   journalModeFromEnv,
 } from "./journal_mode.ts";
-import { processAlive } from "./_process.ts";
+import { processAlive } from "./process.ts";
 import {
   BusyDeadlineError,
   CompressionLockError,

@@ -3,8 +3,8 @@
 // runDefinitions (a failed step fails the cell at once), and prints one result line.
 import { join } from "node:path";
 import { type CellId, CELLS } from "../cells/register.ts";
-import { runDefinitions } from "../cells/_run.ts";
-import type { CellReport } from "../cells/_cell.ts";
+import { runDefinitions } from "../cells/run_definitions.ts";
+import type { CellReport } from "../cells/cell_report.ts";
 import { sqliteVersion } from "../session_db/sqlite/mod.ts";
 
 /** Marks the result line among the cells' own output. */

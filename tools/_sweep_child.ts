@@ -8,7 +8,7 @@
 //                                it returned; SESSION_DB_CRASH_AT kills it at the point
 import { AckWriter } from "../harness/ack_journal.ts";
 import { loadTarget } from "../cells/target.ts";
-import { childArgs, openStoreFor } from "../cells/_child.ts";
+import { childArgs, openStoreFor } from "../cells/child_runtime.ts";
 import {
   parseProgram,
   ProgramRunner,

@@ -1,6 +1,6 @@
 // The power-loss variant of the crash sweep (`deno task sweep --power-loss`): the same
 // states, evaluated on the last-sync image instead of the files the SIGKILLed child left.
-// The crash child runs with the recording VFS preloaded (cells/_recorded_child.ts); the
+// The crash child runs with the recording VFS preloaded (cells/recorded_child.ts); the
 // start state is kept as the baseline; after the kill the log is replayed over it
 // (session_db/crash_states.ts) and each file is materialised as of its last completed
 // sync, an unlink only once a folder sync made it durable. The sweep's oracle then runs
@@ -12,7 +12,7 @@
 // full image): the crash points fire between statements, so the recorder cannot have
 // missed a write, and a recording that differs would make the image meaningless.
 import { basename, dirname, join } from "node:path";
-import { spawnRecordedChild } from "../cells/_recorded_child.ts";
+import { spawnRecordedChild } from "../cells/recorded_child.ts";
 import {
   CrashModel,
   type FileSet,

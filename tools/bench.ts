@@ -31,7 +31,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import { Database, sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
 import { SessionDB } from "../session_db/session_db.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "../session_db/_schema.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "../session_db/schema.ts";
 import { isWalResetVulnerable } from "../session_db/journal_mode.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
 

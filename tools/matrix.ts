@@ -5,20 +5,25 @@
  * final PASS / FAIL / SKIP (reason) table, writes a JSON report, and exits non-zero on
  * any FAIL.
  *
- * Flags: `--legs default,delete,wal`, `--libraries system,fixed`, `--cells 1,2,3,4,5`,
- * `--target <module>` (default: the reference store), `--jobs N` (default 2),
- * `--json <path>` (default `.cache/matrix/report.json`), `--no-build`.
+ * Flags: see `deno task matrix --help` ({@linkcode MATRIX_CLI}).
  *
  * @module
  */
 import { targetSpecifier } from "../cells/target.ts";
-import { fail, flagsOf, LEG_PERMISSIONS, legChildEnv, legListArg } from "./_cli.ts";
+import {
+  fail,
+  LEG_PERMISSIONS,
+  legChildEnv,
+  legListArg,
+  parseFlags,
+  type ToolSpec,
+} from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
-import { systemLibraryPath } from "../session_db/sqlite/_ffi.ts";
+import { systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { buildFixedSqlite, fixedSqlitePath } from "./build_sqlite.ts";
-import type { CellReport } from "../cells/_cell.ts";
+import type { CellReport } from "../cells/cell_report.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -43,37 +48,51 @@ interface Row {
   evidence?: string;
 }
 
+/** The matrix's command line (its `--help`). */
+export const MATRIX_CLI: ToolSpec = {
+  usage: "deno task matrix",
+  summary: `Runs every cell on every journal-mode leg for every SQLite library, each leg in its
+own \`deno test\` process without network access; prints a progress line per leg, a
+PASS / FAIL / SKIP (reason) table, and writes a JSON report.`,
+  flags: [
+    { name: "--legs", value: "LIST", help: "journal-mode legs", default: "default,delete,wal" },
+    { name: "--libraries", value: "LIST", help: "SQLite libraries", default: "system,fixed" },
+    { name: "--cells", value: "LIST", help: "cells to run", default: "1,2,3,4,5" },
+    {
+      name: "--target",
+      value: "MODULE",
+      help: "the store's target module",
+      default: "the reference store",
+    },
+    { name: "--jobs", value: "N", help: "legs run at once", default: "2" },
+    {
+      name: "--json",
+      value: "PATH",
+      help: "the JSON report",
+      default: ".cache/matrix/report.json",
+    },
+    { name: "--seed", value: "N", help: "replay the random choices of a run (CELLS_SEED)" },
+    { name: "--no-build", help: "do not build the fixed SQLite when it is missing" },
+  ],
+  exitCodes: { 0: "no cell failed", 1: "a cell failed" },
+};
+
 function parseArgs(args: string[]) {
+  const flags = parseFlags(MATRIX_CLI, args);
+  const target = flags.string("--target");
   const options = {
-    legs: [...LEGS] as LegName[],
-    libraries: ["system", "fixed"],
-    cells: [1, 2, 3, 4, 5],
-    target: new URL("../cells/reference_target.ts", import.meta.url).href,
-    jobs: 2,
-    json: join(ROOT, ".cache/matrix/report.json"),
-    build: true,
+    legs: flags.has("--legs") ? legListArg(flags.string("--legs")!) : [...LEGS] as LegName[],
+    libraries: flags.list("--libraries") ?? ["system", "fixed"],
+    cells: (flags.list("--cells") ?? ["1", "2", "3", "4", "5"]).map(Number),
+    target: target === undefined
+      ? new URL("../cells/reference_target.ts", import.meta.url).href
+      : targetSpecifier(target),
+    jobs: flags.int("--jobs", 1, 64) ?? 2,
+    json: resolve(flags.string("--json") ?? join(ROOT, ".cache/matrix/report.json")),
+    build: !flags.has("--no-build"),
   };
-  for (const [flag, value] of flagsOf(args)) {
-    if (flag === "--legs") {
-      options.legs = legListArg(value());
-    } else if (flag === "--libraries") options.libraries = value().split(",");
-    else if (flag === "--cells") options.cells = value().split(",").map(Number);
-    else if (flag === "--target") {
-      const t = value();
-      options.target = targetSpecifier(t);
-    } else if (flag === "--jobs") options.jobs = Math.max(1, Number(value()) || 1);
-    else if (flag === "--json") options.json = resolve(value());
-    else if (flag === "--no-build") options.build = false;
-    else if (flag === "--seed") {
-      const seed = value();
-      if (!/^\d+$/.test(seed)) fail(`Invalid --seed "${seed}": use a whole number`);
-      Deno.env.set("CELLS_SEED", seed); // every leg's cells draw their choices from it
-    } else {
-      fail(
-        `Invalid argument "${flag}": use --legs, --libraries, --cells, --target, --jobs, --json, --seed or --no-build`,
-      );
-    }
-  }
+  const seed = flags.int("--seed");
+  if (seed !== undefined) Deno.env.set("CELLS_SEED", String(seed)); // every leg draws from it
   for (const library of options.libraries) {
     if (library !== "system" && library !== "fixed") {
       fail(`Unknown library "${library}": use system and/or fixed`);

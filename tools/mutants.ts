@@ -22,7 +22,7 @@ import { fail, flagsOf, LEG_PERMISSIONS, legChildEnv, legListArg } from "./_cli.
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { currentLeg, type LegName, LEGS, parseLeg } from "../harness/legs.ts";
-import { systemLibraryPath } from "../session_db/sqlite/_ffi.ts";
+import { systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/mod.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
 import {

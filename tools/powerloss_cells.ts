@@ -22,7 +22,7 @@ import {
   powerLossPrefixCell,
   powerLossRotationCell,
 } from "../cells/power_loss.ts";
-import { runDefinitions } from "../cells/_run.ts";
+import { runDefinitions } from "../cells/run_definitions.ts";
 
 const CELLS: Record<string, (options: PowerLossOptions) => Promise<Deno.TestDefinition[]>> = {
   "1": powerLossPrefixCell,

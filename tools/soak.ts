@@ -20,9 +20,9 @@ import { LEG_PERMISSIONS, legChildEnv } from "./_cli.ts";
 import { targetSpecifier } from "../cells/target.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
-import type { CellReport } from "../cells/_cell.ts";
+import type { CellReport } from "../cells/cell_report.ts";
 import { type LegName, parseLeg } from "../harness/legs.ts";
-import { systemLibraryPath } from "../session_db/sqlite/_ffi.ts";
+import { systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));

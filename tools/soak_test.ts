@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
-import type { CellReport } from "../cells/_cell.ts";
+import type { CellReport } from "../cells/cell_report.ts";
 import { type LegOutcome, parseSoakArgs, SoakUsageError, startHogs, summarize } from "./soak.ts";
 
 Deno.test("parseSoakArgs: runs, hogs, legs; bad values name the fix", () => {

@@ -63,9 +63,9 @@ import { seededRandom } from "../harness/seeded_random.ts";
 import { type Leg, legEnv, type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { onDiskJournalMode } from "../session_db/journal_mode.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
-import { systemLibraryPath } from "../session_db/sqlite/_ffi.ts";
+import { systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { loadTarget, type StoreOptions, targetSpecifier } from "../cells/target.ts";
-import { targetAccess } from "../cells/_cell.ts";
+import { targetAccess } from "../cells/target_access.ts";
 import {
   expandSequence,
   hitsPerCall,

@@ -67,93 +67,14 @@ const symbols = {
 /** The loaded library's symbols. */
 export type SqliteSymbols = Deno.DynamicLibrary<typeof symbols>["symbols"];
 
+import { explicitLibraryPath, libraryCandidates, SqliteLibraryError } from "./library.ts";
+
 /** The loaded SQLite library: where it came from and its symbols. */
 export interface LoadedLibrary {
   /** The path that was opened. */
   path: string;
   /** The symbols. */
   symbols: SqliteSymbols;
-}
-
-/**
- * Raised when no SQLite library can be loaded.
- *
- * @example
- * ```ts
- * import { SqliteLibraryError } from "./_ffi.ts";
- * import { sqliteVersion } from "./database.ts";
- * try {
- *   console.log(sqliteVersion());
- * } catch (error) {
- *   if (error instanceof SqliteLibraryError) console.error(error.message); // set DENO_SQLITE_PATH
- * }
- * ```
- */
-export class SqliteLibraryError extends Error {
-  /** Creates the error; `cause` keeps the last loader failure. */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "SqliteLibraryError";
-  }
-}
-
-const SYSTEM_CANDIDATES: Record<string, string[]> = {
-  linux: [
-    "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0",
-    "/usr/lib/aarch64-linux-gnu/libsqlite3.so.0",
-    "/usr/lib64/libsqlite3.so.0",
-    "/usr/lib/libsqlite3.so.0",
-    "/lib/x86_64-linux-gnu/libsqlite3.so.0",
-    "/lib/aarch64-linux-gnu/libsqlite3.so.0",
-    "libsqlite3.so.0",
-  ],
-  darwin: [
-    "/opt/homebrew/opt/sqlite/lib/libsqlite3.dylib",
-    "/usr/local/opt/sqlite/lib/libsqlite3.dylib",
-    "/usr/lib/libsqlite3.dylib",
-    "libsqlite3.dylib",
-  ],
-  windows: ["sqlite3.dll"],
-};
-
-function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name) || undefined;
-  } catch {
-    // Without env permission the variable is treated as unset.
-    return undefined;
-  }
-}
-
-function exists(path: string): boolean {
-  if (!path.includes("/")) return true; // a bare name: let the loader search
-  try {
-    return Deno.statSync(path).isFile;
-  } catch (error) {
-    // Without read permission on the path, let dlopen decide.
-    return !(error instanceof Deno.errors.NotFound);
-  }
-}
-
-/** The library paths tried in order: `DENO_SQLITE_PATH`, else the system's. */
-export function libraryCandidates(): string[] {
-  const explicit = readEnv("DENO_SQLITE_PATH");
-  if (explicit) return [explicit];
-  return systemLibraryCandidates();
-}
-
-function systemLibraryCandidates(): string[] {
-  return (SYSTEM_CANDIDATES[Deno.build.os] ?? SYSTEM_CANDIDATES.linux!).filter(exists);
-}
-
-/**
- * The system SQLite library's absolute path, whatever `DENO_SQLITE_PATH` says (the
- * matrix and the other tools run it as one library among others).
- *
- * @returns The first system library found, or `undefined`.
- */
-export function systemLibraryPath(): string | undefined {
-  return systemLibraryCandidates().find((path) => path.startsWith("/"));
 }
 
 let loaded: LoadedLibrary | undefined;
@@ -193,7 +114,7 @@ function describeLoadFailure(path: string, error: unknown): string {
  */
 export function loadLibrary(): LoadedLibrary {
   if (loaded) return loaded;
-  const explicit = readEnv("DENO_SQLITE_PATH");
+  const explicit = explicitLibraryPath();
   const failures: string[] = [];
   let lastError: unknown;
   for (const path of libraryCandidates()) {

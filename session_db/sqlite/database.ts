@@ -1,4 +1,4 @@
-import { fromFileUrl } from "../_path.ts";
+import { fromFileUrl } from "../../internal/path.ts";
 import {
   copyBytes,
   encodeShortAscii,

@@ -16,4 +16,4 @@
  * @module
  */
 export * from "./database.ts";
-export { SqliteLibraryError } from "./_ffi.ts";
+export { SqliteLibraryError, systemLibraryPath } from "./library.ts";

@@ -6,7 +6,7 @@
 // Usage: deno run --allow-ffi … recorded_workload.ts <dir> <count> <close|kill> [named]
 import { installRecordingVfs } from "../recording_vfs.ts";
 import { SessionDB } from "../session_db.ts";
-import { killSelf } from "../_process.ts";
+import { killSelf } from "../process.ts";
 
 const [dir, countText, end, named] = Deno.args;
 if (!dir || !countText || (end !== "close" && end !== "kill")) {

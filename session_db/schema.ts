@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { SCHEMA_VERSION } from "./_schema.ts";
+ * import { SCHEMA_VERSION } from "./schema.ts";
  * import { SessionDB } from "./session_db.ts";
  * import { Database } from "./sqlite/database.ts";
  * const path = `${Deno.makeTempDirSync()}/s.db`;

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { type DefinitionOutcome, runDefinitions } from "./_run.ts";
+ * import { type DefinitionOutcome, runDefinitions } from "./run_definitions.ts";
  * const outcomes: DefinitionOutcome[] = await runDefinitions([{ name: "passes", fn: () => {} }]);
  * console.log(outcomes); // [{ name: "passes", status: "PASS" }]
  * ```
@@ -58,7 +58,7 @@ function context(name: string): Deno.TestContext {
  * @returns One outcome per definition.
  * @example
  * ```ts
- * import { runDefinitions } from "./_run.ts";
+ * import { runDefinitions } from "./run_definitions.ts";
  * import { prefixDurabilityCell } from "./prefix_durability.ts";
  * const target = new URL("./reference_target.ts", import.meta.url);
  * for (const outcome of await runDefinitions(await prefixDurabilityCell({ target }))) {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { dirname as nodeDirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { dirname, fromFileUrl } from "./_path.ts";
+import { dirname, fromFileUrl } from "./path.ts";
 
 Deno.test("dirname matches node:path's on this platform", () => {
   const paths = [

@@ -1,0 +1,35 @@
+import type { Leg } from "../harness/legs.ts";
+
+/**
+ * Options every cell takes.
+ *
+ * @example
+ * ```ts
+ * import type { CellOptions } from "./cell_options.ts";
+ * import { registerCells } from "./register.ts";
+ * const options: CellOptions = {
+ *   target: new URL("./reference_target.ts", import.meta.url),
+ *   label: "reference",
+ *   overallDeadlineMs: 5 * 60_000,
+ * };
+ * await registerCells(options);
+ * ```
+ */
+export interface CellOptions {
+  /** The target module: a specifier, URL or path whose `openStore` opens the store. */
+  target: string | URL;
+  /** The leg; default: `SESSION_DB_JOURNAL_MODE` and the library this process loaded. */
+  leg?: Leg;
+  /** A label for the target in test names (default: the module's file name). */
+  label?: string;
+  /** Keep the run directory as evidence when the cell fails (default `true`). */
+  keepEvidence?: boolean;
+  /** The seed of the run's random choices (default `CELLS_SEED`, else fresh; printed). */
+  seed?: number;
+  /**
+   * The whole cell's deadline, every child and wait included (default 10 minutes):
+   * past it the cell fails with the stderr of the children still running, and they are
+   * killed.
+   */
+  overallDeadlineMs?: number;
+}

@@ -1,0 +1,15 @@
+// File-system helpers shared by every layer (the store, the harness, the cells, the tools).
+
+/**
+ * Whether `path` names an existing file or folder. A missing path is `false`; any other
+ * error (e.g. a permission denied) is thrown, so a check never passes for the wrong reason.
+ */
+export function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
