@@ -2,7 +2,17 @@
 // not honoured or the store lacks a feature), run directories, evidence and reports.
 import { join } from "node:path";
 import { type Child, reapAll, spawnChild, type SpawnOptions } from "../harness/child.ts";
-import { currentLeg, effectiveModeOrSkip, type Leg, legEnv } from "../harness/legs.ts";
+import {
+  currentLeg,
+  type JournalObservation,
+  type Leg,
+  legEnv,
+  legVerdict,
+  observeJournalMode,
+} from "../harness/legs.ts";
+import { killWhileAlive } from "../harness/child.ts";
+import { waitFor } from "../harness/wait_for.ts";
+import { exists } from "../internal/fs.ts";
 import { RunDir } from "../harness/evidence.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import { targetSpecifier } from "./target.ts";
@@ -35,6 +45,16 @@ export interface CellRun {
   seed: number;
   /** The run's seeded random numbers in [0, 1): use it for every random choice. */
   random(): number;
+  /**
+   * Observes the journal mode the writer of `db` ran in, right after it was killed and
+   * before anything reopens the file. Call it at every kill: the leg counts as honoured
+   * only when every observation matches, otherwise the cell is a SKIP, never a PASS.
+   *
+   * @param db The database file.
+   * @param at When, e.g. `round 2` or a crash point.
+   * @param quiescent Whether the writer died between operations.
+   */
+  observeLeg(db: string, at: string, quiescent?: boolean): JournalObservation;
 }
 
 /** A cell's definition. */
@@ -49,6 +69,8 @@ export interface CellSpec {
   legReason?: string;
   /** Store methods the cell needs; a store without them is skipped. */
   requires: readonly string[];
+  /** Groups of methods of which the cell needs at least one each (else skipped). */
+  requiresOneOf?: readonly (readonly string[])[];
   /** The probe itself: throws on a violated clause. */
   run(ctx: CellRun, t: Deno.TestContext): Promise<void>;
 }
@@ -106,7 +128,11 @@ function spawnFor(leg: Leg, target: string, run: RunDir) {
     });
 }
 
-/** Opens the target in a child on this leg once and reads what it left on disk. */
+/**
+ * Opens the target in a child on this leg once, kills it while it holds the store open,
+ * and observes the mode it ran in: no clean close comes first, so a store that switches
+ * modes in `close()` cannot pass for one that honours the leg.
+ */
 function probe(leg: Leg, target: string): Promise<Probe> {
   const key = `${target}|${leg.name}|${leg.library}`;
   let result = probes.get(key);
@@ -114,17 +140,29 @@ function probe(leg: Leg, target: string): Promise<Probe> {
     result = (async () => {
       const run = await RunDir.create("probe");
       const db = run.file("probe.db");
-      const child = spawnFor(leg, target, run)("_probe.ts", [db]);
-      const status = await child.status;
+      const ready = run.file("probe.ready");
+      const child = spawnFor(leg, target, run)("_probe.ts", [db, ready]);
       try {
-        if (!status.success) {
-          return { onDisk: "unknown", methods: [], crashed: child.describe() };
+        try {
+          await waitFor(() => exists(ready), {
+            what: "the probe to open the store and write",
+            deadlineMs: 60_000,
+            children: [child],
+          });
+          await killWhileAlive(child);
+        } catch (error) {
+          await reapAll([child]);
+          return {
+            onDisk: "unknown",
+            methods: [],
+            crashed: error instanceof Error ? error.message : String(error),
+          };
         }
         const said = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") as {
           methods?: string[];
           journalModeReason?: string;
         };
-        const audit = effectiveModeOrSkip(db, leg);
+        const audit = legVerdict(leg, [observeJournalMode(db, "probe (killed while open)", true)]);
         const why = said.journalModeReason && said.journalModeReason !== "as requested"
           ? ` (the store: ${said.journalModeReason})`
           : "";
@@ -204,7 +242,12 @@ export async function defineCell(
     }
     if (probed.notHonoured) skip = probed.notHonoured;
     else {
-      const missing = spec.requires.filter((m) => !probed.methods.includes(m));
+      const missing = [
+        ...spec.requires.filter((m) => !probed.methods.includes(m)),
+        ...(spec.requiresOneOf ?? []).filter((group) =>
+          !group.some((m) => probed.methods.includes(m))
+        ).map((group) => `one of ${group.join(" or ")}`),
+      ];
       if (missing.length) skip = `the store lacks ${missing.join(", ")}`;
     }
   }
@@ -238,6 +281,7 @@ export async function defineCell(
       const children: Child[] = [];
       const spawn = spawnFor(leg, target, run);
       let overdue: string | undefined;
+      const observations: JournalObservation[] = [];
       const ctx: CellRun = {
         leg,
         target,
@@ -254,6 +298,17 @@ export async function defineCell(
         },
         seed,
         random: seededRandom(seed),
+        observeLeg(db, at, quiescent = false) {
+          const observation = observeJournalMode(db, at, quiescent);
+          observations.push(observation);
+          return observation;
+        },
+      };
+      // Every kill's observation, as counts per mode, for the report.
+      const observed = () => {
+        const modes: Record<string, number> = {};
+        for (const o of observations) modes[o.mode] = (modes[o.mode] ?? 0) + 1;
+        return modes;
       };
       const evidence = () => ({
         cell: spec.id,
@@ -291,7 +346,9 @@ export async function defineCell(
         // Past the deadline the probe is abandoned: its later failure is not news.
         probing.catch(() => {});
         await Promise.race([probing, deadline]);
+        if (observations.length) figures.legObservations = observed();
       } catch (error) {
+        if (observations.length) figures.legObservations = observed();
         clearTimeout(timer);
         await reapAll(children);
         console.error(
@@ -311,6 +368,14 @@ export async function defineCell(
       }
       clearTimeout(timer);
       await reapAll(children);
+      const verdict = observations.length ? legVerdict(leg, observations) : undefined;
+      if (verdict && !verdict.honoured) {
+        // The checks held, but about a mode the leg does not advertise: not evidence.
+        const reason = verdict.reason!;
+        const kept = await run.finish(false, { ...evidence(), skipped: reason });
+        report("SKIP", reason, figures, kept);
+        throw new Error(`SKIP, not evidence: ${reason}; the run is kept in ${kept}`);
+      }
       const kept = await run.finish(true, evidence());
       console.log(`  ${spec.title} evidence: ${JSON.stringify(figures)}`);
       report("PASS", undefined, figures, kept);

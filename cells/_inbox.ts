@@ -1,6 +1,10 @@
 // Cell 5's fake transport: a durable inbox file that records every effect it receives,
 // one JSON line per arrival, appended in one write and fsynced before the send returns.
 
+/** App-level crash point of the sender: recorded (acknowledged), not yet attempted. */
+export const SENDER_AFTER_RECORD = "sender:afterRecord";
+/** App-level crash point of the sender: marked attempting (acknowledged), not yet sent. */
+export const SENDER_AFTER_ATTEMPTING = "sender:afterAttempting";
 /** App-level crash point of the sender: sent, not yet marked delivered. */
 export const SENDER_AFTER_SEND = "sender:afterSend";
 /** App-level crash point of a recoverer: (re)sent during a recovery, not yet marked delivered. */

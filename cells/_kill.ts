@@ -1,17 +1,20 @@
-// The kill moves the cells share: a random kill once enough is acknowledged, the
-// on-disk audit of the leg, and a run to a named crash point.
+// The kill moves the cells share: a random kill once enough is acknowledged and a run to
+// a named crash point, each observing the journal mode the writer ran in.
 import { ok } from "node:assert/strict";
 import { countAcks } from "../harness/ack_journal.ts";
 import { type Child, classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
-import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import type { CellRun } from "./_cell.ts";
 import { tally } from "./_tally.ts";
 
-/** SIGKILLs `child` (asserted alive) once `acksPath` holds `count` acknowledgements. */
+/**
+ * SIGKILLs `child` (asserted alive) once `acksPath` holds `count` acknowledgements, and
+ * observes the journal mode it ran in on `db` before anything reopens it.
+ */
 export async function killAfterAcks(
   ctx: CellRun,
   child: Child,
+  db: string,
   acksPath: string,
   count: number,
   what: string,
@@ -30,20 +33,7 @@ export async function killAfterAcks(
   } finally {
     await reapAll([child]);
   }
-}
-
-/** Audits the on-disk journal mode against the leg, as a step. */
-export async function legHonouredStep(
-  ctx: CellRun,
-  t: Deno.TestContext,
-  db: string,
-): Promise<void> {
-  const audit = effectiveModeOrSkip(db, ctx.leg);
-  ctx.note("onDiskMode", audit.onDisk);
-  await t.step(
-    `leg honoured: on-disk mode ${audit.onDisk}`,
-    () => ok(audit.honoured, audit.reason),
-  );
+  ctx.observeLeg(db, `random kill after ${count} ${what}`);
 }
 
 /**
@@ -54,6 +44,7 @@ export async function awaitCrash(
   ctx: CellRun,
   crasher: Child,
   point: string,
+  db: string,
   acksPath: string,
 ): Promise<boolean> {
   try {
@@ -67,5 +58,6 @@ export async function awaitCrash(
   }
   const killed = classifyExit(crasher.exited!).kind === "killed";
   tally(ctx, "sigkills", killed ? 1 : 0);
+  if (killed) ctx.observeLeg(db, point);
   return killed;
 }

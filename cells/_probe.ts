@@ -1,10 +1,14 @@
-// The leg probe: opens the store, writes once, reports which methods it has.
-import { childArgs, openStoreFor } from "./child_runtime.ts";
+// The leg probe: opens the store, writes, reports which methods it has, then waits to be
+// killed: the parent observes the journal mode the store ran in with no clean close first
+// (a store could switch modes in `close()`).
+import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
 
-const [target, dbPath] = childArgs(2, "_probe.ts <target> <db>");
+const [target, dbPath, readyPath] = childArgs(3, "_probe.ts <target> <db> <ready>");
 const store = await openStoreFor(target!, dbPath!);
 await store.createSession("probe");
-await store.appendMessage("probe", { role: "user", content: "probe" });
+for (let i = 0; i < 3; i++) {
+  await store.appendMessage("probe", { role: "user", content: `probe ${i}` });
+}
 const methods: string[] = [];
 for (let o: object | null = store; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
   for (const name of Object.getOwnPropertyNames(o)) {
@@ -16,8 +20,11 @@ for (let o: object | null = store; o && o !== Object.prototype; o = Object.getPr
 // A store that explains its journal mode (SessionDB's `journalModeReason`) says why a
 // leg was not honoured, e.g. the WAL-reset gate.
 const said = (store as unknown as { journalModeReason?: unknown }).journalModeReason;
-await store.close();
 console.log(JSON.stringify({
   methods: [...new Set(methods)],
   ...(typeof said === "string" ? { journalModeReason: said } : {}),
 }));
+Deno.writeTextFileSync(readyPath!, "ready");
+// Wait for the parent's SIGKILL; a parent that never comes does not leave it behind.
+const guard = lifetimeGuard();
+setInterval(guard, 1000);

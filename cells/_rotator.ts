@@ -2,6 +2,7 @@
 // acknowledged rotation.
 import { AckWriter } from "../harness/ack_journal.ts";
 import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
+import { LOCK_TTL_MS } from "./_lock_taker.ts";
 
 const [target, dbPath, ackPath, start] = childArgs(4, "_rotator.ts <target> <db> <acks> <start>");
 const store = await openStoreFor(target!, dbPath!);
@@ -14,7 +15,7 @@ for (let i = Number(start);; i++) {
   const childId = `child-${i}`;
   await store.createSession(parentId);
   await store.appendMessage(parentId, { role: "user", content: `turn ${i}` });
-  if (!await store.tryAcquireCompressionLock!(parentId, holder, 60_000)) {
+  if (!await store.tryAcquireCompressionLock!(parentId, holder, LOCK_TTL_MS)) {
     throw new Error(`rotator: could not take the compression lock of ${parentId}`);
   }
   await store.publishCompressionChild!({

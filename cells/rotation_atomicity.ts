@@ -1,9 +1,13 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
+import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
+import { waitFor } from "../harness/wait_for.ts";
+import { exists } from "../internal/fs.ts";
+import { LOCK_TTL_MS } from "./_lock_taker.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
-import { awaitCrash, killAfterAcks, legHonouredStep } from "./_kill.ts";
+import { awaitCrash, killAfterAcks } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredSession } from "./target.ts";
 
@@ -147,6 +151,93 @@ async function checkRun(
   });
 }
 
+/** Runs a child to its end (bounded) and returns its last stdout line as JSON. */
+async function runToEnd(ctx: CellRun, script: string, args: string[], what: string) {
+  const child = ctx.spawn(script, args);
+  try {
+    await waitFor(() => child.exited !== undefined, { what, deadlineMs: 60_000 });
+  } finally {
+    await reapAll([child]);
+  }
+  return { child, said: () => JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") };
+}
+
+/**
+ * Lock liveness: a fresh process takes the compression lock of `parentId` (held, if at
+ * all, by a killed process, with a TTL far longer than the cell) in one attempt and
+ * completes a rotation with it.
+ */
+async function takeOver(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  label: string,
+  db: string,
+  parentId: string,
+): Promise<void> {
+  const childId = `taken-${parentId}`;
+  const { child, said } = await runToEnd(
+    ctx,
+    "_lock_taker.ts",
+    [db, parentId, childId],
+    `a fresh process to take the lock of ${parentId}`,
+  );
+  await t.step(
+    `${label}: a fresh process takes the dead holder's lock of ${parentId} at once`,
+    () => {
+      ok(classifyExit(child.exited!).kind === "won", `the taker failed: ${child.describe()}`);
+      const { taken, tookMs } = said() as { taken?: boolean; tookMs?: number };
+      ok(
+        taken === true,
+        `tryAcquireCompressionLock returned ${taken} (${tookMs} ms) for the lock of a killed holder: a dead process's lock must be recoverable at once, not after its TTL of ${LOCK_TTL_MS} ms`,
+      );
+    },
+  );
+  const recovered = await recover(ctx.target, db, []);
+  await t.step(`${label}: the taker's rotation of ${parentId} is complete`, () => {
+    const parent = recovered.sessions.find((s) => s.id === parentId);
+    const child = recovered.sessions.find((s) => s.id === childId);
+    ok(parent?.endReason === "compression", `${parentId}: ${JSON.stringify(parent)}`);
+    ok(child?.parentSessionId === parentId, `${childId}: ${JSON.stringify(child)}`);
+    deepStrictEqual(orphans(recovered.sessions), []);
+  });
+  ctx.note("takeovers", Number(ctx.figures.takeovers ?? 0) + 1);
+}
+
+/** After a killed rotation: take over the in-flight parent when it is still open. */
+async function takeOverInFlight(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  label: string,
+  db: string,
+  acksPath: string,
+): Promise<void> {
+  const next = (readAckJournal<Rotation>(acksPath).at(-1)?.i ?? -1) + 1;
+  const parentId = `parent-${next}`;
+  const parent = (await recover(ctx.target, db, [])).sessions.find((s) => s.id === parentId);
+  if (parent && parent.endedAt === null) await takeOver(ctx, t, label, db, parentId);
+  else ctx.note(`${label}.takeOver`, `${parentId} ${parent ? "already rotated" : "not created"}`);
+}
+
+/** A holder killed while it holds the lock, then taken over at once. */
+async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
+  const db = ctx.run.file("dead-holder.db");
+  const ready = ctx.run.file("dead-holder.ready");
+  const holder = ctx.spawn("_lock_holder.ts", [db, ready]);
+  try {
+    await waitFor(() => exists(ready), {
+      what: "the holder to take the compression lock",
+      deadlineMs: 60_000,
+      children: [holder],
+    });
+    await killWhileAlive(holder);
+    tally(ctx, "sigkills", 1);
+  } finally {
+    await reapAll([holder]);
+  }
+  ctx.observeLeg(db, "dead holder (waiting with the lock)", true);
+  await takeOver(ctx, t, "dead holder", db, "held");
+}
+
 /**
  * Cell 3, rotation atomicity: a compression rotation is visible entirely or not at
  * all. A child loops create `parent-i`, append, take the compression lock (holder
@@ -181,9 +272,10 @@ export function rotationAtomicityCell(
       const db = ctx.run.file("store.db");
       const acksPath = ctx.run.file("acks.jsonl");
       const child = ctx.spawn("_rotator.ts", [db, acksPath, "0"]);
-      await killAfterAcks(ctx, child, acksPath, threshold, "rotations", options.deadlineMs);
-      await legHonouredStep(ctx, t, db);
+      await killAfterAcks(ctx, child, db, acksPath, threshold, "rotations", options.deadlineMs);
       await checkRun(ctx, t, "random kill", db, acksPath);
+      await takeOverInFlight(ctx, t, "random kill", db, acksPath);
+      await deadHolder(ctx, t);
 
       if (options.crashPoints === false) return;
       const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
@@ -196,11 +288,12 @@ export function rotationAtomicityCell(
         const crasher = ctx.spawn("_rotator.ts", [pointDb, pointAcks, "0"], {
           env: { SESSION_DB_CRASH_AT: `${point}@2` },
         });
-        const killed = await awaitCrash(ctx, crasher, point, pointAcks);
+        const killed = await awaitCrash(ctx, crasher, point, pointDb, pointAcks);
         await t.step(`${point}: the child died there by SIGKILL`, () => {
           ok(killed, crasher.describe());
         });
         await checkRun(ctx, t, point, pointDb, pointAcks);
+        await takeOverInFlight(ctx, t, point, pointDb, pointAcks);
       }
     },
   }, options);

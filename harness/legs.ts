@@ -1,4 +1,3 @@
-import { onDiskJournalMode } from "../session_db/journal_mode.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
 
 /**
@@ -126,7 +125,114 @@ export function legEnv(leg: Leg): Record<string, string> {
 }
 
 /**
- * The result of the on-disk audit.
+ * A journal mode as observed on disk. `wal` and `delete` are the legs; `truncate` and
+ * `persist` are the other rollback modes that leave a trace (an empty journal at rest, a
+ * journal whose header was zeroed); `missing` is no file at the path, `not-sqlite` a file
+ * that is not an SQLite database (a store of another kind, or one that keeps its data
+ * elsewhere). MEMORY and OFF leave no journal at all, so on disk they read as `delete`.
+ *
+ * @example
+ * ```ts
+ * import type { ObservedMode } from "./legs.ts";
+ * const mode: ObservedMode = "persist";
+ * ```
+ */
+export type ObservedMode = "wal" | "delete" | "truncate" | "persist" | "missing" | "not-sqlite";
+
+/**
+ * One observation of the mode a writer actually ran in, taken the instant it was killed,
+ * before anything reopened the file.
+ *
+ * @example
+ * ```ts
+ * import type { JournalObservation } from "./legs.ts";
+ * const seen: JournalObservation = { at: "round 1", mode: "delete", detail: "hot journal" };
+ * ```
+ */
+export interface JournalObservation {
+  /** When it was taken, e.g. `round 2` or `publishCompressionChild:afterChildInsert`. */
+  at: string;
+  /** The mode. */
+  mode: ObservedMode;
+  /** What on disk said so, when more than the header. */
+  detail?: string;
+}
+
+/** The magic number at the start of a live rollback journal's header. */
+const JOURNAL_MAGIC = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+
+function readPrefix(path: string, length: number): Uint8Array | undefined {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  try {
+    const buffer = new Uint8Array(length);
+    let filled = 0;
+    while (filled < length) {
+      const n = file.readSync(buffer.subarray(filled));
+      if (!n) break;
+      filled += n;
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Observes the journal mode a writer ran in from what SQLite left on disk, without
+ * opening the database (no lock taken, no hot journal rolled back): the header's bytes
+ * 18 and 19 (2 = WAL, 1 = a rollback journal) and, for a rollback journal, the `-journal`
+ * file. A journal with a live header is a transaction in flight; one whose header was
+ * zeroed is PERSIST's; an empty one at rest is TRUNCATE's. Mid-operation an empty journal
+ * may be DELETE's journal just created, so `quiescent` says the writer was killed between
+ * operations (e.g. the instant an append was acknowledged, or while it waited).
+ *
+ * @param path The database file.
+ * @param at When the observation is taken (kept in it).
+ * @param quiescent Whether the writer was between operations when it died.
+ * @returns The observation.
+ * @example
+ * ```ts
+ * import { observeJournalMode } from "./legs.ts";
+ * console.log(observeJournalMode("/tmp/does-not-exist.db", "after the run").mode); // "missing"
+ * ```
+ */
+export function observeJournalMode(
+  path: string,
+  at: string,
+  quiescent = false,
+): JournalObservation {
+  const header = readPrefix(path, 100);
+  if (header === undefined) return { at, mode: "missing" };
+  if (header.length === 0) return { at, mode: "delete", detail: "empty database file" };
+  const magic = new TextDecoder().decode(header.subarray(0, 16));
+  if (header.length < 100 || magic !== "SQLite format 3\0") {
+    return { at, mode: "not-sqlite", detail: "the file has no SQLite header" };
+  }
+  if (header[18] === 2 && header[19] === 2) return { at, mode: "wal" };
+  const journal = readPrefix(`${path}-journal`, JOURNAL_MAGIC.length);
+  if (journal === undefined) return { at, mode: "delete" };
+  if (journal.length === 0) {
+    return quiescent
+      ? { at, mode: "truncate", detail: "an empty journal at rest" }
+      : { at, mode: "delete", detail: "an empty journal mid-operation (created or truncated)" };
+  }
+  if (JOURNAL_MAGIC.every((byte, i) => journal[i] === byte)) {
+    return { at, mode: "delete", detail: "hot journal (a transaction in flight)" };
+  }
+  if (journal.every((byte) => byte === 0)) {
+    return { at, mode: "persist", detail: "a journal whose header was zeroed" };
+  }
+  return { at, mode: "delete", detail: "a journal with a torn header" };
+}
+
+/**
+ * The verdict on a leg from every observation of a run.
  *
  * @example
  * ```ts
@@ -139,17 +245,71 @@ export function legEnv(leg: Leg): Record<string, string> {
  * ```
  */
 export interface LegAudit {
-  /** Whether the file's mode is the one the leg advertises. */
+  /** Whether every observation is in the mode the leg advertises. */
   honoured: boolean;
-  /** The mode read from disk. */
+  /** The modes observed, in order of first appearance, joined by `, `. */
   onDisk: string;
-  /** Why not, when not honoured. */
+  /** Why not, when not honoured: the leg and every observation that disagreed. */
   reason?: string;
+  /** Whether journal-mode legs do not apply to this store at all (it is not SQLite). */
+  notApplicable?: boolean;
 }
 
 /**
- * Audits the on-disk journal mode of a run's database against its leg, through a
- * separate read-only connection. The default leg accepts whatever the store chose.
+ * Judges a leg by every observation of a run: honoured only when each one is in the
+ * leg's mode (the default leg takes whatever SQLite mode the store chose). A store whose
+ * file is not SQLite is judged on the default leg only: the other legs do not apply.
+ *
+ * @param leg The leg.
+ * @param observations Every observation of the run (at least one).
+ * @returns The verdict.
+ * @example
+ * ```ts
+ * import { currentLeg, legVerdict } from "./legs.ts";
+ * const leg = { ...currentLeg(), name: "wal" as const };
+ * const audit = legVerdict(leg, [{ at: "round 1", mode: "wal" }, { at: "round 2", mode: "delete" }]);
+ * console.log(audit.honoured, audit.reason); // false, leg wal not honoured: ... round 2: delete
+ * ```
+ */
+export function legVerdict(leg: Leg, observations: readonly JournalObservation[]): LegAudit {
+  const onDisk = [...new Set(observations.map((o) => o.mode))].join(", ") || "not observed";
+  const foreign = observations.filter((o) => o.mode === "not-sqlite" || o.mode === "missing");
+  if (foreign.length) {
+    if (leg.name === "default") return { honoured: true, onDisk, notApplicable: true };
+    return {
+      honoured: false,
+      onDisk,
+      notApplicable: true,
+      reason:
+        `leg ${leg.name} not applicable: journal-mode legs are an SQLite notion, and the store's file is ${
+          foreign[0]!.mode === "missing" ? "not at the path it was given" : "not an SQLite database"
+        } (${describe(foreign[0]!)}); the store is judged on the default leg`,
+    };
+  }
+  if (observations.length === 0) {
+    return { honoured: false, onDisk, reason: `leg ${leg.name} not observed: no kill was audited` };
+  }
+  if (leg.name === "default") return { honoured: true, onDisk };
+  const wrong = observations.filter((o) => o.mode !== leg.name);
+  if (!wrong.length) return { honoured: true, onDisk };
+  return {
+    honoured: false,
+    onDisk,
+    reason:
+      `leg ${leg.name} not honoured: the writer ran in another mode at ${wrong.length} of ${observations.length} kill(s) on SQLite ${leg.sqliteVersion}: ${
+        wrong.slice(0, 5).map(describe).join("; ")
+      }${wrong.length > 5 ? `; … ${wrong.length - 5} more` : ""}`,
+  };
+}
+
+function describe(o: JournalObservation): string {
+  return `${o.at}: ${o.mode}${o.detail ? ` (${o.detail})` : ""}`;
+}
+
+/**
+ * Audits the on-disk journal mode of a database at rest (its writer stopped) against its
+ * leg. Cells observe every kill instead ({@linkcode observeJournalMode}): an audit after a
+ * clean close can be fooled by a store that switches mode in `close()`.
  *
  * @param path The database file.
  * @param leg The leg.
@@ -165,12 +325,5 @@ export interface LegAudit {
  * ```
  */
 export function effectiveModeOrSkip(path: string, leg: Leg): LegAudit {
-  const onDisk = onDiskJournalMode(path);
-  if (leg.name === "default" || onDisk === leg.name) return { honoured: true, onDisk };
-  return {
-    honoured: false,
-    onDisk,
-    reason:
-      `leg ${leg.name} not honoured: the store left the file in ${onDisk} mode on SQLite ${leg.sqliteVersion}`,
-  };
+  return legVerdict(leg, [observeJournalMode(path, "at rest", true)]);
 }
