@@ -1,6 +1,5 @@
 // The kill moves the cells share: a random kill once enough is acknowledged and a run to
 // a named crash point, each observing the journal mode the writer ran in.
-import { ok } from "node:assert/strict";
 import { countAcks } from "../harness/ack_journal.ts";
 import { type Child, classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
 import { waitFor } from "../harness/wait_for.ts";
