@@ -33,6 +33,13 @@ for (const mutant of MUTANTS.filter((m) => m.expect === "caught")) {
       ...options,
       async fn() {
         const outcomes = await outcomesOf(index);
+        // A SKIP is never evidence: the intended cell must have run and failed somewhere.
+        ok(
+          outcomes.some((outcome) => outcome.status === "FAIL"),
+          `cell ${cell} never ran on mutant ${mutant.name}: ${
+            outcomes.map((o) => `${o.status} ${o.detail ?? ""}`).join("; ")
+          }`,
+        );
         for (const outcome of outcomes) {
           if (outcome.status === "SKIP") {
             console.log(`  SKIP (leg not applicable): ${outcome.detail}`);

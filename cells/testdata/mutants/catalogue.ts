@@ -109,6 +109,30 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause: /non-idempotent: no obligation silently lost: .* marked delivered, never received/,
   },
   {
+    name: "lock_liveness_ttl_only",
+    breaks: "frees a dead holder's compression lock only when it expires",
+    cells: [3],
+    expect: "caught",
+    clause:
+      /: a fresh process takes the dead holder's lock of \S+ at once: tryAcquireCompressionLock returned false/,
+  },
+  {
+    name: "pending_orphan_marked_unknown",
+    breaks: "books a never-attempted orphan unknown instead of delivering it",
+    cells: [5],
+    expect: "caught",
+    clause:
+      /: no obligation silently lost: .* was never attempted before the crash \(a pending orphan\)/,
+  },
+  {
+    name: "mode_switched_in_close",
+    breaks: "runs in WAL and switches to the requested DELETE only in close()",
+    cells: [1, 3, 4, 5],
+    expect: "skipped",
+    clause: /^leg delete not honoured: .*probe \(killed while open\): wal/,
+    leg: "delete",
+  },
+  {
     name: "resolver_ignores_mode",
     breaks: "ignores the requested journal mode (always WAL)",
     cells: [1, 3, 4, 5],

@@ -1,0 +1,42 @@
+/**
+ * Mutant (legs), a store written elsewhere: it runs every connection in WAL whatever the
+ * leg asks, and switches the file to the requested DELETE mode in `close()`. An audit
+ * after a clean close reads DELETE; observed at the kills it ran in WAL. The delete leg
+ * must be SKIPPED (not honoured), never PASSED. It declares no crash points.
+ *
+ * @module
+ */
+import { Database, SessionDB } from "../../../session_db/mod.ts";
+import type { StoreOptions } from "../../target.ts";
+
+/** Opens the mutant: WAL while open, the requested mode only once closed. */
+export function openStore(path: string, options: StoreOptions): SessionDB {
+  const raw = new Database(path);
+  try {
+    raw.setBusyTimeout(5000);
+    raw.exec("PRAGMA journal_mode = WAL");
+  } finally {
+    raw.close();
+  }
+  // The reference store keeps a file that is already in WAL in WAL.
+  const store = SessionDB.open(path, { journalMode: "wal" });
+  return new Proxy(store, {
+    get(target, key) {
+      if (key !== "close") {
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return () => {
+        target.close();
+        if (options.journalMode !== "delete") return;
+        const again = new Database(path);
+        try {
+          again.setBusyTimeout(5000);
+          again.exec("PRAGMA journal_mode = DELETE");
+        } finally {
+          again.close();
+        }
+      };
+    },
+  });
+}
