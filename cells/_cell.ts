@@ -133,7 +133,7 @@ function spawnFor(leg: Leg, target: string, run: RunDir) {
  * and observes the mode it ran in: no clean close comes first, so a store that switches
  * modes in `close()` cannot pass for one that honours the leg.
  */
-function probe(leg: Leg, target: string): Promise<Probe> {
+function probe(leg: Leg, target: string, openDeadlineMs: number): Promise<Probe> {
   const key = `${target}|${leg.name}|${leg.library}`;
   let result = probes.get(key);
   if (!result) {
@@ -145,8 +145,8 @@ function probe(leg: Leg, target: string): Promise<Probe> {
       try {
         try {
           await waitFor(() => exists(ready), {
-            what: "the probe to open the store and write",
-            deadlineMs: 60_000,
+            what: `the store of ${target} to open and take 3 appends (open deadline ${openDeadlineMs} ms: raise CELLS_OPEN_DEADLINE_MS or openDeadlineMs for a slow store)`,
+            deadlineMs: openDeadlineMs,
             children: [child],
           });
           await killWhileAlive(child);
@@ -178,6 +178,20 @@ function probe(leg: Leg, target: string): Promise<Probe> {
     probes.set(key, result);
   }
   return result;
+}
+
+/** The leg probe's open deadline: the option, else `CELLS_OPEN_DEADLINE_MS`, else 30 s. */
+function openDeadline(options: CellOptions): number {
+  if (options.openDeadlineMs !== undefined) return options.openDeadlineMs;
+  const raw = Deno.env.get("CELLS_OPEN_DEADLINE_MS");
+  if (raw === undefined || raw === "") return 30_000;
+  const ms = Number(raw);
+  if (!Number.isSafeInteger(ms) || ms <= 0) {
+    throw new Error(
+      `Invalid CELLS_OPEN_DEADLINE_MS "${raw}": use a whole number of milliseconds above 0`,
+    );
+  }
+  return ms;
 }
 
 function writeReport(report: CellReport): void {
@@ -229,7 +243,7 @@ export async function defineCell(
   if (spec.legs === "default" && leg.name !== "default") {
     skip = `default leg only: ${spec.legReason ?? "by design"}`;
   } else {
-    const probed = await probe(leg, target);
+    const probed = await probe(leg, target, openDeadline(options));
     if (probed.crashed) {
       const message = `The store could not be opened on leg ${leg.name}: ${probed.crashed}`;
       return [{

@@ -32,4 +32,11 @@ export interface CellOptions {
    * killed.
    */
   overallDeadlineMs?: number;
+  /**
+   * How long the leg probe waits for the store to open and take its first writes
+   * (default 30 s, or `CELLS_OPEN_DEADLINE_MS`): a store whose `openStore` never returns
+   * fails every cell within it, naming the target, instead of hanging until the overall
+   * deadline.
+   */
+  openDeadlineMs?: number;
 }

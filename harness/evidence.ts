@@ -20,15 +20,15 @@ export class RunDir {
   }
 
   /**
-   * Creates a run directory under `CELLS_EVIDENCE_DIR` when set, else the system
-   * temp folder.
+   * Creates a run directory under one evidence folder: `CELLS_EVIDENCE_DIR` when set,
+   * else `.cache/evidence/` in the working directory (the system temp folder when that
+   * cannot be written).
    *
    * @param prefix A name prefix, e.g. the cell.
    * @returns The run directory.
    */
   static async create(prefix: string): Promise<RunDir> {
-    const root = Deno.env.get("CELLS_EVIDENCE_DIR");
-    if (root) await Deno.mkdir(root, { recursive: true });
+    const root = await evidenceRoot();
     const path = await Deno.makeTempDir({ prefix: `${prefix}-`, ...(root ? { dir: root } : {}) });
     return new RunDir(await Deno.realPath(path));
   }
@@ -62,5 +62,21 @@ export class RunDir {
     );
     if (!passed) console.error(`evidence kept: ${this.path}`);
     return this.path;
+  }
+}
+
+/** The evidence folder, created; `undefined` for the system temp folder. */
+async function evidenceRoot(): Promise<string | undefined> {
+  const explicit = Deno.env.get("CELLS_EVIDENCE_DIR");
+  if (explicit) {
+    await Deno.mkdir(explicit, { recursive: true });
+    return explicit;
+  }
+  try {
+    const root = join(Deno.cwd(), ".cache", "evidence");
+    await Deno.mkdir(root, { recursive: true });
+    return root;
+  } catch {
+    return undefined; // a read-only working directory: the system temp folder
   }
 }

@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { targetSpecifier } from "../cells/target.ts";
+import { loadTarget, targetSpecifier } from "../cells/target.ts";
+import { exists } from "../internal/fs.ts";
 import {
   fail,
   LEG_PERMISSIONS,
@@ -18,7 +19,7 @@ import {
   parseFlags,
   type ToolSpec,
 } from "./_cli.ts";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, fileURLToPath as fromFileUrl } from "node:url";
 import { join, resolve } from "node:path";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { systemLibraryPath } from "../session_db/sqlite/library.ts";
@@ -45,6 +46,10 @@ interface Row {
   sqliteVersion: string;
   status: "PASS" | "FAIL" | "SKIP";
   detail: string;
+  /** A FAIL's failed checks, each with what was expected and what was found. */
+  checks?: string[];
+  /** A FAIL's or SKIP's whole reason (children's stderr included). */
+  reason?: string;
   evidence?: string;
 }
 
@@ -72,9 +77,23 @@ PASS / FAIL / SKIP (reason) table, and writes a JSON report.`,
       default: ".cache/matrix/report.json",
     },
     { name: "--seed", value: "N", help: "replay the random choices of a run (CELLS_SEED)" },
+    {
+      name: "--open-deadline",
+      value: "MS",
+      help: "how long a store may take to open (CELLS_OPEN_DEADLINE_MS)",
+      default: "30000",
+    },
     { name: "--no-build", help: "do not build the fixed SQLite when it is missing" },
+    {
+      name: "--strict",
+      help:
+        "fail when a requested leg was exercised by no library (e.g. wal without the fixed build)",
+    },
   ],
-  exitCodes: { 0: "no cell failed", 1: "a cell failed" },
+  exitCodes: {
+    0: "no cell failed (with --strict: and every requested leg ran somewhere)",
+    1: "a cell failed, or (--strict) a requested leg was never exercised",
+  },
 };
 
 function parseArgs(args: string[]) {
@@ -90,6 +109,8 @@ function parseArgs(args: string[]) {
     jobs: flags.int("--jobs", 1, 64) ?? 2,
     json: resolve(flags.string("--json") ?? join(ROOT, ".cache/matrix/report.json")),
     build: !flags.has("--no-build"),
+    strict: flags.has("--strict"),
+    openDeadlineMs: flags.int("--open-deadline", 1),
   };
   const seed = flags.int("--seed");
   if (seed !== undefined) Deno.env.set("CELLS_SEED", String(seed)); // every leg draws from it
@@ -102,6 +123,21 @@ function parseArgs(args: string[]) {
     if (![1, 2, 3, 4, 5].includes(cell)) fail(`Unknown cell "${cell}": use 1, 2, 3, 4 or 5`);
   }
   return options;
+}
+
+/**
+ * A target that cannot be found or loaded is one usage error naming it (not a FAIL row
+ * per cell and leg).
+ */
+async function checkTarget(target: string): Promise<void> {
+  if (target.startsWith("file:") && !exists(fromFileUrl(target))) {
+    fail(`Cannot find the target module ${fromFileUrl(target)}: check the --target path`);
+  }
+  try {
+    await loadTarget(target);
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
 }
 
 async function resolveLibraries(wanted: string[], build: boolean): Promise<Library[]> {
@@ -138,8 +174,9 @@ async function runLeg(
   run: LegRun,
   testFile: string,
   reportDir: string,
+  extra: Record<string, string>,
 ): Promise<{ code: number; output: string; seconds: number }> {
-  const env = legChildEnv(run.library.path, run.leg, { CELLS_REPORT_DIR: reportDir });
+  const env = legChildEnv(run.library.path, run.leg, { CELLS_REPORT_DIR: reportDir, ...extra });
   const started = performance.now();
   const output = await new Deno.Command(Deno.execPath(), {
     args: [
@@ -157,8 +194,23 @@ async function runLeg(
   return { code: output.code, output: text, seconds: (performance.now() - started) / 1000 };
 }
 
+/** A reason on one line: each failed check and the child's first stderr lines, in order. */
+function oneLine(reason: string, limit = 600): string {
+  const lines = reason.split("\n").map((line) => line.trim()).filter((line) => line);
+  const text = lines.join(" | ");
+  return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
+}
+
+/** The failed checks of a FAIL reason (`Failed check(s):` then one per line). */
+function checksOf(reason: string): string[] {
+  const [head, ...rest] = reason.split("\n");
+  return head?.startsWith("Failed check(s):") ? rest.filter((line) => line.trim()) : [reason];
+}
+
 function detailOf(report: CellReport): string {
-  if (report.status !== "PASS") return (report.reason ?? "").split("\n")[0]!.slice(0, 240);
+  if (report.status !== "PASS") {
+    return oneLine((report.reason ?? "").replace(/^Failed check\(s\):\n/, ""));
+  }
   const f = report.figures;
   const parts: string[] = [];
   if (f.onDiskMode) parts.push(`on-disk ${f.onDiskMode}`);
@@ -173,6 +225,28 @@ function detailOf(report: CellReport): string {
   if (Array.isArray(f.killPoints)) parts.push(`${f.killPoints.length} kill points × 2 transports`);
   if (Array.isArray(f.exitCodes)) parts.push(`exits ${f.exitCodes.join(",")}`);
   return parts.join(", ");
+}
+
+/**
+ * The requested legs that no library exercised (every cell of the leg SKIPPED, or no
+ * library ran it), each with why: said out loud, and a failure under `--strict`.
+ */
+function unexercisedLegs(
+  legs: readonly LegName[],
+  wanted: readonly string[],
+  libraries: readonly Library[],
+  rows: readonly Row[],
+): { leg: LegName; why: string }[] {
+  const missing = wanted.filter((label) => !libraries.some((l) => l.label === label));
+  return legs.flatMap((leg) => {
+    const legRows = rows.filter((r) => r.leg === leg);
+    if (legRows.some((r) => r.status !== "SKIP")) return [];
+    const reasons = [
+      ...missing.map((label) => `the ${label} library is not available`),
+      ...[...new Set(legRows.map((r) => `${r.library}: ${(r.reason ?? r.detail).split("\n")[0]}`))],
+    ];
+    return [{ leg, why: reasons.join("; ") || "no library ran it" }];
+  });
 }
 
 function table(rows: Row[]): string {
@@ -200,6 +274,7 @@ if (import.meta.main) {
     }
   }
   const options = parseArgs(Deno.args);
+  await checkTarget(options.target);
   const libraries = await resolveLibraries(options.libraries, options.build);
   if (libraries.length === 0) fail("Cannot run the matrix: no SQLite library is available");
 
@@ -217,6 +292,12 @@ if (import.meta.main) {
       } });\n`,
   );
 
+  // Every leg's evidence under one folder, listed at the end.
+  const evidenceDir = Deno.env.get("CELLS_EVIDENCE_DIR") || join(ROOT, ".cache/evidence");
+  const legExtra: Record<string, string> = { CELLS_EVIDENCE_DIR: evidenceDir };
+  if (options.openDeadlineMs !== undefined) {
+    legExtra.CELLS_OPEN_DEADLINE_MS = String(options.openDeadlineMs);
+  }
   const runs: LegRun[] = libraries.flatMap((library) =>
     options.legs.map((leg) => ({ library, leg }))
   );
@@ -227,7 +308,7 @@ if (import.meta.main) {
     while (next < runs.length) {
       const run = runs[next++]!;
       const reportDir = await Deno.makeTempDir({ dir: testDir, prefix: "report-" });
-      const result = await runLeg(run, testFile, reportDir);
+      const result = await runLeg(run, testFile, reportDir, legExtra);
       const reports: CellReport[] = [];
       for await (const entry of Deno.readDir(reportDir)) {
         reports.push(JSON.parse(await Deno.readTextFile(join(reportDir, entry.name))));
@@ -241,6 +322,8 @@ if (import.meta.main) {
         sqliteVersion: r.sqliteVersion,
         status: r.status,
         detail: detailOf(r),
+        ...(r.status === "FAIL" && r.reason ? { checks: checksOf(r.reason) } : {}),
+        ...(r.reason ? { reason: r.reason } : {}),
         ...(r.evidence ? { evidence: r.evidence } : {}),
       }));
       for (const cell of options.cells) {
@@ -253,8 +336,9 @@ if (import.meta.main) {
             sqliteVersion: "?",
             status: "FAIL",
             detail: `the test run reported nothing for this cell (exit ${result.code}): ${
-              result.output.trim().split("\n").slice(-3).join(" | ").slice(0, 200)
+              oneLine(result.output.trim().split("\n").slice(-12).join("\n"))
             }`,
+            reason: result.output,
           });
         }
       }
@@ -267,8 +351,9 @@ if (import.meta.main) {
           sqliteVersion: "?",
           status: "FAIL",
           detail: `deno test exited ${result.code}: ${
-            result.output.trim().split("\n").slice(-3).join(" | ")
+            oneLine(result.output.trim().split("\n").slice(-12).join("\n"))
           }`,
+          reason: result.output,
         });
       }
       rows.push(...legRows);
@@ -282,10 +367,13 @@ if (import.meta.main) {
       );
       for (const row of legRows.filter((r) => r.status === "FAIL")) {
         console.log(
-          `  FAIL cell ${row.cell}: ${row.detail}${
-            row.evidence ? ` (evidence: ${row.evidence})` : ""
-          }`,
+          `  FAIL cell ${row.cell}${row.evidence ? ` (evidence: ${row.evidence})` : ""}:`,
         );
+        const lines = (row.reason ?? row.detail).trim().split("\n");
+        for (const line of lines.slice(0, 40)) console.log(`    ${line}`);
+        if (lines.length > 40) {
+          console.log(`    … ${lines.length - 40} more lines in ${options.json}`);
+        }
       }
     }
   };
@@ -308,13 +396,30 @@ if (import.meta.main) {
     skip: rows.filter((r) => r.status === "SKIP").length,
     rows,
   };
+  const unexercised = unexercisedLegs(options.legs, options.libraries, libraries, rows);
   await Deno.remove(testDir, { recursive: true });
   await Deno.mkdir(join(options.json, ".."), { recursive: true });
-  await Deno.writeTextFile(options.json, JSON.stringify(summary, null, 2) + "\n");
+  await Deno.writeTextFile(
+    options.json,
+    JSON.stringify({ ...summary, evidenceDir, unexercised }, null, 2) + "\n",
+  );
+  const kept = rows.filter((r) => r.evidence);
+  if (kept.length) {
+    console.log(`evidence (${evidenceDir}):`);
+    for (const row of kept) {
+      console.log(`  cell ${row.cell} ${row.leg} ${row.library} ${row.status}: ${row.evidence}`);
+    }
+  }
+  for (const leg of unexercised) {
+    console.log(`matrix: leg ${leg.leg} was never exercised: ${leg.why}`);
+  }
   console.log(
     `matrix: ${summary.pass} passed, ${summary.fail} failed, ${summary.skip} skipped in ${
       seconds.toFixed(1)
     } s; report: ${options.json}`,
   );
-  Deno.exit(failed ? 1 : 0);
+  if (options.strict && unexercised.length) {
+    console.log("matrix: --strict: a requested leg that never ran is a failure");
+  }
+  Deno.exit(failed || (options.strict && unexercised.length) ? 1 : 0);
 }
