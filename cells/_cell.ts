@@ -145,7 +145,8 @@ function probe(leg: Leg, target: string, openDeadlineMs: number): Promise<Probe>
       try {
         try {
           await waitFor(() => exists(ready), {
-            what: `the store of ${target} to open and take 3 appends (open deadline ${openDeadlineMs} ms: raise CELLS_OPEN_DEADLINE_MS or openDeadlineMs for a slow store)`,
+            what:
+              `the store of ${target} to open and take 3 appends (open deadline ${openDeadlineMs} ms: raise CELLS_OPEN_DEADLINE_MS or openDeadlineMs for a slow store)`,
             deadlineMs: openDeadlineMs,
             children: [child],
           });

@@ -4,18 +4,20 @@ import { consumeOnceCell } from "./consume_once.ts";
 import { prefixDurabilityCell } from "./prefix_durability.ts";
 import { runDefinitions } from "./run_definitions.ts";
 import { liveChildren } from "../harness/child.ts";
+import { currentLeg } from "../harness/legs.ts";
 
 const faulty = (name: string) => new URL(`./testdata/faulty/${name}.ts`, import.meta.url);
 const options = { sanitizeResources: false, sanitizeOps: false };
+// The default leg, which every SQLite honours: each case is judged, never skipped.
+const leg = { ...currentLeg(), name: "default" as const };
 
 Deno.test({
   name: "a claimant that throws (exit 1) fails cell 2 with its stderr",
   ...options,
   async fn() {
     const [outcome] = await runDefinitions(
-      await consumeOnceCell({ target: faulty("claim_throws"), keepEvidence: false }),
+      await consumeOnceCell({ target: faulty("claim_throws"), keepEvidence: false, leg }),
     );
-    if (outcome?.status === "SKIP") return; // not the default leg
     strictEqual(outcome?.status, "FAIL");
     ok(outcome.detail?.includes("crashed (neither won nor lost)"), outcome.detail);
     ok(outcome.detail?.includes("exited with code 1"), outcome.detail);
@@ -30,9 +32,8 @@ Deno.test({
   async fn() {
     const started = performance.now();
     const [outcome] = await runDefinitions(
-      await prefixDurabilityCell({ target: faulty("writer_dies"), keepEvidence: false }),
+      await prefixDurabilityCell({ target: faulty("writer_dies"), keepEvidence: false, leg }),
     );
-    if (outcome?.status === "SKIP") return; // a leg this SQLite does not honour
     strictEqual(outcome?.status, "FAIL");
     ok(outcome.detail?.includes("writer died: the disk is on fire"), outcome.detail);
     ok(outcome.detail?.includes("Gave up waiting for 200 acknowledged appends"), outcome.detail);
@@ -51,10 +52,10 @@ Deno.test({
     const definitions = await prefixDurabilityCell({
       target: faulty("writer_floods"),
       keepEvidence: false,
+      leg,
     });
     const started = performance.now();
     const [outcome] = await runDefinitions(definitions);
-    if (outcome?.status === "SKIP") return; // a leg this SQLite does not honour
     strictEqual(outcome?.status, "FAIL");
     ok(outcome.detail?.includes("writer flooded: the end of the flood"), "the tail is missing");
     ok(/\[\d+ bytes cut\]/.test(outcome.detail ?? ""), "the flood was not cut");
@@ -83,12 +84,14 @@ Deno.test({
       timed(prefixDurabilityCell({
         target: faulty("writer_hangs"),
         keepEvidence: false,
+        leg,
         deadlineMs: 2500,
       })),
       // Claimants that never reach the barrier: the overall deadline ends cell 2.
       timed(consumeOnceCell({
         target: faulty("claimant_hangs"),
         keepEvidence: false,
+        leg,
         claimants: 2,
         overallDeadlineMs: 2500,
       })),
@@ -96,14 +99,13 @@ Deno.test({
       timed(prefixDurabilityCell({
         target: faulty("writer_hangs"),
         keepEvidence: false,
+        leg,
         deadlineMs: 60_000,
         overallDeadlineMs: 2500,
       })),
     ]);
     const detail = (o: typeof hangs) => o.outcome?.detail ?? "";
 
-    // A leg this SQLite does not honour skips cell 1 (and every leg but default cell 2).
-    if (hangs.outcome?.status === "SKIP") return;
     strictEqual(hangs.outcome?.status, "FAIL", "hanging writer");
     ok(detail(hangs).includes("Gave up waiting for 200 acknowledged appends"), detail(hangs));
     ok(detail(hangs).includes("last observed: 3 acknowledged this round"), detail(hangs));
@@ -111,16 +113,14 @@ Deno.test({
     ok(detail(hangs).includes("writer stuck: the disk stopped answering"), detail(hangs));
     ok(hangs.elapsed < 20_000, `hanging writer: ${Math.round(hangs.elapsed)} ms`);
 
-    if (barrier.outcome?.status !== "SKIP") { // cell 2 runs on the default leg only
-      strictEqual(barrier.outcome?.status, "FAIL", "claimants stuck before the barrier");
-      ok(
-        detail(barrier).includes("did not finish within its overall deadline of 2500 ms"),
-        detail(barrier),
-      );
-      ok(detail(barrier).includes("2 child(ren) still running"), detail(barrier));
-      ok(detail(barrier).includes("stuck before the barrier"), detail(barrier));
-      ok(barrier.elapsed < 20_000, `stuck claimants: ${Math.round(barrier.elapsed)} ms`);
-    }
+    strictEqual(barrier.outcome?.status, "FAIL", "claimants stuck before the barrier");
+    ok(
+      detail(barrier).includes("did not finish within its overall deadline of 2500 ms"),
+      detail(barrier),
+    );
+    ok(detail(barrier).includes("2 child(ren) still running"), detail(barrier));
+    ok(detail(barrier).includes("stuck before the barrier"), detail(barrier));
+    ok(barrier.elapsed < 20_000, `stuck claimants: ${Math.round(barrier.elapsed)} ms`);
 
     strictEqual(overall.outcome?.status, "FAIL", "overall deadline");
     ok(
@@ -130,6 +130,29 @@ Deno.test({
     ok(detail(overall).includes("writer stuck: the disk stopped answering"), detail(overall));
     ok(overall.elapsed < 20_000, `overall deadline: ${Math.round(overall.elapsed)} ms`);
 
+    strictEqual(liveChildren().length, 0, "a child outlived its test");
+  },
+});
+
+Deno.test({
+  name: "a store whose openStore never returns fails within the open deadline, named",
+  ...options,
+  async fn() {
+    const started = performance.now();
+    const [outcome] = await runDefinitions(
+      await prefixDurabilityCell({
+        target: faulty("open_hangs"),
+        keepEvidence: false,
+        leg,
+        openDeadlineMs: 2500,
+      }),
+    );
+    const elapsed = performance.now() - started;
+    strictEqual(outcome?.status, "FAIL");
+    ok(outcome.detail?.includes("open_hangs.ts to open"), outcome.detail);
+    ok(outcome.detail?.includes("open deadline 2500 ms"), outcome.detail);
+    ok(outcome.detail?.includes("open hangs: waiting for a lock"), "the child's stderr is missing");
+    ok(elapsed < 20_000, `it took ${Math.round(elapsed)} ms`);
     strictEqual(liveChildren().length, 0, "a child outlived its test");
   },
 });
