@@ -32,9 +32,13 @@
  *   `expectedActiveIds` differ from the active ids throws `RewindConflictError` and
  *   changes nothing.
  * - **Journal mode**: `options.journalMode` is the leg (`"wal"`, `"delete"`, or absent
- *   on the default leg). A store that leaves the file in another mode gets the leg
- *   SKIPPED with the reason (the on-disk mode is audited after each run): a leg it
- *   did not honour never counts as evidence.
+ *   on the default leg). The mode the writer ran in is observed on disk at every kill
+ *   (and in the leg probe, killed while the store is open): a leg with any observation
+ *   in another mode is SKIPPED with the observations, never counted as evidence. A
+ *   store whose file is not SQLite (or that keeps its data elsewhere) runs on the
+ *   default leg only; the other legs SKIP as not applicable.
+ * - **A branch exists** (cell 4): a store tells a missing branch from an empty one by
+ *   `getSession` or `listSessions`; with neither, cell 4 SKIPs.
  * - **Crash points** (optional): when `SESSION_DB_CRASH_AT=<point>[@<k>]` names one of
  *   `crashPoints()`, the process kills itself with SIGKILL the k-th time it gets there.
  *   Points the store does not list are not its business (the cells' children own

@@ -1,4 +1,5 @@
 import { Database } from "../session_db/sqlite/database.ts";
+import { observeJournalMode } from "./legs.ts";
 
 /**
  * Runs read-only queries on a database file through a separate connection, so the
@@ -41,4 +42,25 @@ export function integrityCheck(path: string): string {
     path,
     (db) => db.prepare("PRAGMA integrity_check").values<[string]>().map((r) => r[0]).join("; "),
   );
+}
+
+/**
+ * `PRAGMA integrity_check` when the file is an SQLite database; `undefined` for a store
+ * of another kind (nothing for SQLite to check: the store's own `checkInvariants`
+ * stands in).
+ *
+ * @param path The store's file.
+ * @returns `"ok"`, the problems, or `undefined` when the file is not SQLite.
+ * @example
+ * ```ts
+ * import { integrityIfSqlite } from "./db_audit.ts";
+ * const path = `${Deno.makeTempDirSync()}/log.jsonl`;
+ * Deno.writeTextFileSync(path, '{"id":1}\n');
+ * console.log(integrityIfSqlite(path)); // undefined
+ * ```
+ */
+export function integrityIfSqlite(path: string): string | undefined {
+  const mode = observeJournalMode(path, "integrity check", true).mode;
+  if (mode === "not-sqlite" || mode === "missing") return undefined;
+  return integrityCheck(path);
 }
