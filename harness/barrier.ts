@@ -1,12 +1,4 @@
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
+import { exists } from "../internal/fs.ts";
 
 /**
  * Releases a file barrier: every child waiting on `path` proceeds.

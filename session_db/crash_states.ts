@@ -60,6 +60,12 @@
  */
 import { basename, dirname, join } from "node:path";
 import type { LogRecord } from "./_vfs_log.ts";
+import {
+  SQLITE_OPEN_CREATE,
+  SQLITE_OPEN_MAIN_JOURNAL,
+  SQLITE_OPEN_SUPER_JOURNAL,
+  SQLITE_OPEN_WAL,
+} from "./sqlite/constants.ts";
 
 export { type LogRecord, readVfsLog, type VfsLog } from "./_vfs_log.ts";
 
@@ -118,9 +124,8 @@ export class CrashModelError extends Error {
   }
 }
 
-const OPEN_CREATE = 0x4;
-// SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_SUPER_JOURNAL | SQLITE_OPEN_WAL
-const CREATES_WITH_FOLDER_SYNC = 0x800 | 0x4000 | 0x80000;
+const CREATES_WITH_FOLDER_SYNC = SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_SUPER_JOURNAL |
+  SQLITE_OPEN_WAL;
 
 type Op = { offset: number; data: Uint8Array } | { size: number };
 
@@ -246,7 +251,7 @@ export class CrashModel {
             entry.since.push(inode);
           }
           files.set(record.file, inode);
-          if ((record.flags & OPEN_CREATE) && (record.flags & CREATES_WITH_FOLDER_SYNC)) {
+          if ((record.flags & SQLITE_OPEN_CREATE) && (record.flags & CREATES_WITH_FOLDER_SYNC)) {
             syncsFolder.add(record.file);
           }
           break;

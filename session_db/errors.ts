@@ -99,7 +99,8 @@ export class SessionNotFoundError extends SessionDBError {}
  * @example
  * ```ts
  * import { CompressionSessionClosedError } from "./errors.ts";
- * import type { NewMessage, SessionDB } from "./session_db.ts";
+ * import type { SessionDB } from "./session_db.ts";
+ * import type { NewMessage } from "./types.ts";
  * function append(db: SessionDB, sessionId: string, message: NewMessage): number {
  *   try {
  *     return db.appendMessage(sessionId, message);
@@ -118,7 +119,8 @@ export class CompressionSessionClosedError extends SessionDBError {}
  * @example
  * ```ts
  * import { SessionEndedError } from "./errors.ts";
- * import type { CompressionPublish, SessionDB } from "./session_db.ts";
+ * import type { SessionDB } from "./session_db.ts";
+ * import type { CompressionPublish } from "./types.ts";
  * function publishOnce(db: SessionDB, publish: CompressionPublish): boolean {
  *   try {
  *     return db.publishCompressionChild(publish) !== undefined;

@@ -16,8 +16,14 @@
  * @module
  */
 export * from "./session_db.ts";
+export * from "./types.ts";
+export { obligationId } from "./obligation_id.ts";
 export * from "./errors.ts";
 export * from "./journal_mode.ts";
 export * from "./crash_points.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
-export * from "./sqlite/mod.ts";
+// The binding's API; its numeric constants (sqlite/constants.ts) stay in sqlite/mod.ts.
+export * from "./sqlite/database.ts";
+export * from "./sqlite/statement.ts";
+export * from "./sqlite/sqlite_error.ts";
+export { SqliteLibraryError, systemLibraryPath } from "./sqlite/library.ts";

@@ -38,6 +38,19 @@
  * @module
  */
 import { loadLibrary } from "./sqlite/_ffi.ts";
+import {
+  SQLITE_CANTOPEN,
+  SQLITE_IOERR_CLOSE,
+  SQLITE_IOERR_DELETE,
+  SQLITE_IOERR_FSYNC,
+  SQLITE_IOERR_TRUNCATE,
+  SQLITE_IOERR_WRITE,
+  SQLITE_OK,
+  SQLITE_OPEN_MAIN_DB,
+  SQLITE_OPEN_MAIN_JOURNAL,
+  SQLITE_OPEN_SUPER_JOURNAL,
+  SQLITE_OPEN_WAL,
+} from "./sqlite/constants.ts";
 import { LogWriter, RecordKind } from "./_vfs_log.ts";
 
 export { type LogRecord, readVfsLog, type VfsLog, VfsLogError } from "./_vfs_log.ts";
@@ -74,20 +87,9 @@ export class RecordingVfsError extends Error {
   }
 }
 
-const SQLITE_OK = 0;
-const SQLITE_IOERR_WRITE = 10 | (3 << 8);
-const SQLITE_IOERR_FSYNC = 10 | (4 << 8);
-const SQLITE_IOERR_TRUNCATE = 10 | (6 << 8);
-const SQLITE_IOERR_DELETE = 10 | (10 << 8);
-const SQLITE_IOERR_CLOSE = 10 | (16 << 8);
-const SQLITE_CANTOPEN = 14;
-
 // File kinds whose content outlives the process; temporary files are left alone.
-const OPEN_MAIN_DB = 0x100;
-const OPEN_MAIN_JOURNAL = 0x800;
-const OPEN_SUPER_JOURNAL = 0x4000;
-const OPEN_WAL = 0x80000;
-const RECORDED = OPEN_MAIN_DB | OPEN_MAIN_JOURNAL | OPEN_SUPER_JOURNAL | OPEN_WAL;
+const RECORDED = SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_SUPER_JOURNAL |
+  SQLITE_OPEN_WAL;
 
 // sqlite3_vfs: sizes by iVersion, and the offsets this shim touches.
 const VFS_SIZE = [0, 136, 144, 168];

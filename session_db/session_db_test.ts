@@ -1078,7 +1078,11 @@ Deno.test("checkInvariants is empty when healthy and reports broken counters and
 // --- crash points -----------------------------------------------------------------
 
 Deno.test("every crash point the store marks is declared, and every declared one is marked", () => {
-  const source = Deno.readTextFileSync(new URL("./session_db.ts", import.meta.url));
+  // The store's sources: the class and the private files of its feature areas.
+  const source = [...Deno.readDirSync(new URL(".", import.meta.url))]
+    .filter(({ name }) => name === "session_db.ts" || /^_.*(?<!_test)\.ts$/.test(name))
+    .map(({ name }) => Deno.readTextFileSync(new URL(name, import.meta.url)))
+    .join("\n");
   const marked = [...source.matchAll(/crashPoint\("([^"]+)"\)/g)].map((m) => m[1]!);
   assert.deepEqual([...new Set(marked)].sort(), [...STORE_CRASH_POINTS].sort());
   for (const point of STORE_CRASH_POINTS) assert.ok(crashPoints().includes(point));

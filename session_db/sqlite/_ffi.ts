@@ -67,6 +67,7 @@ const symbols = {
 /** The loaded library's symbols. */
 export type SqliteSymbols = Deno.DynamicLibrary<typeof symbols>["symbols"];
 
+import { SQLITE_CONFIG_MEMSTATUS } from "./constants.ts";
 import { explicitLibraryPath, libraryCandidates, SqliteLibraryError } from "./library.ts";
 
 /** The loaded SQLite library: where it came from and its symbols. */
@@ -78,8 +79,6 @@ export interface LoadedLibrary {
 }
 
 let loaded: LoadedLibrary | undefined;
-
-const SQLITE_CONFIG_MEMSTATUS = 9;
 
 /**
  * Turns off SQLite's memory statistics before the library initializes, as
@@ -140,6 +139,15 @@ export function loadLibrary(): LoadedLibrary {
 }
 
 const decoder = new TextDecoder();
+
+/** A non-NULL pointer for zero-length text, blobs and SQL. */
+export const EMPTY = new Uint8Array(1);
+
+/** An integer as a number while it is safe, else as a bigint (64-bit values stay exact). */
+export function toNumber(value: number | bigint): number | bigint {
+  if (typeof value === "number") return value;
+  return value >= -9007199254740991n && value <= 9007199254740991n ? Number(value) : value;
+}
 
 /** Copies `length` bytes at address `address` out of foreign memory. */
 export function copyBytes(sym: SqliteSymbols, address: bigint, length: number): Uint8Array {

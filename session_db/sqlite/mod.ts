@@ -16,4 +16,7 @@
  * @module
  */
 export * from "./database.ts";
+export * from "./statement.ts";
+export * from "./sqlite_error.ts";
+export * from "./constants.ts";
 export { SqliteLibraryError, systemLibraryPath } from "./library.ts";

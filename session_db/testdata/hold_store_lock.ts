@@ -3,21 +3,13 @@
 // `<release>` appears (at most 20 s), then rolls back.
 //
 // Usage: deno run <perms> hold_store_lock.ts <db> <ready> <release>
+import { exists } from "../../internal/fs.ts";
 import { Database } from "../sqlite/database.ts";
 
 const [dbPath, ready, release] = Deno.args;
 if (!dbPath || !ready || !release) {
   console.error("usage: hold_store_lock.ts <db> <ready> <release>");
   Deno.exit(2);
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const db = new Database(dbPath);

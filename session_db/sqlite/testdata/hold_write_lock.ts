@@ -3,21 +3,13 @@
 // appears (at most 20 s) and rolls back.
 //
 // Usage: deno run -A hold_write_lock.ts <db> <ready> [release]
+import { exists } from "../../../internal/fs.ts";
 import { Database } from "../database.ts";
 
 const [dbPath, readyFile, releaseFile = `${readyFile}.release`] = Deno.args;
 if (!dbPath || !readyFile) {
   console.error("usage: hold_write_lock.ts <db> <ready> [release]");
   Deno.exit(2);
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const db = new Database(dbPath);

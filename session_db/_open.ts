@@ -1,0 +1,203 @@
+// Opening a session database: the file created private, the schema migrated, and the
+// journal-mode resolver applied.
+import { dirname } from "../internal/path.ts";
+import { Database, sqliteVersion } from "./sqlite/database.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import { armedCrashPoint } from "./crash_points.ts";
+import {
+  decideJournalMode,
+  DEFAULT_JOURNAL_MODE,
+  type JournalMode,
+  journalModeFromEnv,
+} from "./journal_mode.ts";
+import { SchemaVersionError, SessionDBError, SessionDBOpenError } from "./errors.ts";
+import { Connection, errorDetail, isBusy, oneOff } from "./_connection.ts";
+import { checkOpenArguments } from "./_validate.ts";
+import type { SessionDBOptions } from "./types.ts";
+
+/** Opens, migrates and configures a session database (see {@linkcode SessionDB.open}). */
+export function openConnection(path: string, options: SessionDBOptions): Connection {
+  checkOpenArguments(path, options);
+  armedCrashPoint(); // an unknown crash point is an error at open, not silence
+  const readonly = options.readonly === true;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 1000;
+  const busyDeadlineMs = options.busyDeadlineMs ?? 20_000;
+  // Appends wait longer by default (an acknowledged append is the store's core promise),
+  // but an explicit deadline applies to every write.
+  const appendDeadlineMs = options.busyDeadlineMs ?? 60_000;
+  const fail = (detail: string, cause?: unknown) =>
+    new SessionDBOpenError(`Cannot open session database "${path}": ${detail}`, { cause });
+
+  if (!readonly) createPrivateFile(path, fail);
+  let db: Database;
+  const vfs = options.vfs ?? vfsFromEnv();
+  try {
+    db = new Database(path, { readonly, create: !readonly, ...(vfs ? { vfs } : {}) });
+  } catch (error) {
+    if (vfs && /no such vfs/.test(String(error))) {
+      throw fail(
+        `no SQLite VFS named "${vfs}" is registered (register it first, e.g. installRecordingVfs() from session_db/recording_vfs.ts, or unset SESSION_DB_VFS)`,
+        error,
+      );
+    }
+    throw fail(errorDetail(error), error);
+  }
+  try {
+    db.setBusyTimeout(busyTimeoutMs);
+    const version = readSchemaVersion(db, fail);
+    if (version > SCHEMA_VERSION) {
+      throw new SchemaVersionError(
+        `Cannot open session database "${path}": it has schema version ${version}, newer than ${SCHEMA_VERSION} of this store (upgrade the store; the file was left untouched)`,
+      );
+    }
+    if (readonly) {
+      if (version < SCHEMA_VERSION) {
+        throw fail(
+          `schema version ${version} needs a migration to ${SCHEMA_VERSION}, which a read-only open cannot do (open it once writable)`,
+        );
+      }
+      const mode = oneOff(db, "PRAGMA journal_mode", (q) => q.value<[string]>()?.[0]) ??
+        "delete";
+      db.exec("PRAGMA foreign_keys = ON");
+      return new Connection(db, path, {
+        journalMode: mode === "wal" ? "wal" : "delete",
+        journalModeReason: "read-only: as found on disk",
+        busyDeadlineMs,
+        appendDeadlineMs,
+        readonly: true,
+      });
+    }
+    const requested = options.journalMode ?? journalModeFromEnv() ?? DEFAULT_JOURNAL_MODE;
+    const { mode, reason } = applyJournalMode(db, requested, fail);
+    db.exec(`PRAGMA synchronous = ${mode === "wal" ? "FULL" : "EXTRA"}`);
+    db.exec("PRAGMA foreign_keys = ON");
+    const connection = new Connection(db, path, {
+      journalMode: mode,
+      journalModeReason: reason,
+      busyDeadlineMs,
+      appendDeadlineMs,
+      readonly: false,
+    });
+    if (version < SCHEMA_VERSION) migrate(connection);
+    return connection;
+  } catch (error) {
+    db.close();
+    if (error instanceof SessionDBError) throw error;
+    throw fail(errorDetail(error), error);
+  }
+}
+
+function migrate(connection: Connection): void {
+  const db = connection.database();
+  connection.write("migrate", () => {
+    // Re-read inside the write lock: a concurrent opener may have migrated already.
+    const version = currentVersion(db);
+    if (version > SCHEMA_VERSION) {
+      throw new SchemaVersionError(
+        `Cannot open session database "${connection.path}": it has schema version ${version}, newer than ${SCHEMA_VERSION}`,
+      );
+    }
+    for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+    if (version === 0) db.exec("INSERT INTO schema_version (version) VALUES (0)");
+    db.exec(`UPDATE schema_version SET version = ${SCHEMA_VERSION}`);
+  });
+}
+
+/** `SESSION_DB_VFS`: a registered VFS to open through (unset: SQLite's default). */
+function vfsFromEnv(): string | undefined {
+  try {
+    return Deno.env.get("SESSION_DB_VFS") || undefined;
+  } catch {
+    return undefined; // without env permission the variable is treated as unset
+  }
+}
+
+function createPrivateFile(path: string, fail: (detail: string) => Error): void {
+  const dir = dirname(path);
+  try {
+    if (!Deno.statSync(dir).isDirectory) {
+      throw fail(`"${dir}" is not a directory (choose a path inside an existing folder)`);
+    }
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw fail(`the folder "${dir}" does not exist (create it first)`);
+    }
+    if (error instanceof SessionDBError) throw error;
+    // Without permission to stat the folder, let SQLite report what it can.
+    return;
+  }
+  try {
+    Deno.openSync(path, { createNew: true, write: true, mode: 0o600 }).close();
+    Deno.chmodSync(path, 0o600);
+    syncFolder(dir);
+  } catch (error) {
+    if (error instanceof Deno.errors.AlreadyExists) return;
+    if (error instanceof Deno.errors.PermissionDenied) {
+      throw fail(`the folder "${dir}" is not writable (choose a writable location)`);
+    }
+    // Other failures surface from SQLite's own open with its message.
+  }
+}
+
+// A new file's name is durable only once its folder is synced: without this a power
+// loss right after the first commit could lose the whole database file.
+function syncFolder(dir: string): void {
+  try {
+    const folder = Deno.openSync(dir, { read: true });
+    try {
+      folder.syncSync();
+    } finally {
+      folder.close();
+    }
+  } catch {
+    // Some platforms cannot open or sync a folder; SQLite's own journal syncs still hold.
+  }
+}
+
+function currentVersion(db: Database): number {
+  const table = oneOff(
+    db,
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
+    (q) => q.value(),
+  );
+  if (!table) return 0;
+  return Number(
+    oneOff(db, "SELECT max(version) FROM schema_version", (q) => q.value<[number]>()?.[0]) ?? 0,
+  );
+}
+
+function readSchemaVersion(db: Database, fail: (detail: string, cause?: unknown) => Error): number {
+  try {
+    return currentVersion(db);
+  } catch (error) {
+    throw fail(errorDetail(error), error);
+  }
+}
+
+function applyJournalMode(
+  db: Database,
+  requested: JournalMode,
+  fail: (detail: string) => Error,
+): { mode: JournalMode; reason: string } {
+  const onDisk = String(
+    oneOff(db, "PRAGMA journal_mode", (q) => q.value<[string]>()?.[0]) ?? "delete",
+  )
+    .toLowerCase();
+  const decision = decideJournalMode(requested, sqliteVersion(), onDisk);
+  if (onDisk !== decision.mode) {
+    let result: string;
+    try {
+      using statement = db.prepare(`PRAGMA journal_mode = ${decision.mode.toUpperCase()}`);
+      result = String(statement.value<[string]>()?.[0]).toLowerCase();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      result = `${onDisk} (the database is locked)`;
+    }
+    if (result !== decision.mode) {
+      throw fail(
+        `journal mode ${decision.mode} was requested but SQLite kept ${result} (another connection may have the file open in WAL mode: close it and retry)`,
+      );
+    }
+  }
+  return { mode: decision.mode, reason: decision.reason };
+}

@@ -1,0 +1,150 @@
+// The delivery outbox: the operations behind SessionDB's obligation methods.
+import { crashPoint } from "./crash_points.ts";
+import { processAlive } from "./process.ts";
+import { type Connection, now } from "./_connection.ts";
+import { type ObligationRow, toObligation } from "./_rows.ts";
+import { checkSessionId, checkText } from "./_validate.ts";
+import { obligationId } from "./obligation_id.ts";
+import type { Obligation, ObligationState, RecoveredObligation, SweepOptions } from "./types.ts";
+
+export function recordObligation(
+  conn: Connection,
+  obligation: { sessionId: string; messageRef: string; content: string },
+): Obligation {
+  const { sessionId, messageRef, content } = obligation;
+  checkSessionId(sessionId);
+  checkText(messageRef, "message reference");
+  checkText(content, "obligation content");
+  const id = obligationId(sessionId, messageRef, content);
+  conn.write("recordObligation", () => {
+    conn.requireSession(sessionId);
+    const t = now();
+    conn.stmt(
+      `INSERT OR IGNORE INTO outbox (obligation_id, session_id, message_ref, content, state,
+         owner_pid, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)`,
+    ).run(id, sessionId, messageRef, content, Deno.pid, t, t);
+    crashPoint("recordObligation:afterInsert");
+  });
+  crashPoint("recordObligation:afterCommit");
+  return getObligation(conn, id)!;
+}
+
+export function markAttempting(conn: Connection, id: string, expectedFence: number): number | null {
+  const fence = conn.write("markAttempting", () => {
+    const changed = conn.stmt(
+      `UPDATE outbox SET state = 'attempting', attempts = attempts + 1,
+         delivery_fence = delivery_fence + 1, owner_pid = ?, updated_at = ?
+       WHERE obligation_id = ? AND state = 'pending' AND delivery_fence = ?`,
+    ).run(Deno.pid, now(), id, expectedFence);
+    crashPoint("markAttempting:afterUpdate");
+    return changed === 1 ? expectedFence + 1 : null;
+  });
+  crashPoint("markAttempting:afterCommit");
+  return fence;
+}
+
+export function markDelivered(conn: Connection, id: string, fence: number): boolean {
+  const done = conn.write("markDelivered", () => {
+    const changed = conn.stmt(
+      `UPDATE outbox SET state = 'delivered', updated_at = ?, last_error = NULL
+       WHERE obligation_id = ? AND state = 'attempting' AND delivery_fence = ?`,
+    ).run(now(), id, fence);
+    crashPoint("markDelivered:afterUpdate");
+    return changed === 1;
+  });
+  crashPoint("markDelivered:afterCommit");
+  return done;
+}
+
+export function markFailed(conn: Connection, id: string, fence: number, reason: string): boolean {
+  const done = terminal(conn, "failed", id, fence, reason);
+  crashPoint("markFailed:afterCommit");
+  return done;
+}
+
+export function markUnknown(conn: Connection, id: string, fence: number, reason: string): boolean {
+  const done = terminal(conn, "unknown", id, fence, reason);
+  crashPoint("markUnknown:afterCommit");
+  return done;
+}
+
+export function sweepRecoverable(conn: Connection, options: SweepOptions): RecoveredObligation[] {
+  const taken = conn.write("sweepRecoverable", () => {
+    const rows = conn.stmt(
+      `SELECT obligation_id, state, delivery_fence, owner_pid FROM outbox
+       WHERE state IN ('pending', 'attempting') ORDER BY created_at, obligation_id`,
+    ).all<{ obligation_id: string; state: string; delivery_fence: number; owner_pid: number }>();
+    const out: { id: string; action: RecoveredObligation["action"] }[] = [];
+    const t = now();
+    for (const row of rows) {
+      if (row.owner_pid === Deno.pid || processAlive(row.owner_pid)) continue;
+      if (row.state === "pending") {
+        conn.stmt(
+          `UPDATE outbox SET owner_pid = ?, updated_at = ?
+           WHERE obligation_id = ? AND state = 'pending' AND delivery_fence = ?`,
+        ).run(Deno.pid, t, row.obligation_id, row.delivery_fence);
+        out.push({ id: row.obligation_id, action: "send" });
+      } else if (options.idempotentTransport) {
+        conn.stmt(
+          `UPDATE outbox SET owner_pid = ?, updated_at = ?, attempts = attempts + 1,
+             delivery_fence = delivery_fence + 1
+           WHERE obligation_id = ? AND state = 'attempting' AND delivery_fence = ?`,
+        ).run(Deno.pid, t, row.obligation_id, row.delivery_fence);
+        out.push({ id: row.obligation_id, action: "resend" });
+      } else {
+        conn.stmt(
+          `UPDATE outbox SET state = 'unknown', owner_pid = ?, updated_at = ?, last_error = ?
+           WHERE obligation_id = ? AND state = 'attempting' AND delivery_fence = ?`,
+        ).run(
+          Deno.pid,
+          t,
+          `owner pid ${row.owner_pid} died after marking it attempting; it may have been sent and the transport has no idempotency key, so it is not resent`,
+          row.obligation_id,
+          row.delivery_fence,
+        );
+        out.push({ id: row.obligation_id, action: "unknown" });
+      }
+      crashPoint("sweepRecoverable:afterClaim");
+    }
+    return out;
+  });
+  crashPoint("sweepRecoverable:afterCommit");
+  return taken.map(({ id, action }) => ({
+    obligation: getObligation(conn, id)!,
+    action,
+    idempotencyKey: id,
+  }));
+}
+
+export function getObligation(conn: Connection, id: string): Obligation | undefined {
+  const row = conn.read(
+    "read an obligation",
+    () => conn.stmt("SELECT * FROM outbox WHERE obligation_id = ?").get<ObligationRow>(id),
+  );
+  return row ? toObligation(row) : undefined;
+}
+
+export function listObligations(
+  conn: Connection,
+  filter: { sessionId?: string; state?: ObligationState },
+): Obligation[] {
+  return conn.read("list obligations", () =>
+    conn.stmt(
+      `SELECT * FROM outbox WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR state = ?2)
+       ORDER BY created_at, obligation_id`,
+    ).all<ObligationRow>(filter.sessionId ?? null, filter.state ?? null)).map(toObligation);
+}
+
+function terminal(
+  conn: Connection,
+  state: "failed" | "unknown",
+  id: string,
+  fence: number,
+  reason: string,
+): boolean {
+  return conn.write(state === "failed" ? "markFailed" : "markUnknown", () =>
+    conn.stmt(
+      `UPDATE outbox SET state = ?, last_error = ?, updated_at = ?
+       WHERE obligation_id = ? AND state IN ('pending', 'attempting') AND delivery_fence = ?`,
+    ).run(state, reason, now(), id, fence) === 1);
+}
