@@ -12,15 +12,15 @@
 // full image): the crash points fire between statements, so the recorder cannot have
 // missed a write, and a recording that differs would make the image meaningless.
 import { basename, dirname, join } from "node:path";
-import { spawnRecordedChild } from "../cells/recorded_child.ts";
+import { spawnRecordedChild } from "../../cells/recorded_child.ts";
 import {
   CrashModel,
   type FileSet,
   materialise,
   readVfsLog,
   snapshotFolder,
-} from "../session_db/crash_states.ts";
-import type { CrashImage, CrashImageResult } from "./sweep.ts";
+} from "../../session_db/crash_states.ts";
+import type { CrashImage, CrashImageResult } from "./_types.ts";
 
 const LOG = "vfs.log";
 const BASELINE = "baseline";

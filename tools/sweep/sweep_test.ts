@@ -4,13 +4,17 @@
 // power-loss variant catches a durability bug (DELETE mode with synchronous=FULL) that the
 // SIGKILL sweep cannot see, and passes on the reference store.
 import { deepStrictEqual, ok } from "node:assert/strict";
-import { currentLeg } from "../harness/legs.ts";
-import { crashPoints } from "../cells/reference_target.ts";
-import { planPoints, sequenceSpace, sweep, type SweepReport } from "./sweep.ts";
-import { lastSyncImage } from "./_sweep_power_loss.ts";
+import { currentLeg } from "../../harness/legs.ts";
+import { crashPoints } from "../../cells/reference_target.ts";
+import { planPoints, sequenceSpace } from "./_plan.ts";
+import { sweep, type SweepReport } from "./sweep.ts";
+import { lastSyncImage } from "./_power_loss.ts";
 
 const BETWEEN = "publishCompressionChild:betweenTransactions";
-const MUTANT = new URL("../cells/testdata/mutants/rotation_two_transactions.ts", import.meta.url);
+const MUTANT = new URL(
+  "../../cells/testdata/mutants/rotation_two_transactions.ts",
+  import.meta.url,
+);
 // Every method a program may call: the reference store has them all.
 const METHODS = [
   "createSession",
@@ -125,7 +129,7 @@ Deno.test({
 // An append (acknowledged), then a rewind killed before its first write: with FULL the
 // append's journal was unlinked without a folder sync, so after a power loss it is hot again.
 const LOST_APPEND = "append+rewind/rewindToMessage:afterVerify@1";
-const DELETE_FULL = new URL("../cells/testdata/mutants/delete_full.ts", import.meta.url);
+const DELETE_FULL = new URL("../../cells/testdata/mutants/delete_full.ts", import.meta.url);
 
 Deno.test({
   name: "power-loss sweep catches DELETE+FULL losing an acknowledged append; SIGKILL sweep cannot",

@@ -6,18 +6,18 @@
 //                                runs the program (operations joined by "+"), journaling an
 //                                intent before each operation and the acknowledgement after
 //                                it returned; SESSION_DB_CRASH_AT kills it at the point
-import { AckWriter } from "../harness/ack_journal.ts";
-import { loadTarget } from "../cells/target.ts";
-import { childArgs, openStoreFor } from "../cells/child_runtime.ts";
+import { AckWriter } from "../../harness/ack_journal.ts";
+import { loadTarget } from "../../cells/target.ts";
+import { childArgs, openStoreFor } from "../../cells/child_runtime.ts";
 import {
   parseProgram,
   ProgramRunner,
   seedDeadOwner,
   seedStore,
   type SweepStore,
-} from "./_sweep_program.ts";
+} from "./_program.ts";
 
-const USAGE = "_sweep_child.ts setup|owner <target> <db> <seed> | run <target> <db> " +
+const USAGE = "_child.ts setup|owner <target> <db> <seed> | run <target> <db> " +
   "<intents> <acks> <seed> <program>";
 const [mode, target, dbPath] = childArgs(4, USAGE);
 const store = await openStoreFor(target!, dbPath!) as SweepStore;

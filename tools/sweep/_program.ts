@@ -3,8 +3,8 @@
 // operations, the programs that own each crash point, the seeded store, and the state
 // snapshot the oracle compares. Everything here is deterministic given the seed and the
 // program, so the parent's uncrashed run is the child's run minus the crash.
-import type { CellMessage, MaybePromise, Store } from "../cells/target.ts";
-import { seededRandom } from "../harness/seeded_random.ts";
+import type { CellMessage, MaybePromise, Store } from "../../cells/target.ts";
+import { seededRandom } from "../../harness/seeded_random.ts";
 
 /** The operations of the bounded sequences (issue 8), in enumeration order. */
 export const SEQUENCE_OPS = [

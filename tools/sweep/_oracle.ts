@@ -1,0 +1,259 @@
+// The crash sweep's oracle: the checks of one recovered state. The interrupted operation
+// is all-or-nothing (the recovered state equals the uncrashed run's state without it or
+// with it), acknowledged operations kept their results, a point after COMMIT keeps the
+// operation, the owning clause holds (no compression orphan, a rotated parent refuses
+// appends), and the cross-cutting checks: journal mode, recovery determinism, integrity,
+// the store's invariants.
+import { deepStrictEqual } from "node:assert/strict";
+import { integrityCheck } from "../../harness/db_audit.ts";
+import type { LegName } from "../../harness/legs.ts";
+import { onDiskJournalMode } from "../../session_db/journal_mode.ts";
+import type { PlannedState } from "./_plan.ts";
+import { type ProgramOp, snapshot, type StoreState, type SweepStore } from "./_program.ts";
+
+/** The uncrashed run of a program: the state before and after each operation, and results. */
+export interface Reference {
+  /** `snaps[i]` is the state before operation `i`; the last, after the program. */
+  snaps: StoreState[];
+  /** What each operation returned. */
+  results: unknown[];
+}
+
+/** An acknowledgement the crash child journaled after an operation returned. */
+export interface Ack {
+  /** The operation's index in the program. */
+  i: number;
+  /** The operation. */
+  op: string;
+  /** What it returned. */
+  result: unknown;
+}
+
+/** What the oracle checks a recovered state against. */
+export interface OracleInput {
+  /** The leg (a named leg's file must still be in its mode). */
+  leg: LegName;
+  /** Opens the store on the leg. */
+  openStore: (path: string) => Promise<SweepStore>;
+  /** The state: its program and crash point. */
+  state: PlannedState;
+  /** The operation the crash interrupted (the number of acknowledgements). */
+  interrupted: number;
+  /** The acknowledgements the child journaled. */
+  acks: readonly Ack[];
+  /** The database to check (the files the child left, or a crash image of them). */
+  db: string;
+  /** The uncrashed run of the program from the state's start. */
+  reference: () => Promise<Reference>;
+  /** Records a problem under its clause. */
+  fail: (clause: string, text: string) => void;
+}
+
+/** What the oracle read and how the recovered state matched, for the report and evidence. */
+export interface Verdict {
+  /** The interrupted operation absent, complete, or one that changes nothing. */
+  match?: "without" | "with" | "unchanged";
+  /** The recovered state and the store's invariant violations. */
+  recovered?: { state: StoreState; invariants: string[] };
+  /** The two states the recovered one may equal. */
+  candidates: { without?: StoreState; with?: StoreState };
+}
+
+/** The clause each operation's state is owned by. */
+const CLAUSES: Record<ProgramOp, string> = {
+  append: "prefix durability",
+  batch: "prefix durability",
+  claim: "consume-once",
+  rotate: "rotation atomicity",
+  rewind: "fork determinism",
+  fork: "fork determinism",
+  record: "outbox exactly-once",
+  attempt: "outbox exactly-once",
+  deliver: "outbox exactly-once",
+  fail: "outbox exactly-once",
+  unknown: "outbox exactly-once",
+  sweep: "outbox exactly-once",
+};
+
+/**
+ * Checks one recovered state; every problem goes to `input.fail` under its clause (an
+ * unexpected error as `recovery`).
+ *
+ * @param input The state, its acknowledgements, the database and the reference run.
+ * @returns What was read and how it matched (partial when a check threw).
+ */
+export async function checkRecovered(input: OracleInput): Promise<Verdict> {
+  const { state, interrupted, acks, fail, db: checkedDb } = input;
+  const op = state.program[interrupted]!;
+  const clause = CLAUSES[op];
+  const verdict: Verdict = { candidates: {} };
+  try {
+    const onDisk = onDiskJournalMode(checkedDb);
+    if (input.leg !== "default" && onDisk !== input.leg) {
+      fail("leg", `the file is in ${onDisk} mode after the crash, not ${input.leg}`);
+    }
+    const recovered = await recover(input.openStore, checkedDb);
+    verdict.recovered = recovered;
+    const again = await recover(input.openStore, checkedDb);
+    if (!same(again.state, recovered.state)) {
+      fail(
+        "recovery determinism",
+        `a second recovery read another state: ${diff(again.state, recovered.state).join("; ")}`,
+      );
+    }
+    const ref = await input.reference();
+    const without = ref.snaps[interrupted]!;
+    const withOp = ref.snaps[interrupted + 1]!;
+    verdict.candidates = { without, with: withOp };
+    for (const ack of acks) {
+      if (!same(ack.result, ref.results[ack.i])) {
+        fail(
+          clause,
+          `acknowledged operation ${ack.i} (${ack.op}) returned ${
+            JSON.stringify(ack.result)
+          }, the uncrashed run ${JSON.stringify(ref.results[ack.i])}`,
+        );
+      }
+    }
+    const isWithout = same(recovered.state, without);
+    const isWith = same(recovered.state, withOp);
+    // An operation that changes nothing (a takeover with nothing to take) matches both.
+    if (isWithout && isWith) verdict.match = "unchanged";
+    else if (isWithout) verdict.match = "without";
+    else if (isWith) verdict.match = "with";
+    else {
+      // Durability: a state an earlier operation left means acknowledged ones were lost.
+      const earlier = ref.snaps.slice(0, interrupted).findLastIndex((snap) =>
+        same(recovered.state, snap)
+      );
+      if (earlier !== -1) {
+        fail(
+          "durability",
+          `acknowledged operation${interrupted - earlier > 1 ? "s" : ""} ${
+            Array.from({ length: interrupted - earlier }, (_, j) =>
+              `${earlier + j} (${state.program[earlier + j]})`).join(", ")
+          } lost: the recovered state is the one before operation ${earlier}`,
+        );
+      }
+      fail(
+        clause,
+        `the interrupted ${op} (operation ${interrupted}) is neither absent nor complete: ` +
+          `against the state without it: ${diff(recovered.state, without).join("; ")}; ` +
+          `against the state with it: ${diff(recovered.state, withOp).join("; ")}`,
+      );
+    }
+    if (state.point.endsWith(":afterCommit") && verdict.match === "without") {
+      fail(clause, `${op} committed before the crash, but the recovered state lacks it`);
+    }
+    const orphaned = orphans(recovered.state);
+    if (orphaned.length) {
+      fail(
+        "rotation atomicity",
+        `compression orphan: ${orphaned.join(", ")} ended by compression without a continuation`,
+      );
+    }
+    // The cross-cutting checks after the owning clause, so a failure is named by its clause.
+    const integrity = integrityCheck(checkedDb);
+    if (integrity !== "ok") fail("integrity", `integrity_check: ${integrity}`);
+    if (recovered.invariants.length) {
+      fail("invariants", recovered.invariants.join("; "));
+    }
+    if (op === "rotate" && verdict.match === "with") {
+      // Last: the probe writes. A rotated parent must refuse appends with the typed error.
+      const rotated = withOp.sessions.find((s) => s.id === ref.results[interrupted])?.parent;
+      const store = await input.openStore(checkedDb);
+      try {
+        await store.appendMessage(rotated!, { role: "user", content: "after rotation" });
+        fail("rotation atomicity", `an append to the rotated parent ${rotated} was accepted`);
+      } catch (error) {
+        const name = error instanceof Error ? error.name : String(error);
+        if (name !== "CompressionSessionClosedError") {
+          fail(
+            "rotation atomicity",
+            `an append to the rotated parent ${rotated} failed with ${name}, not CompressionSessionClosedError`,
+          );
+        }
+      } finally {
+        await store.close();
+      }
+    }
+  } catch (error) {
+    fail(
+      "recovery",
+      `cannot check the recovered store: ${
+        error instanceof Error ? error.stack ?? error.message : String(error)
+      }`,
+    );
+  }
+  return verdict;
+}
+
+async function recover(
+  openStore: (path: string) => Promise<SweepStore>,
+  db: string,
+): Promise<{ state: StoreState; invariants: string[] }> {
+  const store = await openStore(db);
+  try {
+    const state = await snapshot(store);
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    return { state, invariants };
+  } finally {
+    await store.close();
+  }
+}
+
+function orphans(state: StoreState): string[] {
+  const parents = new Set(state.sessions.map((s) => s.parent));
+  return state.sessions.filter((s) => s.endReason === "compression" && !parents.has(s.id)).map((
+    s,
+  ) => s.id);
+}
+
+/** A short description of how two states differ (at most `limit` lines). */
+function diff(a: StoreState, b: StoreState, limit = 4): string[] {
+  const out: string[] = [];
+  const sessionsA = new Map(a.sessions.map((s) => [s.id, s]));
+  const sessionsB = new Map(b.sessions.map((s) => [s.id, s]));
+  for (const id of new Set([...sessionsA.keys(), ...sessionsB.keys()])) {
+    const x = sessionsA.get(id);
+    const y = sessionsB.get(id);
+    if (!x) out.push(`session ${id} missing`);
+    else if (!y) out.push(`session ${id} present (${JSON.stringify(x)})`);
+    else if (JSON.stringify(x) !== JSON.stringify(y)) {
+      out.push(`session ${id}: ${JSON.stringify(x)} instead of ${JSON.stringify(y)}`);
+    }
+  }
+  for (const id of new Set([...Object.keys(a.messages), ...Object.keys(b.messages)])) {
+    const x = a.messages[id] ?? [];
+    const y = b.messages[id] ?? [];
+    if (JSON.stringify(x) === JSON.stringify(y)) continue;
+    const i = x.findIndex((row, n) => JSON.stringify(row) !== JSON.stringify(y[n]));
+    const at = i === -1 ? Math.min(x.length, y.length) : i;
+    out.push(
+      `messages of ${id}: ${x.length} rows instead of ${y.length}, first difference at row ${at}: ${
+        JSON.stringify(x[at] ?? null)
+      } instead of ${JSON.stringify(y[at] ?? null)}`,
+    );
+  }
+  const obA = new Map(a.obligations.map((o) => [o.content, o]));
+  const obB = new Map(b.obligations.map((o) => [o.content, o]));
+  for (const id of new Set([...obA.keys(), ...obB.keys()])) {
+    const x = obA.get(id);
+    const y = obB.get(id);
+    if (JSON.stringify(x) !== JSON.stringify(y)) {
+      out.push(
+        `obligation "${id}": ${JSON.stringify(x ?? null)} instead of ${JSON.stringify(y ?? null)}`,
+      );
+    }
+  }
+  return out.length > limit ? [...out.slice(0, limit), `… ${out.length - limit} more`] : out;
+}
+
+function same(a: unknown, b: unknown): boolean {
+  try {
+    deepStrictEqual(a, b);
+    return true;
+  } catch {
+    return false;
+  }
+}

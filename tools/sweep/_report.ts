@@ -1,0 +1,148 @@
+// The crash sweep's report: a leg's outcomes summed up (coverage, matches, images), the
+// line each leg prints, and the final table of every library and leg.
+import type { LegName } from "../../harness/legs.ts";
+import type { StateOutcome } from "./_run_state.ts";
+import type { LegSweep, SweepReport } from "./_types.ts";
+
+/** What a leg's report needs besides its outcomes. */
+export interface LegFacts {
+  /** The leg. */
+  leg: LegName;
+  /** The on-disk journal mode of the seeded store. */
+  onDisk: string;
+  /** The selected points that are applicable; `undefined` when `--state` chose the states. */
+  pointsSelected: number | undefined;
+  /** Points no program reaches (the planner's list; the unreached ones are added). */
+  uncovered: { point: string; reason: string }[];
+  /** Points of methods the store lacks. */
+  notApplicable: { point: string; reason: string }[];
+  /** The full sequence space. */
+  sequenceSpace: { sequences: number; states: number };
+  /** Whether a crash image was used. */
+  imaged: boolean;
+  /** Wall time of the leg. */
+  seconds: number;
+}
+
+/**
+ * Sums up a leg: a point is covered when every occurrence killed the child in an
+ * operation owning it; the others join `uncovered` with why.
+ *
+ * @param facts The leg's plan and timing.
+ * @param outcomes The states, in plan order.
+ * @returns The leg's report.
+ */
+export function legReport(facts: LegFacts, outcomes: readonly StateOutcome[]): LegSweep {
+  const pointStates = outcomes.filter((o) => o.state.kind === "point");
+  const byPoint = new Map<string, StateOutcome[]>();
+  for (const o of pointStates) {
+    byPoint.set(o.state.point, [...(byPoint.get(o.state.point) ?? []), o]);
+  }
+  const uncovered = [...facts.uncovered];
+  let pointsCovered = 0;
+  for (const [point, list] of byPoint) {
+    const missed = list.filter((o) => !o.covered);
+    if (missed.length === 0) pointsCovered++;
+    else {
+      uncovered.push({
+        point,
+        reason: `not reached at ${missed.map((o) => `@${o.state.k}`).join(", ")}: ${
+          missed[0]!.failure?.problems[0] ?? "?"
+        }`,
+      });
+    }
+  }
+  const mean = (f: (o: StateOutcome) => number) =>
+    outcomes.length ? Math.round(outcomes.reduce((s, o) => s + f(o), 0) / outcomes.length) : 0;
+  return {
+    leg: facts.leg,
+    status: "RUN",
+    onDisk: facts.onDisk,
+    pointsTotal: facts.pointsSelected ?? byPoint.size,
+    pointsCovered,
+    uncovered,
+    notApplicable: facts.notApplicable,
+    pointStates: pointStates.length,
+    sequenceStates: outcomes.length - pointStates.length,
+    sequenceSpace: facts.sequenceSpace,
+    states: outcomes.length,
+    matched: {
+      without: outcomes.filter((o) => o.match === "without").length,
+      with: outcomes.filter((o) => o.match === "with").length,
+      unchanged: outcomes.filter((o) => o.match === "unchanged").length,
+    },
+    ...(facts.imaged
+      ? {
+        imaged: {
+          states: outcomes.filter((o) => o.imageDiffers !== undefined).length,
+          differing: outcomes.filter((o) => o.imageDiffers).length,
+        },
+      }
+      : {}),
+    failures: outcomes.filter((o) => o.failure).map((o) => o.failure!),
+    seconds: facts.seconds,
+    meanChildMs: mean((o) => o.childMs),
+    meanCheckMs: mean((o) => o.checkMs),
+  };
+}
+
+/**
+ * The lines a leg prints when it is done: its figures, then its uncovered and
+ * not-applicable points.
+ *
+ * @param result The leg's report.
+ * @returns The lines.
+ */
+export function legLines(result: LegSweep): string[] {
+  const name = result.leg;
+  return [
+    `leg ${
+      name.padEnd(7)
+    } points ${result.pointsCovered}/${result.pointsTotal} covered (100% needed), ` +
+    `${result.states} states (${result.pointStates} point, ${result.sequenceStates} sequence; ` +
+    `interrupted op absent ${result.matched.without}, complete ${result.matched.with}, ` +
+    `no-op ${result.matched.unchanged}), ` +
+    (result.imaged
+      ? `${result.imaged.differing}/${result.imaged.states} images dropped unsynced writes, `
+      : "") +
+    `${result.failures.length} failed, ${result.seconds.toFixed(1)} s, ${
+      (result.states / result.seconds).toFixed(1)
+    } states/s (child ${result.meanChildMs} ms, check ${result.meanCheckMs} ms per state)`,
+    ...result.uncovered.map((u) => `  UNCOVERED ${u.point} [${name}]: ${u.reason}`),
+    ...result.notApplicable.map((u) => `  N/A ${u.point} [${name}]: ${u.reason}`),
+  ];
+}
+
+/**
+ * The final table: one row per library and leg.
+ *
+ * @param reports One report per library.
+ * @returns The table's text.
+ */
+export function summaryTable(reports: readonly SweepReport[]): string {
+  const head = ["library", "SQLite", "leg", "points covered", "states", "states/s", "result"];
+  const body = reports.flatMap((r) =>
+    r.legs.map((l) => [
+      r.library.split("/").slice(-2).join("/"),
+      r.sqliteVersion,
+      l.leg,
+      l.status === "SKIP"
+        ? "-"
+        : `${l.pointsCovered}/${l.pointsTotal}${
+          l.pointsTotal ? ` (${Math.round((100 * l.pointsCovered) / l.pointsTotal)}%)` : ""
+        }`,
+      l.status === "SKIP" ? "-" : `${l.states} (${l.pointStates} + ${l.sequenceStates} seq)`,
+      l.status === "SKIP" || !l.seconds ? "-" : (l.states / l.seconds).toFixed(1),
+      l.status === "SKIP"
+        ? `SKIP: ${l.reason}`
+        : l.failures.length || l.uncovered.length || l.reason
+        ? `FAIL: ${l.failures.length} states, ${l.uncovered.length} uncovered${
+          l.reason ? `; ${l.reason.split("\n")[0]}` : ""
+        }`
+        : "PASS",
+    ])
+  );
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(head), line(widths.map((w) => "-".repeat(w))), ...body.map(line)].join("\n");
+}
