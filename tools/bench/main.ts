@@ -146,7 +146,7 @@ function notes(
     "spread of its per-round ratios (shown as its target; with one round, the ratio alone).",
     "tmpfs rows: the same runs on /dev/shm, where fsync is free: what is left is CPU.",
     "§4: wall times of child processes (start-up included), one run each; the sweep runs " +
-    "the default leg with 20 sampled sequences, the power-loss tier 2 runs per cell; " +
+    "the default leg with 20 sampled sequences, the power-loss tier 2 runs per cell. " +
     `${suite ? "" : "--no-suite: deno test and the matrix were not run. "}` +
     "Targets are benchmarks, never timed tests.",
   ];
