@@ -1,17 +1,17 @@
-"""The Python `sqlite3` side of tools/bench.ts (not meant to be run by hand).
+"""The Python `sqlite3` side of the bench, tools/bench/ (not meant to be run by hand).
 
-Usage: python3 tools/_bench_python.py '<job as JSON>'
+Usage: python3 tools/bench/_python_worker.py '<job as JSON>'
 
-Jobs (built by tools/bench.ts, which also passes the store's SQL and schema so that
-every implementation runs exactly the same statements):
+Jobs (tools/bench/_jobs.ts, built by tools/bench/_children.ts, which also passes the
+store's SQL and schema so that every implementation runs exactly the same statements):
   {"kind": "info"}
   {"kind": "append", "path", "mode", "sync", "n", "batch", "warmup", "content",
    "sessionId", "schema", "sql": {...}, "slices", "idleThreads"?, "jitWarmup"?}
 
 After the warmup the child prints "ready", then runs as many appends as each stdin line
-asks and prints their time, until "done": tools/bench.ts interleaves it with the other
-implementations so that the disk's drift hits them all alike. With n = 0 (a warm-up
-run) it returns after the warmup.
+asks and prints their time, until "done" (tools/bench/_protocol.ts): the bench
+interleaves it with the other implementations so that the disk's drift hits them all
+alike. With n = 0 (a warm-up run) it returns after the warmup.
 
 Prints one JSON line on stdout.
 """
@@ -110,7 +110,7 @@ def append(job):
     n = job["n"]
     seconds = cpu_seconds = 0.0
     if n > 0:
-        # Interleaved with its peers by tools/bench.ts: run what each stdin line asks.
+        # Interleaved with its peers by the bench: run what each stdin line asks.
         print("ready", flush=True)
         i = job["warmup"]
         for line in iter(sys.stdin.readline, ""):
@@ -148,13 +148,13 @@ def append(job):
 
 def main():
     if len(sys.argv) != 2:
-        sys.exit("usage: _bench_python.py '<job as JSON>' (run by tools/bench.ts)")
+        sys.exit("usage: _python_worker.py '<job as JSON>' (run by tools/bench/main.ts)")
     job = json.loads(sys.argv[1])
     if job["kind"] == "info":
         out = info()
     elif job["kind"] == "append":
         if job.get("jitWarmup"):
-            # The same scratch warm-up as the Deno children get (see jitWarmup in bench.ts).
+            # The same scratch warm-up as the Deno children get (jitWarmup in _jobs.ts).
             shm = "/dev/shm" if os.path.isdir("/dev/shm") else os.path.dirname(job["path"])
             with tempfile.TemporaryDirectory(dir=shm) as scratch:
                 warm = dict(job, path=os.path.join(scratch, "warmup.db"), mode="wal",

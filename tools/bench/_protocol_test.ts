@@ -3,13 +3,8 @@
 // one, and a child that fails mid-run is reported with its stderr, not waited on.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  appendChild,
-  type AppendOptions,
-  type LiveChild,
-  sliceSizes,
-  type VariantKey,
-} from "./bench.ts";
+import { appendChild, type AppendOptions, type VariantKey } from "./_children.ts";
+import { type LiveChild, sliceSizes } from "./_protocol.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 
