@@ -144,7 +144,7 @@ export async function crashTiers(
   const rows: SuiteRow[] = [];
   log("sweep (default leg, 20 sampled sequences)");
   const sweepJson = join(work, "sweep.json");
-  const sweep = await timedTool("sweep.ts", [
+  const sweep = await timedTool("sweep/main.ts", [
     "--legs",
     "default",
     "--sample",
