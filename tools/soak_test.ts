@@ -1,4 +1,4 @@
-import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, match, ok, strictEqual, throws } from "node:assert/strict";
 import type { CellReport } from "../cells/cell_report.ts";
 import { type LegOutcome, parseSoakArgs, SoakUsageError, startHogs, summarize } from "./soak.ts";
 
@@ -11,6 +11,35 @@ Deno.test("parseSoakArgs: runs, hogs, legs; bad values name the fix", () => {
   throws(() => parseSoakArgs(["--legs", "fast"]), /Unknown journal-mode leg "fast"/);
   throws(() => parseSoakArgs(["--hogs"]), /--hogs needs a value/);
   throws(() => parseSoakArgs(["--forever"]), SoakUsageError);
+  throws(() => parseSoakArgs(["--timeout", "1.5"]), /Invalid --timeout "1.5": use a whole number/);
+  throws(() => parseSoakArgs(["--cells", "1,9"]), /Unknown cell "9" in --cells: use some of 1, 2/);
+  throws(() => parseSoakArgs(["--cells", ","]), /Invalid --cells: name at least one/);
+  deepStrictEqual(parseSoakArgs(["--cells=2,3"]).cells, [2, 3]);
+});
+
+Deno.test("deno task soak: --help prints the flags and exit codes; a usage error exits 2", async () => {
+  const soak = (...args: string[]) =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-read",
+        "--allow-env",
+        new URL("./soak.ts", import.meta.url).href,
+        ...args,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  const help = await soak("--help");
+  strictEqual(help.code, 0);
+  const text = new TextDecoder().decode(help.stdout);
+  ok(/^Usage: deno task soak \[flags\]/.test(text), text);
+  for (const flag of ["--runs N", "--hogs N", "--timeout S", "Exit codes:", "  2   usage error"]) {
+    ok(text.includes(flag), `--help lacks "${flag}":\n${text}`);
+  }
+  const bad = await soak("--hogs", "many");
+  strictEqual(bad.code, 2);
+  match(new TextDecoder().decode(bad.stderr), /Invalid --hogs "many": use a whole number from 0/);
 });
 
 Deno.test("summarize sums the cells' tallies and counts a leg that failed without a report", () => {
