@@ -1,6 +1,6 @@
 import { deepStrictEqual, match, strictEqual, throws } from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { missingExamples } from "./doc_examples.ts";
+import { runTool } from "./_test_helpers.ts";
 
 Deno.test("missingExamples lists symbols without an @example code block, with their place", () => {
   const example = { kind: "example", doc: "```ts\nconsole.log(1);\n```" };
@@ -78,36 +78,21 @@ Deno.test("missingExamples judges a re-export by the declaration it points to", 
 
 Deno.test("tools/doc_examples.ts: --help, and a usage error exits 2", async () => {
   const run = (...args: string[]) =>
-    new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-run",
-        "--allow-read",
-        fileURLToPath(new URL("./doc_examples.ts", import.meta.url)),
-        ...args,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    runTool(new URL("./doc_examples.ts", import.meta.url), ["--allow-run", "--allow-read"], args);
   const help = await run("--help");
   strictEqual(help.code, 0);
-  match(
-    new TextDecoder().decode(help.stdout),
-    /^Usage: deno task doc-examples \[flags\][^]*--modules LIST/,
-  );
+  match(help.stdout, /^Usage: deno task doc-examples \[flags\][^]*--modules LIST/);
   const bad = await run("--modules", "no_such.ts");
   strictEqual(bad.code, 2);
-  match(new TextDecoder().decode(bad.stderr), /Invalid --modules: "no_such.ts" is not a file/);
+  match(bad.stderr, /Invalid --modules: "no_such.ts" is not a file/);
 });
 
 Deno.test("tools/doc_examples.ts: every symbol exported from mod.ts has an @example", async () => {
-  const script = fileURLToPath(new URL("./doc_examples.ts", import.meta.url));
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-run", "--allow-read", script],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stderr = new TextDecoder().decode(output.stderr);
-  strictEqual(output.code, 0, `doc_examples.ts failed:\n${stderr}`);
-  match(new TextDecoder().decode(output.stdout), /all \d+ exported symbols have an @example/);
+  const run = await runTool(
+    new URL("./doc_examples.ts", import.meta.url),
+    ["--allow-run", "--allow-read"],
+    [],
+  );
+  strictEqual(run.code, 0, `doc_examples.ts failed:\n${run.stderr}`);
+  match(run.stdout, /all \d+ exported symbols have an @example/);
 });

@@ -1,18 +1,14 @@
 // The kill matrix's command line; the matrix itself is asserted by cells/mutants_test.ts.
 import { match, ok, strictEqual } from "node:assert/strict";
+import { runTool } from "./_test_helpers.ts";
 
 const run = (env: Record<string, string>, ...args: string[]) =>
-  new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./mutants.ts", import.meta.url).href, ...args],
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  runTool(new URL("./mutants.ts", import.meta.url), ["-A"], args, env);
 
 Deno.test("deno task mutants: --help prints the flags and exit codes; usage errors exit 2", async () => {
   const help = await run({}, "--help");
   strictEqual(help.code, 0);
-  const text = new TextDecoder().decode(help.stdout);
+  const text = help.stdout;
   for (const line of ["Usage: deno task mutants [flags]", "--jobs N", "--only LIST", "  1   "]) {
     ok(text.includes(line), `--help lacks "${line}":\n${text}`);
   }
@@ -25,6 +21,6 @@ Deno.test("deno task mutants: --help prints the flags and exit codes; usage erro
   for (const [env, args, message] of cases) {
     const bad = await run(env, ...args);
     strictEqual(bad.code, 2, `${args.join(" ")} exited ${bad.code}`);
-    match(new TextDecoder().decode(bad.stderr), message);
+    match(bad.stderr, message);
   }
 });

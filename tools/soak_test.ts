@@ -1,6 +1,7 @@
 import { deepStrictEqual, match, ok, strictEqual, throws } from "node:assert/strict";
 import type { CellReport } from "../cells/cell_report.ts";
 import { type LegOutcome, parseSoakArgs, SoakUsageError, startHogs, summarize } from "./soak.ts";
+import { runTool } from "./_test_helpers.ts";
 
 Deno.test("parseSoakArgs: runs, hogs, legs; bad values name the fix", () => {
   const options = parseSoakArgs(["--runs", "30", "--hogs", "2", "--legs", "default,WAL"]);
@@ -19,27 +20,16 @@ Deno.test("parseSoakArgs: runs, hogs, legs; bad values name the fix", () => {
 
 Deno.test("deno task soak: --help prints the flags and exit codes; a usage error exits 2", async () => {
   const soak = (...args: string[]) =>
-    new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-read",
-        "--allow-env",
-        new URL("./soak.ts", import.meta.url).href,
-        ...args,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    runTool(new URL("./soak.ts", import.meta.url), ["--allow-read", "--allow-env"], args);
   const help = await soak("--help");
   strictEqual(help.code, 0);
-  const text = new TextDecoder().decode(help.stdout);
-  ok(/^Usage: deno task soak \[flags\]/.test(text), text);
+  ok(/^Usage: deno task soak \[flags\]/.test(help.stdout), help.stdout);
   for (const flag of ["--runs N", "--hogs N", "--timeout S", "Exit codes:", "  2   usage error"]) {
-    ok(text.includes(flag), `--help lacks "${flag}":\n${text}`);
+    ok(help.stdout.includes(flag), `--help lacks "${flag}":\n${help.stdout}`);
   }
   const bad = await soak("--hogs", "many");
   strictEqual(bad.code, 2);
-  match(new TextDecoder().decode(bad.stderr), /Invalid --hogs "many": use a whole number from 0/);
+  match(bad.stderr, /Invalid --hogs "many": use a whole number from 0/);
 });
 
 Deno.test("summarize sums the cells' tallies and counts a leg that failed without a report", () => {
