@@ -162,12 +162,15 @@ export async function checkDocExamples(
 if (import.meta.main) {
   const modules = parseFlags(DOC_EXAMPLES_CLI, Deno.args).list("--modules") ?? ["mod.ts"];
   if (!modules.length) fail("Invalid --modules: name at least one module, e.g. mod.ts");
-  for (const module of modules) {
+  const isFile = (module: string) => {
     try {
-      if (!Deno.statSync(new URL(module, ROOT_URL)).isFile) throw new Error("not a file");
+      return Deno.statSync(new URL(module, ROOT_URL)).isFile;
     } catch {
-      fail(`Invalid --modules: "${module}" is not a file under ${fileURLToPath(ROOT_URL)}`);
+      return false;
     }
+  };
+  for (const module of modules.filter((module) => !isFile(module))) {
+    fail(`Invalid --modules: "${module}" is not a file under ${fileURLToPath(ROOT_URL)}`);
   }
   const { checked, missing } = await checkDocExamples(modules);
   if (missing.length === 0) {

@@ -112,9 +112,7 @@ function parseArgs(args: string[]) {
   const flags = parseFlags(MUTANTS_CLI, args);
   const json = flags.string("--json");
   const options = {
-    legs: flags.has("--legs")
-      ? legListArg(flags.string("--legs")!)
-      : legListArg(Deno.env.get("SESSION_DB_JOURNAL_MODE") ?? "default"),
+    legs: legListArg(flags.string("--legs") ?? Deno.env.get("SESSION_DB_JOURNAL_MODE") ?? ""),
     libraries: flags.list("--libraries") ?? ["current"],
     only: flags.list("--only"),
     jobs: flags.int("--jobs", 1, 64) ?? 2,
