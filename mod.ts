@@ -10,11 +10,58 @@
  * await registerCells({ target: new URL("./cells/reference_target.ts", import.meta.url) });
  * ```
  *
- * The reference store (`SessionDB`), the FFI SQLite binding and the harness are
- * exported too.
+ * This module holds what a user of the suite needs: registering the cells, the target
+ * contract, the reference store (`SessionDB`) with its base error and the errors a
+ * caller acts on, and the report types. The rest is a subpath away: `./cells` (each cell's definition function, the
+ * power-loss tier), `./harness` (children, barriers, waits, legs, evidence) and
+ * `./session-db` (every store error and type, the FFI SQLite binding `Database`).
  *
  * @module
  */
-export * from "./cells/mod.ts";
-export * from "./harness/mod.ts";
-export * from "./session_db/mod.ts";
+export {
+  type CellId,
+  CELLS,
+  conformanceCells,
+  type ConformanceOptions,
+  registerCells,
+} from "./cells/register.ts";
+export type { CellOptions } from "./cells/cell_options.ts";
+export type { CellReport } from "./cells/cell_report.ts";
+export type { Leg, LegName } from "./harness/legs.ts";
+export {
+  CELL_METHODS,
+  type CellMessage,
+  type MaybePromise,
+  type RecoveredObligationView,
+  type Store,
+  type StoredMessage,
+  type StoredObligation,
+  type StoredSession,
+  type StoreMethod,
+  type StoreOptions,
+  TargetError,
+  type TargetModule,
+} from "./cells/target.ts";
+export {
+  type CompressionPublish,
+  type HandoffState,
+  type Message,
+  MESSAGE_ROLES,
+  type MessageRole,
+  type NewMessage,
+  type NewSession,
+  type Obligation,
+  type ObligationState,
+  type RecoveredObligation,
+  type Session,
+  SessionDB,
+  type SessionDBOptions,
+  type SweepOptions,
+} from "./session_db/session_db.ts";
+export type { JournalMode } from "./session_db/journal_mode.ts";
+export {
+  BusyDeadlineError,
+  CompressionSessionClosedError,
+  RewindConflictError,
+  SessionDBError,
+} from "./session_db/errors.ts";

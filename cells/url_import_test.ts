@@ -17,7 +17,8 @@ const root = packageRoot();
 
 /** The scratch project's own store: another schema, its own SQL, over the served binding. */
 function ownStore(base: string): string {
-  return `import { Database, type Store, type StoreOptions } from "${base}/mod.ts";
+  return `import type { Store, StoreOptions } from "${base}/mod.ts";
+import { Database } from "${base}/session_db/mod.ts";
 
 export function openStore(path: string, options: StoreOptions): Store {
   const db = new Database(path);

@@ -1,5 +1,5 @@
 // Bad input: each error names the problem and the fix, and nothing acknowledged before
-// it is lost. The README's "Bad input" table points here and at the older tests it
+// it is lost. docs/bad_input.md points here and at the older tests it
 // reuses (session_db_test.ts, journal_mode_test.ts, sqlite/database_test.ts).
 import assert from "node:assert/strict";
 import { join } from "node:path";

@@ -60,10 +60,15 @@ export function helpText(tool: ToolSpec): string {
 /** The flags given on a command line, checked against the tool's table. */
 export class ParsedFlags {
   #values: Map<string, string | true>;
+  #fail: (message: string) => never;
 
-  /** Wraps the parsed values (flag name to value, `true` for a switch). */
-  constructor(values: Map<string, string | true>) {
+  /**
+   * Wraps the parsed values (flag name to value, `true` for a switch); a bad value goes
+   * to `onError` (default: print it and exit 2).
+   */
+  constructor(values: Map<string, string | true>, onError: (message: string) => never = fail) {
     this.#values = values;
+    this.#fail = onError;
   }
 
   /** Whether the flag was given. */
@@ -92,7 +97,7 @@ export class ParsedFlags {
     const value = Number(raw);
     if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
       const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
-      fail(`Invalid ${name} "${raw}": use a whole number ${range}`);
+      this.#fail(`Invalid ${name} "${raw}": use a whole number ${range}`);
     }
     return value;
   }
@@ -102,8 +107,13 @@ export class ParsedFlags {
  * Parses a tool's arguments against its table: `--help` prints the help and exits 0; an
  * unknown flag, a missing value or a stray argument is a usage error (exit 2) naming the
  * valid flags. A value is the next argument or follows `=`; the last of a repeated flag wins.
+ * A tool that must test its usage errors passes `onError` (e.g. one that throws).
  */
-export function parseFlags(tool: ToolSpec, args: readonly string[]): ParsedFlags {
+export function parseFlags(
+  tool: ToolSpec,
+  args: readonly string[],
+  onError: (message: string) => never = fail,
+): ParsedFlags {
   const byName = new Map(tool.flags.map((flag) => [flag.name, flag]));
   const values = new Map<string, string | true>();
   for (let i = 0; i < args.length; i++) {
@@ -117,20 +127,20 @@ export function parseFlags(tool: ToolSpec, args: readonly string[]): ParsedFlags
     const spec = byName.get(name);
     if (!spec) {
       const valid = [...byName.keys()].join(", ");
-      fail(`Invalid argument "${arg}": use ${valid} (see --help)`);
+      onError(`Invalid argument "${arg}": use ${valid} (see --help)`);
     }
     if (spec.value === undefined) {
-      if (name !== arg) fail(`Invalid argument "${arg}": ${name} takes no value`);
+      if (name !== arg) onError(`Invalid argument "${arg}": ${name} takes no value`);
       values.set(name, true);
       continue;
     }
     const value = name !== arg ? arg.slice(eq + 1) : args[++i];
     if (value === undefined || value === "") {
-      fail(`Invalid arguments: ${name} needs a value (${spec.value})`);
+      onError(`Invalid arguments: ${name} needs a value (${spec.value})`);
     }
     values.set(name, value);
   }
-  return new ParsedFlags(values);
+  return new ParsedFlags(values, onError);
 }
 
 /**

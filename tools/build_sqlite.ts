@@ -3,14 +3,17 @@
  * amalgamation shipped inside the npm package `better-sqlite3@12.11.1`, into the ignored cache
  * folder `.cache/sqlite/3.53.2/`.
  *
- * Run with `deno task sqlite`. A second run is a no-op once the library exists and verifies.
- * The last line printed is the library's path.
+ * Run with `deno task sqlite` (flags and exit codes: `--help`, {@linkcode BUILD_SQLITE_CLI}).
+ * A second run is a no-op once the library exists and verifies. The last line printed is
+ * the library's path.
  *
  * @module
  */
 
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { exists } from "../internal/fs.ts";
+import { parseFlags, type ToolSpec } from "./_cli.ts";
 
 /** SQLite version of the amalgamation in {@link NPM_PACKAGE}. */
 const SQLITE_VERSION = "3.53.2";
@@ -27,6 +30,20 @@ const SQLITE_DEFINES = [
 ];
 
 const PROJECT_ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** The build's command line (its `--help`). */
+export const BUILD_SQLITE_CLI: ToolSpec = {
+  usage: "deno task sqlite",
+  summary: `Builds SQLite ${SQLITE_VERSION} (WAL-reset fixed) from the amalgamation inside the npm
+package ${NPM_PACKAGE} into .cache/sqlite/${SQLITE_VERSION}/ (about 30 s; needs npm, tar
+and a C compiler: $CC, else cc, gcc or clang). A no-op once the library exists and
+reports ${SQLITE_VERSION}. The last line printed is the library's path.`,
+  flags: [{ name: "--quiet", help: "print only the library's path" }],
+  exitCodes: {
+    0: "the library is built and verified",
+    1: "the build failed (the message says why)",
+  },
+};
 
 /**
  * Returns the path where the fixed SQLite library is (or will be) built:
@@ -80,7 +97,7 @@ export async function buildFixedSqlite(options: { quiet?: boolean } = {}): Promi
   };
   const target = fixedSqlitePath();
 
-  if (await exists(target)) {
+  if (exists(target)) {
     const version = tryLoadVersion(target);
     if (version === SQLITE_VERSION) {
       if (!quiet) console.log(`sqlite: already built: ${target}`);
@@ -200,15 +217,6 @@ function tryLoadVersion(path: string): string | undefined {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
 /** Returns the first of `names` that runs with `--version`, or undefined. */
 async function findTool(names: string[]): Promise<string | undefined> {
   for (const name of names) {
@@ -279,8 +287,10 @@ async function findTarball(dir: string): Promise<string> {
 }
 
 if (import.meta.main) {
+  const quiet = parseFlags(BUILD_SQLITE_CLI, Deno.args).has("--quiet");
   try {
-    await buildFixedSqlite();
+    const path = await buildFixedSqlite({ quiet });
+    if (quiet) console.log(path);
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     Deno.exit(1);

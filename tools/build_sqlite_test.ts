@@ -1,4 +1,5 @@
 import { fixedSqlitePath } from "./build_sqlite.ts";
+import { runTool } from "./_test_helpers.ts";
 
 const path = fixedSqlitePath();
 const built = (() => {
@@ -43,4 +44,16 @@ Deno.test({
       lib.close();
     }
   },
+});
+
+Deno.test("deno task sqlite: --help prints the flags and exit codes; a usage error exits 2", async () => {
+  const build = (arg: string) =>
+    runTool(new URL("./build_sqlite.ts", import.meta.url), ["--allow-read", "--allow-env"], [arg]);
+  const help = await build("--help");
+  assert(help.code === 0, `--help exited ${help.code}`);
+  assert(/^Usage: deno task sqlite \[flags\]/.test(help.stdout), help.stdout);
+  assert(help.stdout.includes("--quiet"), help.stdout);
+  const bad = await build("--jobs=4");
+  assert(bad.code === 2, `a bad flag exited ${bad.code}: ${bad.stderr}`);
+  assert(bad.stderr.includes(`Invalid argument "--jobs=4": use --quiet (see --help)`), bad.stderr);
 });

@@ -11,17 +11,21 @@
  * mode, judged on the delete leg) runs on that leg only: there it must be SKIPPED, not
  * PASSED, by its cells.
  *
- * Flags: `--legs default,delete,wal` (default: this process's leg,
- * `SESSION_DB_JOURNAL_MODE`), `--libraries current,system,fixed` (default: current,
- * the library this process loads), `--only <names>` (mutants, or `alt_store`),
- * `--jobs N` (default 2), `--json <path>` (default `.cache/mutants/report.json`).
+ * Flags and exit codes: `deno task mutants --help` ({@linkcode MUTANTS_CLI}).
  *
  * @module
  */
-import { fail, flagsOf, LEG_PERMISSIONS, legChildEnv, legListArg } from "./_cli.ts";
+import {
+  fail,
+  LEG_PERMISSIONS,
+  legChildEnv,
+  legListArg,
+  parseFlags,
+  type ToolSpec,
+} from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
-import { currentLeg, type LegName, LEGS, parseLeg } from "../harness/legs.ts";
+import { currentLeg, type LegName, LEGS } from "../harness/legs.ts";
 import { systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/mod.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
@@ -70,27 +74,52 @@ interface Row {
   error?: string;
 }
 
+/** The kill matrix's command line (its `--help`). */
+export const MUTANTS_CLI: ToolSpec = {
+  usage: "deno task mutants",
+  summary: `Runs every cell against every mutant of cells/testdata/mutants/ (stores that each
+break one clause) and against the correct-but-different alt store, one child per target
+and leg; prints the kill matrix and the mutation score, and writes a JSON report.`,
+  flags: [
+    {
+      name: "--legs",
+      value: "LIST",
+      help: "journal-mode legs (a mutant judged on its own leg runs there only)",
+      default: "SESSION_DB_JOURNAL_MODE, the leg of this process",
+    },
+    {
+      name: "--libraries",
+      value: "LIST",
+      help: "current, system and/or fixed",
+      default: "current, the library this process loads",
+    },
+    { name: "--only", value: "LIST", help: "mutant names, or alt_store", default: "all" },
+    { name: "--jobs", value: "N", help: "targets run at once (1 to 64)", default: "2" },
+    {
+      name: "--json",
+      value: "PATH",
+      help: "the JSON report",
+      default: ".cache/mutants/report.json",
+    },
+  ],
+  exitCodes: {
+    0: "every judged mutant killed by its intended cell, and no false alarm on the alt store",
+    1: "a mutant survived its intended cell (or was caught there for another reason), or the alt store failed a cell",
+  },
+};
+
 function parseArgs(args: string[]) {
+  const flags = parseFlags(MUTANTS_CLI, args);
+  const json = flags.string("--json");
   const options = {
-    legs: [parseLeg(Deno.env.get("SESSION_DB_JOURNAL_MODE"))] as LegName[],
-    libraries: ["current"],
-    only: undefined as string[] | undefined,
-    jobs: 2,
-    json: join(ROOT, ".cache/mutants/report.json"),
+    legs: legListArg(flags.string("--legs") ?? Deno.env.get("SESSION_DB_JOURNAL_MODE") ?? ""),
+    libraries: flags.list("--libraries") ?? ["current"],
+    only: flags.list("--only"),
+    jobs: flags.int("--jobs", 1, 64) ?? 2,
+    json: json === undefined ? join(ROOT, ".cache/mutants/report.json") : resolve(json),
   };
-  for (const [flag, value] of flagsOf(args)) {
-    if (flag === "--legs") {
-      options.legs = legListArg(value());
-    } else if (flag === "--libraries") options.libraries = value().split(",");
-    else if (flag === "--only") options.only = value().split(",");
-    else if (flag === "--jobs") options.jobs = Math.max(1, Number(value()) || 1);
-    else if (flag === "--json") options.json = resolve(value());
-    else {
-      fail(
-        `Invalid argument "${flag}": use --legs, --libraries, --only, --jobs or --json`,
-      );
-    }
-  }
+  if (!options.libraries.length) fail("Invalid --libraries: use current, system and/or fixed");
+  if (options.only?.length === 0) fail("Invalid --only: name at least one mutant, or alt_store");
   for (const library of options.libraries) {
     if (!["current", "system", "fixed"].includes(library)) {
       fail(`Unknown library "${library}": use current, system and/or fixed`);

@@ -9,14 +9,14 @@
  * each ends on its own at the soak's worst-case end or when the soak dies, and the soak
  * kills them when it finishes.
  *
- * Usage: `deno task soak --runs N [--hogs 2] [--legs default,delete,wal]
- * [--library system|fixed|<path>] [--cells 1,2,3,4,5] [--target <module>]
- * [--timeout <s per run>] [--json <path>]`. Writes `.cache/soak/report.json` unless
- * `--json` names another path; exits 1 on any failure or loss, 2 on bad arguments.
+ * Flags and exit codes: `deno task soak --help` ({@linkcode SOAK_CLI}). Writes
+ * `.cache/soak/report.json` unless `--json` names another path; exits 1 on any failure or
+ * loss, 2 on a usage error.
  *
  * @module
  */
-import { LEG_PERMISSIONS, legChildEnv } from "./_cli.ts";
+import { LEG_PERMISSIONS, legChildEnv, parseFlags, type ToolSpec } from "./_cli.ts";
+import { type CellId, CELLS } from "../cells/register.ts";
 import { targetSpecifier } from "../cells/target.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
@@ -56,8 +56,42 @@ export interface SoakOptions {
   json: string;
 }
 
+/** The soak's command line (its `--help`). */
+export const SOAK_CLI: ToolSpec = {
+  usage: "deno task soak",
+  summary: `Runs the cells again and again, each run one \`deno test\` per leg (killed past
+--timeout), optionally beside busy-loop CPU hogs, and sums the cells' reports: failures,
+SIGKILLs delivered, acknowledged operations and acknowledged operations lost.`,
+  flags: [
+    { name: "--runs", value: "N", help: "runs, each of every leg (1 to 100000)", default: "10" },
+    { name: "--hogs", value: "N", help: "busy-loop CPU hogs alongside (0 to 64)", default: "0" },
+    { name: "--legs", value: "LIST", help: "journal-mode legs of each run", default: "default" },
+    {
+      name: "--library",
+      value: "LIB",
+      help: "system, fixed, or a SQLite library path",
+      default: "DENO_SQLITE_PATH, else system",
+    },
+    { name: "--cells", value: "LIST", help: "cells to run", default: "every cell" },
+    {
+      name: "--target",
+      value: "MODULE",
+      help: "the store's target module",
+      default: "the reference store",
+    },
+    {
+      name: "--timeout",
+      value: "S",
+      help: "seconds one leg of one run may take (1 to 86400)",
+      default: "600",
+    },
+    { name: "--json", value: "PATH", help: "the JSON report", default: ".cache/soak/report.json" },
+  ],
+  exitCodes: { 0: "no cell failed and nothing acknowledged was lost", 1: "a failure or a loss" },
+};
+
 /**
- * Parses the soak's command line.
+ * Parses the soak's command line (`--help` prints {@linkcode SOAK_CLI} and exits).
  *
  * @param args The arguments.
  * @returns The options.
@@ -69,57 +103,41 @@ export interface SoakOptions {
  * ```
  */
 export function parseSoakArgs(args: readonly string[]): SoakOptions {
-  const options: SoakOptions = {
-    runs: 10,
-    hogs: 0,
-    legs: ["default"],
-    library: "",
-    cells: [1, 2, 3, 4, 5],
-    target: new URL("../cells/reference_target.ts", import.meta.url).href,
-    timeoutS: 600,
-    json: join(ROOT, ".cache/soak/report.json"),
+  const usage = (message: string): never => {
+    throw new SoakUsageError(message);
   };
-  const count = (flag: string, text: string, min: number, max: number) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      throw new SoakUsageError(
-        `Invalid ${flag} "${text}": use a whole number from ${min} to ${max}`,
-      );
+  const flags = parseFlags(SOAK_CLI, args, usage);
+  const known = Object.keys(CELLS).map(Number) as CellId[];
+  const cells = flags.list("--cells")?.map((cell) => {
+    const id = Number(cell) as CellId;
+    if (!/^\d+$/.test(cell) || !known.includes(id)) {
+      usage(`Unknown cell "${cell}" in --cells: use some of ${known.join(", ")}`);
     }
-    return n;
+    return id;
+  });
+  if (cells?.length === 0) usage(`Invalid --cells: name at least one of ${known.join(", ")}`);
+  const legs = flags.list("--legs")?.map((leg) => {
+    try {
+      return parseLeg(leg);
+    } catch (error) {
+      return usage((error as Error).message);
+    }
+  });
+  if (legs?.length === 0) usage("Invalid --legs: name at least one of default, delete, wal");
+  const target = flags.string("--target");
+  const json = flags.string("--json");
+  return {
+    runs: flags.int("--runs", 1, 100_000) ?? 10,
+    hogs: flags.int("--hogs", 0, 64) ?? 0,
+    legs: legs ?? ["default"],
+    library: flags.string("--library") ?? "",
+    cells: cells ?? known,
+    target: target === undefined
+      ? new URL("../cells/reference_target.ts", import.meta.url).href
+      : targetSpecifier(target),
+    timeoutS: flags.int("--timeout", 1, 86_400) ?? 600,
+    json: json === undefined ? join(ROOT, ".cache/soak/report.json") : resolve(json),
   };
-  for (let i = 0; i < args.length; i++) {
-    const flag = args[i]!;
-    const value = () => {
-      const v = args[++i];
-      if (v === undefined) throw new SoakUsageError(`Invalid arguments: ${flag} needs a value`);
-      return v;
-    };
-    if (flag === "--runs") options.runs = count(flag, value(), 1, 100_000);
-    else if (flag === "--hogs") options.hogs = count(flag, value(), 0, 64);
-    else if (flag === "--legs") {
-      options.legs = value().split(",").map((leg) => {
-        try {
-          return parseLeg(leg);
-        } catch (error) {
-          throw new SoakUsageError((error as Error).message);
-        }
-      });
-    } else if (flag === "--library") options.library = value();
-    else if (flag === "--cells") {
-      options.cells = value().split(",").map((c) => count("cell", c, 1, 5));
-    } else if (flag === "--target") {
-      const t = value();
-      options.target = targetSpecifier(t);
-    } else if (flag === "--timeout") options.timeoutS = count(flag, value(), 1, 86_400);
-    else if (flag === "--json") options.json = resolve(value());
-    else {
-      throw new SoakUsageError(
-        `Invalid argument "${flag}": use --runs, --hogs, --legs, --library, --cells, --target, --timeout or --json`,
-      );
-    }
-  }
-  return options;
 }
 
 /** Resolves `--library` to a path: `system`, `fixed`, a path, or the environment's. */

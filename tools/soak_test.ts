@@ -1,6 +1,7 @@
-import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, match, ok, strictEqual, throws } from "node:assert/strict";
 import type { CellReport } from "../cells/cell_report.ts";
 import { type LegOutcome, parseSoakArgs, SoakUsageError, startHogs, summarize } from "./soak.ts";
+import { runTool } from "./_test_helpers.ts";
 
 Deno.test("parseSoakArgs: runs, hogs, legs; bad values name the fix", () => {
   const options = parseSoakArgs(["--runs", "30", "--hogs", "2", "--legs", "default,WAL"]);
@@ -11,6 +12,24 @@ Deno.test("parseSoakArgs: runs, hogs, legs; bad values name the fix", () => {
   throws(() => parseSoakArgs(["--legs", "fast"]), /Unknown journal-mode leg "fast"/);
   throws(() => parseSoakArgs(["--hogs"]), /--hogs needs a value/);
   throws(() => parseSoakArgs(["--forever"]), SoakUsageError);
+  throws(() => parseSoakArgs(["--timeout", "1.5"]), /Invalid --timeout "1.5": use a whole number/);
+  throws(() => parseSoakArgs(["--cells", "1,9"]), /Unknown cell "9" in --cells: use some of 1, 2/);
+  throws(() => parseSoakArgs(["--cells", ","]), /Invalid --cells: name at least one/);
+  deepStrictEqual(parseSoakArgs(["--cells=2,3"]).cells, [2, 3]);
+});
+
+Deno.test("deno task soak: --help prints the flags and exit codes; a usage error exits 2", async () => {
+  const soak = (...args: string[]) =>
+    runTool(new URL("./soak.ts", import.meta.url), ["--allow-read", "--allow-env"], args);
+  const help = await soak("--help");
+  strictEqual(help.code, 0);
+  ok(/^Usage: deno task soak \[flags\]/.test(help.stdout), help.stdout);
+  for (const flag of ["--runs N", "--hogs N", "--timeout S", "Exit codes:", "  2   usage error"]) {
+    ok(help.stdout.includes(flag), `--help lacks "${flag}":\n${help.stdout}`);
+  }
+  const bad = await soak("--hogs", "many");
+  strictEqual(bad.code, 2);
+  match(bad.stderr, /Invalid --hogs "many": use a whole number from 0/);
 });
 
 Deno.test("summarize sums the cells' tallies and counts a leg that failed without a report", () => {
