@@ -54,10 +54,10 @@ export {
   type ObligationState,
   type RecoveredObligation,
   type Session,
-  SessionDB,
   type SessionDBOptions,
   type SweepOptions,
-} from "./session_db/session_db.ts";
+} from "./session_db/types.ts";
+export { SessionDB } from "./session_db/session_db.ts";
 export type { JournalMode } from "./session_db/journal_mode.ts";
 export {
   BusyDeadlineError,

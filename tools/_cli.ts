@@ -143,21 +143,6 @@ export function parseFlags(
   return new ParsedFlags(values, onError);
 }
 
-/**
- * Walks a tool's arguments: each flag with a function that takes its value (the next
- * argument; a usage error when there is none).
- */
-export function* flagsOf(args: string[]): Generator<[string, () => string]> {
-  for (let i = 0; i < args.length; i++) {
-    const flag = args[i]!;
-    yield [flag, () => {
-      const value = args[++i];
-      if (value === undefined) fail(`Invalid arguments: ${flag} needs a value`);
-      return value;
-    }];
-  }
-}
-
 /** Parses `--legs default,delete,wal`; an unknown leg is a usage error naming the valid ones. */
 export function legListArg(value: string): LegName[] {
   return value.split(",").map((leg) => {
