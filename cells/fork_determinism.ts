@@ -1,9 +1,10 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
-import { integrityIfSqlite } from "../harness/db_audit.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
+import { type EditStep, judgeEdits } from "./_fork_state.ts";
 import { awaitCrash, killAfterAcks } from "./_kill.ts";
+import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredMessage } from "./target.ts";
 
@@ -30,107 +31,6 @@ export interface ForkDeterminismOptions extends CellOptions {
   crashPoints?: boolean;
 }
 
-/** An [id, content] pair; `null` for the id an in-flight append has not got yet. */
-type Pair = [number | null, string];
-
-/** One journaled step of the editor (an intent, or the same step once acknowledged). */
-interface Step {
-  s: number;
-  op: "append" | "rewind" | "fork";
-  /** The active transcript of `main` once the step is applied. */
-  expect: Pair[];
-  /** Rewind: the user message rewound to, and the ids it deactivates. */
-  target?: number;
-  deactivated?: number[];
-  /** Fork: the branch, the message it forks at, and the contents it must hold. */
-  branch?: string;
-  at?: number;
-  expectBranch?: string[];
-}
-
-interface Row {
-  id: number;
-  content: string | null;
-  active: boolean;
-}
-
-interface Recovered {
-  rows: Row[];
-  branches: Record<string, { exists: boolean; rows: Row[] }>;
-  invariants: string[];
-}
-
-async function recover(target: string, db: string, branches: string[]): Promise<Recovered> {
-  const store = await openTargetStore(target, db);
-  const read = async (session: string, includeInactive: boolean) =>
-    (await store.getMessages(session, { includeInactive })).map((m) => ({
-      id: m.id,
-      content: m.content,
-      active: m.active !== false,
-    }));
-  try {
-    const rows = await read("main", true);
-    const out: Recovered["branches"] = {};
-    for (const branch of branches) {
-      let branchRows: Row[] = [];
-      try {
-        branchRows = await read(branch, false);
-      } catch {
-        // An unknown session may throw: the branch is absent.
-      }
-      // "Absent" means no branch session at all, not an empty one: asked of the store.
-      const exists = store.getSession
-        ? (await store.getSession(branch)) !== undefined
-        : (await store.listSessions!()).some((session) => session.id === branch);
-      out[branch] = { exists, rows: branchRows };
-    }
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
-    return { rows, branches: out, invariants };
-  } finally {
-    await store.close();
-  }
-}
-
-const show = (pairs: readonly Pair[]) => JSON.stringify(pairs);
-
-/** Whether the recovered pairs are the expected ones (a `null` id: a new row's id). */
-function matches(recovered: readonly [number, string | null][], expected: readonly Pair[]) {
-  return recovered.length === expected.length &&
-    recovered.every(([id, content], i) =>
-      content === expected[i]![1] && (expected[i]![0] === null || id === expected[i]![0])
-    );
-}
-
-/**
- * The acknowledged state missing after recovery: rows of the last acknowledged
- * transcript absent from the active rows (unless the in-flight step, wholly applied,
- * removed them), plus acknowledged branches missing or changed.
- */
-function lostSteps(
-  recovered: Recovered,
-  last: Step | undefined,
-  inflight: Step | undefined,
-  acks: Step[],
-): number {
-  const active = recovered.rows.filter((r) => r.active).map((r) =>
-    [r.id, r.content] as [number, string | null]
-  );
-  let lost = 0;
-  if (!(inflight && matches(active, inflight.expect))) {
-    const present = new Set(active.map(([id, content]) => `${id}|${content}`));
-    lost += (last?.expect ?? []).filter(([id, content]) =>
-      id !== null && !present.has(`${id}|${content}`)
-    ).length;
-  }
-  for (const fork of acks.filter((a) => a.op === "fork")) {
-    const branch = recovered.branches[fork.branch!];
-    const same = branch?.exists &&
-      JSON.stringify(branch.rows.map((r) => r.content)) === JSON.stringify(fork.expectBranch);
-    if (!same) lost++;
-  }
-  return lost;
-}
-
 async function checkRun(
   ctx: CellRun,
   t: Deno.TestContext,
@@ -139,114 +39,19 @@ async function checkRun(
   acksPath: string,
   intentsPath: string,
 ): Promise<void> {
-  const acks = readAckJournal<Step>(acksPath);
-  const intents = readAckJournal<Step>(intentsPath);
-  const last = acks.at(-1);
-  const pending = intents.filter((i) => i.s > (last?.s ?? -1));
-  const inflight = pending[0];
-  const forks = [...acks, ...pending].filter((a) => a.op === "fork").map((a) => a.branch!);
-  const first = await recover(ctx.target, db, forks);
-  const second = await recover(ctx.target, db, forks);
-  const rewinds = acks.filter((a) => a.op === "rewind");
+  const acks = readAckJournal<EditStep>(acksPath);
+  const judged = await judgeEdits(ctx.target, db, acks, readAckJournal<EditStep>(intentsPath));
+  const inflight = judged.inflight;
   ctx.note(label, {
     acknowledged: acks.length,
-    rewinds: rewinds.length,
+    rewinds: acks.filter((a) => a.op === "rewind").length,
     forks: acks.filter((a) => a.op === "fork").length,
     inflight: inflight ? `${inflight.op} ${inflight.s}` : null,
-    rows: first.rows.length,
+    rows: judged.state.rows.length,
   });
   tally(ctx, "acknowledgedOps", acks.length);
-  tally(ctx, "lost", lostSteps(first, last, inflight, acks));
-
-  await t.step(`${label}: no prefix row duplicated after ${rewinds.length} rewinds`, () => {
-    const byContent = new Map<string | null, number[]>();
-    for (const row of first.rows) {
-      byContent.set(row.content, [...byContent.get(row.content) ?? [], row.id]);
-    }
-    const dup = [...byContent].find(([, ids]) => ids.length > 1);
-    ok(
-      !dup,
-      `"${dup?.[0]}" is stored ${dup?.[1].length} times (ids ${
-        dup?.[1].join(", ")
-      }): a rewind re-inserted the kept prefix`,
-    );
-    const ids = first.rows.map((r) => r.id);
-    ok(new Set(ids).size === ids.length, `duplicate row ids in ${ids.join(", ")}`);
-  });
-  await t.step(`${label}: rewound rows stay inactive, kept prefix ids unchanged`, () => {
-    const byId = new Map(first.rows.map((r) => [r.id, r]));
-    const rewound = new Set<number>();
-    for (const rewind of rewinds) {
-      for (const id of rewind.deactivated!) {
-        rewound.add(id);
-        const row = byId.get(id);
-        ok(row, `row ${id}, rewound at step ${rewind.s}, is gone`);
-        ok(!row.active, `row ${id} (${row.content}), rewound at step ${rewind.s}, is active again`);
-      }
-    }
-    if (inflight?.op === "rewind") inflight.deactivated!.forEach((id) => rewound.add(id));
-    const stray = first.rows.find((r) => !r.active && !rewound.has(r.id));
-    ok(
-      !stray,
-      `row ${stray?.id} (${stray?.content}) is inactive but no rewind removed it: the ids of the kept prefix changed`,
-    );
-  });
-  await t.step(
-    `${label}: transcript is acknowledged step ${last?.s ?? "none"} or in-flight ${
-      inflight ? `${inflight.op} ${inflight.s}` : "none"
-    } wholly applied`,
-    () => {
-      ok(
-        pending.length <= 1,
-        `${pending.length} steps in flight at once (${pending.map((p) => p.s).join(", ")})`,
-      );
-      const active = first.rows.filter((r) => r.active).map((r) =>
-        [r.id, r.content] as [number, string | null]
-      );
-      const acknowledged = last?.expect ?? [];
-      const applied = inflight ? inflight.expect : undefined;
-      ok(
-        matches(active, acknowledged) || (applied !== undefined && matches(active, applied)),
-        `recovered ${JSON.stringify(active)} is neither the acknowledged ${show(acknowledged)}${
-          applied ? ` nor, with ${inflight!.op} ${inflight!.s} applied, ${show(applied)}` : ""
-        }`,
-      );
-    },
-  );
-  await t.step(`${label}: every acknowledged branch is its parent's prefix at fork time`, () => {
-    const mainIds = new Set(first.rows.map((r) => r.id));
-    for (const fork of acks.filter((a) => a.op === "fork")) {
-      const branch = first.branches[fork.branch!]!;
-      ok(branch.exists, `branch ${fork.branch} (acknowledged at step ${fork.s}) is missing`);
-      deepStrictEqual(
-        branch.rows.map((r) => r.content),
-        fork.expectBranch,
-        `branch ${fork.branch} forked at ${fork.at}`,
-      );
-      ok(
-        !branch.rows.some((r) => mainIds.has(r.id)),
-        `branch ${fork.branch} shares rows with main`,
-      );
-    }
-    if (inflight?.op === "fork") {
-      const branch = first.branches[inflight.branch!]!;
-      const absent = !branch.exists && branch.rows.length === 0;
-      const complete = branch.exists &&
-        JSON.stringify(branch.rows.map((r) => r.content)) === JSON.stringify(inflight.expectBranch);
-      ok(
-        absent || complete,
-        `in-flight branch ${inflight.branch} is partial: exists ${branch.exists}, holds ${
-          JSON.stringify(branch.rows.map((r) => r.content))
-        }, expected ${JSON.stringify(inflight.expectBranch)} or nothing`,
-      );
-    }
-  });
-  await t.step(`${label}: recovery deterministic, integrity and invariants`, () => {
-    deepStrictEqual(second, first);
-    const integrity = integrityIfSqlite(db);
-    ok(integrity === undefined || integrity === "ok", `integrity_check: ${integrity}`);
-    deepStrictEqual(first.invariants, []);
-  });
+  tally(ctx, "lost", judged.lost);
+  await checkSteps(t, judged.checks, `${label}: `);
 }
 
 /**
@@ -377,8 +182,8 @@ export function forkDeterminismCell(
         const killed = await awaitCrash(ctx, crasher, point, pointDb, pointAcks);
         await t.step(`${point}: the child died there by SIGKILL`, () => {
           ok(killed, crasher.describe());
-          const acks = readAckJournal<Step>(pointAcks);
-          const inflight = readAckJournal<Step>(pointIntents).at(-1);
+          const acks = readAckJournal<EditStep>(pointAcks);
+          const inflight = readAckJournal<EditStep>(pointIntents).at(-1);
           ok(
             acks.filter((a) => a.op === op).length === 1,
             `expected one acknowledged ${op} before the crash`,

@@ -1,22 +1,24 @@
-import { deepStrictEqual, ok } from "node:assert/strict";
+import { ok } from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { countReady, releaseBarrier } from "../harness/barrier.ts";
 import { type Child, classifyExit, reapAll } from "../harness/child.ts";
-import { integrityIfSqlite } from "../harness/db_audit.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { startTallies, tally } from "./_tally.ts";
 import {
   type Arrival,
-  effectsPerObligation,
   readInbox,
   RECOVERER_AFTER_SEND,
   SENDER_AFTER_ATTEMPTING,
   SENDER_AFTER_RECORD,
   SENDER_AFTER_SEND,
 } from "./_inbox.ts";
-import { CELL_METHODS, loadTarget, openTargetStore, type StoredObligation } from "./target.ts";
+import { judgeOutbox, senderAtKill } from "./_outbox_state.ts";
+import { checkSteps } from "./_state_check.ts";
+import { CELL_METHODS, loadTarget } from "./target.ts";
+
+export { type RecoveredOutbox, recoverOutbox } from "./_outbox_state.ts";
 
 /**
  * Options of {@linkcode outboxExactlyOnceCell}.
@@ -57,59 +59,6 @@ const KILL_POINTS = [
 
 /** The points the cell's children own (they run on every target). */
 const APP_POINTS = new Set<string>([SENDER_AFTER_SEND, RECOVERER_AFTER_SEND]);
-
-/** The index of the obligation in flight when the sender died (the third). */
-const IN_FLIGHT = 2;
-
-const STATES = ["pending", "attempting", "delivered", "failed", "unknown"];
-
-/**
- * What a store's outbox holds after a crash: every obligation, sorted by content, and
- * the store's invariant violations. Opens the store through the target and closes it.
- *
- * @example
- * ```ts
- * import { recoverOutbox } from "./outbox_exactly_once.ts";
- * const target = new URL("./reference_target.ts", import.meta.url).href;
- * const path = `${Deno.makeTempDirSync()}/s.db`; // the file a killed sender left
- * const { obligations, invariants } = await recoverOutbox(target, path);
- * console.log(obligations.length, invariants); // 0 []
- * ```
- */
-export async function recoverOutbox(target: string, db: string): Promise<RecoveredOutbox> {
-  const store = await openTargetStore(target, db);
-  try {
-    const obligations = (await store.listObligations!()).map((o) => ({
-      obligationId: o.obligationId,
-      content: o.content,
-      state: o.state,
-      lastError: o.lastError ?? null,
-    })).sort((a, b) => a.content.localeCompare(b.content));
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
-    return { obligations, invariants };
-  } finally {
-    await store.close();
-  }
-}
-
-/**
- * The outbox of a store after a crash, as {@linkcode recoverOutbox} reads it.
- *
- * @example
- * ```ts
- * import type { RecoveredOutbox } from "./outbox_exactly_once.ts";
- * const empty: RecoveredOutbox = { obligations: [], invariants: [] };
- * console.log(empty.obligations.length); // 0
- * ```
- */
-export interface RecoveredOutbox {
-  /** Every obligation, sorted by content. */
-  obligations: (Pick<StoredObligation, "obligationId" | "content" | "state"> & {
-    lastError: string | null;
-  })[];
-  /** The store's invariant violations (empty when it has no `checkInvariants`). */
-  invariants: string[];
-}
 
 interface Scenario {
   kind: string;
@@ -197,73 +146,25 @@ async function runScenario(
   };
 }
 
-/**
- * What the sender had acknowledged when it died at its third obligation: every
- * recording (all but the one in flight at `recordObligation:afterCommit`) and, past the
- * recordings, the two deliveries before the third.
- */
-function acknowledgedOps(kind: string, expected: number): number {
-  return kind === "recorded-unsent" ? expected - 1 : expected + 2;
-}
-
-/**
- * Acknowledged work missing after recovery: acknowledged recordings absent, the two
- * acknowledged deliveries not delivered, and obligations silently dropped (neither
- * delivered and received nor marked with a reason).
- */
-function lostObligations(
-  s: Scenario,
-  recovered: RecoveredOutbox,
-  effects: Map<string, number>,
-  expected: number,
-): number {
-  const byContent = new Map(recovered.obligations.map((o) => [o.content, o]));
-  const recorded = s.kind === "recorded-unsent" ? expected - 1 : expected;
-  const delivered = s.kind === "recorded-unsent" ? 0 : 2;
-  let lost = 0;
-  for (let i = 0; i < recorded; i++) if (!byContent.has(`effect ${i}`)) lost++;
-  for (let i = 0; i < delivered; i++) {
-    if (byContent.get(`effect ${i}`)?.state !== "delivered") lost++;
-  }
-  const never = neverAttempted(s.kind, expected);
-  for (const o of recovered.obligations) {
-    const received = (effects.get(o.obligationId) ?? 0) >= 1;
-    const fine = o.state === "delivered"
-      ? received
-      : !never.has(o.content) && (o.state === "unknown" || o.state === "failed") &&
-        !!o.lastError?.trim();
-    if (!fine) lost++;
-  }
-  return lost;
-}
-
-/**
- * The obligations no process had attempted before recovery (pending orphans): the
- * recordings of a sender killed recorded-unsent, otherwise the ones after the one in
- * flight. Nothing can have been sent for them, so recovery must deliver each. In a crash
- * during a resend the killed recoverer may have taken them all: none is sure to be pending.
- */
-function neverAttempted(kind: string, expected: number): Set<string> {
-  if (kind === "crash during resend") return new Set();
-  const first = kind === "recorded-unsent" ? 0 : IN_FLIGHT + 1;
-  const contents = new Set<string>();
-  for (let i = first; i < expected; i++) contents.add(`effect ${i}`);
-  return contents;
-}
-
 async function checkScenario(
   ctx: CellRun,
   t: Deno.TestContext,
   s: Scenario,
-  expected: number,
+  obligations: number,
 ): Promise<void> {
   const label = `${s.kind} (${s.point}) · ${s.idempotent ? "idempotent" : "non-idempotent"}`;
-  const first = await recoverOutbox(ctx.target, s.db);
-  const second = await recoverOutbox(ctx.target, s.db);
-  const effects = effectsPerObligation(s.arrivals, s.idempotent);
+  const sender = senderAtKill(s.point, obligations);
+  const judged = await judgeOutbox({
+    target: ctx.target,
+    db: s.db,
+    arrivals: s.arrivals,
+    idempotent: s.idempotent,
+    sender,
+    fewest: sender.recorded,
+  });
   ctx.note(label, {
     arrivals: s.arrivals.length,
-    states: first.obligations.map((o) => o.state).join(" "),
+    states: judged.outbox.obligations.map((o) => o.state).join(" "),
   });
   tally(
     ctx,
@@ -273,8 +174,8 @@ async function checkScenario(
     )
       .length,
   );
-  tally(ctx, "acknowledgedOps", acknowledgedOps(s.kind, expected));
-  tally(ctx, "lost", lostObligations(s, first, effects, expected));
+  tally(ctx, "acknowledgedOps", sender.acknowledgedRecorded + sender.acknowledgedDelivered);
+  tally(ctx, "lost", judged.lost);
 
   await t.step(`${label}: killed at the point by SIGKILL, recoverers exited 0`, () => {
     ok(classifyExit(s.sender.exited!).kind === "killed", `sender: ${s.sender.describe()}`);
@@ -284,65 +185,7 @@ async function checkScenario(
     const bad = s.racers.filter((r) => classifyExit(r.exited!).kind !== "won");
     ok(bad.length === 0, `recoverer(s) failed:\n${bad.map((r) => r.describe()).join("\n")}`);
   });
-  if (s.idempotent) {
-    await t.step(`${label}: each effect delivered exactly once`, () => {
-      for (const o of first.obligations) {
-        const n = effects.get(o.obligationId) ?? 0;
-        ok(n === 1, `${o.content} (${o.obligationId}) observed ${n} time(s) after dedupe`);
-        ok(o.state === "delivered", `${o.content} ended ${o.state}: ${o.lastError}`);
-      }
-    });
-  } else {
-    await t.step(`${label}: each effect observed at most once`, () => {
-      for (const o of first.obligations) {
-        const n = effects.get(o.obligationId) ?? 0;
-        ok(
-          n <= 1,
-          `${o.content} (${o.obligationId}) observed ${n} times by the non-idempotent receiver (pids ${
-            s.arrivals.filter((a) => a.obligationId === o.obligationId).map((a) => a.pid).join(", ")
-          })`,
-        );
-      }
-    });
-  }
-  await t.step(`${label}: no obligation silently lost`, () => {
-    ok(
-      first.obligations.length === expected,
-      `${first.obligations.length} obligations recorded, expected ${expected}`,
-    );
-    const known = new Set(first.obligations.map((o) => o.obligationId));
-    const stray = s.arrivals.filter((a) => !known.has(a.obligationId));
-    ok(stray.length === 0, `effects of unrecorded obligations: ${JSON.stringify(stray[0])}`);
-    const never = neverAttempted(s.kind, expected);
-    for (const o of first.obligations) {
-      if (o.state === "delivered") {
-        ok(
-          (effects.get(o.obligationId) ?? 0) >= 1,
-          `${o.content} marked delivered, never received`,
-        );
-      } else if (never.has(o.content)) {
-        ok(
-          false,
-          `${o.content} was never attempted before the crash (a pending orphan), so recovery must deliver it; it ended ${o.state} (${
-            JSON.stringify(o.lastError)
-          })`,
-        );
-      } else {
-        ok(
-          (o.state === "unknown" || o.state === "failed") && !!o.lastError?.trim(),
-          `${o.content} left ${o.state} without a reason (${JSON.stringify(o.lastError)})`,
-        );
-      }
-    }
-  });
-  await t.step(`${label}: outbox states valid, recovery deterministic, invariants`, () => {
-    const invalid = first.obligations.filter((o) => !STATES.includes(o.state));
-    ok(invalid.length === 0, `invalid states: ${JSON.stringify(invalid)}`);
-    deepStrictEqual(second, first);
-    const integrity = integrityIfSqlite(s.db);
-    ok(integrity === undefined || integrity === "ok", `integrity_check: ${integrity}`);
-    deepStrictEqual(first.invariants, []);
-  });
+  await checkSteps(t, judged.checks, `${label}: `);
 }
 
 /**
@@ -358,9 +201,9 @@ async function checkScenario(
  * redeliver. Each kill point runs with both transports: non-idempotent (every arrival is
  * an effect: at most once each) and idempotent (deduplicated by key: exactly once each,
  * every obligation delivered). No obligation is silently lost: each ends delivered (and
- * received) or marked unknown/failed with a reason. Outbox states valid, recovery
- * deterministic, invariants hold; an obligation never attempted before the crash (a
- * pending orphan) must end delivered. Every leg. The store's own kill points run when the
+ * received) or marked unknown/failed with a reason; an obligation never attempted
+ * before the crash (a pending orphan) must end delivered. Outbox states valid, recovery
+ * deterministic, invariants hold. Every leg. The store's own kill points run when the
  * target lists them in `crashPoints()`; otherwise the sender dies right after the call
  * returned (`sender:afterRecord`, `sender:afterAttempting`), which leaves the same state.
  *
@@ -402,9 +245,7 @@ export function outboxExactlyOnceCell(
             runScenario(ctx, kind, point, idempotent, { obligations, recoverers })
           ),
         );
-        for (const s of scenarios) {
-          await checkScenario(ctx, t, s, kind === "recorded-unsent" ? IN_FLIGHT + 1 : obligations);
-        }
+        for (const s of scenarios) await checkScenario(ctx, t, s, obligations);
       }
       ctx.note("elapsedMs", Math.round(performance.now() - started));
     },

@@ -1,12 +1,15 @@
-import { deepStrictEqual, ok } from "node:assert/strict";
+import { ok } from "node:assert/strict";
 import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
 import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
-import { integrityIfSqlite } from "../harness/db_audit.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
+import { type Append, judgePrefix, type PrefixJudgement } from "./_prefix_state.ts";
+import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { CELL_METHODS, openTargetStore, type StoredMessage } from "./target.ts";
+import { CELL_METHODS } from "./target.ts";
+
+export { recoverMessages } from "./_prefix_state.ts";
 
 /**
  * Options of {@linkcode prefixDurabilityCell}.
@@ -32,37 +35,6 @@ export interface PrefixDurabilityOptions extends CellOptions {
    * kill at a random moment, even rounds the instant an append is acknowledged.
    */
   rounds?: number;
-}
-
-/**
- * Reads the recovered transcript of a run once, through the target's own store.
- *
- * @example
- * ```ts
- * import { recoverMessages } from "./prefix_durability.ts";
- * const target = new URL("./reference_target.ts", import.meta.url).href;
- * const path = `${Deno.makeTempDirSync()}/s.db`; // the file a killed writer left
- * const { messages, invariants } = await recoverMessages(target, path, "s1");
- * console.log(messages.length, invariants); // 0 []
- * ```
- */
-export async function recoverMessages(
-  target: string,
-  dbPath: string,
-  sessionId: string,
-): Promise<{ messages: StoredMessage[]; invariants: string[] }> {
-  const store = await openTargetStore(target, dbPath);
-  try {
-    const messages = (await store.getMessages(sessionId)).map(({ id, role, content }) => ({
-      id,
-      role,
-      content,
-    }));
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
-    return { messages, invariants };
-  } finally {
-    await store.close();
-  }
 }
 
 /**
@@ -98,9 +70,8 @@ export function prefixDurabilityCell(
       const acksPath = ctx.run.file("acks.jsonl");
       const rounds = options.rounds ?? 3;
       const killTimes: number[] = [];
-      let first!: Awaited<ReturnType<typeof recoverMessages>>;
-      let second!: typeof first;
-      let acks: { i: number; rowid: number }[] = [];
+      let judged!: PrefixJudgement;
+      let acks: Append[] = [];
       for (let round = 1; round <= rounds; round++) {
         const before = countAcks(acksPath);
         // Even rounds: the writer SIGKILLs itself the instant its k-th append of the
@@ -140,56 +111,21 @@ export function prefixDurabilityCell(
         // The writer died at the instant of an acknowledgement (between appends) or at
         // a random moment (inside one).
         ctx.observeLeg(db, `round ${round}`, selfKill !== undefined);
-        acks = readAckJournal<{ i: number; rowid: number }>(acksPath);
-        first = await recoverMessages(ctx.target, db, "cell1");
-        second = await recoverMessages(ctx.target, db, "cell1");
+        acks = readAckJournal<Append>(acksPath);
+        judged = await judgePrefix(ctx.target, db, acks);
         // A round that already lost an acknowledged append ends the run: check now.
-        const recovered = new Set(first.messages.map((m) => m.id));
-        if (acks.some((ack) => !recovered.has(ack.rowid))) break;
+        if (judged.lost > 0) break;
       }
       ctx.note("rounds", killTimes.length);
       ctx.note("killAfterMs", killTimes);
       ctx.note("acknowledged", acks.length);
-      const rows = first.messages;
-      ctx.note("recovered", rows.length);
+      ctx.note("recovered", judged.rows.length);
       // Every round ended in one SIGKILL (the parent's, or the writer's own).
       tally(ctx, "sigkills", killTimes.length);
       tally(ctx, "acknowledgedOps", acks.length);
-      const stored = new Map(rows.map((row) => [row.id, row.content]));
-      tally(ctx, "lost", acks.filter((ack) => stored.get(ack.rowid) !== `m${ack.i}`).length);
+      tally(ctx, "lost", judged.lost);
 
-      await t.step(`nothing acknowledged lost: ${acks.length} acknowledged`, () => {
-        const byId = new Map(rows.map((row) => [row.id, row.content]));
-        const lost = acks.filter((ack) => byId.get(ack.rowid) !== `m${ack.i}`);
-        ok(
-          lost.length === 0,
-          `${lost.length} acknowledged append(s) lost or changed, first: ${
-            JSON.stringify(lost[0])
-          }`,
-        );
-      });
-      await t.step(`contiguous prefix m0..m${rows.length - 1}, N >= acknowledged`, () => {
-        const bad = rows.findIndex((row, i) => row.content !== `m${i}`);
-        ok(
-          bad === -1,
-          `row ${bad} is ${
-            JSON.stringify(rows[bad]?.content)
-          }, expected "m${bad}" (gap, duplicate or reorder)`,
-        );
-        ok(rows.length >= acks.length, `${rows.length} recovered < ${acks.length} acknowledged`);
-      });
-      await t.step("rowids strictly increasing", () => {
-        const bad = rows.findIndex((row, i) => i > 0 && row.id <= rows[i - 1]!.id);
-        ok(bad === -1, `rowid ${rows[bad]?.id} at ${bad} does not increase`);
-      });
-      await t.step("two recovery passes identical", () => {
-        deepStrictEqual(second.messages, first.messages);
-      });
-      await t.step("integrity_check ok and invariants hold", () => {
-        const integrity = integrityIfSqlite(db);
-        ok(integrity === undefined || integrity === "ok", `integrity_check: ${integrity}`);
-        deepStrictEqual(first.invariants, []);
-      });
+      await checkSteps(t, judged.checks);
     },
   }, options);
 }

@@ -12,22 +12,20 @@
  * The whole run uses one library: `DENO_SQLITE_PATH` when set, else the WAL-reset-fixed
  * build (`deno task sqlite`; WAL needs it, the system SQLite keeps new files in DELETE).
  *
- * Flags: `--runs N` (per cell, default 4), `--acks N` (acknowledged appends before the
- * kill, default 100), `--subsets N` and `--torn N` (random and torn states per run,
- * default 24 and 12), `--modes delete,wal`, `--levels OFF,NORMAL,FULL,EXTRA`,
- * `--bench N` (appends per overhead round, default 300; 0 skips it), `--seed N`,
- * `--json <path>` (default `.cache/powerloss/report.json`). Exits 1 when the table departs
- * from the documentation: a loss with DELETE/EXTRA or WAL/FULL or EXTRA, corruption other
- * than with OFF, or a run where the recorder missed a write.
+ * Flags: see `deno task powerloss --help` ({@linkcode POWERLOSS_CLI}). Exits 1 when the
+ * table departs from the documentation: a loss with DELETE/EXTRA or WAL/FULL or EXTRA,
+ * corruption other than with OFF, or a run where the recorder missed a write.
  *
  * @module
  */
-import { fail } from "./_cli.ts";
+import { fail, parseFlags, type ToolSpec } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import type { Leg, LegName } from "../harness/legs.ts";
 import { RunDir } from "../harness/evidence.ts";
+import { scopedPermissions } from "../harness/permissions.ts";
 import type { PowerLossKill, PowerLossRun } from "../cells/power_loss.ts";
+import { median } from "../internal/stats.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -55,54 +53,70 @@ const EXPECTED: Record<Mode, Record<Level, string>> = {
   },
 };
 
-function parseArgs(args: string[]) {
-  const options = {
-    runs: 4,
-    acks: 100,
-    subsets: 24,
-    torn: 12,
-    modes: ["delete", "wal"] as Mode[],
-    levels: [...LEVELS] as Level[],
-    bench: 300,
-    seed: undefined as number | undefined,
-    json: join(ROOT, ".cache/powerloss/report.json"),
-  };
-  const count = (flag: string, value: string | undefined, min = 0) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) {
-      fail(`Invalid ${flag} "${value}": use an integer >= ${min}`);
-    }
-    return n;
-  };
-  for (let i = 0; i < args.length; i++) {
-    const flag = args[i]!;
-    const value = args[i + 1];
-    if (flag === "--runs") options.runs = count(flag, value, 1), i++;
-    else if (flag === "--acks") options.acks = count(flag, value, 1), i++;
-    else if (flag === "--subsets") options.subsets = count(flag, value), i++;
-    else if (flag === "--torn") options.torn = count(flag, value), i++;
-    else if (flag === "--bench") options.bench = count(flag, value), i++;
-    else if (flag === "--seed") options.seed = count(flag, value, 1), i++;
-    else if (flag === "--json") options.json = resolve(value ?? fail("--json needs a path")), i++;
-    else if (flag === "--modes") {
-      options.modes = (value ?? "").split(",").map((m) => m.trim().toLowerCase()) as Mode[];
-      for (const m of options.modes) {
-        if (m !== "delete" && m !== "wal") fail(`Unknown mode "${m}": use delete and/or wal`);
-      }
-      i++;
-    } else if (flag === "--levels") {
-      options.levels = (value ?? "").split(",").map((l) => l.trim().toUpperCase()) as Level[];
-      for (const l of options.levels) {
-        if (!LEVELS.includes(l)) fail(`Unknown level "${l}": use ${LEVELS.join(", ")}`);
-      }
-      i++;
-    } else {
-      fail(
-        `Invalid argument "${flag}": use --runs, --acks, --subsets, --torn, --modes, --levels, --bench, --seed or --json`,
-      );
+/** The largest seed, as the cells draw them (31-bit). */
+const MAX_SEED = 2 ** 31 - 1;
+
+/** The tool's command line (its `--help`). */
+export const POWERLOSS_CLI: ToolSpec = {
+  usage: "deno task powerloss",
+  summary: `Reproduces SQLite's documented durability table with the power-loss tier: cell 1's
+writer commits at each synchronous level in each journal mode through the recording VFS
+and is SIGKILLed (alternately at the acknowledgement instant and at a random moment);
+prints per setting the acknowledged appends missing from the last-sync image and the
+corrupt crash states, then the recording's cost. One library: DENO_SQLITE_PATH, else the
+fixed build (deno task sqlite).`,
+  flags: [
+    { name: "--runs", value: "N", help: "runs per setting", default: "4" },
+    { name: "--acks", value: "N", help: "acknowledged appends before the kill", default: "100" },
+    { name: "--subsets", value: "N", help: "random subset states per run", default: "24" },
+    { name: "--torn", value: "N", help: "torn states per run", default: "12" },
+    { name: "--modes", value: "LIST", help: "journal modes", default: "delete,wal" },
+    { name: "--levels", value: "LIST", help: "synchronous levels", default: LEVELS.join(",") },
+    {
+      name: "--bench",
+      value: "N",
+      help: "appends per overhead round; 0 skips the bench",
+      default: "300",
+    },
+    { name: "--seed", value: "N", help: "the first run's seed (run r adds r * 1000)" },
+    {
+      name: "--json",
+      value: "PATH",
+      help: "the JSON report",
+      default: ".cache/powerloss/report.json",
+    },
+  ],
+  exitCodes: {
+    0: "the table matches SQLite's documentation",
+    1: "a loss or corruption SQLite does not allow, or a recorder that missed a write",
+  },
+};
+
+function parseArgs(args: readonly string[]) {
+  const flags = parseFlags(POWERLOSS_CLI, args);
+  const modes = (flags.list("--modes") ?? ["delete", "wal"]).map((m) => m.toLowerCase());
+  if (modes.length === 0) fail(`Invalid --modes: name delete and/or wal`);
+  for (const m of modes) {
+    if (m !== "delete" && m !== "wal") fail(`Unknown mode "${m}": use delete and/or wal`);
+  }
+  const levels = (flags.list("--levels") ?? [...LEVELS]).map((l) => l.toUpperCase());
+  if (levels.length === 0) fail(`Invalid --levels: name some of ${LEVELS.join(", ")}`);
+  for (const l of levels) {
+    if (!(LEVELS as readonly string[]).includes(l)) {
+      fail(`Unknown level "${l}": use ${LEVELS.join(", ")}`);
     }
   }
-  return options;
+  return {
+    runs: flags.int("--runs", 1) ?? 4,
+    acks: flags.int("--acks", 1) ?? 100,
+    subsets: flags.int("--subsets") ?? 24,
+    torn: flags.int("--torn") ?? 12,
+    modes: modes as Mode[],
+    levels: levels as Level[],
+    bench: flags.int("--bench") ?? 300,
+    seed: flags.int("--seed", 0, MAX_SEED),
+    json: resolve(flags.string("--json") ?? join(ROOT, ".cache/powerloss/report.json")),
+  };
 }
 
 interface Cell {
@@ -129,12 +143,6 @@ interface BenchRow {
   /** CPU time per append (user + system), microseconds. */
   plainCpuMicros: number;
   recordedCpuMicros: number;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** One bench round in a child: `n` appends through the writer, with or without recording. */
@@ -165,11 +173,12 @@ async function benchRound(
       "run",
       "--no-config",
       "--no-lock",
-      "--no-prompt",
-      `--allow-read=${ROOT},${dir}`,
-      `--allow-write=${dir}`,
-      "--allow-ffi",
-      `--allow-env=${Object.keys(env).join(",")}`,
+      ...scopedPermissions({
+        read: [ROOT, dir],
+        write: dir,
+        ffi: undefined,
+        env: Object.keys(env),
+      }),
       ...(recorded ? [`--preload=${PRELOAD}`] : []),
       BENCH_CHILD,
       TARGET,
@@ -217,7 +226,7 @@ if (import.meta.main) {
     Deno.env.set("DENO_SQLITE_PATH", library);
   }
   const { sqliteVersion } = await import("../session_db/sqlite/database.ts");
-  const { powerLossPrefixRun } = await import("../cells/power_loss.ts");
+  const { powerLossPrefixRun } = await import("../cells/power_loss_prefix_durability.ts");
   const version = sqliteVersion();
   console.log(`powerloss: SQLite ${version} (${library})`);
 

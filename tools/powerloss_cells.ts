@@ -3,32 +3,48 @@
  * current leg at full size: the default test run keeps small ones of cells 1, 3 and 4;
  * cell 5 (recoverers race on every crash state, twice) runs here only.
  *
- * ```sh
- * deno run -A tools/powerloss_cells.ts [--target <module>] [--cells 1,3,4,5] [--seed N]
- *   [--subsets N] [--torn N]
- * ```
- *
- * Prints one line per cell (PASS / FAIL / SKIP with the first failing step) and exits
- * non-zero unless every cell that ran passed. The leg is the environment's
- * (`SESSION_DB_JOURNAL_MODE`, `DENO_SQLITE_PATH`).
+ * Flags: see `deno task powerloss-cells --help` ({@linkcode POWERLOSS_CELLS_CLI}).
  *
  * @module
  */
-import { resolve } from "node:path";
-import {
-  powerLossForkCell,
-  type PowerLossOptions,
-  powerLossOutboxCell,
-  powerLossPrefixCell,
-  powerLossRotationCell,
-} from "../cells/power_loss.ts";
+import type { PowerLossOptions } from "../cells/power_loss.ts";
+import { powerLossForkCell } from "../cells/power_loss_fork_determinism.ts";
+import { powerLossOutboxCell } from "../cells/power_loss_outbox_exactly_once.ts";
+import { powerLossPrefixCell } from "../cells/power_loss_prefix_durability.ts";
+import { powerLossRotationCell } from "../cells/power_loss_rotation_atomicity.ts";
 import { runDefinitions } from "../cells/run_definitions.ts";
+import { targetSpecifier } from "../cells/target.ts";
+import { fail, parseFlags, type ToolSpec } from "./_cli.ts";
 
 const CELLS: Record<string, (options: PowerLossOptions) => Promise<Deno.TestDefinition[]>> = {
   "1": powerLossPrefixCell,
   "3": powerLossRotationCell,
   "4": powerLossForkCell,
   "5": powerLossOutboxCell,
+};
+
+/** The largest seed: the cells' seeds are 31-bit (`runSeed`). */
+const MAX_SEED = 2 ** 31 - 1;
+
+/** The tool's command line (its `--help`). */
+export const POWERLOSS_CELLS_CLI: ToolSpec = {
+  usage: "deno task powerloss-cells",
+  summary: `Runs the power-loss tier's cells (1, 3, 4 and 5) at full size on the current leg
+(SESSION_DB_JOURNAL_MODE, DENO_SQLITE_PATH) and prints one line per cell: PASS, FAIL or
+SKIP with the first failing step.`,
+  flags: [
+    {
+      name: "--target",
+      value: "MODULE",
+      help: "the store's target module",
+      default: "the reference store",
+    },
+    { name: "--cells", value: "LIST", help: "cells to run", default: "1,3,4,5" },
+    { name: "--seed", value: "N", help: "replay the random choices of a run" },
+    { name: "--subsets", value: "N", help: "random subset states per run", default: "12" },
+    { name: "--torn", value: "N", help: "torn states per run", default: "6" },
+  ],
+  exitCodes: { 0: "every cell that ran passed", 1: "a cell failed" },
 };
 
 /**
@@ -65,30 +81,31 @@ export async function runPowerLossCells(
   return ok;
 }
 
-if (import.meta.main) {
-  const options: PowerLossOptions = {
-    target: new URL("../cells/reference_target.ts", import.meta.url),
-  };
-  let cells: string[] | undefined;
-  for (let i = 0; i < Deno.args.length; i++) {
-    const flag = Deno.args[i]!;
-    const value = Deno.args[++i];
-    if (value === undefined) {
-      console.error(`Invalid arguments: ${flag} needs a value`);
-      Deno.exit(2);
-    }
-    if (flag === "--target") {
-      options.target = /^[a-z]+:/.test(value) ? value : new URL(`file://${resolve(value)}`);
-    } else if (flag === "--cells") cells = value.split(",");
-    else if (flag === "--seed") options.seed = Number(value);
-    else if (flag === "--subsets") options.subsets = Number(value);
-    else if (flag === "--torn") options.torn = Number(value);
-    else {
-      console.error(
-        `Invalid argument "${flag}": use --target, --cells, --seed, --subsets or --torn`,
-      );
-      Deno.exit(2);
-    }
+function parseArgs(args: readonly string[]): { options: PowerLossOptions; cells: string[] } {
+  const flags = parseFlags(POWERLOSS_CELLS_CLI, args);
+  const target = flags.string("--target");
+  const cells = flags.list("--cells") ?? Object.keys(CELLS);
+  if (cells.length === 0) fail("Invalid --cells: name some of 1, 3, 4 and 5");
+  for (const cell of cells) {
+    if (!CELLS[cell]) fail(`Unknown cell "${cell}": use 1, 3, 4 and/or 5`);
   }
+  const seed = flags.int("--seed", 0, MAX_SEED);
+  const subsets = flags.int("--subsets");
+  const torn = flags.int("--torn");
+  return {
+    options: {
+      target: target === undefined
+        ? new URL("../cells/reference_target.ts", import.meta.url)
+        : targetSpecifier(target),
+      ...(seed !== undefined ? { seed } : {}),
+      ...(subsets !== undefined ? { subsets } : {}),
+      ...(torn !== undefined ? { torn } : {}),
+    },
+    cells,
+  };
+}
+
+if (import.meta.main) {
+  const { options, cells } = parseArgs(Deno.args);
   Deno.exit(await runPowerLossCells(options, cells) ? 0 : 1);
 }

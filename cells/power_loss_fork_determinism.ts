@@ -1,0 +1,93 @@
+import { join } from "node:path";
+import { readAckJournal } from "../harness/ack_journal.ts";
+import { runSeed } from "../harness/seeded_random.ts";
+import { type EditStep, judgeEdits } from "./_fork_state.ts";
+import {
+  checkStates,
+  powerLossKillCell,
+  type PowerLossOptions,
+  type PowerLossRun,
+  type PowerLossRunOptions,
+  recordAndKill,
+  runFiles,
+} from "./_power_loss.ts";
+
+const REWIND_COMMIT = "rewindToMessage:afterCommit";
+const FORK_COMMIT = "forkSession:afterCommit";
+
+/**
+ * One recorded run of cell 4's editor: edit/rewind/fork cycles on `main` through the
+ * recording VFS, SIGKILLed at a random moment past `minAcknowledged` steps, or (`ack`)
+ * right after the COMMIT of a rewind or a fork by its `afterCommit` crash point; then
+ * every crash state is checked by the judge of the SIGKILL cell 4: exactly the state of
+ * some prefix of the steps (the active transcript, the rewound rows inactive, the
+ * branches whole or absent), no row duplicated, and with durability every acknowledged
+ * step in it.
+ *
+ * @param options Leg, target, folder, kill, thresholds, states.
+ * @returns The counts.
+ * @example
+ * ```ts
+ * import { currentLeg } from "../harness/legs.ts";
+ * import { powerLossForkRun } from "./power_loss_fork_determinism.ts";
+ * const run = await powerLossForkRun({
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "random",
+ * });
+ * console.log(run.lastSyncLost, run.corruptStates, run.statesChecked);
+ * ```
+ */
+export async function powerLossForkRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  // One seed, reported with the run: the editor's steps, the kill point and the states.
+  const seed = options.seed ?? runSeed();
+  const run = { ...options, seed, minAcknowledged: options.minAcknowledged ?? 30 };
+  const files = runFiles(run.dir);
+  const intents = join(run.dir, "intents.jsonl");
+  // A fork every 7 steps, a rewind about as often: die after the k-th commit of one.
+  const point = seed % 2 ? REWIND_COMMIT : FORK_COMMIT;
+  const k = Math.max(2, Math.round(run.minAcknowledged / 7)) + (seed >> 1) % 3;
+  const env: Record<string, string> = run.kill === "ack"
+    ? { SESSION_DB_CRASH_AT: `${point}@${k}` }
+    : {};
+  await recordAndKill(
+    run,
+    files,
+    "_editor.ts",
+    [files.db, files.acks, intents, String(seed)],
+    "edit steps",
+    env,
+  );
+  const acks = readAckJournal<EditStep>(files.acks);
+  const journaled = readAckJournal<EditStep>(intents);
+  return checkStates(run, files, acks.length, (db) => judgeEdits(run.target, db, acks, journaled));
+}
+
+/**
+ * Cell 4 in the power-loss tier: the editor (edit/rewind/fork cycles) runs through the
+ * recording VFS and is SIGKILLed at a random moment and right after a rewind's or a
+ * fork's COMMIT. Every acknowledged step must be in the last-sync image; every crash
+ * state must be exactly what some prefix of the steps leaves (the active transcript,
+ * the rewound rows inactive and no other, each branch whole or absent, never a mix), no
+ * row duplicated, recovery deterministic, integrity and invariants.
+ *
+ * @param options Target, leg, thresholds, states.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossForkCell } from "./power_loss_fork_determinism.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await powerLossForkCell({ target })) Deno.test(test);
+ * ```
+ */
+export function powerLossForkCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
+  return powerLossKillCell({
+    id: 4,
+    title: "power-loss fork determinism",
+    what: "edit steps",
+    kills: ["random", "ack"],
+    ackPoints: [REWIND_COMMIT, FORK_COMMIT],
+    run: powerLossForkRun,
+  }, options);
+}

@@ -1,0 +1,243 @@
+import { dirname, join } from "node:path";
+import { countReady, releaseBarrier } from "../harness/barrier.ts";
+import { type Child, classifyExit, reapAll, spawnChild } from "../harness/child.ts";
+import { legEnv } from "../harness/legs.ts";
+import { waitFor } from "../harness/wait_for.ts";
+import { defineCell } from "./_cell.ts";
+import { readInbox, SENDER_AFTER_SEND } from "./_inbox.ts";
+import { judgeOutbox, missingAcknowledged, recoverOutbox, senderAtKill } from "./_outbox_state.ts";
+import {
+  checkStates,
+  type PowerLossOptions,
+  type PowerLossRun,
+  type PowerLossRunOptions,
+  powerLossSteps,
+  recordAndKill,
+  runFiles,
+} from "./_power_loss.ts";
+import type { StateCheck, StateJudgement } from "./_state_check.ts";
+import { CELL_METHODS, loadTarget } from "./target.ts";
+import { targetAccess } from "./target_access.ts";
+
+/** The sender's kill points of the power-loss cell 5 (the store's, then the sender's own). */
+const OUTBOX_POINTS = [
+  "recordObligation:afterCommit",
+  "markAttempting:afterCommit",
+  SENDER_AFTER_SEND,
+] as const;
+
+/**
+ * What a power-loss run of cell 5 needs beyond a run's options.
+ *
+ * @example
+ * ```ts
+ * import { currentLeg } from "../harness/legs.ts";
+ * import {
+ *   powerLossOutboxRun,
+ *   type PowerLossOutboxRunOptions,
+ * } from "./power_loss_outbox_exactly_once.ts";
+ * const options: PowerLossOutboxRunOptions = {
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "ack",
+ *   point: "markAttempting:afterCommit", // dies between the fence bump and the send
+ * };
+ * console.log((await powerLossOutboxRun(options)).corruptStates);
+ * ```
+ */
+export interface PowerLossOutboxRunOptions extends PowerLossRunOptions {
+  /** Where the sender dies, at its third obligation (one of the cell's kill points). */
+  point: string;
+  /** Obligations the sender records (default 5). */
+  obligations?: number;
+  /** Recoverers racing on each crash state (default 3). */
+  recoverers?: number;
+}
+
+async function raceRecoverers(
+  options: PowerLossOutboxRunOptions,
+  dir: string,
+  idempotent: boolean,
+): Promise<string[]> {
+  const access = targetAccess(options.target);
+  const count = options.recoverers ?? 3;
+  const barrier = join(dir, "go");
+  const racers: Child[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      racers.push(spawnChild({
+        script: new URL("./_recoverer.ts", import.meta.url),
+        args: [
+          options.target,
+          join(dir, "store.db"),
+          join(dir, "inbox.jsonl"),
+          dir,
+          `r${i}`,
+          barrier,
+          idempotent ? "1" : "0",
+        ],
+        runDir: dir,
+        library: options.leg.library,
+        env: { ...legEnv(options.leg) },
+        ...(access.read ? { read: access.read } : {}),
+        ...(access.importHosts ? { importHosts: access.importHosts } : {}),
+      }));
+    }
+    await waitFor(() => countReady(dir) >= count, {
+      what: `${count} recoverers ready`,
+      deadlineMs: options.deadlineMs ?? 60_000,
+      children: racers,
+      observed: () => `${countReady(dir)} ready`,
+    });
+    releaseBarrier(barrier);
+    await waitFor(() => racers.every((r) => r.exited !== undefined), {
+      what: "the racing recoverers to finish",
+      deadlineMs: options.deadlineMs ?? 60_000,
+      observed: () => `${racers.filter((r) => r.exited).length} finished`,
+    });
+  } finally {
+    await reapAll(racers);
+  }
+  return racers.filter((r) => classifyExit(r.exited!).kind !== "won").map((r) =>
+    `recoverer failed: ${r.describe()}`
+  );
+}
+
+/**
+ * Judges one crash state of cell 5, once per transport on its own copy (the state and
+ * the inbox the sender left): recoverers race on it, then the judge of the SIGKILL
+ * cell 5 rules (each effect at most once, exactly once with the idempotent transport,
+ * no obligation silently lost, states valid, recovery deterministic, integrity and
+ * invariants). `lost` counts acknowledged recordings absent and acknowledged deliveries
+ * not delivered, before recovery.
+ */
+async function judgeOutboxState(
+  options: PowerLossOutboxRunOptions,
+  db: string,
+  inbox: string,
+): Promise<StateJudgement> {
+  const sender = senderAtKill(options.point, options.obligations ?? 5);
+  const state = dirname(db);
+  const lost = missingAcknowledged(await recoverOutbox(options.target, db), sender);
+  const checks: StateCheck[] = [];
+  for (const idempotent of [false, true]) {
+    const label = idempotent ? "idempotent" : "non-idempotent";
+    const dir = join(state, label);
+    Deno.mkdirSync(dir);
+    for (const entry of Deno.readDirSync(state)) {
+      if (entry.isFile) Deno.copyFileSync(join(state, entry.name), join(dir, entry.name));
+    }
+    Deno.copyFileSync(inbox, join(dir, "inbox.jsonl"));
+    const failed = await raceRecoverers(options, dir, idempotent);
+    const judged = await judgeOutbox({
+      target: options.target,
+      db: join(dir, "store.db"),
+      arrivals: readInbox(join(dir, "inbox.jsonl")),
+      idempotent,
+      sender,
+      fewest: sender.acknowledgedRecorded,
+    });
+    const raced: StateCheck = { name: "recoverers exited 0", violations: failed, missing: [] };
+    checks.push(...[raced, ...judged.checks].map((check) => ({
+      name: `${label}: ${check.name}`,
+      violations: check.violations.map((p) => `${label}: ${p}`),
+      missing: check.missing,
+    })));
+  }
+  return { lost, checks };
+}
+
+/**
+ * One recorded run of cell 5's sender: it records `obligations` obligations through the
+ * recording VFS, then marks each attempting, sends it (to the inbox, the fake transport,
+ * outside the database's folder: what the receiver got survives the power loss) and
+ * marks it delivered, and dies at `point` at its third obligation. Then on every crash
+ * state, for each transport on its own copy, recoverers race `sweepRecoverable` and
+ * redeliver, and the state is judged (`judgeOutboxState`).
+ *
+ * @param options Leg, target, folder, the kill point, counts, states.
+ * @returns The counts.
+ * @example
+ * ```ts
+ * import { currentLeg } from "../harness/legs.ts";
+ * import { powerLossOutboxRun } from "./power_loss_outbox_exactly_once.ts";
+ * const run = await powerLossOutboxRun({
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "ack",
+ *   point: "recordObligation:afterCommit",
+ * });
+ * console.log(run.lastSyncLost, run.corruptStates, run.firstProblem ?? "no problem");
+ * ```
+ */
+export async function powerLossOutboxRun(
+  options: PowerLossOutboxRunOptions,
+): Promise<PowerLossRun> {
+  const run = { ...options, kill: "ack" as const, minAcknowledged: 0 };
+  const files = runFiles(run.dir);
+  const inbox = join(run.dir, "inbox.jsonl");
+  const obligations = run.obligations ?? 5;
+  await recordAndKill(
+    run,
+    files,
+    "_sender.ts",
+    [files.db, inbox, String(obligations)],
+    `obligations (dies at ${run.point}@3)`,
+    { SESSION_DB_CRASH_AT: `${run.point}@3` },
+  );
+  const sender = senderAtKill(run.point, obligations);
+  Deno.writeFileSync(inbox, new Uint8Array(), { append: true });
+  return checkStates(
+    run,
+    files,
+    sender.acknowledgedRecorded + sender.acknowledgedDelivered,
+    (db) => judgeOutboxState(run, db, inbox),
+  );
+}
+
+/**
+ * Cell 5 in the power-loss tier: the sender runs through the recording VFS and dies at
+ * its third obligation at each kill point (recorded-unsent, attempting-unsent,
+ * sent-unacked; the store's points when the target lists them). On every crash state,
+ * for each transport on its own copy, recoverers race `sweepRecoverable` and redeliver:
+ * every acknowledged recording and delivery must be in the last-sync image; in every
+ * state each effect is observed at most once (exactly once with the idempotent
+ * transport), no obligation is silently lost, recovery deterministic, integrity and
+ * invariants. The receiver's inbox is outside the power loss (the provider got it).
+ *
+ * @param options Target, leg, states, obligation and recoverer counts.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossOutboxCell } from "./power_loss_outbox_exactly_once.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await powerLossOutboxCell({ target })) Deno.test(test);
+ * ```
+ */
+export function powerLossOutboxCell(
+  options: PowerLossOptions & { obligations?: number; recoverers?: number },
+): Promise<Deno.TestDefinition[]> {
+  return defineCell({
+    id: 5,
+    title: "power-loss delivery outbox exactly-once",
+    legs: "all",
+    requires: CELL_METHODS[5],
+    async run(ctx, t) {
+      const listed = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+      for (const point of OUTBOX_POINTS) {
+        if (point !== SENDER_AFTER_SEND && !listed.includes(point)) continue;
+        const run = await powerLossOutboxRun({
+          ...options,
+          leg: ctx.leg,
+          target: ctx.target,
+          dir: ctx.run.file(point.replace(/\W/g, "_")),
+          kill: "ack",
+          point,
+        });
+        await powerLossSteps(ctx, t, "operations", run, point);
+      }
+    },
+  }, options);
+}

@@ -1,0 +1,83 @@
+import { readAckJournal } from "../harness/ack_journal.ts";
+import { runSeed, seededRandom } from "../harness/seeded_random.ts";
+import {
+  checkStates,
+  powerLossKillCell,
+  type PowerLossOptions,
+  type PowerLossRun,
+  type PowerLossRunOptions,
+  recordAndKill,
+  runFiles,
+} from "./_power_loss.ts";
+import { type Append, judgePrefix } from "./_prefix_state.ts";
+
+/**
+ * One recorded run of cell 1's writer: it appends `m0, m1, …` through the recording VFS
+ * and is SIGKILLed (at the acknowledgement instant of a random append past
+ * `minAcknowledged`, or at a random moment past it); then every crash state is checked
+ * by the judge of the SIGKILL cell 1 (a contiguous prefix, acknowledged row ids kept,
+ * deterministic recovery, integrity, invariants), and the acknowledged appends missing
+ * from each are counted.
+ *
+ * @param options Leg, target, folder, kill, thresholds, states.
+ * @returns The counts: acknowledged, lost from the last-sync image, corrupt states.
+ * @example
+ * ```ts ignore
+ * import { currentLeg } from "../harness/legs.ts";
+ * import { powerLossPrefixRun } from "./power_loss_prefix_durability.ts";
+ * const run = await powerLossPrefixRun({
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "ack",
+ * });
+ * console.log(run.lastSyncLost, run.corruptStates, run.statesChecked);
+ * ```
+ */
+export async function powerLossPrefixRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  // One seed, reported with the run: the kill point and the random states.
+  const seed = options.seed ?? runSeed();
+  const random = seededRandom(seed);
+  const run = { ...options, seed, minAcknowledged: options.minAcknowledged ?? 40 };
+  const files = runFiles(run.dir);
+  const threshold = run.minAcknowledged;
+  const selfKill = run.kill === "ack" ? [String(threshold + Math.floor(random() * threshold))] : [];
+  await recordAndKill(
+    run,
+    files,
+    "_prefix_writer.ts",
+    [files.db, files.acks, ...selfKill],
+    "appends",
+  );
+  const acks = readAckJournal<Append>(files.acks);
+  return checkStates(run, files, acks.length, (db) => judgePrefix(run.target, db, acks));
+}
+
+/**
+ * Cell 1 in the power-loss tier: the prefix writer runs through the recording VFS and
+ * is SIGKILLed at the acknowledgement instant and at a random moment. Every
+ * acknowledged append must be in the last-sync image (durability); every crash state
+ * must recover to the contiguous prefix `m0..m(N-1)` with acknowledged row ids,
+ * deterministic recovery, `integrity_check` ok and the invariants (consistency). After
+ * the acknowledgement-instant kill, replaying the log must give the files on disk
+ * exactly (the recorder missed nothing).
+ *
+ * @param options Target, leg, thresholds, states.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossPrefixCell } from "./power_loss_prefix_durability.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await powerLossPrefixCell({ target })) Deno.test(test);
+ * ```
+ */
+export function powerLossPrefixCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
+  return powerLossKillCell({
+    id: 1,
+    title: "power-loss prefix durability",
+    what: "appends",
+    kills: ["ack", "random"],
+    ackPoints: [],
+    run: powerLossPrefixRun,
+  }, options);
+}

@@ -1,0 +1,81 @@
+import { readAckJournal } from "../harness/ack_journal.ts";
+import { runSeed, seededRandom } from "../harness/seeded_random.ts";
+import {
+  checkStates,
+  powerLossKillCell,
+  type PowerLossOptions,
+  type PowerLossRun,
+  type PowerLossRunOptions,
+  recordAndKill,
+  runFiles,
+} from "./_power_loss.ts";
+import { judgeRotations, type Rotation } from "./_rotation_state.ts";
+
+const AFTER_COMMIT = "publishCompressionChild:afterCommit";
+
+/**
+ * One recorded run of cell 3's rotator: it rotates `parent-i` into `child-i` through the
+ * recording VFS and is SIGKILLed (at a random moment past `minAcknowledged` rotations,
+ * or by the crash point `publishCompressionChild:afterCommit` right after a commit);
+ * then every crash state is checked by the judge of the SIGKILL cell 3: no orphan,
+ * every rotation whole or absent, the whole ones a prefix, and with durability every
+ * acknowledged one whole.
+ *
+ * @param options Leg, target, folder, kill, thresholds, states.
+ * @returns The counts.
+ * @example
+ * ```ts
+ * import { currentLeg } from "../harness/legs.ts";
+ * import { powerLossRotationRun } from "./power_loss_rotation_atomicity.ts";
+ * const run = await powerLossRotationRun({
+ *   leg: currentLeg(),
+ *   target: new URL("./reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "ack",
+ * });
+ * console.log(run.lastSyncLost, run.corruptStates, run.statesChecked);
+ * ```
+ */
+export async function powerLossRotationRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  const seed = options.seed ?? runSeed();
+  const random = seededRandom(seed);
+  const run = { ...options, seed, minAcknowledged: options.minAcknowledged ?? 15 };
+  const files = runFiles(run.dir);
+  const threshold = run.minAcknowledged;
+  // The "ack" kill dies right after a rotation's COMMIT returned, before it is journaled.
+  const env: Record<string, string> = run.kill === "ack"
+    ? { SESSION_DB_CRASH_AT: `${AFTER_COMMIT}@${threshold + Math.floor(random() * threshold)}` }
+    : {};
+  await recordAndKill(run, files, "_rotator.ts", [files.db, files.acks, "0"], "rotations", env);
+  const acks = readAckJournal<Rotation>(files.acks);
+  return checkStates(run, files, acks.length, (db) => judgeRotations(run.target, db, acks));
+}
+
+/**
+ * Cell 3 in the power-loss tier: the rotator runs through the recording VFS and is
+ * SIGKILLed at a random moment and right after a rotation's COMMIT. Every acknowledged
+ * rotation must be whole in the last-sync image; in every crash state each rotation is
+ * whole or absent (never a parent ended by compression without its child), the whole
+ * ones a prefix, recovery deterministic, integrity and invariants hold.
+ *
+ * @param options Target, leg, thresholds, states.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossRotationCell } from "./power_loss_rotation_atomicity.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await powerLossRotationCell({ target })) Deno.test(test);
+ * ```
+ */
+export function powerLossRotationCell(
+  options: PowerLossOptions,
+): Promise<Deno.TestDefinition[]> {
+  return powerLossKillCell({
+    id: 3,
+    title: "power-loss rotation atomicity",
+    what: "rotations",
+    kills: ["random", "ack"],
+    ackPoints: [AFTER_COMMIT],
+    run: powerLossRotationRun,
+  }, options);
+}
