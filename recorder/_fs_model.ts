@@ -269,7 +269,9 @@ export class FsModel {
           const end = Math.min(record.a + record.b, inode.current.length);
           if (end > record.a) this.#write(inode, seq, { offset: record.a, zeros: end - record.a });
         } else if (mode !== KEEP_SIZE) {
-          throw new ModelError(`Record ${seq} is a fallocate with mode ${mode}, which the model does not follow`);
+          throw new ModelError(
+            `Record ${seq} is a fallocate with mode ${mode}, which the model does not follow`,
+          );
         }
         return;
       }
@@ -312,7 +314,9 @@ export class FsModel {
         if (isShm(from) && isShm(to)) return;
         const inode = this.#named(from, record);
         if (record.kind === "rename" && record.extra !== 0) {
-          throw new ModelError(`Record ${seq} is a renameat2 with flags ${record.extra}, which the model does not follow`);
+          throw new ModelError(
+            `Record ${seq} is a renameat2 with flags ${record.extra}, which the model does not follow`,
+          );
         }
         if (inode.dir && record.kind === "rename") {
           for (const [name, child] of [...this.names]) {

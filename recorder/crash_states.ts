@@ -218,7 +218,7 @@ function materialise(model: FsModel, pending: PendingOp[], choice: Choice): File
       const end = Math.min(op.offset + op.data.length, (first + s + 1) * SECTOR_SIZE);
       if (tear[s] === 0) continue;
       const part = op.data.slice(start - op.offset, end - op.offset);
-      if (tear[s] === 2) for (let i = 0; i < part.length; i++) part[i] = choice.garbage();
+      if (tear[s] === 2) { for (let i = 0; i < part.length; i++) part[i] = choice.garbage(); }
       bytes.apply({ offset: start, data: part });
     }
   }
@@ -411,7 +411,11 @@ function* statesAt(
     };
     if (order) choice.order = order;
     // A torn state's garbage depends on its seed: never the same files as another's.
-    const state = lazy(`sample ${seed + s}${tornOn ? " torn" : ""}`, choice, tornOn ? `torn ${seed + s}` : "");
+    const state = lazy(
+      `sample ${seed + s}${tornOn ? " torn" : ""}`,
+      choice,
+      tornOn ? `torn ${seed + s}` : "",
+    );
     // Its files are made now: the tears draw from the same generator as the choices.
     void state.files;
     yield state;

@@ -44,7 +44,6 @@ export function readFolder(dir: string): FileSet {
   return files;
 }
 
-
 /**
  * Makes `dir` hold exactly `files` (removing what else is there). The scratch folder is
  * the oracle's: opening a state may change it, so every call rewrites every file.

@@ -173,7 +173,9 @@ export function parseLog(bytes: Uint8Array): RecorderLog {
     }
     const kindNumber = bytes[at + 4]!;
     const kind = KIND_NAMES[kindNumber];
-    if (!kind) throw new LogError(`Damaged recorder log: unknown record kind ${kindNumber} at byte ${at}`);
+    if (!kind) {
+      throw new LogError(`Damaged recorder log: unknown record kind ${kindNumber} at byte ${at}`);
+    }
     const flags = bytes[at + 5]!;
     const pathLength = view.getUint16(at + 6, true);
     const dataLength = view.getUint32(at + 36, true);
@@ -258,7 +260,9 @@ export function logProblems(log: RecorderLog): string[] {
         break;
       case "unmodelled":
         once(
-          `The child made a call the recorder cannot model: ${record.path || `handle ${record.handle}`} (kind ${record.a || "-"})`,
+          `The child made a call the recorder cannot model: ${
+            record.path || `handle ${record.handle}`
+          } (kind ${record.a || "-"})`,
         );
         break;
       case "mmap":

@@ -95,12 +95,16 @@ export class AppendOracle {
     }
     for (const [j, row] of rows.entries()) {
       if (row.content !== `m${j}`) {
-        return `message ${j} is ${JSON.stringify(row.content)}, not "m${j}" (a gap, duplicate or reorder)`;
+        return `message ${j} is ${
+          JSON.stringify(row.content)
+        }, not "m${j}" (a gap, duplicate or reorder)`;
       }
       if (j > 0 && row.id <= rows[j - 1]!.id) return `ids not increasing at message ${j}`;
     }
     if (rows.length < acks.length) {
-      return `lost acknowledged appends: ${acks.length} acknowledged, ${rows.length} recovered (m${rows.length}..m${acks.length - 1} missing)`;
+      return `lost acknowledged appends: ${acks.length} acknowledged, ${rows.length} recovered (m${rows.length}..m${
+        acks.length - 1
+      } missing)`;
     }
     for (const ack of acks) {
       if (rows[ack.i]!.id !== ack.id) {

@@ -19,9 +19,9 @@ import { buildRecorder } from "../recorder/build.ts";
 import {
   type CrashState,
   killStates,
-  PROFILES,
-  type Profile,
   powerLossStates,
+  type Profile,
+  PROFILES,
 } from "../recorder/crash_states.ts";
 import { readFolder, writeImage } from "../recorder/image.ts";
 import { logProblems, readLog } from "../recorder/log.ts";
@@ -39,20 +39,52 @@ LD_PRELOAD object) and checks that every acknowledged append survives each crash
 SIGKILL before every recorded call (crash), or power loss at every sync point under a
 persistence profile (power-loss). Linux/glibc with cc only; elsewhere it SKIPs (exit 0).`,
   flags: [
-    { name: "--target", value: "MODULE", help: "the store's target module", default: "the reference store" },
+    {
+      name: "--target",
+      value: "MODULE",
+      help: "the store's target module",
+      default: "the reference store",
+    },
     { name: "--mode", value: "MODE", help: "crash or power-loss", default: "power-loss" },
-    { name: "--profile", value: "NAME", help: "posix or ext4-ordered (power-loss)", default: "posix" },
+    {
+      name: "--profile",
+      value: "NAME",
+      help: "posix or ext4-ordered (power-loss)",
+      default: "posix",
+    },
     { name: "--appends", value: "N", help: "appends in the recorded run", default: "20" },
-    { name: "--journal-mode", value: "MODE", help: "the leg: wal or delete (SESSION_DB_JOURNAL_MODE)" },
-    { name: "--kills", value: "N", help: "real SIGKILL children in crash mode (all: every k)", default: "8" },
-    { name: "--crash-kind", value: "KIND", help: "calls a crash point counts: any, write, sync, name", default: "any" },
-    { name: "--samples", value: "N", help: "random power-loss states per sync point", default: "12" },
+    {
+      name: "--journal-mode",
+      value: "MODE",
+      help: "the leg: wal or delete (SESSION_DB_JOURNAL_MODE)",
+    },
+    {
+      name: "--kills",
+      value: "N",
+      help: "real SIGKILL children in crash mode (all: every k)",
+      default: "8",
+    },
+    {
+      name: "--crash-kind",
+      value: "KIND",
+      help: "calls a crash point counts: any, write, sync, name",
+      default: "any",
+    },
+    {
+      name: "--samples",
+      value: "N",
+      help: "random power-loss states per sync point",
+      default: "12",
+    },
     { name: "--seed", value: "N", help: "the first seed of the random states", default: "1" },
     { name: "--from", value: "DIR", help: "judge a kept run folder again instead of recording" },
     { name: "--state", value: "N", help: "judge only state N and leave its files in DIR/state-N" },
     { name: "--keep", help: "keep the run folder even when every state passes" },
   ],
-  exitCodes: { 0: "every state passed, or SKIP (the reason is printed)", 1: "a state failed, or the run could not be judged" },
+  exitCodes: {
+    0: "every state passed, or SKIP (the reason is printed)",
+    1: "a state failed, or the run could not be judged",
+  },
 };
 
 const CHILD = fromFileUrl(new URL("./_syscalls_child.ts", import.meta.url));
@@ -77,7 +109,18 @@ async function child(
   env: Record<string, string>,
 ): Promise<Deno.CommandOutput> {
   return await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-lock", "-A", "--unstable-kv", CHILD, args[0]!, run.target, `${run.dir}/db/${DB_NAME}`, SESSION, ...args.slice(1)],
+    args: [
+      "run",
+      "--no-lock",
+      "-A",
+      "--unstable-kv",
+      CHILD,
+      args[0]!,
+      run.target,
+      `${run.dir}/db/${DB_NAME}`,
+      SESSION,
+      ...args.slice(1),
+    ],
     env: childEnv(run, env),
     stdout: "piped",
     stderr: "piped",
@@ -121,23 +164,33 @@ async function record(
     data: options.data,
     mark: `${run.dir}/acks.jsonl`,
     ignore: [denoCacheDir(), run.dir, Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
-    ...(options.crashAt !== undefined ? { crashAt: options.crashAt, crashKind: options.crashKind ?? "any" } : {}),
+    ...(options.crashAt !== undefined
+      ? { crashAt: options.crashAt, crashKind: options.crashKind ?? "any" }
+      : {}),
   });
   return await child(run, ["append", String(appends), `${run.dir}/acks.jsonl`], env);
 }
 
 function rate(count: number, ms: number): string {
-  return `${count} states in ${(ms / 1000).toFixed(2)} s (${Math.round(count / (ms / 1000))} states/s)`;
+  return `${count} states in ${(ms / 1000).toFixed(2)} s (${
+    Math.round(count / (ms / 1000))
+  } states/s)`;
 }
 
 async function main(): Promise<number> {
   const flags = parseFlags(SYSCALLS_CLI, Deno.args);
   const mode = flags.string("--mode") ?? "power-loss";
-  if (mode !== "crash" && mode !== "power-loss") fail(`Invalid --mode "${mode}": use crash or power-loss`);
+  if (mode !== "crash" && mode !== "power-loss") {
+    fail(`Invalid --mode "${mode}": use crash or power-loss`);
+  }
   const profile = (flags.string("--profile") ?? "posix") as Profile;
-  if (!PROFILES.includes(profile)) fail(`Invalid --profile "${profile}": use ${PROFILES.join(" or ")}`);
+  if (!PROFILES.includes(profile)) {
+    fail(`Invalid --profile "${profile}": use ${PROFILES.join(" or ")}`);
+  }
   const crashKind = (flags.string("--crash-kind") ?? "any") as CrashKind;
-  if (!CRASH_KINDS.includes(crashKind)) fail(`Invalid --crash-kind "${crashKind}": use ${CRASH_KINDS.join(", ")}`);
+  if (!CRASH_KINDS.includes(crashKind)) {
+    fail(`Invalid --crash-kind "${crashKind}": use ${CRASH_KINDS.join(", ")}`);
+  }
   const journal = flags.string("--journal-mode");
   if (journal !== undefined && journal !== "wal" && journal !== "delete") {
     fail(`Invalid --journal-mode "${journal}": use wal or delete`);
@@ -166,14 +219,22 @@ async function main(): Promise<number> {
     ...["NODE_SQLITE_JOURNAL_MODE", "NODE_SQLITE_SYNCHRONOUS", "REFERENCE_SYNCHRONOUS"]
       .filter((name) => Deno.env.get(name)).map((name) => `${name}=${Deno.env.get(name)}`),
   ].filter(Boolean).join(", ");
-  console.log(`syscalls: ${mode}${mode === "power-loss" ? ` (${profile})` : ""} on ${target}${policy ? ` [${policy}]` : ""}`);
+  console.log(
+    `syscalls: ${mode}${mode === "power-loss" ? ` (${profile})` : ""} on ${target}${
+      policy ? ` [${policy}]` : ""
+    }`,
+  );
 
   if (!from) {
     await setup(run);
     const started = performance.now();
     const output = await record(run, built.path, appends, { data: true, log });
     if (!output.success) throw new Error(`The recorded child failed: ${stderrOf(output)}`);
-    console.log(`recorded ${appends} appends in ${Math.round(performance.now() - started)} ms: ${new TextDecoder().decode(output.stdout).trim()}`);
+    console.log(
+      `recorded ${appends} appends in ${Math.round(performance.now() - started)} ms: ${
+        new TextDecoder().decode(output.stdout).trim()
+      }`,
+    );
   } else if (!exists(log)) {
     fail(`Invalid --from "${from}": it has no fs.log (pass a run folder a failed run kept)`);
   }
@@ -184,12 +245,18 @@ async function main(): Promise<number> {
     return 1;
   }
   const counted = parsed.records.filter((r) => r.counted).length;
-  console.log(`log: ${parsed.records.length} records, ${counted} crash points, ${parsed.records.filter((r) => r.kind === "sync").length} syncs`);
+  console.log(
+    `log: ${parsed.records.length} records, ${counted} crash points, ${
+      parsed.records.filter((r) => r.kind === "sync").length
+    } syncs`,
+  );
 
   const module = await loadTarget(target);
   const options: StoreOptions = journal ? { journalMode: journal } : {};
   // The oracle's scratch folder on tmpfs when there is one: recovery's own syncs are free.
-  const scratch = exists("/dev/shm") ? Deno.makeTempDirSync({ dir: "/dev/shm", prefix: "syscalls-" }) : `${dir}/scratch`;
+  const scratch = exists("/dev/shm")
+    ? Deno.makeTempDirSync({ dir: "/dev/shm", prefix: "syscalls-" })
+    : `${dir}/scratch`;
   const oracle = new AppendOracle(module, options, scratch, DB_NAME, SESSION);
   const baseline = readFolder(`${dir}/baseline`);
   const states: Iterable<CrashState> = mode === "crash"
@@ -211,18 +278,30 @@ async function main(): Promise<number> {
 
   let killFailures = 0;
   if (mode === "crash" && kills > 0 && !from) {
-    const ks = kills >= counted ? Array.from({ length: counted }, (_, i) => i + 1)
-      : Array.from({ length: kills }, (_, i) => 1 + Math.floor((i * (counted - 1)) / Math.max(1, kills - 1)));
+    const ks = kills >= counted
+      ? Array.from({ length: counted }, (_, i) => i + 1)
+      : Array.from({ length: kills }, (_, i) =>
+        1 + Math.floor((i * (counted - 1)) / Math.max(1, kills - 1)));
     const killStarted = performance.now();
     for (const k of ks) {
       const killLog = `${dir}/kill.log`;
-      const output = await record(run, built.path, appends, { data: false, log: killLog, crashAt: k, crashKind });
+      const output = await record(run, built.path, appends, {
+        data: false,
+        log: killLog,
+        crashAt: k,
+        crashKind,
+      });
       const recorded = readLog(killLog).records.filter((r) => r.counted).length;
       const why = output.signal !== "SIGKILL"
-        ? `expected SIGKILL before call ${k}, the child ended with ${output.signal ?? `exit ${output.code}`}: ${stderrOf(output)}`
+        ? `expected SIGKILL before call ${k}, the child ended with ${
+          output.signal ?? `exit ${output.code}`
+        }: ${stderrOf(output)}`
         : crashKind === "any" && recorded !== k - 1
         ? `killed before call ${k} but ${recorded} calls were recorded (expected ${k - 1})`
-        : oracle.judge(await oracle.recover(readFolder(`${dir}/db`)), readAcks(`${dir}/acks.jsonl`));
+        : oracle.judge(
+          await oracle.recover(readFolder(`${dir}/db`)),
+          readAcks(`${dir}/acks.jsonl`),
+        );
       if (why) {
         killFailures++;
         console.error(`FAIL kill k=${k}: ${why}`);
@@ -241,9 +320,13 @@ async function main(): Promise<number> {
     const first = failures[0];
     if (first) {
       const envs = ["NODE_SQLITE_JOURNAL_MODE", "NODE_SQLITE_SYNCHRONOUS", "REFERENCE_SYNCHRONOUS"]
-        .filter((name) => Deno.env.get(name)).map((name) => `${name}=${Deno.env.get(name)} `).join("");
+        .filter((name) => Deno.env.get(name)).map((name) => `${name}=${Deno.env.get(name)} `).join(
+          "",
+        );
       console.error(
-        `replay: ${envs}deno task syscalls --target ${target} --mode ${mode} --profile ${profile} --samples ${samples} --seed ${seed}${journal ? ` --journal-mode ${journal}` : ""} --from ${dir} --state ${first.index}`,
+        `replay: ${envs}deno task syscalls --target ${target} --mode ${mode} --profile ${profile} --samples ${samples} --seed ${seed}${
+          journal ? ` --journal-mode ${journal}` : ""
+        } --from ${dir} --state ${first.index}`,
       );
     }
     console.error(`run folder kept: ${dir}`);

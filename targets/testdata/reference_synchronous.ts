@@ -4,8 +4,8 @@
 import { openStore as openReference } from "../../cells/reference_target.ts";
 import {
   openWithSynchronous,
-  SYNCHRONOUS_LEVELS,
   type Synchronous,
+  SYNCHRONOUS_LEVELS,
 } from "../../cells/testdata/mutants/_synchronous.ts";
 import type { StoreOptions } from "../../cells/target.ts";
 
