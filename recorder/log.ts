@@ -49,7 +49,16 @@ export const RecordKind = {
   hello: 17,
 } as const;
 
-/** A kind's name. */
+/**
+ * A kind's name.
+ *
+ * @example
+ * ```ts
+ * import { type KindName, RecordKind } from "./log.ts";
+ * const kind: KindName = "sync";
+ * console.log(RecordKind[kind]); // 5
+ * ```
+ */
 export type KindName = keyof typeof RecordKind;
 
 /** How a sync record synced (`extra` of a `sync` record). */

@@ -41,6 +41,7 @@ export {
 } from "./crash_states.ts";
 export { imageDigest, readFolder, writeImage } from "./image.ts";
 export {
+  type KindName,
   LogError,
   logProblems,
   type LogRecord,

@@ -19,3 +19,4 @@ export {
   type Synchronous,
 } from "./node_sqlite.ts";
 export { DenoKvStore } from "./deno_kv.ts";
+export type { CellMessage, StoredMessage, StoredSession, StoreOptions } from "../cells/target.ts";
