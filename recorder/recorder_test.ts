@@ -1,8 +1,7 @@
 import { buildRecorder } from "./build.ts";
 import { killStates, powerLossStates } from "./crash_states.ts";
 import { logProblems, readLog } from "./log.ts";
-import { recorderEnv } from "./record.ts";
-import { denoCacheDir } from "./record.ts";
+import { denoCacheDir, recorderEnv, type RecorderOptions } from "./record.ts";
 import { fromFileUrl } from "../internal/path.ts";
 
 const built = await buildRecorder();
@@ -26,6 +25,21 @@ async function runChild(
   }).output();
 }
 
+/** A run folder with an empty watched `db/` and the recorder's environment for it. */
+function runFolder(options: Partial<RecorderOptions> = {}) {
+  const run = Deno.makeTempDirSync();
+  Deno.mkdirSync(`${run}/db`);
+  const log = `${run}/fs.log`;
+  const env = recorderEnv({
+    library,
+    watched: `${run}/db`,
+    log,
+    ignore: [denoCacheDir(), run],
+    ...options,
+  });
+  return { run, log, env };
+}
+
 const FS_CALLS = new URL("./testdata/fs_calls.ts", import.meta.url);
 const NODE_SQLITE_CHILD = new URL("./testdata/node_sqlite_appends.ts", import.meta.url);
 
@@ -33,16 +47,7 @@ Deno.test({
   name: "recorder: a watched write is recorded with its data, an unwatched one is not",
   ignore: !!ignore,
   async fn() {
-    const run = Deno.makeTempDirSync();
-    Deno.mkdirSync(`${run}/db`);
-    const log = `${run}/fs.log`;
-    const env = recorderEnv({
-      library,
-      watched: `${run}/db`,
-      log,
-      data: true,
-      ignore: [denoCacheDir(), run],
-    });
+    const { run, log, env } = runFolder({ data: true });
     const output = await runChild(FS_CALLS, ["write", `${run}/db`, `${run}/outside.txt`], env);
     assert(output.success, new TextDecoder().decode(output.stderr));
     const parsed = readLog(log);
@@ -65,10 +70,7 @@ Deno.test({
   name: "recorder: a write outside the watched folder and the ignore list is a problem",
   ignore: !!ignore,
   async fn() {
-    const run = Deno.makeTempDirSync();
-    Deno.mkdirSync(`${run}/db`);
-    const log = `${run}/fs.log`;
-    const env = recorderEnv({ library, watched: `${run}/db`, log, ignore: [denoCacheDir()] });
+    const { run, log, env } = runFolder({ ignore: [denoCacheDir()] });
     const output = await runChild(FS_CALLS, ["write", `${run}/db`, `${run}/outside.txt`], env);
     assert(output.success, new TextDecoder().decode(output.stderr));
     const problems = logProblems(readLog(log));
@@ -80,16 +82,7 @@ Deno.test({
   name: "recorder: a crash at k gives SIGKILL and exactly k-1 recorded calls",
   ignore: !!ignore,
   async fn() {
-    const run = Deno.makeTempDirSync();
-    Deno.mkdirSync(`${run}/db`);
-    const log = `${run}/fs.log`;
-    const env = recorderEnv({
-      library,
-      watched: `${run}/db`,
-      log,
-      crashAt: 3,
-      ignore: [denoCacheDir(), run],
-    });
+    const { run, log, env } = runFolder({ crashAt: 3 });
     const output = await runChild(FS_CALLS, ["write", `${run}/db`, `${run}/outside.txt`], env);
     assert(output.signal === "SIGKILL", `expected SIGKILL, got ${output.signal ?? output.code}`);
     const counted = readLog(log).records.filter((r) => r.counted).length;
@@ -98,18 +91,9 @@ Deno.test({
 });
 
 async function nodeSqliteRun(synchronous: string) {
-  const run = Deno.makeTempDirSync();
-  Deno.mkdirSync(`${run}/db`);
-  const log = `${run}/fs.log`;
-  const acks = `${run}/acks.jsonl`;
-  const env = recorderEnv({
-    library,
-    watched: `${run}/db`,
-    log,
-    data: true,
-    mark: acks,
-    ignore: [denoCacheDir(), run],
-  });
+  const probe = runFolder();
+  const acks = `${probe.run}/acks.jsonl`;
+  const { run, log, env } = { ...probe, env: { ...probe.env, FSREC_DATA: "1", FSREC_MARK: acks } };
   const output = await runChild(NODE_SQLITE_CHILD, [`${run}/db/s.db`, synchronous, acks], env);
   assert(output.success, new TextDecoder().decode(output.stderr));
   return readLog(log);
