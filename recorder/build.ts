@@ -1,0 +1,145 @@
+/**
+ * Builds the file-system call recorder (`fs_recorder.c`) into
+ * `.cache/recorder/<hash>/libfsrecorder.so`, where the hash covers the source and the
+ * compiler flags, so a changed source builds anew and an unchanged one is reused.
+ *
+ * Run with `deno task recorder`; the last line printed is the library's path, or
+ * `SKIP: <reason>` (exit 0) where the recorder cannot work (not Linux/glibc, no `cc`).
+ *
+ * @example
+ * ```ts
+ * import { buildRecorder } from "./build.ts";
+ * const built = await buildRecorder();
+ * console.log(built.ok ? built.path : `SKIP: ${built.reason}`);
+ * ```
+ *
+ * @module
+ */
+import { exists } from "../internal/fs.ts";
+import { fromFileUrl } from "../internal/path.ts";
+
+const SOURCE = new URL("./fs_recorder.c", import.meta.url);
+const FLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"];
+const LIBS = ["-ldl", "-lpthread"];
+
+/**
+ * The outcome of {@linkcode buildRecorder}: the library, or why this machine cannot use
+ * one.
+ *
+ * @example
+ * ```ts
+ * import type { RecorderBuild } from "./build.ts";
+ * function describe(built: RecorderBuild): string {
+ *   return built.ok ? built.path : `SKIP: ${built.reason}`;
+ * }
+ * ```
+ */
+export type RecorderBuild = { ok: true; path: string } | { ok: false; reason: string };
+
+/**
+ * Raised when the compiler rejects the source (a defect, not a missing capability).
+ *
+ * @example
+ * ```ts
+ * import { RecorderBuildError } from "./build.ts";
+ * console.log(new RecorderBuildError("x").name); // RecorderBuildError
+ * ```
+ */
+export class RecorderBuildError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "RecorderBuildError";
+  }
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function projectRoot(): string {
+  return fromFileUrl(new URL("..", import.meta.url)).replace(/\/$/, "");
+}
+
+/**
+ * Why the recorder cannot run here, or `undefined` when the platform fits (Linux with
+ * glibc: the recorder interposes glibc's symbols, and Deno must be glibc-linked for
+ * `LD_PRELOAD` to reach its calls).
+ *
+ * @returns The reason, or `undefined`.
+ * @example
+ * ```ts
+ * import { platformSkipReason } from "./build.ts";
+ * console.log(platformSkipReason() ?? "the recorder can run here");
+ * ```
+ */
+export function platformSkipReason(): string | undefined {
+  if (Deno.build.os !== "linux") {
+    return `the file-system call recorder needs Linux (LD_PRELOAD of glibc symbols), this is ${Deno.build.os}`;
+  }
+  const env = (Deno.build as { env?: string }).env;
+  if (env !== undefined && env !== "gnu") {
+    return `the file-system call recorder needs a glibc-linked Deno, this one is built for ${env}`;
+  }
+  return undefined;
+}
+
+/**
+ * Builds (or reuses) the recorder library.
+ *
+ * @param options `cc`: the compiler (default `$CC`, else `cc`); `root`: the project root
+ * whose `.cache/` receives the library.
+ * @returns The library's path, or the reason it cannot be built here.
+ * @throws {RecorderBuildError} When the compiler runs but rejects the source.
+ * @example
+ * ```ts
+ * import { buildRecorder } from "./build.ts";
+ * const built = await buildRecorder();
+ * if (built.ok) console.log(`LD_PRELOAD=${built.path}`);
+ * ```
+ */
+export async function buildRecorder(
+  options: { cc?: string; root?: string } = {},
+): Promise<RecorderBuild> {
+  const skip = platformSkipReason();
+  if (skip) return { ok: false, reason: skip };
+  const cc = options.cc ?? Deno.env.get("CC") ?? "cc";
+  const source = await Deno.readFile(SOURCE);
+  const hash = (await sha256(new TextEncoder().encode(
+    `${cc}\0${FLAGS.join(" ")}\0${LIBS.join(" ")}\0${new TextDecoder().decode(source)}`,
+  ))).slice(0, 16);
+  const dir = `${options.root ?? projectRoot()}/.cache/recorder/${hash}`;
+  const path = `${dir}/libfsrecorder.so`;
+  if (exists(path)) return { ok: true, path };
+  await Deno.mkdir(dir, { recursive: true });
+  const partial = `${path}.${Deno.pid}.tmp`;
+  let output: Deno.CommandOutput;
+  try {
+    output = await new Deno.Command(cc, {
+      args: [...FLAGS, "-o", partial, fromFileUrl(SOURCE), ...LIBS],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return { ok: false, reason: `no C compiler "${cc}" on PATH (install cc or set CC)` };
+    }
+    throw error;
+  }
+  if (!output.success) {
+    throw new RecorderBuildError(
+      `Cannot build the file-system call recorder with ${cc}: ${
+        new TextDecoder().decode(output.stderr).trim().split("\n").slice(0, 8).join("\n")
+      }`,
+    );
+  }
+  // Rename into place so a concurrent build never loads a half-written library.
+  await Deno.rename(partial, path);
+  return { ok: true, path };
+}
+
+if (import.meta.main) {
+  const built = await buildRecorder();
+  console.log(built.ok ? built.path : `SKIP: ${built.reason}`);
+}

@@ -1,0 +1,423 @@
+/**
+ * Crash states from a recorder log: the file sets a SIGKILL before each recorded call
+ * leaves ({@linkcode killStates}), and those a power loss at each sync point may leave
+ * under a named persistence model ({@linkcode powerLossStates}).
+ *
+ * The model (names relative to the watched folder; the baseline is durable):
+ *
+ * - Data: a completed `fsync`/`fdatasync`/`msync` of a file makes its content durable;
+ *   `sync`/`syncfs` make everything durable; `sync_file_range` guarantees nothing. At a
+ *   power loss each unsynced write or size change is independently kept or dropped
+ *   (`subset`), kept ones may land in any order (`reorder`), and a kept write may be torn
+ *   at 512-byte sectors aligned on the file offset, each sector kept, dropped or filled
+ *   with garbage (`torn`, as SQLite's test6.c).
+ * - Names (creates, renames, unlinks, links, mkdir, rmdir) by profile:
+ *   - `posix` (strict): a name change is durable only once its folder is fsynced (or
+ *     `sync`); until then each changed name shows any value it had since its last
+ *     durable one, independently of the others.
+ *   - `ext4-ordered`: name changes persist in order (one journal); any fsync, of a file
+ *     or a folder, commits every earlier one (so a created file's name survives with its
+ *     fsync); until then a prefix of them survives.
+ * - SQLite's `-shm` index is never state (SQLite rebuilds it): it is not materialised.
+ *
+ * The instants: just before every sync call (where most is pending) and at the end of
+ * the log; a crash between two syncs leaves a subset of what the next sync point can,
+ * with no more acknowledgements. Per instant: the synced-only state, the everything-kept
+ * state, every prefix in call order, then every combination when there are at most
+ * `exhaustive` of them, else `samples` seeded random ones (subsets, reorders, tears).
+ *
+ * @example
+ * ```ts
+ * import { powerLossStates } from "./crash_states.ts";
+ * import { parseLog } from "./log.ts";
+ * const log = parseLog(new Uint8Array(0));
+ * const states = [...powerLossStates(log, { profile: "posix" })];
+ * console.log(states.length, states[0]?.label); // 1 "end: synced"
+ * ```
+ *
+ * @module
+ */
+import { seededRandom } from "../harness/seeded_random.ts";
+import {
+  Bytes,
+  type FileSet,
+  FsModel,
+  type Inode,
+  isShm,
+  type NameChange,
+  type Op,
+  type Profile,
+} from "./_fs_model.ts";
+import type { RecorderLog } from "./log.ts";
+
+export { type FileSet, ModelError, type Profile } from "./_fs_model.ts";
+
+/** The sector size torn writes are cut at. */
+export const SECTOR_SIZE = 512;
+
+/** The profiles, by name. */
+export const PROFILES: readonly Profile[] = ["posix", "ext4-ordered"];
+
+/**
+ * One crash state: files plus the acknowledgements made before the crash.
+ *
+ * @example
+ * ```ts
+ * import type { CrashState } from "./crash_states.ts";
+ * function describe(state: CrashState): string {
+ *   return `${state.label}: ${state.files.size} files, ${state.acks.length} acknowledged`;
+ * }
+ * ```
+ */
+export interface CrashState {
+  /** The log position of the crash: the seq of the first call that did not happen. */
+  at: number;
+  /** How the state was made, e.g. `before #12 (fsync): subset 5`. */
+  label: string;
+  /** The files (computed when first read). */
+  readonly files: FileSet;
+  /**
+   * Identifies the files: two states with one key hold the same files (states that hold
+   * the same files may still differ in key), so an oracle can reuse a verdict.
+   */
+  key: string;
+  /** The acknowledgement lines written before the crash. */
+  acks: readonly string[];
+}
+
+/**
+ * Options of {@linkcode powerLossStates}.
+ *
+ * @example
+ * ```ts
+ * import type { PowerLossOptions } from "./crash_states.ts";
+ * const options: PowerLossOptions = { profile: "ext4-ordered", samples: 8, seed: 7 };
+ * ```
+ */
+export interface PowerLossOptions {
+  /** How names persist. */
+  profile: Profile;
+  /** The folder's durable content before the log began (default empty). */
+  baseline?: FileSet;
+  /** Enumerate every combination when an instant has at most this many (default 64). */
+  exhaustive?: number;
+  /** Random states per instant beyond that bound (default 12). */
+  samples?: number;
+  /** The first seed (default 1). */
+  seed?: number;
+  /** Whether random states tear writes at sectors (default true). */
+  torn?: boolean;
+  /** Whether random states reorder kept writes (default true). */
+  reorder?: boolean;
+}
+
+/**
+ * The states a SIGKILL just before each counted call leaves (the page cache keeps every
+ * completed call), then the state after the last call; `k` is the crash point
+ * `FSREC_CRASH_AT` that gives each.
+ *
+ * @param log The log (recorded with data).
+ * @param baseline The folder's content before the log began.
+ * @returns The states, in log order.
+ * @example
+ * ```ts
+ * import { killStates } from "./crash_states.ts";
+ * import { parseLog } from "./log.ts";
+ * for (const state of killStates(parseLog(new Uint8Array(0)))) console.log(state.k, state.label);
+ * // 1 "end"
+ * ```
+ */
+export function* killStates(
+  log: RecorderLog,
+  baseline: FileSet = new Map(),
+): Generator<CrashState & { k: number }> {
+  const model = new FsModel(log.watched, baseline, "posix");
+  let k = 0;
+  for (const record of log.records) {
+    if (record.counted) {
+      k++;
+      yield {
+        k,
+        at: record.seq,
+        label: `before #${record.seq} (${record.kind})`,
+        files: model.currentImage(),
+        key: `kill ${record.seq}`,
+        acks: model.acks.slice(),
+      };
+    }
+    model.apply(record);
+  }
+  yield {
+    k: k + 1,
+    at: -1,
+    label: "end",
+    files: model.currentImage(),
+    key: "kill end",
+    acks: model.acks.slice(),
+  };
+}
+
+interface PendingOp {
+  inode: Inode;
+  seq: number;
+  op: Op;
+}
+
+/** One way the pending state at an instant can land. */
+interface Choice {
+  keep: (index: number) => boolean;
+  order?: number[];
+  tear?: (index: number, sectors: number) => (0 | 1 | 2)[] | undefined;
+  names: (name: string, history: (Inode | null)[]) => Inode | null;
+  garbage: () => number;
+}
+
+/** The key of a state: what was durable, which pending ops landed in which order, names. */
+function stateKey(model: FsModel, pending: PendingOp[], choice: Choice, extra: string): string {
+  const indices = choice.order ?? pending.map((_, i) => i);
+  const kept = indices.filter((i) => choice.keep(i)).map((i) => pending[i]!.seq).join(",");
+  const names: string[] = [];
+  const histories = nameHistories(model);
+  for (const [name, history] of histories) {
+    if (history.length === 1) continue;
+    names.push(`${name}=${choice.names(name, history)?.id ?? 0}`);
+  }
+  return `${model.durableVersion}|${kept}|${names.join(",")}|${extra}`;
+}
+
+function nameHistories(model: FsModel): Map<string, (Inode | null)[]> {
+  const histories = new Map<string, (Inode | null)[]>();
+  for (const [name, inode] of model.durableNames) histories.set(name, [inode]);
+  for (const change of model.changes) {
+    const history = histories.get(change.name) ?? [model.durableNames.get(change.name) ?? null];
+    history.push(change.to);
+    histories.set(change.name, history);
+  }
+  return histories;
+}
+
+function materialise(model: FsModel, pending: PendingOp[], choice: Choice): FileSet {
+  const contents = new Map<Inode, Bytes>();
+  const indices = choice.order ?? pending.map((_, i) => i);
+  for (const index of indices) {
+    if (!choice.keep(index)) continue;
+    const { inode, op } = pending[index]!;
+    let bytes = contents.get(inode);
+    if (!bytes) contents.set(inode, bytes = inode.durable.clone());
+    const sectors = "data" in op
+      ? Math.ceil((op.offset + op.data.length) / SECTOR_SIZE) - Math.floor(op.offset / SECTOR_SIZE)
+      : 0;
+    const tear = "data" in op ? choice.tear?.(index, sectors) : undefined;
+    if (!tear || !("data" in op)) {
+      bytes.apply(op);
+      continue;
+    }
+    const first = Math.floor(op.offset / SECTOR_SIZE);
+    for (let s = 0; s < sectors; s++) {
+      const start = Math.max(op.offset, (first + s) * SECTOR_SIZE);
+      const end = Math.min(op.offset + op.data.length, (first + s + 1) * SECTOR_SIZE);
+      if (tear[s] === 0) continue;
+      const part = op.data.slice(start - op.offset, end - op.offset);
+      if (tear[s] === 2) { for (let i = 0; i < part.length; i++) part[i] = choice.garbage(); }
+      bytes.apply({ offset: start, data: part });
+    }
+  }
+  // Names: each changed name's history since its durable value, oldest first.
+  const histories = nameHistories(model);
+  const chosen = new Map<string, Inode>();
+  for (const [name, history] of histories) {
+    const inode = history.length === 1 ? history[0]! : choice.names(name, history);
+    if (inode) chosen.set(name, inode);
+  }
+  const files: FileSet = new Map();
+  for (const [name, inode] of chosen) {
+    if (inode.dir || isShm(name) || name === "") continue;
+    // A name in a folder that did not survive is gone with it.
+    let folder = name;
+    let orphan = false;
+    while (folder.includes("/")) {
+      folder = folder.slice(0, folder.lastIndexOf("/"));
+      if (!chosen.get(folder)?.dir) orphan = true;
+    }
+    if (orphan) continue;
+    files.set(name, (contents.get(inode) ?? inode.durable).view().slice());
+  }
+  return files;
+}
+
+/** Name choices of one instant: how many, and the choice for a number below that. */
+function nameChoices(
+  model: FsModel,
+  profile: Profile,
+): { count: number; pick: (n: number) => Choice["names"]; all: Choice["names"] } {
+  const all: Choice["names"] = (_, history) => history[history.length - 1]!;
+  if (model.changes.length === 0) return { count: 1, pick: () => all, all };
+  if (profile === "ext4-ordered") {
+    // A prefix of the changes: the value a name had after the first `cut` changes.
+    const changes: NameChange[] = model.changes;
+    return {
+      count: changes.length + 1,
+      pick: (cut) => (name) => {
+        let value: Inode | null = model.durableNames.get(name) ?? null;
+        for (let i = 0; i < cut; i++) if (changes[i]!.name === name) value = changes[i]!.to;
+        return value;
+      },
+      all,
+    };
+  }
+  // posix: each changed name independently shows any value of its history.
+  const changed = [...new Set(model.changes.map((change) => change.name))];
+  const sizes = changed.map((name) => 1 + model.changes.filter((c) => c.name === name).length);
+  const count = sizes.reduce((a, b) => a * b, 1);
+  return {
+    count,
+    pick: (n) => {
+      const picks = new Map<string, number>();
+      let rest = n;
+      changed.forEach((name, i) => {
+        picks.set(name, rest % sizes[i]!);
+        rest = Math.floor(rest / sizes[i]!);
+      });
+      return (name, history) => history[picks.get(name) ?? history.length - 1] ?? null;
+    },
+    all,
+  };
+}
+
+/**
+ * The states a power loss at each sync point (and at the end of the log) may leave.
+ *
+ * @param log The log (recorded with data: `FSREC_DATA=1`).
+ * @param options The profile and how many states to draw.
+ * @returns The states, in log order.
+ * @throws {ModelError} When the log does not fit the model.
+ * @example
+ * ```ts
+ * import { powerLossStates } from "./crash_states.ts";
+ * import { parseLog } from "./log.ts";
+ * const log = parseLog(new Uint8Array(0));
+ * for (const state of powerLossStates(log, { profile: "ext4-ordered" })) {
+ *   console.log(state.label, state.files.size); // end: synced 0
+ * }
+ * ```
+ */
+export function* powerLossStates(
+  log: RecorderLog,
+  options: PowerLossOptions,
+): Generator<CrashState> {
+  const model = new FsModel(log.watched, options.baseline ?? new Map(), options.profile);
+  const seed = options.seed ?? 1;
+  let instant = 0;
+  const at = function* (seq: number, what: string): Generator<CrashState> {
+    instant++;
+    yield* statesAt(model, options, seed + instant * 7919, seq, what);
+  };
+  for (const record of log.records) {
+    if (record.counted && (record.kind === "sync" || record.kind === "syncAll")) {
+      yield* at(record.seq, `before #${record.seq} (${record.kind})`);
+    }
+    model.apply(record);
+  }
+  yield* at(-1, "end");
+}
+
+function* statesAt(
+  model: FsModel,
+  options: PowerLossOptions,
+  seed: number,
+  seq: number,
+  what: string,
+): Generator<CrashState> {
+  const pending: PendingOp[] = [];
+  for (const inode of model.reachable()) {
+    for (const { seq, op } of inode.pending) pending.push({ inode, seq, op });
+  }
+  pending.sort((a, b) => a.seq - b.seq);
+  const names = nameChoices(model, options.profile);
+  const acks = model.acks.slice();
+  const lazy = (label: string, choice: Choice, extra: string): CrashState => {
+    let files: FileSet | undefined;
+    return {
+      at: seq,
+      label: `${what}: ${label}`,
+      get files(): FileSet {
+        return files ??= materialise(model, pending, choice);
+      },
+      key: stateKey(model, pending, choice, extra),
+      acks,
+    };
+  };
+  const state = (label: string, choice: Omit<Choice, "garbage">): CrashState =>
+    lazy(label, { garbage: () => 0, ...choice }, "");
+  const durable: Choice["names"] = (_, history) => history[0]!;
+  yield state("synced", { keep: () => false, names: durable });
+  if (pending.length === 0 && names.count === 1) return;
+  yield state("all", { keep: () => true, names: names.all });
+  // Prefixes in call order, names included: what an in-order device leaves.
+  const changeSeqs = model.changes.map((change) => change.seq);
+  for (let j = 1; j < pending.length; j++) {
+    const cutSeq = pending[j]!.seq;
+    const prefixNames: Choice["names"] = (name, history) => {
+      let value = history[0]!;
+      let h = 1;
+      model.changes.forEach((change, i) => {
+        if (change.name !== name) return;
+        if (changeSeqs[i]! < cutSeq) value = history[h]!;
+        h++;
+      });
+      return value;
+    };
+    yield state(`prefix ${j}`, { keep: (i) => i < j, names: prefixNames });
+  }
+  const total = 2 ** Math.min(pending.length, 40) * names.count;
+  if (total <= (options.exhaustive ?? 64)) {
+    for (let n = 0; n < names.count; n++) {
+      for (let mask = 0; mask < 2 ** pending.length; mask++) {
+        yield state(`subset ${mask.toString(2)} names ${n}`, {
+          keep: (i) => ((mask >> i) & 1) === 1,
+          names: names.pick(n),
+        });
+      }
+    }
+    return;
+  }
+  for (let s = 0; s < (options.samples ?? 12); s++) {
+    const random = seededRandom(seed + s);
+    const keep = pending.map(() => random() < 0.5);
+    let order: number[] | undefined;
+    if (options.reorder ?? true) {
+      order = pending.map((_, i) => i);
+      for (let i = order.length - 1; i > 0; i--) {
+        const j = Math.floor(random() * (i + 1));
+        [order[i], order[j]] = [order[j]!, order[i]!];
+      }
+    }
+    const tornOn = (options.torn ?? true) && s % 2 === 1;
+    const tears = new Map<number, (0 | 1 | 2)[]>();
+    const pick = Math.floor(random() * names.count);
+    const choice: Choice = {
+      keep: (i) => keep[i]!,
+      names: names.pick(pick),
+      garbage: () => Math.floor(random() * 256),
+      tear: (index, sectors) => {
+        if (!tornOn || random() >= 0.5) return undefined;
+        let tear = tears.get(index);
+        if (!tear) {
+          tear = Array.from({ length: sectors }, () => Math.floor(random() * 3) as 0 | 1 | 2);
+          tears.set(index, tear);
+        }
+        return tear;
+      },
+    };
+    if (order) choice.order = order;
+    // A torn state's garbage depends on its seed: never the same files as another's.
+    const state = lazy(
+      `sample ${seed + s}${tornOn ? " torn" : ""}`,
+      choice,
+      tornOn ? `torn ${seed + s}` : "",
+    );
+    // Its files are made now: the tears draw from the same generator as the choices.
+    void state.files;
+    yield state;
+  }
+}

@@ -1,0 +1,885 @@
+// fs_recorder: an LD_PRELOAD object that records, in order, every libc call of a process
+// that can change what survives of the files under one watched folder, and can kill the
+// process with SIGKILL just before the k-th such call.
+//
+// Environment (read once, at load):
+//   FSREC_DIR        the watched folder (absolute). Unset: the object does nothing.
+//   FSREC_LOG        the log file (append-only binary, see recorder/log.ts).
+//   FSREC_DATA       "1": keep the bytes of every write in the log (power-loss mode).
+//   FSREC_MARK       a file outside the folder whose writes are logged as marks (the
+//                    acknowledgement journal), so acknowledgements interleave with calls.
+//   FSREC_IGNORE     ':'-separated folders where writes are expected (Deno's cache, the
+//                    run folder); any other open for writing outside the watched folder is
+//                    logged as an "outside" record, which the reader treats as an error.
+//   FSREC_MAX_BYTES  the log's bound (default 256 MiB); past it an overflow record ends
+//                    the log, and the reader fails.
+//   FSREC_CRASH_AT   k >= 1: SIGKILL just before the k-th counted call of FSREC_CRASH_KIND
+//                    (any | write | sync | name; default any).
+//
+// Every record is one writev to the log, under one mutex that is held across the real
+// call, so the log's order is the order the calls took effect. A call that fails is
+// logged with its errno (it counts as a call, so a crash at k leaves exactly k-1 counted
+// records). Only the calling thread ever kills the process, while it holds the mutex,
+// so no record is torn by a crash at k.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+enum {
+  K_OPEN = 1,
+  K_WRITE = 2,
+  K_TRUNCATE = 3,
+  K_FALLOCATE = 4,
+  K_SYNC = 5,
+  K_SYNCALL = 6,
+  K_RENAME = 7,
+  K_UNLINK = 8,
+  K_MKDIR = 9,
+  K_RMDIR = 10,
+  K_LINK = 11,
+  K_MMAP = 12,
+  K_UNMODELLED = 13,
+  K_OUTSIDE = 14,
+  K_MARK = 15,
+  K_OVERFLOW = 16,
+  K_HELLO = 17,
+};
+enum { F_COUNTED = 1, F_FAILED = 2 };
+enum { CLASS_NONE = 0, CLASS_WRITE = 1, CLASS_SYNC = 2, CLASS_NAME = 3 };
+enum { SYNC_FSYNC = 0, SYNC_FDATASYNC = 1, SYNC_RANGE = 2, SYNC_MSYNC = 3 };
+
+#define MAGIC 0x31525346u /* "FSR1" */
+#define FD_MAX 65536
+#define MAP_MAX 64
+
+struct header {
+  uint32_t magic;
+  uint8_t kind;
+  uint8_t flags;
+  uint16_t path_len;
+  uint32_t seq;
+  uint32_t handle;
+  int64_t a;
+  int64_t b;
+  int32_t extra;
+  uint32_t data_len;
+};
+
+struct handle {
+  uint32_t id;
+  int refs;
+  int mark;
+  int shm; // SQLite's WAL index: mapped, rebuilt on open, never durable state
+  char path[];
+};
+
+static int (*real_open)(const char *, int, ...);
+static int (*real_openat)(int, const char *, int, ...);
+static int (*real_close)(int);
+static int (*real_dup)(int);
+static int (*real_dup2)(int, int);
+static int (*real_dup3)(int, int, int);
+static int (*real_fcntl)(int, int, ...);
+static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_pwrite64)(int, const void *, size_t, off_t);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+static ssize_t (*real_pwritev64)(int, const struct iovec *, int, off_t);
+static ssize_t (*real_pwritev64v2)(int, const struct iovec *, int, off_t, int);
+static int (*real_truncate64)(const char *, off_t);
+static int (*real_ftruncate64)(int, off_t);
+static int (*real_fallocate64)(int, int, off_t, off_t);
+static int (*real_posix_fallocate64)(int, off_t, off_t);
+static int (*real_fsync)(int);
+static int (*real_fdatasync)(int);
+static int (*real_sync_file_range)(int, off_t, off_t, unsigned int);
+static int (*real_msync)(void *, size_t, int);
+static int (*real_syncfs)(int);
+static void (*real_sync)(void);
+static int (*real_renameat2)(int, const char *, int, const char *, unsigned int);
+static int (*real_unlinkat)(int, const char *, int);
+static int (*real_mkdirat)(int, const char *, mode_t);
+static int (*real_linkat)(int, const char *, int, const char *, int);
+static int (*real_symlinkat)(const char *, int, const char *);
+static void *(*real_mmap64)(void *, size_t, int, int, int, off_t);
+static ssize_t (*real_copy_file_range)(int, off_t *, int, off_t *, size_t, unsigned int);
+static ssize_t (*real_sendfile64)(int, int, off_t *, size_t);
+static FILE *(*real_fopen64)(const char *, const char *);
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int active;
+static int log_fd = -1;
+static int keep_data;
+static char watch[PATH_MAX];
+static size_t watch_len;
+static char mark_path[PATH_MAX];
+static char ignore[4096];
+static uint64_t max_bytes = 256ull << 20;
+static uint64_t log_bytes;
+static int overflowed;
+static uint32_t seq;
+static uint32_t next_handle = 1;
+static uint64_t crash_at;
+static int crash_class = CLASS_NONE;
+static uint64_t counted;
+static struct handle *fds[FD_MAX];
+static struct {
+  uintptr_t start;
+  size_t len;
+  uint32_t handle;
+} maps[MAP_MAX];
+
+#define LOAD(name, symbol) name = dlsym(RTLD_NEXT, symbol)
+
+static void init(void) {
+  LOAD(real_open, "open64");
+  LOAD(real_openat, "openat64");
+  LOAD(real_close, "close");
+  LOAD(real_dup, "dup");
+  LOAD(real_dup2, "dup2");
+  LOAD(real_dup3, "dup3");
+  LOAD(real_fcntl, "fcntl64");
+  if (!real_fcntl) LOAD(real_fcntl, "fcntl");
+  LOAD(real_write, "write");
+  LOAD(real_pwrite64, "pwrite64");
+  LOAD(real_writev, "writev");
+  LOAD(real_pwritev64, "pwritev64");
+  LOAD(real_pwritev64v2, "pwritev64v2");
+  LOAD(real_truncate64, "truncate64");
+  LOAD(real_ftruncate64, "ftruncate64");
+  LOAD(real_fallocate64, "fallocate64");
+  LOAD(real_posix_fallocate64, "posix_fallocate64");
+  LOAD(real_fsync, "fsync");
+  LOAD(real_fdatasync, "fdatasync");
+  LOAD(real_sync_file_range, "sync_file_range");
+  LOAD(real_msync, "msync");
+  LOAD(real_syncfs, "syncfs");
+  LOAD(real_sync, "sync");
+  LOAD(real_renameat2, "renameat2");
+  LOAD(real_unlinkat, "unlinkat");
+  LOAD(real_mkdirat, "mkdirat");
+  LOAD(real_linkat, "linkat");
+  LOAD(real_symlinkat, "symlinkat");
+  LOAD(real_mmap64, "mmap64");
+  LOAD(real_copy_file_range, "copy_file_range");
+  LOAD(real_sendfile64, "sendfile64");
+  LOAD(real_fopen64, "fopen64");
+
+  const char *dir = getenv("FSREC_DIR");
+  const char *log = getenv("FSREC_LOG");
+  if (!dir || !log || dir[0] != '/') return;
+  snprintf(watch, sizeof watch, "%s", dir);
+  watch_len = strlen(watch);
+  while (watch_len > 1 && watch[watch_len - 1] == '/') watch[--watch_len] = 0;
+  const char *mark = getenv("FSREC_MARK");
+  if (mark) snprintf(mark_path, sizeof mark_path, "%s", mark);
+  const char *ign = getenv("FSREC_IGNORE");
+  if (ign) snprintf(ignore, sizeof ignore, "%s", ign);
+  const char *data = getenv("FSREC_DATA");
+  keep_data = data && data[0] == '1';
+  const char *max = getenv("FSREC_MAX_BYTES");
+  if (max) max_bytes = strtoull(max, NULL, 10);
+  const char *at = getenv("FSREC_CRASH_AT");
+  if (at) crash_at = strtoull(at, NULL, 10);
+  const char *kind = getenv("FSREC_CRASH_KIND");
+  if (kind && strcmp(kind, "write") == 0) crash_class = CLASS_WRITE;
+  else if (kind && strcmp(kind, "sync") == 0) crash_class = CLASS_SYNC;
+  else if (kind && strcmp(kind, "name") == 0) crash_class = CLASS_NAME;
+  log_fd = real_open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return;
+  // Keep the log's descriptor out of the range a program's own descriptors take.
+  int high = real_fcntl(log_fd, F_DUPFD_CLOEXEC, 1000);
+  if (high >= 0) {
+    real_close(log_fd);
+    log_fd = high;
+  }
+  struct stat st;
+  if (fstat(log_fd, &st) == 0) log_bytes = (uint64_t)st.st_size;
+  active = 1;
+}
+
+__attribute__((constructor)) static void start(void) {
+  pthread_once(&once, init);
+  if (active) {
+    struct header h = {MAGIC, K_HELLO, 0, (uint16_t)watch_len, 0, 0, getpid(), 0, 0, 0};
+    struct iovec iov[2] = {{&h, sizeof h}, {watch, watch_len}};
+    pthread_mutex_lock(&lock);
+    h.seq = seq++;
+    ssize_t n = syscall(SYS_writev, log_fd, iov, 2);
+    if (n > 0) log_bytes += (uint64_t)n;
+    pthread_mutex_unlock(&lock);
+  }
+}
+
+#define ENSURE() pthread_once(&once, init)
+
+// Appends one record; the caller holds the lock. Data comes as iovecs (a write's buffers).
+static void emit(int kind, int flags, const char *path, size_t path_len, uint32_t handle,
+                 int64_t a, int64_t b, int32_t extra, const struct iovec *data, int data_count,
+                 size_t data_len) {
+  if (overflowed) return;
+  struct header h = {MAGIC, (uint8_t)kind, (uint8_t)flags, (uint16_t)path_len, seq, handle,
+                     a, b, extra, (uint32_t)data_len};
+  uint64_t size = sizeof h + path_len + data_len;
+  if (log_bytes + size > max_bytes || data_len > UINT32_MAX) {
+    struct header o = {MAGIC, K_OVERFLOW, 0, 0, seq, 0, (int64_t)log_bytes, (int64_t)size, 0,
+                       0};
+    syscall(SYS_write, log_fd, &o, sizeof o);
+    overflowed = 1;
+    return;
+  }
+  seq++;
+  struct iovec iov[64];
+  int n = 0;
+  iov[n++] = (struct iovec){&h, sizeof h};
+  if (path_len) iov[n++] = (struct iovec){(void *)path, path_len};
+  size_t left = data_len;
+  for (int i = 0; i < data_count && left > 0 && n < 64; i++) {
+    size_t take = data[i].iov_len < left ? data[i].iov_len : left;
+    if (take) iov[n++] = (struct iovec){data[i].iov_base, take};
+    left -= take;
+  }
+  if (left > 0) {
+    // More buffers than one writev takes: record that the call cannot be modelled.
+    h.kind = K_UNMODELLED;
+    h.path_len = 0;
+    h.data_len = 0;
+    n = 1;
+  }
+  // A short append (disk full) leaves a torn record; the reader reports it.
+  ssize_t w = syscall(SYS_writev, log_fd, iov, n);
+  if (w > 0) log_bytes += (uint64_t)w;
+}
+
+static void emit_simple(int kind, int flags, const char *path, uint32_t handle, int64_t a,
+                        int64_t b, int32_t extra) {
+  emit(kind, flags, path, path ? strlen(path) : 0, handle, a, b, extra, NULL, 0, 0);
+}
+
+// Counts a call of class `cls` and kills the process when it is the configured k-th.
+// The caller holds the lock.
+static void count(int cls) {
+  if (cls == CLASS_NONE) return;
+  if (crash_class != CLASS_NONE && cls != crash_class) return;
+  counted++;
+  if (crash_at && counted == crash_at) {
+    syscall(SYS_kill, getpid(), SIGKILL);
+    for (;;) pause();
+  }
+}
+
+// Lexically normalises an absolute path in place ("." and ".." and repeated slashes).
+static void normalise(char *path) {
+  char *out = path;
+  const char *in = path;
+  while (*in) {
+    while (*in == '/') in++;
+    const char *start = in;
+    while (*in && *in != '/') in++;
+    size_t len = (size_t)(in - start);
+    if (len == 0) break;
+    if (len == 1 && start[0] == '.') continue;
+    if (len == 2 && start[0] == '.' && start[1] == '.') {
+      while (out > path && *(out - 1) != '/') out--;
+      if (out > path) out--;
+      continue;
+    }
+    *out++ = '/';
+    memmove(out, start, len);
+    out += len;
+  }
+  if (out == path) *out++ = '/';
+  *out = 0;
+}
+
+// Resolves `path` relative to `dirfd` into `out` (absolute, normalised).
+static int resolve(int dirfd, const char *path, char *out) {
+  if (!path) return -1;
+  if (path[0] == '/') {
+    snprintf(out, PATH_MAX, "%s", path);
+  } else {
+    char base[PATH_MAX];
+    if (dirfd == AT_FDCWD) {
+      if (!getcwd(base, sizeof base)) return -1;
+    } else if (dirfd >= 0 && dirfd < FD_MAX && fds[dirfd]) {
+      snprintf(base, sizeof base, "%s", fds[dirfd]->path);
+    } else {
+      char link[64];
+      snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+      ssize_t n = readlink(link, base, sizeof base - 1);
+      if (n < 0) return -1;
+      base[n] = 0;
+    }
+    if (snprintf(out, PATH_MAX, "%s/%s", base, path) >= PATH_MAX) return -1;
+  }
+  normalise(out);
+  return 0;
+}
+
+static int under(const char *path, const char *dir, size_t len) {
+  return len && strncmp(path, dir, len) == 0 && (path[len] == 0 || path[len] == '/');
+}
+
+static int watched(const char *path) { return under(path, watch, watch_len); }
+
+static int is_shm(const char *path) {
+  size_t n = strlen(path);
+  return n > 4 && strcmp(path + n - 4, "-shm") == 0;
+}
+
+static int ignored(const char *path) {
+  static const char *system[] = {"/dev", "/proc", "/sys", "/run"};
+  for (size_t i = 0; i < sizeof system / sizeof *system; i++)
+    if (under(path, system[i], strlen(system[i]))) return 1;
+  if (mark_path[0] && strcmp(path, mark_path) == 0) return 1;
+  const char *p = ignore;
+  while (*p) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    while (len > 1 && p[len - 1] == '/') len--;
+    if (under(path, p, len)) return 1;
+    if (!end) break;
+    p = end + 1;
+  }
+  return 0;
+}
+
+static void set_fd(int fd, struct handle *h) {
+  if (fd < 0 || fd >= FD_MAX) return;
+  struct handle *old = fds[fd];
+  if (old == h) return;
+  if (h) h->refs++;
+  fds[fd] = h;
+  if (old && --old->refs == 0) free(old);
+}
+
+static struct handle *tracked(int fd) {
+  if (!active || fd < 0 || fd >= FD_MAX) return NULL;
+  return __atomic_load_n(&fds[fd], __ATOMIC_ACQUIRE);
+}
+
+static int open_common(int dirfd, const char *path, int flags, mode_t mode) {
+  ENSURE();
+  if (!active) return real_openat(dirfd, path, flags, mode);
+  char full[PATH_MAX];
+  int known = resolve(dirfd, path, full) == 0;
+  int watch_it = known && watched(full);
+  int is_mark = known && mark_path[0] && strcmp(full, mark_path) == 0;
+  if (!watch_it && !is_mark) {
+    int fd = real_openat(dirfd, path, flags, mode);
+    int outside = (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) && !(known && ignored(full));
+    if (fd >= 0 && (outside || tracked(fd))) {
+      int err = errno;
+      pthread_mutex_lock(&lock);
+      set_fd(fd, NULL);
+      if (outside) emit_simple(K_OUTSIDE, 0, known ? full : path, 0, flags, 0, 0);
+      pthread_mutex_unlock(&lock);
+      errno = err;
+    }
+    return fd;
+  }
+  pthread_mutex_lock(&lock);
+  int shm = is_shm(full);
+  int creates = watch_it && !shm && (flags & (O_CREAT | O_TRUNC));
+  if (creates) count(CLASS_NAME);
+  int fd = real_openat(dirfd, path, flags, mode);
+  int err = errno;
+  if (fd >= 0) {
+    struct handle *h = malloc(sizeof *h + strlen(full) + 1);
+    h->id = next_handle++;
+    h->refs = 0;
+    h->mark = is_mark;
+    h->shm = shm;
+    strcpy(h->path, full);
+    set_fd(fd, h);
+    if (watch_it) emit_simple(K_OPEN, creates ? F_COUNTED : 0, full, h->id, flags, mode, 0);
+  } else if (creates) {
+    emit_simple(K_OPEN, F_COUNTED | F_FAILED, full, 0, flags, mode, err);
+  }
+  pthread_mutex_unlock(&lock);
+  errno = err;
+  return fd;
+}
+
+static mode_t mode_of(int flags, va_list ap) {
+  return (flags & (O_CREAT | __O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+int open(const char *path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_of(flags, ap);
+  va_end(ap);
+  return open_common(AT_FDCWD, path, flags, mode);
+}
+int open64(const char *path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_of(flags, ap);
+  va_end(ap);
+  return open_common(AT_FDCWD, path, flags, mode);
+}
+int openat(int dirfd, const char *path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_of(flags, ap);
+  va_end(ap);
+  return open_common(dirfd, path, flags, mode);
+}
+int openat64(int dirfd, const char *path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_of(flags, ap);
+  va_end(ap);
+  return open_common(dirfd, path, flags, mode);
+}
+int __open_2(const char *path, int flags) { return open_common(AT_FDCWD, path, flags, 0); }
+int __open64_2(const char *path, int flags) { return open_common(AT_FDCWD, path, flags, 0); }
+int __openat_2(int d, const char *path, int flags) { return open_common(d, path, flags, 0); }
+int __openat64_2(int d, const char *path, int flags) { return open_common(d, path, flags, 0); }
+int creat(const char *path, mode_t mode) {
+  return open_common(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+int creat64(const char *path, mode_t mode) {
+  return open_common(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+FILE *fopen64(const char *path, const char *how) {
+  ENSURE();
+  char full[PATH_MAX];
+  if (active && strpbrk(how, "wa+") && resolve(AT_FDCWD, path, full) == 0 && watched(full)) {
+    // stdio writes through glibc's own descriptors: unseen, so not modellable.
+    pthread_mutex_lock(&lock);
+    emit_simple(K_UNMODELLED, 0, full, 0, 0, 0, 0);
+    pthread_mutex_unlock(&lock);
+  }
+  return real_fopen64(path, how);
+}
+FILE *fopen(const char *path, const char *how) { return fopen64(path, how); }
+
+int close(int fd) {
+  ENSURE();
+  if (tracked(fd)) {
+    pthread_mutex_lock(&lock);
+    set_fd(fd, NULL);
+    pthread_mutex_unlock(&lock);
+  }
+  return real_close(fd);
+}
+
+static int dup_into(int from, int to) {
+  if (to >= 0 && active && (tracked(from) || tracked(to))) {
+    pthread_mutex_lock(&lock);
+    set_fd(to, from >= 0 && from < FD_MAX ? fds[from] : NULL);
+    pthread_mutex_unlock(&lock);
+  }
+  return to;
+}
+int dup(int fd) {
+  ENSURE();
+  return dup_into(fd, real_dup(fd));
+}
+int dup2(int fd, int to) {
+  ENSURE();
+  int r = real_dup2(fd, to);
+  return r < 0 ? r : dup_into(fd, r);
+}
+int dup3(int fd, int to, int flags) {
+  ENSURE();
+  int r = real_dup3(fd, to, flags);
+  return r < 0 ? r : dup_into(fd, r);
+}
+static int fcntl_common(int fd, int cmd, void *arg) {
+  ENSURE();
+  int r = real_fcntl(fd, cmd, arg);
+  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) dup_into(fd, r);
+  return r;
+}
+int fcntl(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void *arg = va_arg(ap, void *);
+  va_end(ap);
+  return fcntl_common(fd, cmd, arg);
+}
+int fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void *arg = va_arg(ap, void *);
+  va_end(ap);
+  return fcntl_common(fd, cmd, arg);
+}
+
+// A write of `total` bytes at `offset` (-1: the descriptor's position, found afterwards).
+static ssize_t write_common(struct handle *h, int fd, const struct iovec *iov, int count_iov,
+                            off_t offset, int flags2, int kind) {
+  pthread_mutex_lock(&lock);
+  if (!h->mark && !h->shm) count(CLASS_WRITE);
+  ssize_t r;
+  switch (kind) {
+  case 0: r = real_write(fd, iov[0].iov_base, iov[0].iov_len); break;
+  case 1: r = real_pwrite64(fd, iov[0].iov_base, iov[0].iov_len, offset); break;
+  case 2: r = real_writev(fd, iov, count_iov); break;
+  case 3: r = real_pwritev64(fd, iov, count_iov, offset); break;
+  default: r = real_pwritev64v2(fd, iov, count_iov, offset, flags2); break;
+  }
+  int err = errno;
+  if (r >= 0 && (kind == 0 || kind == 2 || offset == -1)) {
+    off_t end = lseek(fd, 0, SEEK_CUR);
+    offset = end >= 0 ? end - r : -1;
+  }
+  if (h->mark) {
+    if (r > 0) emit(K_MARK, 0, NULL, 0, h->id, offset, r, 0, iov, count_iov, (size_t)r);
+  } else if (r < 0) {
+    emit_simple(K_WRITE, (h->shm ? 0 : F_COUNTED) | F_FAILED, NULL, h->id, offset, 0, err);
+  } else {
+    size_t kept = keep_data && !h->shm ? (size_t)r : 0;
+    emit(K_WRITE, h->shm ? 0 : F_COUNTED, NULL, 0, h->id, offset, r, 0, iov, count_iov, kept);
+  }
+  pthread_mutex_unlock(&lock);
+  errno = err;
+  return r;
+}
+
+ssize_t write(int fd, const void *buf, size_t n) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h) return real_write(fd, buf, n);
+  struct iovec v = {(void *)buf, n};
+  return write_common(h, fd, &v, 1, -1, 0, 0);
+}
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t offset) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h) return real_pwrite64(fd, buf, n, offset);
+  struct iovec v = {(void *)buf, n};
+  return write_common(h, fd, &v, 1, offset, 0, 1);
+}
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t offset) {
+  return pwrite64(fd, buf, n, offset);
+}
+ssize_t writev(int fd, const struct iovec *iov, int n) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h) return real_writev(fd, iov, n);
+  return write_common(h, fd, iov, n, -1, 0, 2);
+}
+ssize_t pwritev64(int fd, const struct iovec *iov, int n, off_t offset) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h) return real_pwritev64(fd, iov, n, offset);
+  return write_common(h, fd, iov, n, offset, 0, 3);
+}
+ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t offset) {
+  return pwritev64(fd, iov, n, offset);
+}
+ssize_t pwritev64v2(int fd, const struct iovec *iov, int n, off_t offset, int flags) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h) return real_pwritev64v2(fd, iov, n, offset, flags);
+  return write_common(h, fd, iov, n, offset, flags, 4);
+}
+ssize_t pwritev2(int fd, const struct iovec *iov, int n, off_t offset, int flags) {
+  return pwritev64v2(fd, iov, n, offset, flags);
+}
+
+int ftruncate64(int fd, off_t size) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h) return real_ftruncate64(fd, size);
+  pthread_mutex_lock(&lock);
+  if (!h->shm) count(CLASS_WRITE);
+  int r = real_ftruncate64(fd, size);
+  int err = errno;
+  int flags = (h->shm ? 0 : F_COUNTED) | (r ? F_FAILED : 0);
+  emit_simple(K_TRUNCATE, flags, NULL, h->id, size, 0, r ? err : 0);
+  pthread_mutex_unlock(&lock);
+  errno = err;
+  return r;
+}
+int ftruncate(int fd, off_t size) { return ftruncate64(fd, size); }
+
+int truncate64(const char *path, off_t size) {
+  ENSURE();
+  char full[PATH_MAX];
+  if (!active || resolve(AT_FDCWD, path, full) || !watched(full))
+    return real_truncate64(path, size);
+  pthread_mutex_lock(&lock);
+  count(CLASS_WRITE);
+  int r = real_truncate64(path, size);
+  int err = errno;
+  emit_simple(K_TRUNCATE, F_COUNTED | (r ? F_FAILED : 0), full, 0, size, 0, r ? err : 0);
+  pthread_mutex_unlock(&lock);
+  errno = err;
+  return r;
+}
+int truncate(const char *path, off_t size) { return truncate64(path, size); }
+
+static int fallocate_common(int fd, int mode, off_t offset, off_t len, int posix) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h) {
+    return posix ? real_posix_fallocate64(fd, offset, len)
+                 : real_fallocate64(fd, mode, offset, len);
+  }
+  pthread_mutex_lock(&lock);
+  count(CLASS_WRITE);
+  int r = posix ? real_posix_fallocate64(fd, offset, len) : real_fallocate64(fd, mode, offset, len);
+  int err = posix ? r : errno;
+  emit_simple(K_FALLOCATE, F_COUNTED | (r ? F_FAILED : 0), NULL, h->id, offset, len,
+              r ? err : mode);
+  pthread_mutex_unlock(&lock);
+  if (!posix) errno = err;
+  return r;
+}
+int fallocate64(int fd, int mode, off_t offset, off_t len) {
+  return fallocate_common(fd, mode, offset, len, 0);
+}
+int fallocate(int fd, int mode, off_t offset, off_t len) {
+  return fallocate_common(fd, mode, offset, len, 0);
+}
+int posix_fallocate64(int fd, off_t offset, off_t len) {
+  return fallocate_common(fd, 0, offset, len, 1);
+}
+int posix_fallocate(int fd, off_t offset, off_t len) {
+  return fallocate_common(fd, 0, offset, len, 1);
+}
+
+static int sync_common(struct handle *h, int how, int r_in, int (*call)(void *), void *arg) {
+  pthread_mutex_lock(&lock);
+  count(CLASS_SYNC);
+  int r = call ? call(arg) : r_in;
+  int err = errno;
+  emit_simple(K_SYNC, F_COUNTED | (r ? F_FAILED : 0), NULL, h->id, 0, 0, r ? err : how);
+  pthread_mutex_unlock(&lock);
+  errno = err;
+  return r;
+}
+static int call_fsync(void *fd) { return real_fsync((int)(intptr_t)fd); }
+static int call_fdatasync(void *fd) { return real_fdatasync((int)(intptr_t)fd); }
+
+int fsync(int fd) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h || h->mark) return real_fsync(fd);
+  return sync_common(h, SYNC_FSYNC, 0, call_fsync, (void *)(intptr_t)fd);
+}
+int fdatasync(int fd) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h || h->mark) return real_fdatasync(fd);
+  return sync_common(h, SYNC_FDATASYNC, 0, call_fdatasync, (void *)(intptr_t)fd);
+}
+int sync_file_range(int fd, off_t offset, off_t n, unsigned int flags) {
+  ENSURE();
+  struct handle *h = tracked(fd);
+  if (!h || h->mark) return real_sync_file_range(fd, offset, n, flags);
+  pthread_mutex_lock(&lock);
+  count(CLASS_SYNC);
+  int r = real_sync_file_range(fd, offset, n, flags);
+  int err = errno;
+  emit_simple(K_SYNC, F_COUNTED | (r ? F_FAILED : 0), NULL, h->id, offset, n,
+              r ? err : SYNC_RANGE);
+  pthread_mutex_unlock(&lock);
+  errno = err;
+  return r;
+}
+int msync(void *addr, size_t len, int flags) {
+  ENSURE();
+  uint32_t handle = 0;
+  if (active) {
+    for (int i = 0; i < MAP_MAX; i++) {
+      uintptr_t a = (uintptr_t)addr;
+      if (maps[i].handle && a >= maps[i].start && a < maps[i].start + maps[i].len)
+        handle = maps[i].handle;
+    }
+  }
+  if (!handle) return real_msync(addr, len, flags);
+  pthread_mutex_lock(&lock);
+  count(CLASS_SYNC);
+  int r = real_msync(addr, len, flags);
+  int err = errno;
+  emit_simple(K_SYNC, F_COUNTED | (r ? F_FAILED : 0), NULL, handle, 0, (int64_t)len,
+              r ? err : SYNC_MSYNC);
+  pthread_mutex_unlock(&lock);
+  errno = err;
+  return r;
+}
+int syncfs(int fd) {
+  ENSURE();
+  if (!active) return real_syncfs(fd);
+  pthread_mutex_lock(&lock);
+  count(CLASS_SYNC);
+  int r = real_syncfs(fd);
+  int err = errno;
+  emit_simple(K_SYNCALL, F_COUNTED | (r ? F_FAILED : 0), NULL, 0, 1, 0, r ? err : 0);
+  pthread_mutex_unlock(&lock);
+  errno = err;
+  return r;
+}
+void sync(void) {
+  ENSURE();
+  if (!active) {
+    real_sync();
+    return;
+  }
+  pthread_mutex_lock(&lock);
+  count(CLASS_SYNC);
+  real_sync();
+  emit_simple(K_SYNCALL, F_COUNTED, NULL, 0, 0, 0, 0);
+  pthread_mutex_unlock(&lock);
+}
+
+// A name operation on one or two paths; `call` does the real work.
+static int name_op(int kind, int dir1, const char *p1, int dir2, const char *p2, int extra,
+                   int (*call)(void *), void *arg) {
+  ENSURE();
+  char a[PATH_MAX] = "", b[PATH_MAX] = "";
+  int wa = active && resolve(dir1, p1, a) == 0 && watched(a);
+  int wb = active && p2 && resolve(dir2, p2, b) == 0 && watched(b);
+  if (!wa && !wb) return call(arg);
+  pthread_mutex_lock(&lock);
+  int shm = is_shm(wa ? a : b);
+  if (p2 && wa != wb) {
+    // A name moved into or out of the folder: its history is outside the log.
+    emit_simple(K_UNMODELLED, 0, wa ? a : b, 0, kind, 0, 0);
+  }
+  if (!shm) count(CLASS_NAME);
+  int r = call(arg);
+  int err = errno;
+  char both[2 * PATH_MAX + 1];
+  size_t len = strlen(a);
+  memcpy(both, a, len);
+  if (p2) {
+    both[len++] = 0;
+    size_t lb = strlen(b);
+    memcpy(both + len, b, lb);
+    len += lb;
+  }
+  emit(kind, (shm ? 0 : F_COUNTED) | (r ? F_FAILED : 0), both, len, 0, 0, 0, r ? err : extra,
+       NULL, 0, 0);
+  pthread_mutex_unlock(&lock);
+  errno = err;
+  return r;
+}
+
+struct args {
+  int d1;
+  const char *p1;
+  int d2;
+  const char *p2;
+  int flags;
+};
+static int call_rename(void *v) {
+  struct args *x = v;
+  return real_renameat2(x->d1, x->p1, x->d2, x->p2, (unsigned)x->flags);
+}
+static int call_unlink(void *v) {
+  struct args *x = v;
+  return real_unlinkat(x->d1, x->p1, x->flags);
+}
+static int call_mkdir(void *v) {
+  struct args *x = v;
+  return real_mkdirat(x->d1, x->p1, (mode_t)x->flags);
+}
+static int call_link(void *v) {
+  struct args *x = v;
+  return real_linkat(x->d1, x->p1, x->d2, x->p2, x->flags);
+}
+static int call_symlink(void *v) {
+  struct args *x = v;
+  return real_symlinkat(x->p1, x->d2, x->p2);
+}
+
+int renameat2(int d1, const char *p1, int d2, const char *p2, unsigned int flags) {
+  struct args x = {d1, p1, d2, p2, (int)flags};
+  return name_op(K_RENAME, d1, p1, d2, p2, (int)flags, call_rename, &x);
+}
+int renameat(int d1, const char *p1, int d2, const char *p2) {
+  return renameat2(d1, p1, d2, p2, 0);
+}
+int rename(const char *p1, const char *p2) { return renameat2(AT_FDCWD, p1, AT_FDCWD, p2, 0); }
+int unlinkat(int d, const char *p, int flags) {
+  struct args x = {d, p, 0, NULL, flags};
+  return name_op(flags & AT_REMOVEDIR ? K_RMDIR : K_UNLINK, d, p, 0, NULL, 0, call_unlink, &x);
+}
+int unlink(const char *p) { return unlinkat(AT_FDCWD, p, 0); }
+int rmdir(const char *p) { return unlinkat(AT_FDCWD, p, AT_REMOVEDIR); }
+int mkdirat(int d, const char *p, mode_t mode) {
+  struct args x = {d, p, 0, NULL, (int)mode};
+  return name_op(K_MKDIR, d, p, 0, NULL, 0, call_mkdir, &x);
+}
+int mkdir(const char *p, mode_t mode) { return mkdirat(AT_FDCWD, p, mode); }
+int linkat(int d1, const char *p1, int d2, const char *p2, int flags) {
+  struct args x = {d1, p1, d2, p2, flags};
+  return name_op(K_LINK, d1, p1, d2, p2, 0, call_link, &x);
+}
+int link(const char *p1, const char *p2) { return linkat(AT_FDCWD, p1, AT_FDCWD, p2, 0); }
+int symlinkat(const char *target, int d, const char *p) {
+  struct args x = {AT_FDCWD, target, d, p, 0};
+  // A symlink is not modelled: recorded as unmodelled when it lands in the folder.
+  return name_op(K_UNMODELLED, d, p, 0, NULL, 0, call_symlink, &x);
+}
+int symlink(const char *target, const char *p) { return symlinkat(target, AT_FDCWD, p); }
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t offset) {
+  ENSURE();
+  void *r = real_mmap64(addr, len, prot, flags, fd, offset);
+  struct handle *h = tracked(fd);
+  if (h && r != MAP_FAILED && (flags & MAP_SHARED) && (prot & PROT_WRITE)) {
+    int shm = h->shm;
+    pthread_mutex_lock(&lock);
+    emit_simple(K_MMAP, 0, h->path, h->id, offset, (int64_t)len, shm);
+    if (!shm) {
+      for (int i = 0; i < MAP_MAX; i++) {
+        if (!maps[i].handle) {
+          maps[i].start = (uintptr_t)r;
+          maps[i].len = len;
+          maps[i].handle = h->id;
+          break;
+        }
+      }
+    }
+    pthread_mutex_unlock(&lock);
+  }
+  return r;
+}
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset) {
+  return mmap64(addr, len, prot, flags, fd, offset);
+}
+
+static void unmodelled_fd(int fd, const char *what) {
+  struct handle *h = tracked(fd);
+  if (!h) return;
+  pthread_mutex_lock(&lock);
+  emit_simple(K_UNMODELLED, 0, what, h->id, 0, 0, 0);
+  pthread_mutex_unlock(&lock);
+}
+ssize_t copy_file_range(int in, off_t *oin, int out, off_t *oout, size_t n, unsigned int f) {
+  ENSURE();
+  unmodelled_fd(out, "copy_file_range");
+  return real_copy_file_range(in, oin, out, oout, n, f);
+}
+ssize_t sendfile64(int out, int in, off_t *offset, size_t n) {
+  ENSURE();
+  unmodelled_fd(out, "sendfile");
+  return real_sendfile64(out, in, offset, n);
+}
+ssize_t sendfile(int out, int in, off_t *offset, size_t n) {
+  return sendfile64(out, in, offset, n);
+}

@@ -1,0 +1,106 @@
+/**
+ * Crash states on disk: a folder's files read as a {@linkcode FileSet} (a baseline), and
+ * a file set written into a scratch folder an oracle can open (reused from state to
+ * state: only what differs is rewritten).
+ *
+ * @example
+ * ```ts
+ * import { readFolder, writeImage } from "./image.ts";
+ * const dir = Deno.makeTempDirSync();
+ * writeImage(new Map([["s.db", new Uint8Array([1])]]), dir);
+ * console.log(readFolder(dir).get("s.db")); // Uint8Array [1]
+ * ```
+ *
+ * @module
+ */
+import type { FileSet } from "./_fs_model.ts";
+
+export type { FileSet } from "./_fs_model.ts";
+
+/**
+ * Reads every file under a folder (recursively), names relative to it. SQLite's `-shm`
+ * index is left out: it is not durable state.
+ *
+ * @param dir The folder.
+ * @returns The files.
+ * @example
+ * ```ts
+ * import { readFolder } from "./image.ts";
+ * console.log(readFolder(Deno.makeTempDirSync()).size); // 0
+ * ```
+ */
+export function readFolder(dir: string): FileSet {
+  const files: FileSet = new Map();
+  const walk = (prefix: string): void => {
+    for (const entry of Deno.readDirSync(prefix ? `${dir}/${prefix}` : dir)) {
+      const name = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (entry.isDirectory) walk(name);
+      else if (entry.isFile && !name.endsWith("-shm")) {
+        files.set(name, Deno.readFileSync(`${dir}/${name}`));
+      }
+    }
+  };
+  walk("");
+  return files;
+}
+
+/**
+ * Makes `dir` hold exactly `files` (removing what else is there). The scratch folder is
+ * the oracle's: opening a state may change it, so every call rewrites every file.
+ *
+ * @param files The state.
+ * @param dir The scratch folder (created when missing).
+ * @example
+ * ```ts
+ * import { writeImage } from "./image.ts";
+ * const dir = Deno.makeTempDirSync();
+ * writeImage(new Map([["a", new Uint8Array(3)]]), dir);
+ * writeImage(new Map(), dir); // "a" is gone
+ * console.log([...Deno.readDirSync(dir)].length); // 0
+ * ```
+ */
+export function writeImage(files: FileSet, dir: string): void {
+  Deno.mkdirSync(dir, { recursive: true });
+  for (const entry of Deno.readDirSync(dir)) {
+    if (!files.has(entry.name)) Deno.removeSync(`${dir}/${entry.name}`, { recursive: true });
+  }
+  for (const [name, content] of files) {
+    const slash = name.lastIndexOf("/");
+    if (slash > 0) Deno.mkdirSync(`${dir}/${name.slice(0, slash)}`, { recursive: true });
+    Deno.writeFileSync(`${dir}/${name}`, content);
+  }
+}
+
+/**
+ * A digest of a file set (names and contents), to recognise a state already checked.
+ *
+ * @param files The state.
+ * @returns A hex SHA-256.
+ * @example
+ * ```ts
+ * import { imageDigest } from "./image.ts";
+ * const a = await imageDigest(new Map([["s.db", new Uint8Array([1])]]));
+ * const b = await imageDigest(new Map([["s.db", new Uint8Array([2])]]));
+ * console.log(a !== b); // true
+ * ```
+ */
+export async function imageDigest(files: FileSet): Promise<string> {
+  const names = [...files.keys()].sort();
+  const encoder = new TextEncoder();
+  let size = 0;
+  const parts: Uint8Array[] = [];
+  for (const name of names) {
+    const content = files.get(name)!;
+    const head = encoder.encode(`${name}\0${content.length}\0`);
+    parts.push(head, content);
+    size += head.length + content.length;
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.length;
+  }
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
+  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,287 @@
+/**
+ * The recorder's log: an append-only binary file, one record per libc call that can change
+ * what survives of the watched folder, written by `fs_recorder.c` after the call returned
+ * (one `writev` per record, so a SIGKILL from outside can tear only the last one).
+ *
+ * Record: a 40-byte little-endian header, then the path bytes, then the data bytes.
+ *
+ * | offset | type | field |
+ * | --- | --- | --- |
+ * | 0 | u32 | magic `0x31525346` ("FSR1") |
+ * | 4 | u8 | kind ({@linkcode RecordKind}) |
+ * | 5 | u8 | flags: 1 counted (a crash point), 2 failed |
+ * | 6 | u16 | path length (two paths are separated by a NUL) |
+ * | 8 | u32 | sequence number |
+ * | 12 | u32 | handle (one per successful open; dups share it) |
+ * | 16 | i64 | a: offset (write, fallocate), size (truncate), open flags, pid (hello) |
+ * | 24 | i64 | b: bytes written, length (fallocate), mode (open), mmap length |
+ * | 32 | i32 | extra: errno when failed, else the sync form, fallocate mode, rename flags, -shm |
+ * | 36 | u32 | data length (the written bytes, when the recorder keeps data) |
+ *
+ * @example
+ * ```ts
+ * import { parseLog } from "./log.ts";
+ * const log = parseLog(new Uint8Array(0));
+ * console.log(log.records.length, log.tornBytes); // 0 0
+ * ```
+ *
+ * @module
+ */
+
+/** The record kinds, as `fs_recorder.c` numbers them. */
+export const RecordKind = {
+  open: 1,
+  write: 2,
+  truncate: 3,
+  fallocate: 4,
+  sync: 5,
+  syncAll: 6,
+  rename: 7,
+  unlink: 8,
+  mkdir: 9,
+  rmdir: 10,
+  link: 11,
+  mmap: 12,
+  unmodelled: 13,
+  outside: 14,
+  mark: 15,
+  overflow: 16,
+  hello: 17,
+} as const;
+
+/**
+ * A kind's name.
+ *
+ * @example
+ * ```ts
+ * import { type KindName, RecordKind } from "./log.ts";
+ * const kind: KindName = "sync";
+ * console.log(RecordKind[kind]); // 5
+ * ```
+ */
+export type KindName = keyof typeof RecordKind;
+
+/** How a sync record synced (`extra` of a `sync` record). */
+export const SyncForm = ["fsync", "fdatasync", "sync_file_range", "msync"] as const;
+
+const KIND_NAMES: Record<number, KindName> = Object.fromEntries(
+  Object.entries(RecordKind).map(([name, value]) => [value, name as KindName]),
+);
+
+/** The header size. */
+export const HEADER_SIZE = 40;
+const MAGIC = 0x31525346;
+
+/**
+ * One call read back from the log.
+ *
+ * @example
+ * ```ts
+ * import type { LogRecord } from "./log.ts";
+ * function describe(record: LogRecord): string {
+ *   return `${record.seq} ${record.kind}${record.failed ? " (failed)" : ""} ${record.path}`;
+ * }
+ * ```
+ */
+export interface LogRecord {
+  /** The sequence number (0, 1, 2, … in log order). */
+  seq: number;
+  /** What the call was. */
+  kind: KindName;
+  /** Whether it is a crash point (counted by `FSREC_CRASH_AT`). */
+  counted: boolean;
+  /** Whether the call failed (then `extra` is its errno and it changed nothing). */
+  failed: boolean;
+  /** The handle (0 when the call named a path). */
+  handle: number;
+  /** The path (absolute), or `""`. */
+  path: string;
+  /** The second path (rename and link targets), or `""`. */
+  path2: string;
+  /** Offset, size, open flags or pid, by kind. */
+  a: number;
+  /** Bytes written, length, mode, by kind. */
+  b: number;
+  /** Errno when failed, else the sync form, fallocate mode, rename flags or `-shm` flag. */
+  extra: number;
+  /** The bytes written (empty when the recorder kept no data). */
+  data: Uint8Array;
+}
+
+/**
+ * What {@linkcode parseLog} found.
+ *
+ * @example
+ * ```ts
+ * import { parseLog, type RecorderLog } from "./log.ts";
+ * const log: RecorderLog = parseLog(new Uint8Array(0));
+ * console.log(log.watched); // ""
+ * ```
+ */
+export interface RecorderLog {
+  /** The complete records, in order (hello records left out). */
+  records: LogRecord[];
+  /** Bytes dropped at the end: a record torn by a kill (0 when none). */
+  tornBytes: number;
+  /** The watched folder the recorder announced, or `""`. */
+  watched: string;
+  /** The pids that loaded the recorder (one per process that wrote the log). */
+  pids: number[];
+}
+
+/**
+ * Raised when the log is damaged before its last record, or when a process was recorded
+ * twice into one log.
+ *
+ * @example
+ * ```ts
+ * import { LogError, parseLog } from "./log.ts";
+ * try {
+ *   parseLog(new Uint8Array(80).fill(7));
+ * } catch (error) {
+ *   console.log(error instanceof LogError); // true
+ * }
+ * ```
+ */
+export class LogError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "LogError";
+  }
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Parses a recorder log.
+ *
+ * @param bytes The log file's content.
+ * @returns The records and how many torn bytes were dropped.
+ * @throws {LogError} When a record other than the last is damaged.
+ * @example
+ * ```ts
+ * import { parseLog } from "./log.ts";
+ * const { records } = parseLog(new Uint8Array(0));
+ * console.log(records.filter((record) => record.kind === "sync").length); // 0
+ * ```
+ */
+export function parseLog(bytes: Uint8Array): RecorderLog {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const records: LogRecord[] = [];
+  const pids: number[] = [];
+  let watched = "";
+  let at = 0;
+  while (at < bytes.length) {
+    if (bytes.length - at < HEADER_SIZE) break;
+    const magic = view.getUint32(at, true);
+    if (magic !== MAGIC) {
+      throw new LogError(
+        `Damaged recorder log: no record header at byte ${at} of ${bytes.length} (the log was written by something else, or a record was cut before the last)`,
+      );
+    }
+    const kindNumber = bytes[at + 4]!;
+    const kind = KIND_NAMES[kindNumber];
+    if (!kind) {
+      throw new LogError(`Damaged recorder log: unknown record kind ${kindNumber} at byte ${at}`);
+    }
+    const flags = bytes[at + 5]!;
+    const pathLength = view.getUint16(at + 6, true);
+    const dataLength = view.getUint32(at + 36, true);
+    const end = at + HEADER_SIZE + pathLength + dataLength;
+    if (end > bytes.length) break;
+    const pathBytes = bytes.subarray(at + HEADER_SIZE, at + HEADER_SIZE + pathLength);
+    const nul = pathBytes.indexOf(0);
+    const record: LogRecord = {
+      seq: view.getUint32(at + 8, true),
+      kind,
+      counted: (flags & 1) !== 0,
+      failed: (flags & 2) !== 0,
+      handle: view.getUint32(at + 12, true),
+      path: decoder.decode(nul < 0 ? pathBytes : pathBytes.subarray(0, nul)),
+      path2: nul < 0 ? "" : decoder.decode(pathBytes.subarray(nul + 1)),
+      a: Number(view.getBigInt64(at + 16, true)),
+      b: Number(view.getBigInt64(at + 24, true)),
+      extra: view.getInt32(at + 32, true),
+      data: bytes.subarray(at + HEADER_SIZE + pathLength, end),
+    };
+    at = end;
+    if (kind === "hello") {
+      pids.push(record.a);
+      watched = record.path;
+      continue;
+    }
+    records.push(record);
+  }
+  return { records, tornBytes: bytes.length - at, watched, pids };
+}
+
+/**
+ * Reads and parses a recorder log file.
+ *
+ * @param path The log file.
+ * @returns The parsed log.
+ * @throws {LogError} When the log is damaged before its last record.
+ * @example
+ * ```ts
+ * import { readLog } from "./log.ts";
+ * const path = `${Deno.makeTempDirSync()}/fs.log`;
+ * Deno.writeFileSync(path, new Uint8Array(0));
+ * console.log(readLog(path).records); // []
+ * ```
+ */
+export function readLog(path: string): RecorderLog {
+  return parseLog(Deno.readFileSync(path));
+}
+
+/**
+ * Problems that make a log unfit to judge: calls outside the watched folder, a log past
+ * its bound, calls the model cannot follow, a writable shared mapping of a durable file.
+ * SQLite's `-shm` index is mapped writable but is not durable state, so it is not one.
+ *
+ * @param log The parsed log.
+ * @returns One line per problem; `[]` when the log can be judged.
+ * @example
+ * ```ts
+ * import { logProblems, parseLog } from "./log.ts";
+ * console.log(logProblems(parseLog(new Uint8Array(0)))); // []
+ * ```
+ */
+export function logProblems(log: RecorderLog): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const once = (line: string): void => {
+    if (seen.has(line)) return;
+    seen.add(line);
+    problems.push(line);
+  };
+  for (const record of log.records) {
+    switch (record.kind) {
+      case "outside":
+        once(
+          `The child opened "${record.path}" for writing outside the watched folder "${log.watched}" (keep every file of the store under the folder, or list the path in FSREC_IGNORE)`,
+        );
+        break;
+      case "overflow":
+        once(
+          `The recorder log passed its bound at ${record.a} bytes (raise FSREC_MAX_BYTES or shorten the workload)`,
+        );
+        break;
+      case "unmodelled":
+        once(
+          `The child made a call the recorder cannot model: ${
+            record.path || `handle ${record.handle}`
+          } (kind ${record.a || "-"})`,
+        );
+        break;
+      case "mmap":
+        if (record.extra !== 1) {
+          once(
+            `The child maps "${record.path}" shared and writable: its writes through memory are not recorded (a power-loss model of it would be wrong)`,
+          );
+        }
+        break;
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,59 @@
+/**
+ * The file-system call recorder for any store: an `LD_PRELOAD` object
+ * (`fs_recorder.c`, built by {@linkcode buildRecorder}) records a child's calls on one
+ * folder ({@linkcode recorderEnv}) or kills it before the k-th; the log
+ * ({@linkcode readLog}) yields SIGKILL states ({@linkcode killStates}) and power-loss
+ * states under a named profile ({@linkcode powerLossStates}) that an oracle opens
+ * ({@linkcode writeImage}). Linux/glibc only.
+ *
+ * @example
+ * ```ts
+ * import { buildRecorder, powerLossStates, readLog, recorderEnv } from "./mod.ts";
+ * const built = await buildRecorder();
+ * if (built.ok) {
+ *   const dir = Deno.makeTempDirSync();
+ *   Deno.mkdirSync(`${dir}/db`);
+ *   const env = recorderEnv({ library: built.path, watched: `${dir}/db`, log: `${dir}/fs.log`, data: true });
+ *   await new Deno.Command("sh", { args: ["-c", `echo hi > ${dir}/db/a`], env }).output();
+ *   const states = [...powerLossStates(readLog(`${dir}/fs.log`), { profile: "posix" })];
+ *   console.log(states.length > 0); // true
+ * }
+ * ```
+ *
+ * @module
+ */
+export {
+  buildRecorder,
+  platformSkipReason,
+  type RecorderBuild,
+  RecorderBuildError,
+} from "./build.ts";
+export {
+  type CrashState,
+  type FileSet,
+  killStates,
+  ModelError,
+  type PowerLossOptions,
+  powerLossStates,
+  type Profile,
+  PROFILES,
+  SECTOR_SIZE,
+} from "./crash_states.ts";
+export { imageDigest, readFolder, writeImage } from "./image.ts";
+export {
+  type KindName,
+  LogError,
+  logProblems,
+  type LogRecord,
+  parseLog,
+  readLog,
+  type RecorderLog,
+  RecordKind,
+} from "./log.ts";
+export {
+  CRASH_KINDS,
+  type CrashKind,
+  denoCacheDir,
+  recorderEnv,
+  type RecorderOptions,
+} from "./record.ts";

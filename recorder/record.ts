@@ -1,0 +1,105 @@
+/**
+ * How a child is run under the recorder: the environment `fs_recorder.c` reads.
+ *
+ * @example
+ * ```ts
+ * import { recorderEnv } from "./record.ts";
+ * const env = recorderEnv({
+ *   library: "/repo/.cache/recorder/abc/libfsrecorder.so",
+ *   watched: "/tmp/run/db",
+ *   log: "/tmp/run/fs.log",
+ *   crashAt: 3,
+ * });
+ * console.log(env.FSREC_CRASH_AT); // "3"
+ * ```
+ *
+ * @module
+ */
+
+/** Which calls a crash point counts: all of them, or one kind. */
+export type CrashKind = "any" | "write" | "sync" | "name";
+
+/** The crash kinds, by name. */
+export const CRASH_KINDS: readonly CrashKind[] = ["any", "write", "sync", "name"];
+
+/**
+ * Options of {@linkcode recorderEnv}.
+ *
+ * @example
+ * ```ts
+ * import type { RecorderOptions } from "./record.ts";
+ * const options: RecorderOptions = { library: "lib.so", watched: "/tmp/db", log: "/tmp/fs.log" };
+ * ```
+ */
+export interface RecorderOptions {
+  /** The built recorder (`buildRecorder`). */
+  library: string;
+  /** The watched folder (absolute): the store's files live under it. */
+  watched: string;
+  /** The log file (outside the watched folder). */
+  log: string;
+  /** Keep the bytes of every write (needed for power-loss states; default false). */
+  data?: boolean;
+  /** A file whose writes are logged as marks (the acknowledgement journal). */
+  mark?: string;
+  /** Folders where writes are expected besides the watched one (Deno's cache, the run). */
+  ignore?: readonly string[];
+  /** The log's bound in bytes (default 256 MiB). */
+  maxBytes?: number;
+  /** Kill the child with SIGKILL just before this counted call (1-based). */
+  crashAt?: number;
+  /** Which calls `crashAt` counts (default `any`). */
+  crashKind?: CrashKind;
+}
+
+/**
+ * The environment variables that run a child under the recorder (merge them into the
+ * child's `env`).
+ *
+ * @param options The recorder's settings.
+ * @returns The variables.
+ * @example
+ * ```ts
+ * import { recorderEnv } from "./record.ts";
+ * const env = recorderEnv({ library: "lib.so", watched: "/tmp/db", log: "/tmp/fs.log" });
+ * console.log(env.LD_PRELOAD); // "lib.so"
+ * ```
+ */
+export function recorderEnv(options: RecorderOptions): Record<string, string> {
+  if (!options.watched.startsWith("/")) {
+    throw new TypeError(`Invalid watched folder "${options.watched}": use an absolute path`);
+  }
+  const env: Record<string, string> = {
+    LD_PRELOAD: options.library,
+    FSREC_DIR: options.watched,
+    FSREC_LOG: options.log,
+    FSREC_DATA: options.data ? "1" : "0",
+  };
+  if (options.mark) env.FSREC_MARK = options.mark;
+  if (options.ignore?.length) env.FSREC_IGNORE = options.ignore.join(":");
+  if (options.maxBytes !== undefined) env.FSREC_MAX_BYTES = String(options.maxBytes);
+  if (options.crashAt !== undefined) {
+    env.FSREC_CRASH_AT = String(options.crashAt);
+    env.FSREC_CRASH_KIND = options.crashKind ?? "any";
+  }
+  return env;
+}
+
+/**
+ * Deno's cache folder, where a Deno child writes on its own (compiled code, analysis
+ * caches): `DENO_DIR`, else `$XDG_CACHE_HOME/deno`, else `$HOME/.cache/deno`.
+ *
+ * @returns The folder.
+ * @example
+ * ```ts
+ * import { denoCacheDir } from "./record.ts";
+ * console.log(denoCacheDir().endsWith("deno")); // true unless DENO_DIR says otherwise
+ * ```
+ */
+export function denoCacheDir(): string {
+  const explicit = Deno.env.get("DENO_DIR");
+  if (explicit) return explicit;
+  const xdg = Deno.env.get("XDG_CACHE_HOME");
+  if (xdg) return `${xdg}/deno`;
+  return `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
+}

@@ -1,0 +1,17 @@
+// A child for recorder_test.ts: makes the file-system calls its arguments name.
+//   write <dir> <outside>  a watched write+fsync, an unwatched write, a rename, an unlink
+
+const [mode, dir, outside] = Deno.args;
+if (mode === "write") {
+  const file = Deno.openSync(`${dir}/a.txt`, { create: true, write: true, truncate: true });
+  file.writeSync(new TextEncoder().encode("watched"));
+  file.syncSync();
+  file.close();
+  Deno.writeTextFileSync(outside!, "unwatched");
+  Deno.renameSync(`${dir}/a.txt`, `${dir}/b.txt`);
+  Deno.writeTextFileSync(`${dir}/c.txt`, "gone");
+  Deno.removeSync(`${dir}/c.txt`);
+  const folder = Deno.openSync(dir!, { read: true });
+  folder.syncSync();
+  folder.close();
+}
