@@ -69,6 +69,8 @@ export interface CellSpec {
   legReason?: string;
   /** Store methods the cell needs; a store without them is skipped. */
   requires: readonly string[];
+  /** Whether its children may run under the LD_PRELOAD recorder (needs an unscoped run). */
+  preloads?: boolean;
   /** Groups of methods of which the cell needs at least one each (else skipped). */
   requiresOneOf?: readonly (readonly string[])[];
   /** The probe itself: throws on a violated clause. */
@@ -283,7 +285,8 @@ export async function defineCell(
       env: true,
       sys: true,
       import: targetAccess(target).importHosts ?? false,
-      run: [Deno.execPath()],
+      // Deno refuses LD_PRELOAD in a child's environment without an unscoped --allow-run.
+      run: spec.preloads ? true : [Deno.execPath()],
       ffi: [leg.library],
     },
     sanitizeResources: false,

@@ -4,7 +4,7 @@
 // transcript as [id, content] pairs. Rewinds (compare-and-swap on the active ids) keep
 // the transcript short; a fork journals its branch and the contents it must hold.
 import { AckWriter } from "../harness/ack_journal.ts";
-import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
+import { childArgs, lifetimeGuard, marked, openStoreFor } from "./child_runtime.ts";
 
 const [target, dbPath, acksPath, intentsPath, seed] = childArgs(
   5,
@@ -46,7 +46,7 @@ for (let s = 0;; s++) {
       expect: current,
     };
     intents.write(step);
-    await store.forkSession!("main", at, step.branch);
+    await marked("forkSession", () => store.forkSession!("main", at, step.branch));
     acks.write(step);
   } else if (!editNext && (s % 7 === 5 || current.length >= 8) && users.length > 0) {
     // Every other rewind keeps a non-empty prefix (never the first user turn), so a
@@ -60,9 +60,10 @@ for (let s = 0;; s++) {
       expect: current.filter(([id]) => id < targetId),
     };
     intents.write(step);
-    await store.rewindToMessage!("main", targetId, {
-      expectedActiveIds: current.map(([id]) => id),
-    });
+    await marked("rewindToMessage", () =>
+      store.rewindToMessage!("main", targetId, {
+        expectedActiveIds: current.map(([id]) => id),
+      }));
     acks.write(step);
     editNext = true;
   } else {

@@ -1,7 +1,7 @@
 // Cell 3's child: rotates parent-i into child-i, again and again, journaling each
 // acknowledged rotation.
 import { AckWriter } from "../harness/ack_journal.ts";
-import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
+import { childArgs, lifetimeGuard, marked, openStoreFor } from "./child_runtime.ts";
 import { LOCK_TTL_MS } from "./_lock_taker.ts";
 
 const [target, dbPath, ackPath, start] = childArgs(4, "_rotator.ts <target> <db> <acks> <start>");
@@ -18,12 +18,13 @@ for (let i = Number(start);; i++) {
   if (!await store.tryAcquireCompressionLock!(parentId, holder, LOCK_TTL_MS)) {
     throw new Error(`rotator: could not take the compression lock of ${parentId}`);
   }
-  await store.publishCompressionChild!({
-    parentId,
-    childId,
-    holder,
-    messages: [{ role: "system", content: `summary ${i}` }],
-  });
+  await marked("publishCompressionChild", () =>
+    store.publishCompressionChild!({
+      parentId,
+      childId,
+      holder,
+      messages: [{ role: "system", content: `summary ${i}` }],
+    }));
   await store.releaseCompressionLock!(parentId, holder);
   acks.write({ i, parentId, childId });
 }

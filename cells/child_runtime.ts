@@ -1,6 +1,7 @@
 // Shared by the cells' child scripts: open the target's store, bound the child's life.
 import { openTargetStore, type Store } from "./target.ts";
 import { TIMED_OUT } from "../harness/child.ts";
+import { AckWriter } from "../harness/ack_journal.ts";
 
 /** A child gives up on its own after this long (the parent's deadlines are shorter). */
 export const CHILD_LIFETIME_MS = 90_000;
@@ -28,4 +29,27 @@ export function childArgs(count: number, usage: string): string[] {
     Deno.exit(2);
   }
   return Deno.args;
+}
+
+/**
+ * Brackets an operation with two marks when the cell walks its calls (`CELLS_OP_MARKS`
+ * names the marks file, watched by the recorder): a no-op otherwise.
+ */
+export async function marked<T>(op: string, run: () => Promise<T> | T): Promise<T> {
+  marks ??= openMarks();
+  marks?.write({ op, at: "start" });
+  const result = await run();
+  marks?.write({ op, at: "end" });
+  return result;
+}
+
+let marks: AckWriter | null | undefined;
+function openMarks(): AckWriter | null {
+  let path: string | undefined;
+  try {
+    path = Deno.env.get("CELLS_OP_MARKS");
+  } catch {
+    return null; // not allowed to read it: not asked for
+  }
+  return path ? new AckWriter(path) : null;
 }

@@ -4,6 +4,7 @@ import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type EditStep, judgeEdits } from "./_fork_state.ts";
 import { awaitCrash, killAfterAcks } from "./_kill.ts";
+import { killSeries, seriesKind } from "./_kill_series.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredMessage } from "./target.ts";
@@ -153,6 +154,7 @@ export function forkDeterminismCell(
     legs: "all",
     requires: CELL_METHODS[4],
     requiresOneOf: [["getSession", "listSessions"]],
+    preloads: true,
     async run(ctx, t) {
       startTallies(ctx);
       const seed = ctx.seed;
@@ -166,9 +168,24 @@ export function forkDeterminismCell(
       await checkRun(ctx, t, "random kill", db, acksPath, intentsPath);
       await checkCompareAndSwap(ctx, t, ctx.run.file("cas.db"));
 
-      if (options.crashPoints === false) return;
       const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
         .filter((p) => p.startsWith("rewindToMessage:") || p.startsWith("forkSession:"));
+      // Inside an operation with no declared crash point: a kill at each of its calls.
+      // The editor's first bracketed operation is a fork (step 4), its second a rewind.
+      const kind = seriesKind(options.killSeries);
+      for (const [op, occurrence] of [["forkSession", 1], ["rewindToMessage", 2]] as const) {
+        if (kind === "off" || points.some((p) => p.startsWith(`${op}:`))) continue;
+        await killSeries(ctx, t, {
+          op,
+          occurrence,
+          script: "_editor.ts",
+          args: (db, dir) => [db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`, String(seed)],
+          check: (db, dir, label) =>
+            checkRun(ctx, t, label, db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`),
+        }, kind);
+      }
+
+      if (options.crashPoints === false) return;
       ctx.note("crashPoints", points);
       for (const point of points) {
         const op = point.startsWith("rewind") ? "rewind" : "fork";

@@ -7,6 +7,7 @@ import { LOCK_TTL_MS } from "./_lock_taker.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { awaitCrash, killAfterAcks } from "./_kill.ts";
+import { killSeries, seriesKind } from "./_kill_series.ts";
 import { judgeRotations, orphans, recover, type Rotation } from "./_rotation_state.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
@@ -168,6 +169,7 @@ export function rotationAtomicityCell(
     title: "rotation atomicity",
     legs: "all",
     requires: CELL_METHODS[3],
+    preloads: true,
     async run(ctx, t) {
       startTallies(ctx);
       const db = ctx.run.file("store.db");
@@ -178,9 +180,22 @@ export function rotationAtomicityCell(
       await takeOverInFlight(ctx, t, "random kill", db, acksPath);
       await deadHolder(ctx, t);
 
-      if (options.crashPoints === false) return;
       const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
         .filter((p) => p.startsWith("publishCompressionChild:"));
+      // Inside a publish with no declared crash point: a kill at each of its calls (the
+      // second rotation's, so one was acknowledged).
+      const kind = seriesKind(options.killSeries);
+      if (kind !== "off" && points.length === 0) {
+        await killSeries(ctx, t, {
+          op: "publishCompressionChild",
+          occurrence: 2,
+          script: "_rotator.ts",
+          args: (db, dir) => [db, `${dir}/acks.jsonl`, "0"],
+          check: (db, dir, label) => checkRun(ctx, t, label, db, `${dir}/acks.jsonl`),
+        }, kind);
+      }
+
+      if (options.crashPoints === false) return;
       ctx.note("crashPoints", points);
       for (const point of points) {
         const pointDb = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);

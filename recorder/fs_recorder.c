@@ -15,6 +15,9 @@
 //                    the log, and the reader fails.
 //   FSREC_CRASH_AT   k >= 1: SIGKILL just before the k-th counted call of FSREC_CRASH_KIND
 //                    (any | write | sync | name; default any).
+//   FSREC_ARM_MARKS  n >= 1: count calls only after the n-th write to FSREC_MARK and before
+//                    the next one, so that k walks the calls of one operation that the
+//                    program brackets with two marks (a crash point for any store).
 //
 // Every record is one writev to the log, under one mutex that is held across the real
 // call, so the log's order is the order the calls took effect. A call that fails is
@@ -137,6 +140,8 @@ static uint32_t next_handle = 1;
 static uint64_t crash_at;
 static int crash_class = CLASS_NONE;
 static uint64_t counted;
+static uint64_t arm_marks;
+static uint64_t marks_seen;
 static struct handle *fds[FD_MAX];
 static struct {
   uintptr_t start;
@@ -196,6 +201,8 @@ static void init(void) {
   if (max) max_bytes = strtoull(max, NULL, 10);
   const char *at = getenv("FSREC_CRASH_AT");
   if (at) crash_at = strtoull(at, NULL, 10);
+  const char *arm = getenv("FSREC_ARM_MARKS");
+  if (arm) arm_marks = strtoull(arm, NULL, 10);
   const char *kind = getenv("FSREC_CRASH_KIND");
   if (kind && strcmp(kind, "write") == 0) crash_class = CLASS_WRITE;
   else if (kind && strcmp(kind, "sync") == 0) crash_class = CLASS_SYNC;
@@ -275,6 +282,7 @@ static void emit_simple(int kind, int flags, const char *path, uint32_t handle, 
 // The caller holds the lock.
 static void count(int cls) {
   if (cls == CLASS_NONE) return;
+  if (arm_marks && marks_seen != arm_marks) return;
   if (crash_class != CLASS_NONE && cls != crash_class) return;
   counted++;
   if (crash_at && counted == crash_at) {
@@ -544,6 +552,7 @@ static ssize_t write_common(struct handle *h, int fd, const struct iovec *iov, i
     offset = end >= 0 ? end - r : -1;
   }
   if (h->mark) {
+    if (r > 0) marks_seen++;
     if (r > 0) emit(K_MARK, 0, NULL, 0, h->id, offset, r, 0, iov, count_iov, (size_t)r);
   } else if (r < 0) {
     emit_simple(K_WRITE, (h->shm ? 0 : F_COUNTED) | F_FAILED, NULL, h->id, offset, 0, err);

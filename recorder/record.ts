@@ -50,6 +50,11 @@ export interface RecorderOptions {
   crashAt?: number;
   /** Which calls `crashAt` counts (default `any`). */
   crashKind?: CrashKind;
+  /**
+   * Count calls only between the n-th and the next write to `mark` (1-based): the
+   * program brackets one operation with two marks, and `crashAt` walks its calls.
+   */
+  armAfterMarks?: number;
 }
 
 /**
@@ -82,6 +87,7 @@ export function recorderEnv(options: RecorderOptions): Record<string, string> {
     env.FSREC_CRASH_AT = String(options.crashAt);
     env.FSREC_CRASH_KIND = options.crashKind ?? "any";
   }
+  if (options.armAfterMarks !== undefined) env.FSREC_ARM_MARKS = String(options.armAfterMarks);
   return env;
 }
 

@@ -109,6 +109,20 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause: /non-idempotent: no obligation silently lost: .* marked delivered, never received/,
   },
   {
+    name: "rotation_two_transactions_unmarked",
+    breaks: "publishes in two transactions, with no crash point between them",
+    cells: [3],
+    expect: "caught",
+    clause: /^publishCompressionChild #2 killed before \w+ call \d+: /,
+  },
+  {
+    name: "fork_two_transactions",
+    breaks: "forks in two transactions (branch, then its messages), with no crash point",
+    cells: [4],
+    expect: "caught",
+    clause: /^forkSession #1 killed before \w+ call \d+: /,
+  },
+  {
     name: "lock_liveness_ttl_only",
     breaks: "frees a dead holder's compression lock only when it expires",
     cells: [3],
