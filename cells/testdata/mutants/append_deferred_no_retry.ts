@@ -1,0 +1,33 @@
+/**
+ * Mutant (cell 6): `appendMessage` reads, then writes, in a DEFERRED transaction and
+ * does not retry: when another process wrote in between, SQLite refuses the lock
+ * upgrade at once (no busy wait can help) and the raw SQLITE_BUSY reaches the caller,
+ * an error of no documented type.
+ *
+ * @module
+ */
+import type { StoreOptions } from "../../target.ts";
+import { mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
+
+/** Opens the mutant. */
+export function openStore(path: string, options: StoreOptions): unknown {
+  return openMutant(path, options, ({ raw }) => ({
+    appendMessage(sessionId: string, message: { role: string; content: string }) {
+      return raw.transaction(() => {
+        refuseUnwritable(raw, sessionId); // the read: a SHARED lock / a read snapshot
+        raw.prepare(
+          "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+        ).run(sessionId, message.role, message.content, Date.now() / 1000);
+        const id = Number(raw.lastInsertRowId);
+        raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?")
+          .run(sessionId);
+        return id;
+      }).deferred();
+    },
+  }));
+}
+
+/** The crash points it honours. */
+export function crashPoints(): string[] {
+  return mutantCrashPoints(["appendMessage"]);
+}
