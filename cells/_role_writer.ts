@@ -3,11 +3,14 @@
 // typed busy refusal (`refused`), and `done` once its whole plan is through. Any other
 // error is journaled and ends the process with code 1.
 import { AckWriter } from "../harness/ack_journal.ts";
+import { awaitBarrier, signalReady } from "../harness/barrier.ts";
+import { TIMED_OUT } from "../harness/child.ts";
+import { dirname } from "../internal/path.ts";
 import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
 
-const [target, dbPath, journalPath, role, total, start] = childArgs(
-  6,
-  "_role_writer.ts <target> <db> <journal> <gateway|cli|cron> <total> <start>",
+const [target, dbPath, journalPath, role, total, start, barrier] = childArgs(
+  7,
+  "_role_writer.ts <target> <db> <journal> <gateway|cli|cron> <total> <start> <barrier>",
 );
 /** Sessions the gateway spreads its appends over (plus the shared long one). */
 const GATEWAY_SESSIONS = 6;
@@ -65,6 +68,12 @@ async function run(seq: number, op: Op): Promise<Record<string, unknown>> {
   return { parentId, childId, content };
 }
 
+// Every role starts writing at once, so that they contend from the first operation.
+signalReady(dirname(journalPath!), `${role}-${Deno.pid}`);
+if (!awaitBarrier(barrier!, 60_000)) {
+  console.error(`role ${role}: the start barrier was not released within 60 s`);
+  Deno.exit(TIMED_OUT);
+}
 try {
   for (
     const id of [

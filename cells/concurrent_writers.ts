@@ -1,6 +1,6 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { type Child, classifyExit, KillError, killWhileAlive } from "../harness/child.ts";
-import { releaseBarrier } from "../harness/barrier.ts";
+import { countReady, releaseBarrier } from "../harness/barrier.ts";
 import { integrityCheck } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
@@ -16,6 +16,7 @@ import {
   unfinished,
 } from "./_role_journal.ts";
 import { cdf, lineChart } from "./_svg.ts";
+import { spanOf } from "./_span.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, openTargetStore, type StoredSession } from "./target.ts";
 
@@ -57,17 +58,6 @@ export interface ConcurrentWritersOptions extends CellOptions {
 const ROLES = ["gateway", "cli", "cron"] as const;
 type Role = typeof ROLES[number];
 const WORK: Record<Role, number> = { gateway: 30, cli: 20, cron: 10 };
-
-/** The span a run uses: the option, else `CELLS_SPAN`, else 1. */
-export function spanOf(option: number | undefined): number {
-  if (option !== undefined) return option;
-  const raw = Deno.env.get("CELLS_SPAN");
-  const span = raw === undefined ? 1 : Number(raw);
-  if (!(span > 0) || !Number.isFinite(span)) {
-    throw new RangeError(`Invalid CELLS_SPAN "${raw}": use a positive number such as 1 or 10`);
-  }
-  return span;
-}
 
 interface RoleRun {
   role: Role;
@@ -147,6 +137,7 @@ function restart(ctx: CellRun, db: string, run: RoleRun, entries: readonly RoleE
     run.role,
     String(run.total),
     String(last + 1),
+    ctx.run.file("start"), // already released: a restarted role goes at once
   ]);
 }
 
@@ -250,24 +241,50 @@ export function concurrentWritersCell(
             role,
             total,
             journal,
-            child: ctx.spawn("_role_writer.ts", [db, journal, role, String(total), "0"]),
+            child: ctx.spawn("_role_writer.ts", [
+              db,
+              journal,
+              role,
+              String(total),
+              "0",
+              ctx.run.file("start"),
+            ]),
             incarnations: [],
             killedInFlight: new Set<number>(),
             settledAtSpawn: 0,
           };
         });
 
-        // The kill plan: a seeded role, killed once it has settled a seeded fraction
-        // of its plan (so it is mid-work), then restarted where it stopped.
+        await waitFor(() => countReady(ctx.run.path) >= runs.length, {
+          what: "every role to open the store",
+          deadlineMs: 60_000,
+          children: runs.map((run) => run.child),
+          observed: () => `${countReady(ctx.run.path)} of ${runs.length} ready`,
+        });
+        releaseBarrier(ctx.run.file("start"));
+        // The kill plan: each kill picks a seeded role among those still at work and
+        // kills it once it has settled a seeded fraction of what it had left (at least
+        // one operation of this incarnation: never a kill at start-up), then restarts
+        // it where it stopped.
         const kills = options.kills ?? 2;
-        const plan = Array.from({ length: kills }, () => ({
-          run: runs[Math.floor(ctx.random() * runs.length)]!,
-          fraction: 0.2 + ctx.random() * 0.6,
-        }));
         const killLog: string[] = [];
-        for (const { run, fraction } of plan) {
-          // At least one operation of this incarnation settled: never a kill at start-up.
-          const at = Math.max(Math.floor(run.total * fraction), run.settledAtSpawn + 1);
+        for (let k = 0; k < kills; k++) {
+          const working = runs.filter((run) =>
+            run.child.exited === undefined &&
+            run.total - settledCount(readRole(run.journal)) >= 3
+          );
+          const run = working[Math.floor(ctx.random() * working.length)];
+          const fraction = ctx.random();
+          if (!run) {
+            killLog.push(`kill ${k + 1}: every role had finished or nearly`);
+            continue;
+          }
+          const settled = settledCount(readRole(run.journal));
+          const at = Math.min(
+            run.total - 1,
+            Math.max(settled, run.settledAtSpawn) + 1 +
+              Math.floor(fraction * (run.total - settled) / 2),
+          );
           await waitFor(
             () => run.child.exited !== undefined || settledCount(readRole(run.journal)) >= at,
             {
@@ -382,6 +399,11 @@ async function check(
   tally(ctx, "lost", lostAppends.length + lostObligations.length + lostRotations.length);
 
   await legHonouredStep(ctx, t, db);
+  if ((options.kills ?? 2) > 0) {
+    await t.step("a role was SIGKILLed mid-work and restarted", () => {
+      ok(Number(ctx.figures.sigkills) >= 1, `no kill landed: ${JSON.stringify(ctx.figures.kills)}`);
+    });
+  }
   await t.step("no untyped error: every process ended by our SIGKILL or by finishing", () => {
     for (const run of runs) {
       const errors = journals.get(run.role)!.filter((e) => e.k === "error");

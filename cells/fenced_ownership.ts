@@ -7,7 +7,7 @@ import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { legHonouredStep } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { spanOf } from "./concurrent_writers.ts";
+import { spanOf } from "./_span.ts";
 import { CELL_METHODS, openTargetStore, type Store, type StoreMethod } from "./target.ts";
 
 /**

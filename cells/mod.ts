@@ -18,6 +18,8 @@ export * from "./consume_once.ts";
 export * from "./rotation_atomicity.ts";
 export * from "./fork_determinism.ts";
 export * from "./outbox_exactly_once.ts";
+export * from "./concurrent_writers.ts";
+export * from "./fenced_ownership.ts";
 export * from "./power_loss.ts";
 export type { CellOptions } from "./cell_options.ts";
 export type { CellReport } from "./cell_report.ts";

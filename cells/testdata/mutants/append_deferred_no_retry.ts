@@ -1,13 +1,13 @@
 /**
- * Mutant (cell 6): `appendMessage` reads, then writes, in a DEFERRED transaction and
- * does not retry: when another process wrote in between, SQLite refuses the lock
+ * Mutant (cell 6): `appendMessage` reads, then (after a short pause, as an await in
+ * between would) writes, in a DEFERRED transaction, and does not retry: when another process wrote in between, SQLite refuses the lock
  * upgrade at once (no busy wait can help) and the raw SQLITE_BUSY reaches the caller,
  * an error of no documented type.
  *
  * @module
  */
 import type { StoreOptions } from "../../target.ts";
-import { mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
+import { mutantCrashPoints, openMutant, pause, refuseUnwritable } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
@@ -15,6 +15,7 @@ export function openStore(path: string, options: StoreOptions): unknown {
     appendMessage(sessionId: string, message: { role: string; content: string }) {
       return raw.transaction(() => {
         refuseUnwritable(raw, sessionId); // the read: a SHARED lock / a read snapshot
+        pause(5); // e.g. an await between the read and the write
         raw.prepare(
           "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
         ).run(sessionId, message.role, message.content, Date.now() / 1000);

@@ -137,8 +137,8 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause: /^no process exits 0 without finishing its work: \w+ exited 0 with \d+ of \d+/,
   },
   {
-    name: "id_blocks_per_process",
-    breaks: "gives each process its own block of message ids (hi/lo)",
+    name: "per_session_ids",
+    breaks: "numbers message ids per session instead of across the store",
     cells: [6],
     expect: "caught",
     clause:
