@@ -321,6 +321,18 @@ export interface Store {
  */
 export type StoreMethod = keyof Store & string;
 
+/** The methods of a rotation under the compression lock (cells 3 and 7). */
+const ROTATION_METHODS: readonly StoreMethod[] = [
+  "createSession",
+  "appendMessage",
+  "getMessages",
+  "listSessions",
+  "tryAcquireCompressionLock",
+  "publishCompressionChild",
+  "releaseCompressionLock",
+  "close",
+];
+
 /**
  * The methods each cell needs, by cell number (the leg probe of every cell also calls
  * `createSession`, `appendMessage` and `close`). A store lacking any of them gets the
@@ -336,16 +348,7 @@ export type StoreMethod = keyof Store & string;
 export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly StoreMethod[]>> = {
   1: ["createSession", "appendMessage", "getMessages", "close"],
   2: ["createSession", "requestHandoff", "claimHandoff", "getHandoffState", "close"],
-  3: [
-    "createSession",
-    "appendMessage",
-    "getMessages",
-    "listSessions",
-    "tryAcquireCompressionLock",
-    "publishCompressionChild",
-    "releaseCompressionLock",
-    "close",
-  ],
+  3: ROTATION_METHODS,
   4: ["createSession", "appendMessage", "getMessages", "rewindToMessage", "forkSession", "close"],
   5: [
     "createSession",
@@ -357,16 +360,8 @@ export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly S
     "close",
   ],
   6: ["createSession", "appendMessage", "getMessages", "close"],
-  7: [
-    "createSession",
-    "appendMessage",
-    "getMessages",
-    "listSessions",
-    "tryAcquireCompressionLock",
-    "publishCompressionChild",
-    "releaseCompressionLock",
-    "close",
-  ],
+  // Cell 7's one owner every store must have is the compression lock.
+  7: ROTATION_METHODS,
 };
 
 /**

@@ -30,15 +30,27 @@ export function publishWith(
       "UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ? AND ended_at IS NULL",
     ).run(t, publish.parentId);
     if (ended !== 1) throw new SessionEndedError(`${publish.parentId} already ended`);
-    raw.prepare(
-      `INSERT INTO sessions (id, source, parent_session_id, branch_kind, started_at, message_count)
-       VALUES (?, 'cli', ?, 'continuation', ?, ?)`,
-    ).run(publish.childId, publish.parentId, t, publish.messages.length);
-    for (const m of publish.messages) {
-      raw.prepare(
-        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
-      ).run(publish.childId, m.role, m.content, t);
-    }
+    insertChild(raw, publish, t);
   }).immediate();
   return { id: publish.childId };
+}
+
+/**
+ * Inserts a rotation's continuation child with its messages (inside the caller's
+ * transaction), as the reference store does.
+ *
+ * @param raw The mutant's connection.
+ * @param publish The rotation.
+ * @param t The time, in seconds.
+ */
+export function insertChild(raw: Database, publish: Publish, t: number): void {
+  raw.prepare(
+    `INSERT INTO sessions (id, source, parent_session_id, branch_kind, started_at, message_count)
+     VALUES (?, 'cli', ?, 'continuation', ?, ?)`,
+  ).run(publish.childId, publish.parentId, t, publish.messages.length);
+  for (const m of publish.messages) {
+    raw.prepare(
+      "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+    ).run(publish.childId, m.role, m.content, t);
+  }
 }

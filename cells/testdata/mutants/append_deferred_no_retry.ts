@@ -7,7 +7,7 @@
  * @module
  */
 import type { StoreOptions } from "../../target.ts";
-import { mutantCrashPoints, openMutant, pause, refuseUnwritable } from "./_mutant.ts";
+import { insertAppend, mutantCrashPoints, openMutant, pause, refuseUnwritable } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
@@ -16,13 +16,7 @@ export function openStore(path: string, options: StoreOptions): unknown {
       return raw.transaction(() => {
         refuseUnwritable(raw, sessionId); // the read: a SHARED lock / a read snapshot
         pause(5); // e.g. an await between the read and the write
-        raw.prepare(
-          "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
-        ).run(sessionId, message.role, message.content, Date.now() / 1000);
-        const id = Number(raw.lastInsertRowId);
-        raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?")
-          .run(sessionId);
-        return id;
+        return insertAppend(raw, sessionId, message);
       }).deferred();
     },
   }));

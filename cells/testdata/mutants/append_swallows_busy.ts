@@ -5,9 +5,8 @@
  *
  * @module
  */
-import { SqliteError } from "../../../session_db/sqlite/mod.ts";
 import type { StoreOptions } from "../../target.ts";
-import { mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
+import { immediateAppend, isBusy, mutantCrashPoints, openMutant } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
@@ -16,18 +15,9 @@ export function openStore(path: string, options: StoreOptions): unknown {
     return {
       appendMessage(sessionId: string, message: { role: string; content: string }) {
         try {
-          return raw.transaction(() => {
-            refuseUnwritable(raw, sessionId);
-            raw.prepare(
-              "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
-            ).run(sessionId, message.role, message.content, Date.now() / 1000);
-            const id = Number(raw.lastInsertRowId);
-            raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?")
-              .run(sessionId);
-            return id;
-          }).immediate();
+          return immediateAppend(raw, sessionId, message);
         } catch (error) {
-          if (!(error instanceof SqliteError) || (error.code & 0xff) !== 5) throw error;
+          if (!isBusy(error)) throw error;
           // "It will have gone through": the next id, as a successful append would get.
           return Number(raw.lastInsertRowId) + 1;
         }

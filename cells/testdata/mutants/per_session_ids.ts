@@ -7,7 +7,7 @@
  * @module
  */
 import type { StoreOptions } from "../../target.ts";
-import { mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
+import { insertAppend, mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
@@ -15,11 +15,7 @@ export function openStore(path: string, options: StoreOptions): unknown {
     appendMessage(sessionId: string, message: { role: string; content: string }) {
       return raw.transaction(() => {
         refuseUnwritable(raw, sessionId);
-        raw.prepare(
-          "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
-        ).run(sessionId, message.role, message.content, Date.now() / 1000);
-        raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?")
-          .run(sessionId);
+        insertAppend(raw, sessionId, message);
         return raw.prepare("SELECT count(*) FROM messages WHERE session_id = ?")
           .value<[number]>(sessionId)![0];
       }).immediate();
