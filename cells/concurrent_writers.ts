@@ -79,6 +79,18 @@ function settledCount(entries: readonly RoleEntry[]): number {
   return entries.filter((e) => e.k === "ack" || e.k === "refused").length;
 }
 
+/** Whether `path` starts with SQLite's file header. */
+function isSqliteFile(path: string): boolean {
+  try {
+    using file = Deno.openSync(path);
+    const header = new Uint8Array(16);
+    file.readSync(header);
+    return new TextDecoder().decode(header) === "SQLite format 3\0";
+  } catch {
+    return false;
+  }
+}
+
 /** The child's exit code, read afresh (past the narrowing of an earlier check). */
 function exitCode(child: Child): number | undefined {
   return child.exited?.code;
@@ -219,7 +231,10 @@ export function concurrentWritersCell(
       }, 50);
       let reader: Child | undefined;
       const stopReader = ctx.run.file("reader.stop");
-      const walOnDisk = effectiveModeOrSkip(db, ctx.leg).onDisk === "wal";
+      // The reader and the lock holder open the file with SQLite: a store kept in
+      // another format runs without them (noted), never a false alarm.
+      const sqliteFile = isSqliteFile(db);
+      const walOnDisk = sqliteFile && effectiveModeOrSkip(db, ctx.leg).onDisk === "wal";
       try {
         if (options.longReader !== false && walOnDisk) {
           const ready = ctx.run.file("reader.ready");
@@ -236,10 +251,12 @@ export function concurrentWritersCell(
             ? "held a read transaction for the whole run"
             : options.longReader === false
             ? "off"
+            : !sqliteFile
+            ? "not run: the store's file is not an SQLite database"
             : "not run: no WAL on disk (in rollback mode an open reader blocks every writer)",
         );
 
-        const holdMs = options.lockHoldMs ?? 20;
+        const holdMs = sqliteFile ? options.lockHoldMs ?? 20 : 0;
         let hog: Child | undefined;
         const stopHog = ctx.run.file("hog.stop");
         if (holdMs > 0) {
