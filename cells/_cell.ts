@@ -41,6 +41,11 @@ export interface CellRun {
   ): ReturnType<typeof spawnChild>;
   /** Records a figure and prints it. */
   note(name: string, value: unknown): void;
+  /**
+   * Writes a small file (e.g. an SVG plot) into the run directory and, when
+   * `CELLS_REPORT_DIR` is set, beside the cell's JSON report; noted in `attachments`.
+   */
+  attach(name: string, text: string): void;
   /** The run's seed (noted as `seed`; `CELLS_SEED=<seed>` replays its random choices). */
   seed: number;
   /** The run's seeded random numbers in [0, 1): use it for every random choice. */
@@ -197,11 +202,16 @@ function openDeadline(options: CellOptions): number {
   return ms;
 }
 
-function writeReport(report: CellReport): void {
+/** `cell<id>-<leg>-<stem>`: the name of a report and of the files beside it. */
+function reportName(cell: number, leg: string, stem: string): string {
+  return `cell${cell}-${leg}-${stem}`;
+}
+
+function writeReport(report: CellReport, stem: string): void {
   const dir = Deno.env.get("CELLS_REPORT_DIR");
   if (!dir) return;
   Deno.mkdirSync(dir, { recursive: true });
-  const name = `cell${report.cell}-${report.leg}-${crypto.randomUUID().slice(0, 8)}.json`;
+  const name = `${reportName(report.cell, report.leg, stem)}.json`;
   Deno.writeTextFileSync(join(dir, name), JSON.stringify(report, null, 2) + "\n");
 }
 
@@ -228,6 +238,7 @@ export async function defineCell(
   const label = options.label ?? labelOf(target);
   const base =
     `cell ${spec.id} ${spec.title} [${label} · ${leg.name} · SQLite ${leg.sqliteVersion}]`;
+  const stem = crypto.randomUUID().slice(0, 8);
   const report = (status: CellReport["status"], reason?: string, figures = {}, evidence?: string) =>
     writeReport({
       cell: spec.id,
@@ -240,7 +251,7 @@ export async function defineCell(
       ...(reason ? { reason } : {}),
       figures,
       ...(evidence ? { evidence } : {}),
-    });
+    }, stem);
 
   let skip: string | undefined;
   if (spec.legs === "default" && leg.name !== "default") {
@@ -313,6 +324,19 @@ export async function defineCell(
         },
         note(name, value) {
           figures[name] = value;
+        },
+        attach(name, text) {
+          Deno.writeTextFileSync(run.file(name), text);
+          const dir = Deno.env.get("CELLS_REPORT_DIR");
+          if (dir) {
+            Deno.mkdirSync(dir, { recursive: true });
+            Deno.writeTextFileSync(
+              join(dir, `${reportName(spec.id, leg.name, stem)}.${name}`),
+              text,
+            );
+          }
+          const attached = figures.attachments;
+          figures.attachments = [...(Array.isArray(attached) ? attached : []), name];
         },
         seed,
         random: seededRandom(seed),

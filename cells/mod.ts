@@ -18,6 +18,8 @@ export * from "./consume_once.ts";
 export * from "./rotation_atomicity.ts";
 export * from "./fork_determinism.ts";
 export * from "./outbox_exactly_once.ts";
+export * from "./concurrent_writers.ts";
+export * from "./fenced_ownership.ts";
 export * from "./power_loss.ts";
 export * from "./power_loss_prefix_durability.ts";
 export * from "./power_loss_rotation_atomicity.ts";

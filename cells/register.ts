@@ -4,6 +4,8 @@ import { consumeOnceCell } from "./consume_once.ts";
 import { rotationAtomicityCell } from "./rotation_atomicity.ts";
 import { forkDeterminismCell } from "./fork_determinism.ts";
 import { outboxExactlyOnceCell } from "./outbox_exactly_once.ts";
+import { concurrentWritersCell } from "./concurrent_writers.ts";
+import { fencedOwnershipCell } from "./fenced_ownership.ts";
 
 /**
  * The cells by number.
@@ -21,6 +23,8 @@ export const CELLS = {
   3: rotationAtomicityCell,
   4: forkDeterminismCell,
   5: outboxExactlyOnceCell,
+  6: concurrentWritersCell,
+  7: fencedOwnershipCell,
 } as const;
 
 /**

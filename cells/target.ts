@@ -19,6 +19,8 @@
  * | 3 rotation atomicity | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `crashPoints()` named `publishCompressionChild:*` |
  * | 4 fork determinism | `getMessages` (with `includeInactive`), `rewindToMessage`, `forkSession` | `getSession`, `checkInvariants`; `crashPoints()` named `rewindToMessage:*` and `forkSession:*` |
  * | 5 outbox exactly-once | `recordObligation`, `markAttempting`, `markDelivered`, `sweepRecoverable`, `listObligations` | `checkInvariants`; `crashPoints()` named `recordObligation:afterCommit` and `markAttempting:afterCommit` |
+ * | 6 concurrent writers | `getMessages` | `checkInvariants`; `recordObligation` + `listObligations` (the cron role's outbox); `listSessions` + the cell 3 lock methods (its rotations) |
+ * | 7 fenced ownership | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `requestHandoff` + `claimHandoff` + `completeHandoff` + `failHandoff` + `getHandoffState` (the claimed handoff); `recordObligation` + `markAttempting` + `markDelivered` + `markUnknown` + `getObligation` (the outbox attempt) |
  *
  * What the cells rely on beyond the method shapes:
  *
@@ -47,6 +49,24 @@
  *   is owned by the process that recorded or took it; the lock and the obligations of
  *   a dead process are recoverable at once (no lease to wait out).
  * - **Idempotency key**: the obligation id (stable across resends).
+ * - **Several processes, one file** (cell 6): any number of processes write the same
+ *   file at once. Under contention a write waits; it may refuse only with an error
+ *   named `BusyDeadlineError`, after trying for at least its busy deadline (the cell
+ *   asks for at least 1 s), and a refused write changes nothing. Every other error, a
+ *   process dying with exit 0 mid-work, or a returned id that is not the committed
+ *   row's is a failure. An append acknowledged before another is invoked (in real
+ *   time, in any process) has the smaller id.
+ * - **Fences** (cell 7): an owner that lost its lease or its fence cannot act. The
+ *   compression lock expires after `ttlMs` even when its holder is alive (stopped):
+ *   then `publishCompressionChild` by the old holder throws a typed error (any error
+ *   whose `name` is a class of the store's own, not `Error`) and changes nothing,
+ *   whether or not a new holder took the lock over, published or released it. A
+ *   handoff claimed by a process that was then failed (`failHandoff`) and re-claimed by
+ *   another cannot be completed by the old claimant: `completeHandoff` from it returns
+ *   `false` or throws a typed error, and the new claim stays `running` until the new
+ *   claimant completes it. A mark (`markDelivered`) with a fence that another process
+ *   has already settled (`markUnknown`) returns `false` or throws a typed error and
+ *   changes nothing.
  *
  * @example
  * ```ts
@@ -207,6 +227,13 @@ export interface Store {
    * racing processes, `false` for the others. (cell 2)
    */
   claimHandoff?(sessionId: string): MaybePromise<boolean>;
+  /**
+   * Completes the running handoff this process claimed: `false` (or a typed error) when
+   * it is not running, or when another claimant holds it now. (cell 7)
+   */
+  completeHandoff?(sessionId: string): MaybePromise<boolean>;
+  /** Fails a pending or running handoff, with the reason: the takeover of a stalled claim. (cell 7) */
+  failHandoff?(sessionId: string, error: string): MaybePromise<boolean>;
   /** The handoff state (`pending`, `running`, …), or `null`. (cell 2) */
   getHandoffState?(sessionId: string): MaybePromise<string | null>;
   /** Reads a session, `undefined` when unknown. (cell 4, optional: tells an empty branch from a missing one) */
@@ -291,12 +318,24 @@ export interface Store {
  * @example
  * ```ts
  * import { CELL_METHODS, type Store, type StoreMethod } from "./target.ts";
- * function missing(store: Store, cell: 1 | 2 | 3 | 4 | 5): StoreMethod[] {
+ * function missing(store: Store, cell: 1 | 2 | 3 | 4 | 5 | 6 | 7): StoreMethod[] {
  *   return CELL_METHODS[cell].filter((method) => typeof store[method] !== "function");
  * }
  * ```
  */
 export type StoreMethod = keyof Store & string;
+
+/** The methods of a rotation under the compression lock (cells 3 and 7). */
+const ROTATION_METHODS: readonly StoreMethod[] = [
+  "createSession",
+  "appendMessage",
+  "getMessages",
+  "listSessions",
+  "tryAcquireCompressionLock",
+  "publishCompressionChild",
+  "releaseCompressionLock",
+  "close",
+];
 
 /**
  * The methods each cell needs, by cell number (the leg probe of every cell also calls
@@ -310,19 +349,10 @@ export type StoreMethod = keyof Store & string;
  * // createSession, requestHandoff, claimHandoff, getHandoffState, close
  * ```
  */
-export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5, readonly StoreMethod[]>> = {
+export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly StoreMethod[]>> = {
   1: ["createSession", "appendMessage", "getMessages", "close"],
   2: ["createSession", "requestHandoff", "claimHandoff", "getHandoffState", "close"],
-  3: [
-    "createSession",
-    "appendMessage",
-    "getMessages",
-    "listSessions",
-    "tryAcquireCompressionLock",
-    "publishCompressionChild",
-    "releaseCompressionLock",
-    "close",
-  ],
+  3: ROTATION_METHODS,
   4: ["createSession", "appendMessage", "getMessages", "rewindToMessage", "forkSession", "close"],
   5: [
     "createSession",
@@ -333,6 +363,9 @@ export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5, readonly StoreMeth
     "listObligations",
     "close",
   ],
+  6: ["createSession", "appendMessage", "getMessages", "close"],
+  // Cell 7's one owner every store must have is the compression lock.
+  7: ROTATION_METHODS,
 };
 
 /**

@@ -7,6 +7,7 @@ import {
   SessionDB,
   SessionNotFoundError,
 } from "../../../session_db/mod.ts";
+import { SqliteError } from "../../../session_db/sqlite/mod.ts";
 import type { StoreOptions } from "../../target.ts";
 
 /** The pieces a mutant's replacement methods use. */
@@ -97,6 +98,58 @@ export function refuseUnwritable(raw: Database, sessionId: string): void {
       `Cannot append to session "${sessionId}": it was rotated by compression`,
     );
   }
+}
+
+/**
+ * The rows of an append, as the reference store writes them (the message, then the
+ * session's counter), for a mutant's own `appendMessage` inside its own transaction.
+ *
+ * @param raw The mutant's connection.
+ * @param sessionId The session.
+ * @param message The message.
+ * @returns The new message's id.
+ */
+export function insertAppend(
+  raw: Database,
+  sessionId: string,
+  message: { role: string; content: string },
+): number {
+  raw.prepare(
+    "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+  ).run(sessionId, message.role, message.content, Date.now() / 1000);
+  const id = Number(raw.lastInsertRowId);
+  raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?").run(sessionId);
+  return id;
+}
+
+/**
+ * An append in one IMMEDIATE transaction, as the reference store makes it but with no
+ * retry of its own: a busy lock surfaces as the raw error (see {@linkcode isBusy}).
+ *
+ * @param raw The mutant's connection.
+ * @param sessionId The session.
+ * @param message The message.
+ * @returns The new message's id.
+ */
+export function immediateAppend(
+  raw: Database,
+  sessionId: string,
+  message: { role: string; content: string },
+): number {
+  return raw.transaction(() => {
+    refuseUnwritable(raw, sessionId);
+    return insertAppend(raw, sessionId, message);
+  }).immediate();
+}
+
+/**
+ * Whether `error` is SQLite's SQLITE_BUSY (any extended code).
+ *
+ * @param error What was thrown.
+ * @returns `true` for a busy lock.
+ */
+export function isBusy(error: unknown): boolean {
+  return error instanceof SqliteError && (error.code & 0xff) === 5;
 }
 
 /** Blocks the thread, like a check-then-act that awaits something in between. */

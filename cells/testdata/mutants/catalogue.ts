@@ -8,7 +8,7 @@
 import type { LegName } from "../../../harness/legs.ts";
 
 /** A cell number. */
-export type MutantCell = 1 | 2 | 3 | 4 | 5;
+export type MutantCell = 1 | 2 | 3 | 4 | 5 | 6 | 7;
 
 /** One mutant. */
 export interface MutantSpec {
@@ -27,6 +27,11 @@ export interface MutantSpec {
   clause: RegExp;
   /** The leg it is judged on (default: whichever leg is running). */
   leg?: LegName;
+  /**
+   * Options for the cells beyond the target (e.g. cell 7's `owners`), so that the run
+   * probes the clause the mutant breaks and nothing the reference store itself fails.
+   */
+  cellOptions?: Readonly<Record<string, unknown>>;
 }
 
 /** Every mutant under `cells/testdata/mutants/`. */
@@ -149,6 +154,64 @@ export const MUTANTS: readonly MutantSpec[] = [
     expect: "skipped",
     clause: /^leg delete not honoured: .*probe \(killed while open\): wal/,
     leg: "delete",
+  },
+  {
+    name: "append_swallows_busy",
+    breaks: "swallows SQLITE_BUSY on an append and returns a guessed id",
+    cells: [6],
+    expect: "caught",
+    clause:
+      /^every acknowledged operation survives: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+  },
+  {
+    name: "append_deferred_no_retry",
+    breaks: "appends by read-then-write in a DEFERRED transaction, without retrying",
+    cells: [6],
+    expect: "caught",
+    clause:
+      /^no untyped error: every process ended by our SIGKILL or by finishing: \w+: SqliteError/,
+  },
+  {
+    name: "exit_zero_on_busy",
+    breaks: "exits 0 mid-work when an append meets SQLITE_BUSY",
+    cells: [6],
+    expect: "caught",
+    clause: /^no process exits 0 without finishing its work: \w+ exited 0 with \d+ of \d+/,
+  },
+  {
+    name: "per_session_ids",
+    breaks: "numbers message ids per session instead of across the store",
+    cells: [6],
+    expect: "caught",
+    clause:
+      /^real-time order: acknowledged before invoked means the smaller id: \w+ #\d+ \(id \d+\) was acknowledged/,
+  },
+  {
+    name: "publish_ignores_lease",
+    breaks: "publishes a rotation without checking the compression lock",
+    cells: [7],
+    expect: "caught",
+    clause:
+      /^compressionLock · (?:expired|before): the stale publishCompressionChild is refused with a typed error: .* was accepted/,
+    cellOptions: { owners: ["compressionLock"] },
+  },
+  {
+    name: "publish_ignores_expiry",
+    breaks: "publishes a rotation for the lock's holder even after its lease expired",
+    cells: [7],
+    expect: "caught",
+    clause:
+      /^compressionLock · expired: the stale publishCompressionChild is refused with a typed error: .* was accepted/,
+    cellOptions: { owners: ["compressionLock"] },
+  },
+  {
+    name: "mark_delivered_ignores_fence",
+    breaks: "marks an obligation delivered by id, ignoring fence and state",
+    cells: [7],
+    expect: "caught",
+    clause:
+      /^outboxAttempt · after: the stale markDelivered is refused with a typed error: .* was accepted/,
+    cellOptions: { owners: ["outboxAttempt"] },
   },
   {
     name: "resolver_ignores_mode",

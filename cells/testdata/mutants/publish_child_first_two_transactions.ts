@@ -9,6 +9,7 @@
 import { crashPoint, defineCrashPoints } from "../../../session_db/mod.ts";
 import type { StoreOptions } from "../../target.ts";
 import { mutantCrashPoints, openMutant } from "./_mutant.ts";
+import { insertChild } from "./_publish.ts";
 
 const BETWEEN = "publishCompressionChild:betweenChildAndParent";
 defineCrashPoints([BETWEEN]);
@@ -28,15 +29,7 @@ export function openStore(path: string, options: StoreOptions): unknown {
           "SELECT holder FROM compression_locks WHERE session_id = ? AND expires_at > ?",
         ).value<[string]>(publish.parentId, t);
         if (lock?.[0] !== publish.holder) throw new Error("lock not held");
-        raw.prepare(
-          `INSERT INTO sessions (id, source, parent_session_id, branch_kind, started_at, message_count)
-           VALUES (?, 'cli', ?, 'continuation', ?, ?)`,
-        ).run(publish.childId, publish.parentId, t, publish.messages.length);
-        for (const m of publish.messages) {
-          raw.prepare(
-            "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
-          ).run(publish.childId, m.role, m.content, t);
-        }
+        insertChild(raw, publish, t);
       }).immediate();
       crashPoint(BETWEEN);
       raw.transaction(() => {

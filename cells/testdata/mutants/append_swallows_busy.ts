@@ -1,0 +1,32 @@
+/**
+ * Mutant (cell 6): `appendMessage` does not wait for the write lock (busy timeout 0)
+ * and swallows SQLITE_BUSY: it returns an id it guessed as if the append had
+ * committed. Under contention acknowledged appends are lost.
+ *
+ * @module
+ */
+import type { StoreOptions } from "../../target.ts";
+import { immediateAppend, isBusy, mutantCrashPoints, openMutant } from "./_mutant.ts";
+
+/** Opens the mutant. */
+export function openStore(path: string, options: StoreOptions): unknown {
+  return openMutant(path, options, ({ raw }) => {
+    raw.setBusyTimeout(0);
+    return {
+      appendMessage(sessionId: string, message: { role: string; content: string }) {
+        try {
+          return immediateAppend(raw, sessionId, message);
+        } catch (error) {
+          if (!isBusy(error)) throw error;
+          // "It will have gone through": the next id, as a successful append would get.
+          return Number(raw.lastInsertRowId) + 1;
+        }
+      },
+    };
+  });
+}
+
+/** The crash points it honours. */
+export function crashPoints(): string[] {
+  return mutantCrashPoints(["appendMessage"]);
+}
