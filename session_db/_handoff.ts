@@ -1,6 +1,7 @@
 // The parked-handoff claim: the operations behind SessionDB's handoff methods.
 import { crashPoint } from "./crash_points.ts";
 import type { Connection } from "./_connection.ts";
+import { HandoffOwnershipError } from "./errors.ts";
 import { SESSION_COLUMNS, type SessionRow, toSession } from "./_rows.ts";
 import { checkSessionId } from "./_validate.ts";
 import type { Session } from "./types.ts";
@@ -20,8 +21,9 @@ export function claimHandoff(conn: Connection, sessionId: string): boolean {
   checkSessionId(sessionId);
   const won = conn.write("claimHandoff", () => {
     const changed = conn.stmt(
-      "UPDATE sessions SET handoff_state = 'running' WHERE id = ? AND handoff_state = 'pending'",
-    ).run(sessionId);
+      `UPDATE sessions SET handoff_state = 'running', handoff_owner_pid = ?
+       WHERE id = ? AND handoff_state = 'pending'`,
+    ).run(Deno.pid, sessionId);
     crashPoint("claimHandoff:afterUpdate");
     return changed === 1;
   });
@@ -29,11 +31,30 @@ export function claimHandoff(conn: Connection, sessionId: string): boolean {
   return won;
 }
 
+/**
+ * Completes a running handoff, fenced by its claimant: a process that lost its claim (it
+ * stalled, another failed the handoff and claimed it anew) is refused with a typed error
+ * and changes nothing.
+ */
 export function completeHandoff(conn: Connection, sessionId: string): boolean {
-  return conn.write("completeHandoff", () =>
-    conn.stmt(
-      "UPDATE sessions SET handoff_state = 'completed' WHERE id = ? AND handoff_state = 'running'",
-    ).run(sessionId) === 1);
+  return conn.write("completeHandoff", () => {
+    const changed = conn.stmt(
+      `UPDATE sessions SET handoff_state = 'completed'
+       WHERE id = ? AND handoff_state = 'running' AND handoff_owner_pid = ?`,
+    ).run(sessionId, Deno.pid);
+    if (changed === 1) return true;
+    const owner = conn.stmt(
+      "SELECT handoff_owner_pid FROM sessions WHERE id = ? AND handoff_state = 'running'",
+    ).value<[number | null]>(sessionId);
+    if (owner) {
+      throw new HandoffOwnershipError(
+        `Cannot complete the handoff of session "${sessionId}": process ${
+          owner[0]
+        } holds its claim, not this one (pid ${Deno.pid}); a process that lost its claim must not complete it`,
+      );
+    }
+    return false;
+  });
 }
 
 export function failHandoff(conn: Connection, sessionId: string, error: string): boolean {

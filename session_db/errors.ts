@@ -155,6 +155,22 @@ export class SessionEndedError extends SessionDBError {}
 export class CompressionLockError extends SessionDBError {}
 
 /**
+ * A process completed a handoff whose claim it no longer holds (another process failed
+ * the handoff and claimed it anew while this one stalled).
+ *
+ * @example
+ * ```ts
+ * import { HandoffOwnershipError } from "./errors.ts";
+ * try {
+ *   // db.completeHandoff("s1") after losing the claim
+ * } catch (error) {
+ *   if (error instanceof HandoffOwnershipError) console.error(error.message);
+ * }
+ * ```
+ */
+export class HandoffOwnershipError extends SessionDBError {}
+
+/**
  * A compare-and-swap on active message ids failed: the transcript changed underneath.
  *
  * @example

@@ -17,7 +17,7 @@
  * db.close();
  * ```
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export const MIGRATIONS: readonly string[] = [
   // 0 -> 1: sessions, messages, compression locks.
@@ -78,5 +78,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idx_outbox_state ON outbox(state);
   CREATE TABLE state_meta (key TEXT PRIMARY KEY, value TEXT);
+  `,
+  // 2 -> 3: the claimant of a running handoff, so that only it may complete the handoff.
+  `
+  ALTER TABLE sessions ADD COLUMN handoff_owner_pid INTEGER;
   `,
 ];

@@ -315,10 +315,11 @@ export class SessionDB {
   }
 
   /**
-   * Marks a running handoff completed.
+   * Marks a running handoff completed, by the process that claimed it.
    *
    * @param sessionId The session.
-   * @returns `true` when it was running.
+   * @returns `true` when it was running; `false` when it was not.
+   * @throws {HandoffOwnershipError} When another process holds the claim.
    */
   completeHandoff(sessionId: string): boolean {
     return handoff.completeHandoff(this.#conn, sessionId);

@@ -205,6 +205,15 @@ export const MUTANTS: readonly MutantSpec[] = [
     cellOptions: { owners: ["compressionLock"] },
   },
   {
+    name: "complete_handoff_ignores_owner",
+    breaks: "completes a running handoff whoever claimed it",
+    cells: [7],
+    expect: "caught",
+    clause:
+      /^handoffClaim · (?:before|after): the stale completeHandoff is refused with a typed error: .* was accepted/,
+    cellOptions: { owners: ["handoffClaim"] },
+  },
+  {
     name: "mark_delivered_ignores_fence",
     breaks: "marks an obligation delivered by id, ignoring fence and state",
     cells: [7],
