@@ -154,6 +154,19 @@ export function legListArg(value: string): LegName[] {
   });
 }
 
+/** What a leg's child takes from our environment: Deno's own, and the cells' settings. */
+const CELLS_PASSED_ON = [
+  "PATH",
+  "HOME",
+  "DENO_DIR",
+  "TMPDIR",
+  "CELLS_EVIDENCE_DIR",
+  "CELLS_SEED",
+  "CELLS_SPAN",
+  "CELLS_KILL_SERIES",
+  "CELLS_OPEN_DEADLINE_MS",
+];
+
 /** The permissions of a leg's `deno test`/`deno run` child: everything but the network. */
 export const LEG_PERMISSIONS: readonly string[] = ["--no-lock", ...TASK_PERMISSIONS];
 
@@ -168,7 +181,7 @@ export function legChildEnv(
 ): Record<string, string> {
   const env: Record<string, string> = { DENO_SQLITE_PATH: library, NO_COLOR: "1", ...extra };
   if (leg !== "default") env.SESSION_DB_JOURNAL_MODE = leg;
-  for (const name of ["PATH", "HOME", "DENO_DIR", "CELLS_EVIDENCE_DIR", "CELLS_SEED", "TMPDIR"]) {
+  for (const name of CELLS_PASSED_ON) {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }

@@ -10,6 +10,7 @@
  * @module
  */
 import { loadTarget, targetSpecifier } from "../cells/target.ts";
+import { CELLS } from "../cells/register.ts";
 import { exists } from "../internal/fs.ts";
 import {
   fail,
@@ -62,7 +63,7 @@ PASS / FAIL / SKIP (reason) table, and writes a JSON report.`,
   flags: [
     { name: "--legs", value: "LIST", help: "journal-mode legs", default: "default,delete,wal" },
     { name: "--libraries", value: "LIST", help: "SQLite libraries", default: "system,fixed" },
-    { name: "--cells", value: "LIST", help: "cells to run", default: "1,2,3,4,5" },
+    { name: "--cells", value: "LIST", help: "cells to run", default: "1,2,3,4,5,6,7" },
     {
       name: "--target",
       value: "MODULE",
@@ -102,7 +103,7 @@ function parseArgs(args: string[]) {
   const options = {
     legs: flags.has("--legs") ? legListArg(flags.string("--legs")!) : [...LEGS] as LegName[],
     libraries: flags.list("--libraries") ?? ["system", "fixed"],
-    cells: (flags.list("--cells") ?? ["1", "2", "3", "4", "5"]).map(Number),
+    cells: (flags.list("--cells") ?? Object.keys(CELLS)).map(Number),
     target: target === undefined
       ? new URL("../cells/reference_target.ts", import.meta.url).href
       : targetSpecifier(target),
@@ -120,7 +121,7 @@ function parseArgs(args: string[]) {
     }
   }
   for (const cell of options.cells) {
-    if (![1, 2, 3, 4, 5].includes(cell)) fail(`Unknown cell "${cell}": use 1, 2, 3, 4 or 5`);
+    if (!(cell in CELLS)) fail(`Unknown cell "${cell}": use ${Object.keys(CELLS).join(", ")}`);
   }
   return options;
 }
