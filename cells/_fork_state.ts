@@ -43,27 +43,25 @@ async function recoverEdits(
   branches: readonly string[],
 ): Promise<RecoveredEdits> {
   const store = await openTargetStore(target, db);
-  const read = async (session: string, includeInactive: boolean): Promise<Row[]> => {
-    try {
-      return (await store.getMessages(session, { includeInactive })).map((m) => ({
-        id: m.id,
-        content: m.content,
-        active: m.active !== false,
-      }));
-    } catch {
-      // An unknown session may throw: it holds nothing.
-      return [];
-    }
-  };
+  // A read error is a failure of the recovered state, never an empty transcript: only a
+  // branch the store says does not exist may throw (an unknown session), and holds nothing.
+  const read = async (session: string, includeInactive: boolean): Promise<Row[]> =>
+    (await store.getMessages(session, { includeInactive })).map((m) => ({
+      id: m.id,
+      content: m.content,
+      active: m.active !== false,
+    }));
   try {
     const rows = await read("main", true);
     const out: RecoveredEdits["branches"] = {};
     for (const branch of branches) {
-      const branchRows = await read(branch, false);
       // "Absent" means no branch session at all, not an empty one: asked of the store.
       const exists = store.getSession
         ? (await store.getSession(branch)) !== undefined
         : (await store.listSessions!()).some((session) => session.id === branch);
+      const branchRows = exists ? await read(branch, false) : await read(branch, false).catch(
+        () => [],
+      );
       out[branch] = { exists, rows: branchRows };
     }
     const invariants = store.checkInvariants ? await store.checkInvariants() : [];

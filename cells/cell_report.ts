@@ -32,3 +32,29 @@ export interface CellReport {
   /** Where the evidence was kept. */
   evidence?: string;
 }
+
+/**
+ * The cells' reports in a report folder (`CELLS_REPORT_DIR`), and the files the cells
+ * attached beside them (e.g. cell 6's SVG plots), by name.
+ *
+ * @param dir The report folder.
+ * @returns The reports and the attachments' paths.
+ * @example
+ * ```ts
+ * import { readCellReports } from "./cell_report.ts";
+ * const { reports, attachments } = await readCellReports(Deno.makeTempDirSync());
+ * console.log(reports.length, attachments.length); // 0 0
+ * ```
+ */
+export async function readCellReports(
+  dir: string,
+): Promise<{ reports: CellReport[]; attachments: string[] }> {
+  const reports: CellReport[] = [];
+  const attachments: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.name.endsWith(".json")) reports.push(JSON.parse(await Deno.readTextFile(path)));
+    else attachments.push(path);
+  }
+  return { reports, attachments };
+}

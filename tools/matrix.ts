@@ -21,11 +21,11 @@ import {
   type ToolSpec,
 } from "./_cli.ts";
 import { fileURLToPath, fileURLToPath as fromFileUrl } from "node:url";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { buildFixedSqlite, fixedSqlitePath } from "./build_sqlite.ts";
-import type { CellReport } from "../cells/cell_report.ts";
+import { type CellReport, readCellReports } from "../cells/cell_report.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -304,15 +304,21 @@ if (import.meta.main) {
   );
   const started = performance.now();
   const rows: Row[] = [];
+  const attachmentsKept: string[] = [];
   let next = 0;
   const worker = async () => {
     while (next < runs.length) {
       const run = runs[next++]!;
       const reportDir = await Deno.makeTempDir({ dir: testDir, prefix: "report-" });
       const result = await runLeg(run, testFile, reportDir, legExtra);
-      const reports: CellReport[] = [];
-      for await (const entry of Deno.readDir(reportDir)) {
-        reports.push(JSON.parse(await Deno.readTextFile(join(reportDir, entry.name))));
+      const { reports, attachments } = await readCellReports(reportDir);
+      // The cells' plots and other attachments go beside the JSON report.
+      const attachDir = join(dirname(options.json), "attachments");
+      for (const path of attachments) {
+        await Deno.mkdir(attachDir, { recursive: true });
+        const name = `${run.library.label}-${basename(path)}`;
+        await Deno.copyFile(path, join(attachDir, name));
+        attachmentsKept.push(join(attachDir, name));
       }
       await Deno.remove(reportDir, { recursive: true });
       const legRows: Row[] = reports.map((r) => ({
@@ -410,6 +416,9 @@ if (import.meta.main) {
     for (const row of kept) {
       console.log(`  cell ${row.cell} ${row.leg} ${row.library} ${row.status}: ${row.evidence}`);
     }
+  }
+  if (attachmentsKept.length) {
+    console.log(`attachments (plots): ${dirname(attachmentsKept[0]!)}/`);
   }
   for (const leg of unexercised) {
     console.log(`matrix: leg ${leg.leg} was never exercised: ${leg.why}`);

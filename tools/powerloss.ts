@@ -27,6 +27,7 @@ import { scopedPermissions } from "../harness/permissions.ts";
 import type { PowerLossKill, PowerLossRun } from "../cells/power_loss.ts";
 import { median } from "../internal/stats.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
+import { explicitLibraryPath } from "../session_db/sqlite/library.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const TARGET = new URL("../cells/testdata/synchronous_target.ts", import.meta.url).href;
@@ -213,7 +214,7 @@ if (import.meta.main) {
   const options = parseArgs(Deno.args);
   // One library for the writers and for this checking process, set before anything
   // loads SQLite.
-  let library = Deno.env.get("DENO_SQLITE_PATH");
+  let library = explicitLibraryPath();
   if (!library) {
     library = fixedSqlitePath();
     try {

@@ -20,9 +20,9 @@ import { type CellId, CELLS } from "../cells/register.ts";
 import { targetSpecifier } from "../cells/target.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
-import type { CellReport } from "../cells/cell_report.ts";
+import { type CellReport, readCellReports } from "../cells/cell_report.ts";
 import { type LegName, parseLeg } from "../harness/legs.ts";
-import { systemLibraryPath } from "../session_db/sqlite/library.ts";
+import { explicitLibraryPath, systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -154,7 +154,7 @@ function resolveLibrary(wanted: string): string {
     return path;
   }
   if (wanted && wanted !== "system") return resolve(wanted);
-  const explicit = wanted === "" ? Deno.env.get("DENO_SQLITE_PATH") : undefined;
+  const explicit = wanted === "" ? explicitLibraryPath() : undefined;
   if (explicit) return explicit;
   const system = systemLibraryPath();
   if (!system) {
@@ -379,10 +379,7 @@ async function runLeg(
   const output = await child.output();
   clearTimeout(timer);
   const seconds = (performance.now() - started) / 1000;
-  const reports: CellReport[] = [];
-  for await (const entry of Deno.readDir(reportDir)) {
-    reports.push(JSON.parse(await Deno.readTextFile(join(reportDir, entry.name))));
-  }
+  const { reports } = await readCellReports(reportDir);
   await Deno.remove(reportDir, { recursive: true });
   reports.sort((a, b) => a.cell - b.cell);
   const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
