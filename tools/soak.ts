@@ -54,6 +54,8 @@ export interface SoakOptions {
   timeoutS: number;
   /** Where the JSON report goes. */
   json: string;
+  /** Fail when a requested leg was never exercised. */
+  strict?: boolean;
 }
 
 /** The soak's command line (its `--help`). */
@@ -86,8 +88,15 @@ SIGKILLs delivered, acknowledged operations and acknowledged operations lost.`,
       default: "600",
     },
     { name: "--json", value: "PATH", help: "the JSON report", default: ".cache/soak/report.json" },
+    {
+      name: "--strict",
+      help: "fail when a requested leg was never exercised (every cell SKIPPED)",
+    },
   ],
-  exitCodes: { 0: "no cell failed and nothing acknowledged was lost", 1: "a failure or a loss" },
+  exitCodes: {
+    0: "no cell failed and nothing acknowledged was lost",
+    1: "a failure or a loss, or (--strict) a requested leg never exercised",
+  },
 };
 
 /**
@@ -137,6 +146,7 @@ export function parseSoakArgs(args: readonly string[]): SoakOptions {
       : targetSpecifier(target),
     timeoutS: flags.int("--timeout", 1, 86_400) ?? 600,
     json: json === undefined ? join(ROOT, ".cache/soak/report.json") : resolve(json),
+    strict: flags.has("--strict"),
   };
 }
 
@@ -410,7 +420,7 @@ async function runLeg(
  */
 export async function soak(
   options: SoakOptions,
-): Promise<{ outcomes: LegOutcome[]; totals: SoakTotals }> {
+): Promise<{ outcomes: LegOutcome[]; totals: SoakTotals; unexercised: LegName[] }> {
   const library = resolveLibrary(options.library);
   const testDir = await Deno.makeTempDir({ prefix: "soak-" });
   const testFile = join(testDir, "soak_test.ts");
@@ -497,7 +507,14 @@ export async function soak(
       hogSeconds === undefined ? "" : ` burning ${hogSeconds.toFixed(0)} CPU-s`
     }: ${failedRuns.size} failed run(s), ${totals.fail} cell failure(s); ${totals.sigkills} SIGKILLs delivered, ${totals.acknowledgedOps} acknowledged operations, ${totals.lost} lost; report: ${options.json}`,
   );
-  return { outcomes, totals };
+  const unexercised = options.legs.flatMap((leg) => {
+    const reports = outcomes.filter((o) => o.leg === leg).flatMap((o) => o.reports);
+    if (reports.some((r) => r.status !== "SKIP")) return [];
+    const why = [...new Set(reports.map((r) => r.reason?.split("\n")[0] ?? "no report"))];
+    console.log(`soak: leg ${leg} was never exercised: ${why.join("; ") || "no cell ran"}`);
+    return [leg];
+  });
+  return { outcomes, totals, unexercised };
 }
 
 if (import.meta.main) {
@@ -510,6 +527,7 @@ if (import.meta.main) {
     console.error(error.message);
     Deno.exit(2);
   }
-  const { totals } = await soak(options);
-  Deno.exit(totals.fail > 0 || totals.lost > 0 ? 1 : 0);
+  const { totals, unexercised } = await soak(options);
+  const strictFail = options.strict === true && unexercised.length > 0;
+  Deno.exit(totals.fail > 0 || totals.lost > 0 || strictFail ? 1 : 0);
 }
