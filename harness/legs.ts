@@ -187,10 +187,11 @@ function readPrefix(path: string, length: number): Uint8Array | undefined {
  * Observes the journal mode a writer ran in from what SQLite left on disk, without
  * opening the database (no lock taken, no hot journal rolled back): the header's bytes
  * 18 and 19 (2 = WAL, 1 = a rollback journal) and, for a rollback journal, the `-journal`
- * file. A journal with a live header is a transaction in flight; one whose header was
- * zeroed is PERSIST's; an empty one at rest is TRUNCATE's. Mid-operation an empty journal
- * may be DELETE's journal just created, so `quiescent` says the writer was killed between
- * operations (e.g. the instant an append was acknowledged, or while it waited).
+ * file. A journal with a live header is a transaction in flight; at rest, one whose
+ * header was zeroed is PERSIST's and an empty one TRUNCATE's. Mid-operation both can be any
+ * rollback mode's new journal (created, or not yet synced: SQLite writes its magic only
+ * after the sync), so `quiescent` says the writer was killed between operations (e.g. the
+ * instant an append was acknowledged, or while it waited).
  *
  * @param path The database file.
  * @param at When the observation is taken (kept in it).
@@ -225,8 +226,12 @@ export function observeJournalMode(
   if (JOURNAL_MAGIC.every((byte, i) => journal[i] === byte)) {
     return { at, mode: "delete", detail: "hot journal (a transaction in flight)" };
   }
+  // With full syncs SQLite writes a new journal's magic as zeros until the journal is
+  // synced, so mid-operation a zeroed header is any rollback mode; at rest it is PERSIST's.
   if (journal.every((byte) => byte === 0)) {
-    return { at, mode: "persist", detail: "a journal whose header was zeroed" };
+    return quiescent
+      ? { at, mode: "persist", detail: "a journal whose header was zeroed, at rest" }
+      : { at, mode: "delete", detail: "a journal not yet synced (magic still zero)" };
   }
   return { at, mode: "delete", detail: "a journal with a torn header" };
 }
