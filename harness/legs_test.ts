@@ -1,5 +1,6 @@
-import { strictEqual, throws } from "node:assert/strict";
-import { LegError, parseLeg } from "./legs.ts";
+import { ok, strictEqual, throws } from "node:assert/strict";
+import { Database } from "../session_db/sqlite/database.ts";
+import { currentLeg, LegError, legVerdict, observeJournalMode, parseLeg } from "./legs.ts";
 
 Deno.test("parseLeg accepts the three legs and rejects anything else with the fix", () => {
   strictEqual(parseLeg(undefined), "default");
@@ -10,4 +11,53 @@ Deno.test("parseLeg accepts the three legs and rejects anything else with the fi
     () => parseLeg("truncate"),
     (e: unknown) => e instanceof LegError && /use one of default, delete, wal/.test(e.message),
   );
+});
+
+Deno.test("observeJournalMode tells WAL, DELETE, TRUNCATE and PERSIST apart from what SQLite leaves", () => {
+  const dir = Deno.makeTempDirSync();
+  const at = (mode: string) => {
+    const path = `${dir}/${mode}.db`;
+    const db = new Database(path);
+    db.exec(`PRAGMA journal_mode = ${mode}`);
+    db.exec("CREATE TABLE t (x); INSERT INTO t VALUES (1)");
+    // Observed while the connection is still open, as at a kill.
+    const seen = observeJournalMode(path, mode, true).mode;
+    db.close();
+    return seen;
+  };
+  strictEqual(at("delete"), "delete");
+  strictEqual(at("truncate"), "truncate");
+  strictEqual(at("persist"), "persist");
+  strictEqual(at("wal"), "wal");
+  // MEMORY and OFF leave no journal: on disk they read as DELETE.
+  strictEqual(at("memory"), "delete");
+  Deno.writeTextFileSync(`${dir}/log.jsonl`, '{"a":1}\n');
+  strictEqual(observeJournalMode(`${dir}/log.jsonl`, "x").mode, "not-sqlite");
+  strictEqual(observeJournalMode(`${dir}/nothing.db`, "x").mode, "missing");
+});
+
+Deno.test("mid-operation, an empty or unsynced journal is any rollback mode's, not TRUNCATE or PERSIST", () => {
+  const dir = Deno.makeTempDirSync();
+  const path = `${dir}/s.db`;
+  const db = new Database(path);
+  db.exec("PRAGMA journal_mode = delete; CREATE TABLE t (x)");
+  db.close();
+  Deno.writeFileSync(`${path}-journal`, new Uint8Array(0));
+  strictEqual(observeJournalMode(path, "x", false).mode, "delete");
+  strictEqual(observeJournalMode(path, "x", true).mode, "truncate");
+  Deno.writeFileSync(`${path}-journal`, new Uint8Array(512));
+  strictEqual(observeJournalMode(path, "x", false).mode, "delete");
+  strictEqual(observeJournalMode(path, "x", true).mode, "persist");
+});
+
+Deno.test("legVerdict: honoured only when every observation matches; not applicable to non-SQLite", () => {
+  const leg = { ...currentLeg(), name: "wal" as const };
+  ok(legVerdict(leg, [{ at: "a", mode: "wal" }, { at: "b", mode: "wal" }]).honoured);
+  const mixed = legVerdict(leg, [{ at: "a", mode: "wal" }, { at: "round 2", mode: "delete" }]);
+  ok(!mixed.honoured);
+  ok(mixed.reason?.includes("at 1 of 2 kill(s)") && mixed.reason.includes("round 2: delete"));
+  ok(!legVerdict(leg, []).honoured, "no observation is no evidence");
+  const foreign = legVerdict(leg, [{ at: "probe", mode: "not-sqlite" }]);
+  ok(!foreign.honoured && foreign.notApplicable && /not applicable/.test(foreign.reason ?? ""));
+  ok(legVerdict({ ...leg, name: "default" }, [{ at: "probe", mode: "not-sqlite" }]).honoured);
 });
