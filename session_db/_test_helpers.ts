@@ -1,5 +1,6 @@
 // Helpers shared by the session_db tests: temporary folders, child processes with an
 // explicit environment, and bounded file polling. Not part of the public API.
+import { exists } from "../internal/fs.ts";
 
 /** Environment variables a child keeps when it runs with a clean environment. */
 const KEPT_ENV = [
@@ -65,17 +66,6 @@ export async function runDeno(
   };
 }
 
-/** Whether a file exists. */
-export function fileExists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
 /**
  * Polls until `path` exists. Fails at once when `exited` settles first (the child
  * died early), and at the deadline otherwise.
@@ -87,7 +77,7 @@ export async function waitForFile(
   const deadline = performance.now() + (options.deadlineMs ?? 15_000);
   let gone = false;
   options.exited?.then(() => gone = true, () => gone = true);
-  while (!fileExists(path)) {
+  while (!exists(path)) {
     if (gone) {
       throw new Error(
         `Child exited before creating "${path}"${

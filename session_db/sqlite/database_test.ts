@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Database, SqliteError, sqliteLibraryPath, sqliteVersion } from "./mod.ts";
-import { fileExists, runDeno, tempDir, waitForFile } from "../_test_helpers.ts";
+import { runDeno, tempDir, waitForFile } from "../_test_helpers.ts";
+import { exists as fileExists } from "../../internal/fs.ts";
 
 const SQLITE_ERROR = 1;
 const SQLITE_BUSY = 5;

@@ -6,20 +6,13 @@
  *
  * @module
  */
-import { Database, SessionDB } from "../../../session_db/mod.ts";
+import { Database, type SessionDB } from "../../../session_db/mod.ts";
 import type { StoreOptions } from "../../target.ts";
+import { openStore as openInWal } from "./resolver_ignores_mode.ts";
 
 /** Opens the mutant: WAL while open, the requested mode only once closed. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  const raw = new Database(path);
-  try {
-    raw.setBusyTimeout(5000);
-    raw.exec("PRAGMA journal_mode = WAL");
-  } finally {
-    raw.close();
-  }
-  // The reference store keeps a file that is already in WAL in WAL.
-  const store = SessionDB.open(path, { journalMode: "wal" });
+  const store = openInWal(path, options);
   return new Proxy(store, {
     get(target, key) {
       if (key !== "close") {
