@@ -86,10 +86,9 @@ export async function detectCapabilities(target: string, library: string): Promi
     });
     const status = await child.status;
     const scoped = parseProbe(child.stdout, child.stderr, status.code);
-    if (!scoped.ok) {
-      caps.scopedChildren = isPermissionRefusal(scoped)
-        ? `the store needs permissions the cells' children do not get (the core does not widen them): ${scoped.message}`
-        : undefined;
+    if (!scoped.ok && isPermissionRefusal(scoped)) {
+      caps.scopedChildren =
+        `the store needs permissions the cells' children do not get (the core does not widen them): ${scoped.message}`;
     }
     return caps;
   } finally {

@@ -73,7 +73,9 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
       );
       if (!r || !passed(r)) {
         missing.push(
-          `cell ${id} on ${where(leg)}: ${r ? `${r.status}${r.reason ? ` (${r.reason})` : ""}` : "not run"}`,
+          `cell ${id} on ${where(leg)}: ${
+            r ? `${r.status}${r.reason ? ` (${r.reason})` : ""}` : "not run"
+          }`,
         );
       }
     }

@@ -134,7 +134,10 @@ function matches(entry: ManifestEntry, result: Result): boolean {
  * XPASS when it passed; INTERMITTENT accepts either (a failure is XFAIL, a pass PASS).
  * A SKIP stays a SKIP: it is no evidence either way.
  */
-export function applyManifest(results: readonly Result[], manifest: Manifest | undefined): Result[] {
+export function applyManifest(
+  results: readonly Result[],
+  manifest: Manifest | undefined,
+): Result[] {
   return results.map((result) => {
     const entry = manifest?.entries.find((e) => matches(e, result));
     if (!entry || result.observed === "SKIP") return { ...result, status: result.observed };

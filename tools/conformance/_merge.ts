@@ -29,7 +29,9 @@ export function parseReport(path: string, text: string): ConformanceReport {
     data = JSON.parse(text);
   } catch (error) {
     throw new MergeError(
-      `Cannot merge ${path}: not JSON (${(error as Error).message}): pass the report.json a conformance run wrote`,
+      `Cannot merge ${path}: not JSON (${
+        (error as Error).message
+      }): pass the report.json a conformance run wrote`,
       { cause: error },
     );
   }
@@ -59,11 +61,15 @@ export function mergeReports(
   reports: readonly ConformanceReport[],
   command: string,
 ): ConformanceReport {
-  if (!reports.length) throw new MergeError("Cannot merge: no reports given (pass a.json b.json …)");
+  if (!reports.length) {
+    throw new MergeError("Cannot merge: no reports given (pass a.json b.json …)");
+  }
   const targets = new Set(reports.map((r) => r.target.replace(/^.*\//, "")));
   if (targets.size > 1) {
     throw new MergeError(
-      `Cannot merge reports about different targets: ${[...targets].join(", ")} (merge one target's reports)`,
+      `Cannot merge reports about different targets: ${
+        [...targets].join(", ")
+      } (merge one target's reports)`,
     );
   }
   const seen = new Map<string, number>();

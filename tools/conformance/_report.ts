@@ -48,13 +48,15 @@ export function markdownReport(report: ConformanceReport): string {
   for (const [machine, caps] of Object.entries(report.capabilities)) {
     const cells = Object.entries(caps.cells).filter(([, c]) => c.available).map(([id]) => id);
     lines.push(
-      `Capabilities${merged ? ` on ${machine}` : ""}: cells ${cells.join(", ") || "none"}; ${
-        caps.crashPoints
-      } crash points; legs honoured ${caps.legsHonoured.join(", ") || "none"}; ${
-        caps.sqliteFile ? "SQLite file" : "not an SQLite file"
-      }; ${caps.binding ? "on this project's binding" : "own SQLite or storage"}; recorder ${
-        caps.recorder.ok ? "available" : `unavailable (${caps.recorder.reason})`
-      }${caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""}`,
+      `Capabilities${merged ? ` on ${machine}` : ""}: cells ${
+        cells.join(", ") || "none"
+      }; ${caps.crashPoints} crash points; legs honoured ${
+        caps.legsHonoured.join(", ") || "none"
+      }; ${caps.sqliteFile ? "SQLite file" : "not an SQLite file"}; ${
+        caps.binding ? "on this project's binding" : "own SQLite or storage"
+      }; recorder ${caps.recorder.ok ? "available" : `unavailable (${caps.recorder.reason})`}${
+        caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""
+      }`,
     );
   }
   lines.push("");
@@ -105,9 +107,9 @@ export function junitReport(report: ConformanceReport): string {
   const out = ['<?xml version="1.0" encoding="UTF-8"?>'];
   const failing = (r: Result) => r.status === "FAIL" || (report.strict && r.status === "XPASS");
   out.push(
-    `<testsuites name="conformance ${xml(report.target)}" tests="${report.results.length}" failures="${
-      report.results.filter(failing).length
-    }">`,
+    `<testsuites name="conformance ${
+      xml(report.target)
+    }" tests="${report.results.length}" failures="${report.results.filter(failing).length}">`,
   );
   const tiers = [...new Set(report.results.map((r) => r.tier))];
   for (const tier of tiers) {
@@ -125,8 +127,12 @@ export function junitReport(report: ConformanceReport): string {
         const message = r.status === "XPASS"
           ? `XPASS: expected to fail (${r.expectation?.reason ?? "?"}) but passed`
           : shorten(r.reason ?? "failed", 300);
-        const body = [r.reason, r.evidence && `evidence: ${r.evidence}`, r.replay &&
-          `replay: ${r.replay}`].filter(Boolean).join("\n");
+        const body = [
+          r.reason,
+          r.evidence && `evidence: ${r.evidence}`,
+          r.replay &&
+          `replay: ${r.replay}`,
+        ].filter(Boolean).join("\n");
         out.push(`      <failure message="${xml(message)}">${xml(body)}</failure>`);
       } else if (r.status === "SKIP") {
         out.push(`      <skipped message="${xml(shorten(r.reason ?? "skipped", 300))}"/>`);
