@@ -308,3 +308,26 @@ Deno.test("main: an unknown cell in a manifest is a usage error (exit 2) naming 
     /bad\.expectations\.json: entry 0 names an unknown cell 12/,
   );
 });
+
+Deno.test("matrix rows: a leg's late SKIPs are not a broken run; an unexplained exit is", async () => {
+  const { legRows } = await import("../_matrix_run.ts");
+  const run = { leg: "delete" as const, library: { label: "system", path: "/lib.so" } };
+  const skipped = {
+    cell: 1,
+    title: "prefix durability",
+    target: "t",
+    leg: "delete",
+    sqliteVersion: "3.40.1",
+    library: "/lib.so",
+    status: "SKIP" as const,
+    reason: "leg delete not honoured",
+    figures: {},
+    evidence: "/e",
+  };
+  const output =
+    "error: SKIP, not evidence: leg delete not honoured\nFAILED | 0 passed | 1 failed |";
+  const late = legRows(run, [skipped], [1], { code: 1, output });
+  assertEquals(late.map((r) => [r.cell, r.status]), [[1, "SKIP"]]);
+  const crashed = legRows(run, [skipped], [1], { code: 1, output: "panic | 1 failed |" });
+  assertEquals(crashed.map((r) => [r.cell, r.status]), [[1, "SKIP"], [0, "FAIL"]]);
+});
