@@ -114,7 +114,8 @@ async function runLeg(
   const env = legChildEnv(run.library.path, run.leg, { CELLS_REPORT_DIR: reportDir, ...extra });
   const started = performance.now();
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["test", ...LEG_PERMISSIONS, testFile],
+    // --unstable-kv: a target on Deno KV (targets/deno_kv.ts) is opened here too, to check.
+    args: ["test", "--unstable-kv", ...LEG_PERMISSIONS, testFile],
     cwd: ROOT,
     clearEnv: true,
     env,
