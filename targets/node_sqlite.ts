@@ -48,6 +48,17 @@ export class NodeSqliteOptionError extends Error {
 }
 
 /**
+ * A variable's value, `undefined` when unset or not readable: the cells' children may read
+ * only the variables they are given, and unset is what a child without it means.
+ */
+function readEnv(name: string): string | undefined {
+  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+    return undefined;
+  }
+  return Deno.env.get(name);
+}
+
+/**
  * The durability policy the store will use, from the options and the environment.
  *
  * @param options The leg's journal mode.
@@ -62,13 +73,13 @@ export class NodeSqliteOptionError extends Error {
 export function durabilityPolicy(
   options: StoreOptions,
 ): { journalMode: "wal" | "delete"; synchronous: Synchronous } {
-  const rawMode = Deno.env.get("NODE_SQLITE_JOURNAL_MODE")?.toLowerCase();
+  const rawMode = readEnv("NODE_SQLITE_JOURNAL_MODE")?.toLowerCase();
   if (rawMode !== undefined && rawMode !== "wal" && rawMode !== "delete") {
     throw new NodeSqliteOptionError(
       `Invalid NODE_SQLITE_JOURNAL_MODE "${rawMode}": expected wal or delete`,
     );
   }
-  const rawSync = (Deno.env.get("NODE_SQLITE_SYNCHRONOUS") ?? "full").toLowerCase();
+  const rawSync = (readEnv("NODE_SQLITE_SYNCHRONOUS") ?? "full").toLowerCase();
   if (!SYNCHRONOUS.includes(rawSync as Synchronous)) {
     throw new NodeSqliteOptionError(
       `Invalid NODE_SQLITE_SYNCHRONOUS "${rawSync}": expected one of ${SYNCHRONOUS.join(", ")}`,

@@ -1,0 +1,123 @@
+// Conformance levels from results (docs/conformance.md#levels). Only a PASS (or an XPASS:
+// it passed) counts; a SKIP never does, and an XFAIL is a failure that was expected.
+import { CELLS } from "../../cells/register.ts";
+import type { Level, Result, TierName, TierRun } from "./_schema.ts";
+import { LEVELS } from "./_schema.ts";
+
+const passed = (r: Result) => r.status === "PASS" || r.status === "XPASS";
+const failed = (r: Result) => r.status === "FAIL" || r.status === "XFAIL";
+const where = (r: Result) =>
+  `${r.tier} ${r.leg} × ${r.library}${r.machine ? ` on ${r.machine}` : ""}`;
+const POWER_LOSS: readonly TierName[] = ["syscalls-power-loss", "powerloss-cells"];
+const SIGKILL: readonly TierName[] = ["cells", "syscalls-crash"];
+
+/** A level and, below FULL, the next one with what it lacks. */
+export interface LevelVerdict {
+  /** The level reached. */
+  level: Level;
+  /** The next level and what it lacks. */
+  next?: { level: Level; missing: string[] };
+}
+
+/**
+ * The honoured legs: leg × library (× machine) where the cells tier ran cell 1 (it needs
+ * only the core methods, so it runs wherever the store honours the leg).
+ */
+export function honouredLegs(results: readonly Result[]): Result[] {
+  return results.filter((r) => r.tier === "cells" && r.cell === 1 && r.observed !== "SKIP");
+}
+
+/** What BASE lacks: cell 1 passing under SIGKILL on every honoured leg, nothing failing it. */
+function baseMissing(results: readonly Result[]): string[] {
+  const honoured = honouredLegs(results);
+  const missing: string[] = [];
+  if (!honoured.length) {
+    const skips = results.filter((r) => r.tier === "cells" && r.cell === 1);
+    missing.push(
+      `cell 1 (prefix durability) ran on no leg${
+        skips.length ? `: ${skips.map((r) => `${where(r)} SKIP (${r.reason ?? "?"})`)[0]}` : ""
+      }`,
+    );
+  }
+  for (const r of honoured) {
+    if (!passed(r)) missing.push(`cell 1 on ${where(r)}: ${r.status}`);
+  }
+  for (const r of results) {
+    if (r.cell === 1 && r.tier !== "cells" && SIGKILL.includes(r.tier) && failed(r)) {
+      missing.push(`cell 1's clause on ${where(r)}: ${r.status}`);
+    }
+  }
+  return missing;
+}
+
+/** What DURABLE adds: acknowledged appends survive a power loss on some tier, none lost. */
+function durableMissing(results: readonly Result[]): string[] {
+  const loss = results.filter((r) => POWER_LOSS.includes(r.tier) && (r.cell ?? 1) === 1);
+  const missing = loss.filter(failed).map((r) => `power loss on ${where(r)}: ${r.status}`);
+  if (!loss.some(passed)) {
+    missing.push(
+      "no power-loss tier passed cell 1's clause (syscalls-power-loss needs the recorder: Linux/glibc with cc; powerloss-cells needs this project's binding)",
+    );
+  }
+  return missing;
+}
+
+/** What FULL adds: every cell passes on every honoured leg, every tier ran, nothing failed. */
+function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): string[] {
+  const missing: string[] = [];
+  for (const leg of honouredLegs(results)) {
+    for (const id of Object.keys(CELLS).map(Number)) {
+      const r = results.find((x) =>
+        x.tier === "cells" && x.cell === id && x.leg === leg.leg && x.library === leg.library &&
+        x.machine === leg.machine
+      );
+      if (!r || !passed(r)) {
+        missing.push(
+          `cell ${id} on ${where(leg)}: ${
+            r ? `${r.status}${r.reason ? ` (${r.reason})` : ""}` : "not run"
+          }`,
+        );
+      }
+    }
+  }
+  for (const t of tiers) {
+    if (t.status === "SKIP") missing.push(`tier ${t.tier}: SKIP (${t.reason ?? "?"})`);
+  }
+  for (const r of results) {
+    if (r.tier !== "cells" && failed(r)) missing.push(`${r.clause} on ${where(r)}: ${r.status}`);
+  }
+  return missing;
+}
+
+/**
+ * The level the results reach (docs/conformance.md#levels):
+ *
+ * - BASE: cell 1 ran on some leg and passed on every leg the store honours, under
+ *   SIGKILL, and no SIGKILL tier failed its clause;
+ * - DURABLE: BASE, and cell 1's clause passed on a power-loss tier with none failing;
+ * - FULL: DURABLE, every cell passed on every honoured leg, every tier ran (no tier
+ *   SKIPPED) and no result failed;
+ * - NONE otherwise.
+ *
+ * @param results Every result (of one machine, or merged: every machine must reach it).
+ * @param tiers How the tiers went.
+ * @returns The level, and what the next one lacks.
+ */
+export function levelOf(results: readonly Result[], tiers: readonly TierRun[]): LevelVerdict {
+  const checks: [Level, string[]][] = [
+    ["BASE", baseMissing(results)],
+    ["DURABLE", durableMissing(results)],
+    ["FULL", fullMissing(results, tiers)],
+  ];
+  let level: Level = "NONE";
+  for (const [name, missing] of checks) {
+    if (missing.length) return { level, next: { level: name, missing } };
+    level = name;
+  }
+  return { level };
+}
+
+/** The weaker of two levels. */
+export function weakest(a: Level, b: Level): Level {
+  return LEVELS.indexOf(a) <= LEVELS.indexOf(b) ? a : b;
+}

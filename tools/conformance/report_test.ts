@@ -1,0 +1,333 @@
+// The conformance report's logic on synthetic results: levels, the manifest, the verdict,
+// the three report forms and the merge. No child runs here except one usage-error check.
+import {
+  deepStrictEqual as assertEquals,
+  match as assertMatch,
+  ok as assert,
+  throws,
+} from "node:assert/strict";
+import { levelOf } from "./_levels.ts";
+import { applyManifest, ManifestError, parseManifest } from "./_manifest.ts";
+import { MergeError, mergeReports, parseReport } from "./_merge.ts";
+import { junitReport, markdownReport } from "./_report.ts";
+import {
+  type ConformanceReport,
+  countStatuses,
+  type RawStatus,
+  type Result,
+  SCHEMA,
+  SCHEMA_VERSION,
+  type TierName,
+  type TierRun,
+  TIERS,
+  verdictOf,
+} from "./_schema.ts";
+
+function assertStringIncludes(text: string, part: string): void {
+  assert(text.includes(part), `expected to find ${JSON.stringify(part)} in:\n${text}`);
+}
+
+function assertThrows(fn: () => unknown, kind: new (...args: never[]) => Error, part?: string) {
+  throws(fn, (error: unknown) => error instanceof kind && (!part || error.message.includes(part)));
+}
+
+function result(
+  cell: number,
+  observed: RawStatus,
+  extra: Partial<Result> = {},
+): Result {
+  return {
+    clause: `${cell} clause`,
+    cell,
+    tier: "cells",
+    leg: "default",
+    library: "system",
+    observed,
+    status: observed,
+    ...extra,
+  };
+}
+
+const ran = (tiers: readonly TierName[] = TIERS): TierRun[] =>
+  tiers.map((tier) => ({ tier, status: "RAN", seconds: 1 }));
+
+/** Every cell passing on default and delete, both power-loss tiers passing, a sweep. */
+function fullResults(): Result[] {
+  const out: Result[] = [];
+  for (const leg of ["default", "delete"]) {
+    for (let cell = 1; cell <= 7; cell++) out.push(result(cell, "PASS", { leg }));
+  }
+  out.push(result(1, "PASS", { tier: "syscalls-crash" }));
+  out.push(result(1, "PASS", { tier: "syscalls-power-loss" }));
+  out.push(result(1, "PASS", { tier: "powerloss-cells" }));
+  const { cell: _, ...sweep } = result(0, "PASS", { tier: "sweep", clause: "crash points" });
+  out.push(sweep);
+  return out;
+}
+
+Deno.test("levels: every cell and tier passing is FULL", () => {
+  assertEquals(levelOf(fullResults(), ran()), { level: "FULL" });
+});
+
+Deno.test("levels: a FAIL of cell 1 on one honoured leg lowers the level to NONE", () => {
+  const results = fullResults().map((r) =>
+    r.cell === 1 && r.leg === "delete" && r.tier === "cells"
+      ? { ...r, observed: "FAIL" as const, status: "FAIL" as const }
+      : r
+  );
+  const verdict = levelOf(results, ran());
+  assertEquals(verdict.level, "NONE");
+  assertEquals(verdict.next?.level, "BASE");
+  assertStringIncludes(verdict.next!.missing.join("\n"), "cell 1 on cells delete × system: FAIL");
+});
+
+Deno.test("levels: an XFAIL counts as a failure, a SKIP never as a pass", () => {
+  const xfail = fullResults().map((r) =>
+    r.cell === 4 && r.leg === "default" && r.tier === "cells"
+      ? { ...r, observed: "FAIL" as const, status: "XFAIL" as const }
+      : r
+  );
+  assertEquals(levelOf(xfail, ran()).level, "DURABLE");
+  const skipped = fullResults().map((r) =>
+    r.cell === 5 ? { ...r, observed: "SKIP" as const, status: "SKIP" as const } : r
+  );
+  assertEquals(levelOf(skipped, ran()).level, "DURABLE");
+  // Cell 1 SKIPPED on every leg (the store honours none): nothing is evidence.
+  const none = fullResults().map((r) =>
+    r.cell === 1 && r.tier === "cells"
+      ? { ...r, observed: "SKIP" as const, status: "SKIP" as const, reason: "leg not honoured" }
+      : r
+  );
+  const verdict = levelOf(none, ran());
+  assertEquals(verdict.level, "NONE");
+  assertMatch(verdict.next!.missing[0]!, /ran on no leg.*leg not honoured/);
+});
+
+Deno.test("levels: power loss failing or absent stops at BASE; a skipped tier stops at DURABLE", () => {
+  const lost = fullResults().map((r) =>
+    r.tier === "syscalls-power-loss"
+      ? { ...r, observed: "FAIL" as const, status: "FAIL" as const }
+      : r
+  );
+  assertEquals(levelOf(lost, ran()).level, "BASE");
+  const noLoss = fullResults().filter((r) =>
+    r.tier !== "syscalls-power-loss" && r.tier !== "powerloss-cells"
+  );
+  assertEquals(levelOf(noLoss, ran()).level, "BASE");
+  const tiers = ran().map((t) =>
+    t.tier === "sweep" ? { ...t, status: "SKIP" as const, reason: "no crash points" } : t
+  );
+  const verdict = levelOf(fullResults(), tiers);
+  assertEquals(verdict.level, "DURABLE");
+  assertEquals(verdict.next?.missing, ["tier sweep: SKIP (no crash points)"]);
+});
+
+const MANIFEST = JSON.stringify({
+  expectations: [
+    { cell: 4, tier: "cells", expect: "FAIL", reason: "rewind not atomic", link: "https://x/1" },
+    { cell: 6, expect: "INTERMITTENT", reason: "busy storms" },
+  ],
+});
+
+Deno.test("manifest: an expected failure is XFAIL and keeps the run green", () => {
+  const manifest = parseManifest("t.expectations.json", MANIFEST);
+  const results = applyManifest([result(1, "PASS"), result(4, "FAIL")], manifest);
+  assertEquals(results.map((r) => r.status), ["PASS", "XFAIL"]);
+  assertEquals(results[1]!.expectation?.link, "https://x/1");
+  assertEquals(verdictOf(results, true), "PASS");
+  assertEquals(verdictOf(applyManifest([result(4, "FAIL")], undefined), false), "FAIL");
+});
+
+Deno.test("manifest: an unexpected pass is XPASS and fails only with --strict", () => {
+  const manifest = parseManifest("t.expectations.json", MANIFEST);
+  const results = applyManifest(
+    [result(4, "PASS"), result(6, "PASS"), result(6, "SKIP")],
+    manifest,
+  );
+  assertEquals(results.map((r) => r.status), ["XPASS", "PASS", "SKIP"]);
+  assertEquals(verdictOf(results, false), "PASS");
+  assertEquals(verdictOf(results, true), "FAIL");
+  assertEquals(countStatuses(results), { PASS: 1, FAIL: 0, SKIP: 1, XFAIL: 0, XPASS: 1 });
+});
+
+Deno.test("manifest: an unknown cell, tier, leg or key, or bad JSON, is an error naming the file", () => {
+  const bad = (entry: unknown) => JSON.stringify({ expectations: [entry] });
+  const cases: [string, RegExp][] = [
+    [
+      bad({ cell: 9, expect: "FAIL", reason: "x" }),
+      /my\.expectations\.json: entry 0 names an unknown cell 9: use 1, 2/,
+    ],
+    [bad({ tier: "fuzz", expect: "FAIL", reason: "x" }), /unknown tier "fuzz": use cells, sweep/],
+    [bad({ leg: "truncate", expect: "FAIL", reason: "x" }), /unknown leg "truncate"/],
+    [bad({ cell: 1, expect: "PASS", reason: "x" }), /expects "PASS": use "FAIL" or "INTERMITTENT"/],
+    [bad({ cell: 1, expect: "FAIL" }), /has no reason/],
+    [bad({ cells: 1, expect: "FAIL", reason: "x" }), /unknown key "cells"/],
+    ["{ not json", /my\.expectations\.json: not JSON .*fix the syntax/],
+    ["[]", /expected an object \{"expectations"/],
+  ];
+  for (const [text, message] of cases) {
+    assertThrows(() => parseManifest("my.expectations.json", text), ManifestError, undefined);
+    try {
+      parseManifest("my.expectations.json", text);
+    } catch (error) {
+      assertMatch((error as Error).message, message);
+    }
+  }
+});
+
+function report(machine: string, results: Result[], extra: Partial<ConformanceReport> = {}) {
+  const tiers = ran();
+  const level = levelOf(results, tiers);
+  return {
+    schema: SCHEMA,
+    version: SCHEMA_VERSION,
+    level: level.level,
+    ...(level.next ? { next: level.next } : {}),
+    verdict: verdictOf(results, false),
+    target: "file:///x/targets/store.ts",
+    date: "2026-01-01T00:00:00.000Z",
+    command: "deno task conformance --target targets/store.ts",
+    strict: false,
+    quick: false,
+    machines: [{ id: machine, os: "linux", arch: "x86_64", deno: "2.9.6" }],
+    capabilities: {},
+    tiers,
+    results,
+    counts: countStatuses(results),
+    ...extra,
+  } as ConformanceReport;
+}
+
+Deno.test("merge: rows keyed by machine, the level is the weakest machine's", () => {
+  const a = report("linux-ext4", fullResults());
+  const broken = fullResults().map((r) =>
+    r.cell === 1 && r.tier === "cells" && r.leg === "default"
+      ? { ...r, observed: "FAIL" as const, status: "FAIL" as const, reason: "lost m7" }
+      : r
+  );
+  const b = report("macos-apfs", broken);
+  assertEquals([a.level, b.level], ["FULL", "NONE"]);
+  const merged = mergeReports(
+    [parseReport("a.json", JSON.stringify(a)), parseReport("b.json", JSON.stringify(b))],
+    "merge",
+  );
+  assertEquals(merged.machines.map((m) => m.id), ["linux-ext4", "macos-apfs"]);
+  assertEquals(merged.results.length, a.results.length + b.results.length);
+  assert(merged.results.every((r) => r.machine === "linux-ext4" || r.machine === "macos-apfs"));
+  assertEquals(merged.level, "NONE");
+  assertEquals(merged.verdict, "FAIL");
+  assertStringIncludes(merged.next!.missing.join("\n"), "on macos-apfs");
+  // The same machine twice stays two machines.
+  const twice = mergeReports([a, a], "merge");
+  assertEquals(twice.machines.map((m) => m.id), ["linux-ext4", "linux-ext4#2"]);
+  assertEquals(twice.level, "FULL");
+  const md = markdownReport(merged);
+  assertStringIncludes(md, "| clause | tier | leg | library | machine | result |");
+  assertStringIncludes(md, "| 1 clause | cells | default | system | macos-apfs | FAIL (lost m7) |");
+});
+
+Deno.test("merge: not a report, another version or another target is a clear error", () => {
+  assertThrows(
+    () => parseReport("x.json", "{}"),
+    MergeError,
+    'not a conformance report (no "schema"',
+  );
+  const old = JSON.stringify({ ...report("m", []), version: 0 });
+  assertThrows(() => parseReport("old.json", old), MergeError, "report version 0");
+  const other = report("m", [], { target: "file:///y/other.ts" });
+  assertThrows(
+    () => mergeReports([report("m", []), other], "merge"),
+    MergeError,
+    "different targets",
+  );
+});
+
+Deno.test("report: Markdown table, failures with replay and evidence; JUnit failures", () => {
+  const manifest = parseManifest("t.json", MANIFEST);
+  const results = applyManifest([
+    result(1, "PASS"),
+    result(1, "SKIP", { leg: "wal", reason: "leg wal not honoured: on-disk delete" }),
+    result(2, "FAIL", {
+      reason: "two winners",
+      replay: "deno task matrix --cells 2",
+      evidence: "/e/2",
+      seed: 7,
+    }),
+    result(4, "FAIL"),
+    result(4, "PASS", { leg: "delete" }),
+  ], manifest);
+  const r = report("m", results, { strict: true });
+  const md = markdownReport(r);
+  assertStringIncludes(
+    md,
+    "| 1 clause | cells | wal | system | SKIP (leg wal not honoured: on-disk delete) |",
+  );
+  assertStringIncludes(
+    md,
+    "| 4 clause | cells | default | system | XFAIL (rewind not atomic, https://x/1) |",
+  );
+  assertStringIncludes(md, "  - replay: `deno task matrix --cells 2`");
+  assertStringIncludes(md, "  - evidence: `/e/2`");
+  assertStringIncludes(md, "· seed 7");
+  const xml = junitReport(r);
+  // Strict: the FAIL and the XPASS are failures; the SKIP is skipped; the XFAIL passes.
+  assertStringIncludes(
+    xml,
+    '<testsuites name="conformance file:///x/targets/store.ts" tests="5" failures="2">',
+  );
+  assertStringIncludes(xml, '<skipped message="leg wal not honoured: on-disk delete"/>');
+  assertStringIncludes(xml, "XPASS: expected to fail (rewind not atomic) but passed");
+  const lenient = junitReport({ ...r, strict: false });
+  assertStringIncludes(lenient, 'failures="1"');
+});
+
+Deno.test("main: an unknown cell in a manifest is a usage error (exit 2) naming the file", async () => {
+  const dir = await Deno.makeTempDir();
+  const manifest = `${dir}/bad.expectations.json`;
+  await Deno.writeTextFile(
+    manifest,
+    JSON.stringify({ expectations: [{ cell: 12, expect: "FAIL", reason: "x" }] }),
+  );
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("./main.ts", import.meta.url).pathname,
+      "--target",
+      new URL("../../cells/reference_target.ts", import.meta.url).pathname,
+      "--expectations",
+      manifest,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  await Deno.remove(dir, { recursive: true });
+  assertEquals(out.code, 2);
+  assertMatch(
+    new TextDecoder().decode(out.stderr),
+    /bad\.expectations\.json: entry 0 names an unknown cell 12/,
+  );
+});
+
+Deno.test("matrix rows: a leg's late SKIPs are not a broken run; an unexplained exit is", async () => {
+  const { legRows } = await import("../_matrix_run.ts");
+  const run = { leg: "delete" as const, library: { label: "system", path: "/lib.so" } };
+  const skipped = {
+    cell: 1,
+    title: "prefix durability",
+    target: "t",
+    leg: "delete",
+    sqliteVersion: "3.40.1",
+    library: "/lib.so",
+    status: "SKIP" as const,
+    reason: "leg delete not honoured",
+    figures: {},
+    evidence: "/e",
+  };
+  const output =
+    "error: SKIP, not evidence: leg delete not honoured\nFAILED | 0 passed | 1 failed |";
+  const late = legRows(run, [skipped], [1], { code: 1, output });
+  assertEquals(late.map((r) => [r.cell, r.status]), [[1, "SKIP"]]);
+  const crashed = legRows(run, [skipped], [1], { code: 1, output: "panic | 1 failed |" });
+  assertEquals(crashed.map((r) => [r.cell, r.status]), [[1, "SKIP"], [0, "FAIL"]]);
+});
