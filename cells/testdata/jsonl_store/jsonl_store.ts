@@ -1,7 +1,8 @@
 /**
  * A store that is not SQLite: an append-only JSON-lines log, one line per session or
- * message, each append written in one `write` and synced before it returns. On open a
- * torn last line (a line without its newline) is dropped and cut off the file. Used to
+ * message, each append written in one `write` under an exclusive lock and synced before it
+ * returns. A torn last line (a line without its newline, from a writer that died) is
+ * dropped and cut off the file. Used to
  * show that the cells judge any kind of store: the journal-mode legs do not apply to it.
  *
  * @module
@@ -18,16 +19,19 @@ export interface JsonlOptions {
   lockFile?: boolean;
 }
 
-/** The JSON-lines store. */
+/** The JSON-lines store. Several processes may share one log: each append holds an
+ * exclusive lock on it and first reads what the others appended. */
 export class JsonlStore {
   #file: Deno.FsFile;
-  #lines: Line[];
+  #path: string;
+  #lines: Line[] = [];
+  #size = 0;
   #lock: string | undefined;
   #encoder = new TextEncoder();
 
-  private constructor(file: Deno.FsFile, lines: Line[], lock: string | undefined) {
+  private constructor(file: Deno.FsFile, path: string, lock: string | undefined) {
     this.#file = file;
-    this.#lines = lines;
+    this.#path = path;
     this.#lock = lock;
   }
 
@@ -43,52 +47,95 @@ export class JsonlStore {
         throw new Error(`Cannot open store "${path}": it is locked (${lock} exists)`);
       }
     }
-    const file = Deno.openSync(path, { read: true, write: true, create: true });
-    const bytes = Deno.readFileSync(path);
-    const text = new TextDecoder().decode(bytes);
-    const end = text.lastIndexOf("\n") + 1;
-    if (end < text.length) {
-      // A torn tail: an append that never finished. It was never acknowledged.
-      file.truncateSync(new TextEncoder().encode(text.slice(0, end)).length);
-      file.syncSync();
-    }
-    const lines = text.slice(0, end).split("\n").filter((line) => line).map((line, i) => {
-      try {
-        return JSON.parse(line) as Line;
-      } catch (error) {
-        throw new Error(`Cannot open store "${path}": line ${i + 1} is corrupt`, { cause: error });
-      }
-    });
-    file.seekSync(0, Deno.SeekMode.End);
-    return new JsonlStore(file, lines, lock);
+    const file = Deno.openSync(path, { read: true, append: true, create: true });
+    const store = new JsonlStore(file, path, lock);
+    store.#locked(true, () => store.#catchUp());
+    return store;
   }
 
-  #append(line: Line): void {
-    const bytes = this.#encoder.encode(JSON.stringify(line) + "\n");
-    let written = 0;
-    while (written < bytes.length) written += this.#file.writeSync(bytes.subarray(written));
-    this.#file.syncDataSync();
-    this.#lines.push(line);
+  #locked<T>(exclusive: boolean, run: () => T): T {
+    this.#file.lockSync(exclusive);
+    try {
+      return run();
+    } finally {
+      this.#file.unlockSync();
+    }
+  }
+
+  /** Reads what was appended since the last read; under an exclusive lock, cuts a torn tail. */
+  #catchUp(exclusive = true): void {
+    const bytes = Deno.readFileSync(this.#path);
+    const fresh = new TextDecoder().decode(bytes.subarray(this.#size));
+    const end = fresh.lastIndexOf("\n") + 1;
+    if (exclusive && end < fresh.length) {
+      // A torn tail: an append whose writer died before it finished, never acknowledged.
+      // Cut only under the exclusive lock, when no live writer can be mid-append.
+      this.#file.truncateSync(this.#size + this.#encoder.encode(fresh.slice(0, end)).length);
+      this.#file.syncSync();
+    }
+    const complete = fresh.slice(0, end);
+    complete.split("\n").filter((line) => line).forEach((line, i) => {
+      try {
+        this.#lines.push(JSON.parse(line) as Line);
+      } catch (error) {
+        throw new Error(
+          `Cannot open store "${this.#path}": line ${this.#lines.length + i + 1} is corrupt`,
+          {
+            cause: error,
+          },
+        );
+      }
+    });
+    this.#size += this.#encoder.encode(complete).length;
+  }
+
+  #append(make: () => Line | undefined): Line | undefined {
+    return this.#locked(true, () => {
+      this.#catchUp();
+      const line = make();
+      if (!line) return undefined;
+      const bytes = this.#encoder.encode(JSON.stringify(line) + "\n");
+      let written = 0;
+      while (written < bytes.length) {
+        written += this.#file.writeSync(bytes.subarray(written));
+      }
+      this.#file.syncDataSync();
+      this.#lines.push(line);
+      this.#size += bytes.length;
+      return line;
+    });
+  }
+
+  #read(): Line[] {
+    this.#locked(false, () => this.#catchUp(false));
+    return this.#lines;
   }
 
   /** Creates a session, keeping an existing one. */
   createSession(id: string): void {
-    if (this.getSession(id)) return;
-    this.#append({ t: "session", id, at: Date.now() });
+    this.#append(() =>
+      this.#lines.some((line) => line.t === "session" && line.id === id)
+        ? undefined
+        : { t: "session", id, at: Date.now() }
+    );
   }
 
   /** Appends a message; returns its id once it is on disk. */
   appendMessage(sessionId: string, message: CellMessage): number {
-    if (!this.getSession(sessionId)) throw new Error(`Unknown session "${sessionId}"`);
-    const last = this.#lines.findLast((line) => line.t === "message");
-    const id = last?.t === "message" ? last.id + 1 : 1;
-    this.#append({ t: "message", id, session: sessionId, ...message });
-    return id;
+    const line = this.#append(() => {
+      if (!this.#lines.some((l) => l.t === "session" && l.id === sessionId)) {
+        throw new Error(`Unknown session "${sessionId}"`);
+      }
+      const last = this.#lines.findLast((l) => l.t === "message");
+      const id = last?.t === "message" ? last.id + 1 : 1;
+      return { t: "message", id, session: sessionId, ...message };
+    });
+    return (line as Extract<Line, { t: "message" }>).id;
   }
 
   /** The session's messages in id order. */
   getMessages(sessionId: string): StoredMessage[] {
-    return this.#lines.flatMap((line) =>
+    return this.#read().flatMap((line) =>
       line.t === "message" && line.session === sessionId
         ? [{ id: line.id, role: line.role, content: line.content }]
         : []
@@ -102,7 +149,7 @@ export class JsonlStore {
 
   /** Every session. */
   listSessions(): StoredSession[] {
-    return this.#lines.flatMap((line) =>
+    return this.#read().flatMap((line) =>
       line.t === "session"
         ? [{ id: line.id, parentSessionId: null, endedAt: null, endReason: null }]
         : []
@@ -114,7 +161,7 @@ export class JsonlStore {
     const problems: string[] = [];
     const sessions = new Set<string>();
     let last = 0;
-    for (const line of this.#lines) {
+    for (const line of this.#read()) {
       if (line.t === "session") sessions.add(line.id);
       else {
         if (line.id <= last) problems.push(`message id ${line.id} after ${last}`);
