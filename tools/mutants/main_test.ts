@@ -1,9 +1,9 @@
 // The kill matrix's command line; the matrix itself is asserted by cells/mutants_test.ts.
 import { match, ok, strictEqual } from "node:assert/strict";
-import { runTool } from "./_test_helpers.ts";
+import { runTool } from "../_test_helpers.ts";
 
 const run = (env: Record<string, string>, ...args: string[]) =>
-  runTool(new URL("./mutants.ts", import.meta.url), ["-A"], args, env);
+  runTool(new URL("./main.ts", import.meta.url), ["-A"], args, env);
 
 Deno.test("deno task mutants: --help prints the flags and exit codes; usage errors exit 2", async () => {
   const help = await run({}, "--help");
