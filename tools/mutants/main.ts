@@ -187,7 +187,9 @@ function printRow(row: Row): void {
     } ${summary} (${row.seconds} s)`,
   );
   for (const c of Object.values(row.cells)) {
-    if (c.mark === "survived" || c.mark === "other" || c.mark === "FAIL") {
+    // A generated mutant has no clause to match: show why its cell failed.
+    const caughtGenerated = row.kind === "generated" && c.mark === "caught";
+    if (c.mark === "survived" || c.mark === "other" || c.mark === "FAIL" || caughtGenerated) {
       console.log(
         `    cell ${c.cell} ${c.mark}: ${(c.detail ?? c.status).split("\n")[0]!.slice(0, 300)}${
           c.evidence ? ` (evidence: ${c.evidence})` : ""

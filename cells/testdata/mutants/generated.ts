@@ -121,6 +121,16 @@ const CELL_IDS = Object.keys(CELL_METHODS).map(Number) as MutantCell[];
 /** The folder the generated mutants are written to. */
 export const GENERATED_DIR: URL = new URL(".cache/mutants/generated/", ROOT);
 
+/**
+ * The crash-point registry is shared, not copied: the cells' children add their own points
+ * (`sender:afterSend`, ...) to the reference store's registry, and `SESSION_DB_CRASH_AT`
+ * is checked against it; a copy would refuse their points as unknown.
+ */
+const SHARED = "crash_points.ts";
+const SHARED_SHIM = `// Shared with the reference store (see generated.ts).
+export * from "${"../".repeat(5)}session_db/crash_points.ts";
+`;
+
 interface Edit extends Span {
   file: string;
   text: string;
@@ -500,10 +510,9 @@ export async function generateMutants(
     const byFile = Map.groupBy(draft.edits, (e) => e.file);
     for (const [file, text] of sources) {
       const edits = byFile.get(file);
-      await writeIfChanged(
-        new URL(`session_db/${file}`, target),
-        edits ? apply(text, edits) : text,
-      );
+      if (file === SHARED && edits) throw new Error(`${SHARED} is shared, never mutated`);
+      const copy = file === SHARED ? SHARED_SHIM : edits ? apply(text, edits) : text;
+      await writeIfChanged(new URL(`session_db/${file}`, target), copy);
     }
     await writeIfChanged(target, targetModule(draft));
   }
