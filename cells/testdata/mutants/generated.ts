@@ -86,8 +86,15 @@ export const FAMILY_FLOOR: Record<Family, number> = {
 const LAST = "the point is the last statement of the transaction: the second transaction is " +
   "empty, so a crash between the two leaves what a crash just after the reference's COMMIT " +
   "leaves (committed, not acknowledged)";
-const SAME_TRANSACTION = "the row was read by the SELECT in the same write transaction, which " +
-  "holds the write lock, so the conjunct is implied by that SELECT and never false";
+const SAME_TRANSACTION = "sweepRecoverable read the row (its state and fence) by the SELECT " +
+  "in the same write transaction, which holds the write lock, and each UPDATE touches another " +
+  "row, so the conjunct is implied by that SELECT and never false";
+
+const PARENT_READ = "publishCompressionChild reads the parent in the same write transaction " +
+  "and throws when its ended_at is set, so at the UPDATE ended_at IS NULL always holds";
+const PENDING_FENCE = "a pending obligation's fence never changes (only leaving pending bumps " +
+  "it, and nothing returns a row to pending), so any fence a caller read from a pending row " +
+  "still matches; only a caller passing a fence it never read could tell";
 
 /** The equivalent mutants, with why no cell (nor any client) can tell them apart. */
 export const EQUIVALENT: Readonly<Record<string, string>> = {
@@ -99,6 +106,8 @@ export const EQUIVALENT: Readonly<Record<string, string>> = {
   "split:recordObligation:afterInsert": LAST,
   "split:markAttempting:afterUpdate": LAST,
   "split:markDelivered:afterUpdate": LAST,
+  "where:publishCompressionChild:ended_at": PARENT_READ,
+  "where:markAttempting:delivery_fence": PENDING_FENCE,
   "where:sweepRecoverable:outbox#1.state": SAME_TRANSACTION,
   "where:sweepRecoverable:outbox#1.delivery_fence": SAME_TRANSACTION,
   "where:sweepRecoverable:outbox#2.state": SAME_TRANSACTION,
