@@ -153,7 +153,7 @@ export function oneLine(sql: string): string {
  */
 export function enclosingFunction(src: string, at: number): string {
   const before = src.slice(0, at);
-  const pattern = /^(?:export )?function (\w+)|^  (?:static )?(\w+)\([^)]*\)?[^\n]*\{$/gm;
+  const pattern = /^(?:export )?function (\w+)|^ {2}(?:static )?(\w+)\([^)]*\)?[^\n]*\{$/gm;
   let name: string | undefined;
   for (const match of before.matchAll(pattern)) name = match[1] ?? match[2];
   if (!name) throw new Error(`Cannot find the function around offset ${at}`);
