@@ -1,12 +1,19 @@
 // Each cell goes RED against a store that breaks its clause (every mutant in
 // testdata/mutants/catalogue.ts, for the intended reason), stays GREEN on the reference
 // store (cells_test.ts), and raises no false alarm on a correct but different store
-// (testdata/alt_store/). `deno task mutants` runs the full kill matrix.
+// (testdata/alt_store/). Of the mutants generated from the store's source, a small sample
+// is run here; `deno task mutants` runs the full kill matrix, planted and generated.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
 import { type DefinitionOutcome, runDefinitions } from "./run_definitions.ts";
 import { ALT_STORE_TARGET, MUTANTS, mutantTarget } from "./testdata/mutants/catalogue.ts";
+import {
+  EQUIVALENT,
+  FAMILIES,
+  FAMILY_FLOOR,
+  generateMutants,
+} from "./testdata/mutants/generated.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 
@@ -123,6 +130,54 @@ Deno.test({
         ok(!/the store lacks/.test(outcome.detail ?? ""), outcome.detail);
         console.log(`  cell ${cell} SKIP: ${outcome.detail}`);
       } else console.log(`  cell ${cell} PASS`);
+    }
+  },
+});
+
+// Deterministic killers, one cell each (about a second apiece, run at once).
+const GENERATED_SAMPLE = ["where:claimHandoff:handoff_state", "where:rewindToMessage:active"];
+
+Deno.test({
+  name:
+    "generated mutants: every family reaches its floor, and a sample is caught by an intended cell",
+  ...options,
+  async fn() {
+    const set = await generateMutants((id) => GENERATED_SAMPLE.includes(id));
+    for (const family of FAMILIES) {
+      const count = set.mutants.filter((m) => m.family === family).length;
+      ok(count >= FAMILY_FLOOR[family], `${family}: ${count} mutants`);
+    }
+    strictEqual(new Set(set.mutants.map((m) => m.id)).size, set.mutants.length);
+    for (const id of Object.keys(EQUIVALENT)) {
+      ok(set.mutants.find((m) => m.id === id)?.equivalent, `${id} is not marked equivalent`);
+    }
+    ok(set.mutants.every((m) => m.cells.length > 0), "a generated mutant without an intended cell");
+    const sample = GENERATED_SAMPLE.map((id) => set.mutants.find((m) => m.id === id)!);
+    // A generated mutant keeps no crash point of the method it changes.
+    const rewind = await import(sample[1]!.target.href);
+    const points: string[] = rewind.crashPoints();
+    ok(!points.some((p) => p.startsWith("rewindToMessage:")), points.join(", "));
+    ok(points.includes("forkSession:afterCopy"), points.join(", "));
+    const results = await Promise.all(
+      sample.map((mutant) =>
+        Promise.all(
+          mutant.cells.map(async (cell) =>
+            runDefinitions(await CELLS[cell]({ target: mutant.target, keepEvidence: false }))
+          ),
+        )
+      ),
+    );
+    for (const [i, mutant] of sample.entries()) {
+      const outcomes = results[i]!.flat();
+      // A SKIP is never evidence: an intended cell must have run and failed.
+      const failed = outcomes.find((o) => o.status === "FAIL");
+      ok(
+        failed,
+        `no intended cell failed on ${mutant.id}: ${
+          outcomes.map((o) => `${o.status} ${o.detail ?? ""}`).join("; ")
+        }`,
+      );
+      console.log(`  ${mutant.id} caught: ${failed.detail?.split("\n")[0]}`);
     }
   },
 });

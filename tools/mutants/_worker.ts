@@ -2,10 +2,10 @@
 // this process (SESSION_DB_JOURNAL_MODE, DENO_SQLITE_PATH), in-process through
 // runDefinitions (a failed step fails the cell at once), and prints one result line.
 import { join } from "node:path";
-import { type CellId, CELLS } from "../cells/register.ts";
-import { runDefinitions } from "../cells/run_definitions.ts";
-import type { CellReport } from "../cells/cell_report.ts";
-import { sqliteVersion } from "../session_db/sqlite/mod.ts";
+import { type CellId, CELLS } from "../../cells/register.ts";
+import { runDefinitions } from "../../cells/run_definitions.ts";
+import type { CellReport } from "../../cells/cell_report.ts";
+import { sqliteVersion } from "../../session_db/sqlite/mod.ts";
 
 /** Marks the result line among the cells' own output. */
 export const RESULT_MARK = "@@mutants ";
@@ -37,7 +37,7 @@ export interface JobCell {
 if (import.meta.main) {
   const [target, cellList, keep] = Deno.args;
   if (!target || !cellList) {
-    console.error("usage: _mutants_worker.ts <target> <cells, e.g. 1,2,3> [keep evidence 0|1]");
+    console.error("usage: _worker.ts <target> <cells, e.g. 1,2,3> [keep evidence 0|1]");
     Deno.exit(2);
   }
   // The cells write their reports here; they carry the evidence path and figures.

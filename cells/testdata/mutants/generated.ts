@@ -1,0 +1,543 @@
+/**
+ * Mutants generated from the reference store's source, so that the planted set is not
+ * hand-picked. Each is a copy of `session_db/` (and the `internal/` it imports) under
+ * `.cache/mutants/generated/<id>/` with ONE change, plus a `target.ts` there that opens it
+ * and declares the store's crash points minus those of every method the change touches.
+ * Four families:
+ *
+ * - `split:<point>`: the write transaction committed at a crash point inside it and a
+ *   new `BEGIN IMMEDIATE` begun (two transactions where there was one);
+ * - `where:<method>:<column>`: one conjunct of a guarded UPDATE/DELETE dropped (made
+ *   `(conjunct OR 1)`, which keeps its parameters);
+ * - `ack-before-commit:<method>`: the method returns before COMMIT; the next write on the
+ *   connection (or its close) commits it;
+ * - `liveness:<function>`: a dead process treated as alive (a call to `processAlive`
+ *   answered `true`, or `processAlive` itself).
+ *
+ * Sites are found by scanning the source (the `write(...)` callbacks, the SQL strings and
+ * `crashPoint("...")` calls inside them); the generator throws when a family finds fewer
+ * sites than {@linkcode FAMILY_FLOOR}, so a refactor cannot silently shrink the set.
+ * Only the methods some cell's contract names ({@linkcode CELL_METHODS}) are mutated; the
+ * others are listed as out of scope. Equivalent mutants ({@linkcode EQUIVALENT}) are
+ * generated but not judged.
+ *
+ * @module
+ */
+import { CELL_METHODS } from "../../target.ts";
+import { STORE_CRASH_POINTS } from "../../../session_db/crash_points.ts";
+import type { MutantCell } from "./catalogue.ts";
+import {
+  enclosingFunction,
+  literalAt,
+  matchBracket,
+  oneLine,
+  type Span,
+  whereConjuncts,
+} from "./_source_scan.ts";
+
+/** A generated mutant family. */
+export type Family = "split" | "where" | "ack-before-commit" | "liveness";
+
+/** The families, in report order. */
+export const FAMILIES: readonly Family[] = ["split", "where", "ack-before-commit", "liveness"];
+
+/** One generated mutant. */
+export interface GeneratedMutant {
+  /** A stable id, e.g. `where:claimHandoff:handoff_state`. */
+  id: string;
+  /** Its family. */
+  family: Family;
+  /** The clause it breaks, in a few words. */
+  breaks: string;
+  /** The store methods whose behaviour it changes (their crash points are dropped). */
+  methods: string[];
+  /** The cells whose contract names one of `methods`. */
+  cells: MutantCell[];
+  /** Why it cannot be told apart from the reference, when it cannot. */
+  equivalent?: string;
+  /** Its target module. */
+  target: URL;
+}
+
+/** A store method no cell calls, and the sites it would have had. */
+export interface OutOfScope {
+  /** The method (or the write operation's name). */
+  method: string;
+  /** The mutants it would have had, one id each. */
+  ids: string[];
+}
+
+/** What {@linkcode generateMutants} returns. */
+export interface GeneratedSet {
+  /** The mutants, in family order. */
+  mutants: GeneratedMutant[];
+  /** Write operations of methods no cell's contract names (not generated). */
+  outOfScope: OutOfScope[];
+}
+
+/** The fewest mutants each family must find in the store today (a refactor that loses sites fails). */
+export const FAMILY_FLOOR: Record<Family, number> = {
+  split: 17,
+  where: 30,
+  "ack-before-commit": 13,
+  liveness: 3,
+};
+
+const LAST = "the point is the last statement of the transaction: the second transaction is " +
+  "empty, so a crash between the two leaves what a crash just after the reference's COMMIT " +
+  "leaves (committed, not acknowledged)";
+const SAME_TRANSACTION = "sweepRecoverable read the row (its state and fence) by the SELECT " +
+  "in the same write transaction, which holds the write lock, and each UPDATE touches another " +
+  "row, so the conjunct is implied by that SELECT and never false";
+
+const PARENT_READ = "publishCompressionChild reads the parent in the same write transaction " +
+  "and throws when its ended_at is set, so at the UPDATE ended_at IS NULL always holds";
+const PENDING_FENCE = "a pending obligation's fence never changes (only leaving pending bumps " +
+  "it, and nothing returns a row to pending), so any fence a caller read from a pending row " +
+  "still matches; only a caller passing a fence it never read could tell";
+
+/** The equivalent mutants, with why no cell (nor any client) can tell them apart. */
+export const EQUIVALENT: Readonly<Record<string, string>> = {
+  "split:appendMessage:afterCount": LAST,
+  "split:claimHandoff:afterUpdate": LAST,
+  "split:publishCompressionChild:afterParentEnd": LAST,
+  "split:rewindToMessage:afterCount": LAST,
+  "split:forkSession:afterCount": LAST,
+  "split:recordObligation:afterInsert": LAST,
+  "split:markAttempting:afterUpdate": LAST,
+  "split:markDelivered:afterUpdate": LAST,
+  "where:publishCompressionChild:ended_at": PARENT_READ,
+  "where:markAttempting:delivery_fence": PENDING_FENCE,
+  "where:sweepRecoverable:outbox#1.state": SAME_TRANSACTION,
+  "where:sweepRecoverable:outbox#1.delivery_fence": SAME_TRANSACTION,
+  "where:sweepRecoverable:outbox#2.state": SAME_TRANSACTION,
+  "where:sweepRecoverable:outbox#2.delivery_fence": SAME_TRANSACTION,
+  "where:sweepRecoverable:outbox#3.state": SAME_TRANSACTION,
+  "where:sweepRecoverable:outbox#3.delivery_fence": SAME_TRANSACTION,
+};
+
+const ROOT = new URL("../../../", import.meta.url);
+/** The files whose write transactions are mutated. */
+const OPERATION_FILES = [
+  "session_db.ts",
+  "_handoff.ts",
+  "_rotation.ts",
+  "_rewind.ts",
+  "_outbox.ts",
+];
+const CELL_IDS = Object.keys(CELL_METHODS).map(Number) as MutantCell[];
+
+/** The folder the generated mutants are written to. */
+export const GENERATED_DIR: URL = new URL(".cache/mutants/generated/", ROOT);
+
+/**
+ * The crash-point registry is shared, not copied: the cells' children add their own points
+ * (`sender:afterSend`, ...) to the reference store's registry, and `SESSION_DB_CRASH_AT`
+ * is checked against it; a copy would refuse their points as unknown.
+ */
+const SHARED = "crash_points.ts";
+const SHARED_SHIM = `// Shared with the reference store (see generated.ts).
+export * from "${"../".repeat(5)}session_db/crash_points.ts";
+`;
+
+interface Edit extends Span {
+  file: string;
+  text: string;
+}
+
+interface Draft {
+  id: string;
+  family: Family;
+  breaks: string;
+  methods: string[];
+  edits: Edit[];
+}
+
+interface WriteSite {
+  file: string;
+  /** The operation's name (a method, or the helper several methods share). */
+  method: string;
+  /** The store methods it serves. */
+  methods: string[];
+  receiver: string;
+  /** The `write` token's span (for ack-before-commit). */
+  call: Span;
+  /** The callback's text span. */
+  body: Span;
+}
+
+function cellsOf(methods: string[]): MutantCell[] {
+  return CELL_IDS.filter((cell) =>
+    methods.some((m) => (CELL_METHODS[cell] as readonly string[]).includes(m))
+  );
+}
+
+function writeSites(file: string, src: string): WriteSite[] {
+  const out: WriteSite[] = [];
+  for (const match of src.matchAll(/(this\.#conn|\bconn)\.write\(/g)) {
+    const open = match.index + match[0].length - 1;
+    const end = matchBracket(src, open);
+    const operation = src.slice(open + 1, src.indexOf(",", open));
+    // A literal compared in a condition (`state === "failed" ? ...`) is not a name.
+    const named = [...operation.matchAll(/"(\w+)"(?!\s*\?)/g)].map((m) => m[1]!);
+    const method = named.length === 1 ? named[0]! : enclosingFunction(src, match.index);
+    out.push({
+      file,
+      method,
+      methods: named.length ? named : [method],
+      receiver: match[1]!,
+      call: { start: match.index + match[1]!.length + 1, end: open },
+      body: { start: open + 1, end: end - 1 },
+    });
+  }
+  return out;
+}
+
+function splitCode(receiver: string): string {
+  // A busy BEGIN retries here, not through write(): a retry there would re-run the
+  // first transaction's statements, a second change.
+  return `${receiver}.stmt("COMMIT").run(); /* mutant: split */
+    for (const started = Date.now();;) {
+      try {
+        ${receiver}.stmt("BEGIN IMMEDIATE").run();
+        break;
+      } catch (error) {
+        const code = (error as { code?: number }).code;
+        if ((code !== 5 && code !== 6) || Date.now() - started > 60_000) throw error;
+      }
+    }`;
+}
+
+function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSite[] } {
+  const out: Draft[] = [];
+  const sites = OPERATION_FILES.flatMap((file) => writeSites(file, sources.get(file)!));
+  const guarded: Span[] = [];
+  for (const site of sites) {
+    const src = sources.get(site.file)!;
+    const body = src.slice(site.body.start, site.body.end);
+    // (a) every crash point inside the transaction
+    for (const point of body.matchAll(/crashPoint\("([\w]+):([\w]+)"\);/g)) {
+      if (point[1] !== site.method) {
+        throw new Error(
+          `Crash point "${point[1]}:${point[2]}" lies in ${site.method}'s transaction`,
+        );
+      }
+      const start = site.body.start + point.index;
+      out.push({
+        id: `split:${point[1]}:${point[2]}`,
+        family: "split",
+        breaks: `commits ${site.method}'s transaction at ${point[2]} and begins another`,
+        methods: site.methods,
+        edits: [{
+          file: site.file,
+          start,
+          end: start + point[0].length,
+          text: splitCode(site.receiver),
+        }],
+      });
+    }
+    // (b) every conjunct of every UPDATE/DELETE inside it
+    const statements: { table: string; sql: string; at: number }[] = [];
+    for (const call of body.matchAll(/\.stmt\(\s*(?=["`])/g)) {
+      const literal = literalAt(src, site.body.start + call.index + call[0].length);
+      const head = /^\s*(?:UPDATE|DELETE\s+FROM)\s+(\w+)/i.exec(literal.text);
+      if (!head || /^\s*(BEGIN|COMMIT|ROLLBACK)/.test(literal.text)) continue;
+      statements.push({ table: head[1]!, sql: literal.text, at: literal.start + 1 });
+      guarded.push(literal);
+    }
+    // Names unique within the operation: column, else table.column, else table#k.column.
+    const all = statements.flatMap((statement, i) =>
+      whereConjuncts(statement.sql).map((conjunct) => ({
+        statement,
+        conjunct,
+        k: statements.slice(0, i + 1).filter((s) => s.table === statement.table).length,
+      }))
+    );
+    const count = <T>(list: T[], value: T) => list.filter((v) => v === value).length;
+    for (const { statement, conjunct, k } of all) {
+      const { table } = statement;
+      const name = count(all.map((c) => c.conjunct.column), conjunct.column) === 1
+        ? conjunct.column
+        : count(statements.map((s) => s.table), table) === 1
+        ? `${table}.${conjunct.column}`
+        : `${table}#${k}.${conjunct.column}`;
+      out.push({
+        id: `where:${site.method}:${name}`,
+        family: "where",
+        breaks: `${site.method}: "${oneLine(statement.sql)}" without "${oneLine(conjunct.text)}"`,
+        methods: site.methods,
+        edits: [{
+          file: site.file,
+          start: statement.at + conjunct.start,
+          end: statement.at + conjunct.end,
+          text: `(${conjunct.text} OR 1)`,
+        }],
+      });
+    }
+    // (c) the acknowledgement before COMMIT
+    out.push({
+      id: `ack-before-commit:${site.method}`,
+      family: "ack-before-commit",
+      breaks: `${site.method} returns before COMMIT (the next write commits it)`,
+      methods: site.methods,
+      edits: [{ file: site.file, ...site.call, text: "writeAckBeforeCommit" }, ...ACK_SUPPORT()],
+    });
+  }
+  // Every UPDATE/DELETE of the operations must lie inside a write transaction.
+  for (const file of OPERATION_FILES) {
+    const src = sources.get(file)!;
+    for (const m of src.matchAll(/["`]\s*(UPDATE|DELETE FROM) \w+/g)) {
+      if (!guarded.some((s) => s.start === m.index)) {
+        throw new Error(`${file}: "${m[0]}" at offset ${m.index} lies outside a write transaction`);
+      }
+    }
+  }
+  out.push(...liveness(sources, sites));
+  return { drafts: out, sites };
+}
+
+/** The callers, through write callbacks, of a function. */
+function callers(sources: Map<string, string>, sites: WriteSite[], fn: string): string[] {
+  const call = new RegExp(`\\b${fn}\\(`);
+  return sites.filter((s) => call.test(sources.get(s.file)!.slice(s.body.start, s.body.end)))
+    .flatMap((s) => s.methods);
+}
+
+function liveness(sources: Map<string, string>, sites: WriteSite[]): Draft[] {
+  const out: Draft[] = [];
+  const all = new Set<string>();
+  for (const file of OPERATION_FILES) {
+    const src = sources.get(file)!;
+    for (const m of src.matchAll(/\bprocessAlive\(([^()]*(?:\([^()]*\))?[^()]*)\)/g)) {
+      const fn = enclosingFunction(src, m.index);
+      const own = sites.filter((s) => s.method === fn).flatMap((s) => s.methods);
+      const methods = own.length ? own : callers(sources, sites, fn);
+      if (!methods.length) throw new Error(`processAlive in ${fn} is reached by no write`);
+      methods.forEach((method) => all.add(method));
+      out.push({
+        id: `liveness:${fn}`,
+        family: "liveness",
+        breaks: `${fn} treats a dead process as alive`,
+        methods,
+        edits: [{ file, start: m.index, end: m.index + m[0].length, text: "true" }],
+      });
+    }
+  }
+  const process = sources.get("process.ts")!;
+  const head = "export function processAlive(pid: number): boolean {";
+  const at = process.indexOf(head);
+  if (at < 0) throw new Error(`process.ts: "${head}" not found`);
+  out.push({
+    id: "liveness:processAlive",
+    family: "liveness",
+    breaks: "processAlive answers true for every pid",
+    methods: [...all],
+    edits: [{
+      file: "process.ts",
+      start: at,
+      end: at + head.length,
+      text: `export function processAlive(_pid: number): boolean {
+  return true; // mutant: liveness off
+}
+export function processAliveReference(pid: number): boolean {`,
+    }],
+  });
+  return out;
+}
+
+/**
+ * The inert support every ack-before-commit mutant adds to its `_connection.ts`: a
+ * `writeAckBeforeCommit` that leaves the transaction open, and `write`/`close` that
+ * commit one left open (never the case in the reference). Spans are filled in by
+ * {@linkcode anchor} when the copy is written.
+ */
+function ACK_SUPPORT(): Edit[] {
+  return [
+    { file: "_connection.ts", start: -1, end: -1, text: "write-anchor" },
+    { file: "_connection.ts", start: -1, end: -1, text: "close-anchor" },
+  ];
+}
+
+const ACK_ANCHORS: Record<string, { find: string; text: string }> = {
+  "write-anchor": {
+    find:
+      "  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {\n" +
+      "    const db = this.database();\n",
+    text: `  /** Mutant: like write, but returns before COMMIT; the next write or close commits. */
+  writeAckBeforeCommit<T>(_operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
+    const db = this.database();
+    if (db.inTransaction) this.stmt("COMMIT").run();
+    const started = performance.now();
+    for (;;) {
+      try {
+        this.stmt("BEGIN IMMEDIATE").run();
+        break;
+      } catch (error) {
+        if (!isBusy(error) || performance.now() - started >= deadlineMs) throw error;
+        sleepSync(20 + Math.random() * 130);
+      }
+    }
+    try {
+      return fn(); // acknowledged, not committed
+    } catch (error) {
+      if (db.inTransaction) this.stmt("ROLLBACK").run();
+      throw error;
+    }
+  }
+
+  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
+    const db = this.database();
+    if (db.inTransaction) this.stmt("COMMIT").run(); // an acknowledged one, left open
+`,
+  },
+  "close-anchor": {
+    find: "    const db = this.#db;\n    if (!db) return;\n",
+    text: "    const db = this.#db;\n    if (!db) return;\n" +
+      '    if (db.inTransaction) db.exec("COMMIT"); // an acknowledged one, left open\n',
+  },
+};
+
+function anchor(src: string, edit: Edit): Edit {
+  if (edit.start >= 0) return edit;
+  const { find, text } = ACK_ANCHORS[edit.text]!;
+  const at = src.indexOf(find);
+  if (at < 0 || src.indexOf(find, at + 1) >= 0) {
+    throw new Error(`_connection.ts: the ${edit.text} was not found exactly once`);
+  }
+  return { ...edit, start: at, end: at + find.length, text };
+}
+
+/** The source files copied into each mutant: the store's and `internal/`, tests left out. */
+async function readSources(): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (dir: string, prefix: string) => {
+    for await (const entry of Deno.readDir(new URL(dir, ROOT))) {
+      if (entry.isDirectory && entry.name !== "testdata") {
+        await walk(`${dir}${entry.name}/`, `${prefix}${entry.name}/`);
+      } else if (
+        entry.isFile && entry.name.endsWith(".ts") && !entry.name.endsWith("_test.ts") &&
+        entry.name !== "_test_helpers.ts"
+      ) {
+        out.set(`${prefix}${entry.name}`, await Deno.readTextFile(new URL(dir + entry.name, ROOT)));
+      }
+    }
+  };
+  await walk("session_db/", "");
+  await walk("internal/", "../internal/");
+  return out;
+}
+
+function apply(src: string, edits: Edit[]): string {
+  const sorted = edits.map((e) => anchor(src, e)).sort((a, b) => b.start - a.start);
+  let out = src;
+  for (const edit of sorted) out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+  return out;
+}
+
+async function writeIfChanged(url: URL, text: string): Promise<void> {
+  try {
+    if (await Deno.readTextFile(url) === text) return;
+  } catch {
+    // Missing: write it.
+  }
+  await Deno.mkdir(new URL(".", url), { recursive: true });
+  // Atomic, so that a concurrent run (the test and the task) never reads half a file.
+  const temp = new URL(`${url.pathname.split("/").pop()}.${Deno.pid}.tmp`, url);
+  await Deno.writeTextFile(temp, text);
+  await Deno.rename(temp, url);
+}
+
+function targetModule(draft: Draft): string {
+  return `// Generated mutant ${draft.id}: ${draft.breaks}.
+// Written by cells/testdata/mutants/generated.ts; do not edit.
+import { crashPoints as storeCrashPoints, SessionDB } from "./session_db/mod.ts";
+
+const CHANGED = ${JSON.stringify(draft.methods)};
+
+export function openStore(path: string, options: { journalMode?: "wal" | "delete" }): SessionDB {
+  return SessionDB.open(path, options.journalMode ? { journalMode: options.journalMode } : {});
+}
+
+// The store's crash points minus those of the changed methods: a generated mutant keeps
+// no crash point in what it changes.
+export function crashPoints(): string[] {
+  return storeCrashPoints().filter((p) => !CHANGED.some((m) => p.startsWith(\`\${m}:\`)));
+}
+`;
+}
+
+/**
+ * Finds every site, writes each in-scope mutant (only those `wanted` selects) under
+ * {@linkcode GENERATED_DIR}, and returns the set.
+ *
+ * @param wanted Which mutants to write (default: all); the set returned is always whole.
+ * @returns The mutants and the out-of-scope methods.
+ * @throws When a family finds fewer sites than its floor, or a site cannot be delimited.
+ */
+export async function generateMutants(
+  wanted: (id: string) => boolean = () => true,
+): Promise<GeneratedSet> {
+  const sources = await readSources();
+  const found = drafts(sources).drafts;
+  const seen = new Set<string>();
+  for (const draft of found) {
+    if (seen.has(draft.id)) throw new Error(`Two generated mutants are named "${draft.id}"`);
+    seen.add(draft.id);
+  }
+  for (const point of STORE_CRASH_POINTS) {
+    if (!point.endsWith(":afterCommit") && !seen.has(`split:${point}`)) {
+      throw new Error(`Crash point "${point}" was not found inside a write transaction`);
+    }
+  }
+  for (const id of Object.keys(EQUIVALENT)) {
+    if (!seen.has(id)) throw new Error(`Equivalent mutant "${id}" is no longer generated`);
+  }
+  const mutants: GeneratedMutant[] = [];
+  const outOfScope = new Map<string, string[]>();
+  for (const draft of found) {
+    const cells = cellsOf(draft.methods);
+    if (!cells.length) {
+      for (const method of draft.methods) {
+        outOfScope.set(method, [...outOfScope.get(method) ?? [], draft.id]);
+      }
+      continue;
+    }
+    const target = new URL(
+      `${draft.id.replaceAll(":", "_").replaceAll("#", "-")}/target.ts`,
+      GENERATED_DIR,
+    );
+    mutants.push({
+      id: draft.id,
+      family: draft.family,
+      breaks: draft.breaks,
+      methods: draft.methods,
+      cells,
+      ...(EQUIVALENT[draft.id] ? { equivalent: EQUIVALENT[draft.id] } : {}),
+      target,
+    });
+    if (!wanted(draft.id)) continue;
+    const byFile = Map.groupBy(draft.edits, (e) => e.file);
+    for (const [file, text] of sources) {
+      const edits = byFile.get(file);
+      if (file === SHARED && edits) throw new Error(`${SHARED} is shared, never mutated`);
+      const copy = file === SHARED ? SHARED_SHIM : edits ? apply(text, edits) : text;
+      await writeIfChanged(new URL(`session_db/${file}`, target), copy);
+    }
+    await writeIfChanged(target, targetModule(draft));
+  }
+  for (const family of FAMILIES) {
+    const count = mutants.filter((m) => m.family === family).length;
+    if (count < FAMILY_FLOOR[family]) {
+      throw new Error(
+        `The ${family} family found ${count} mutants, fewer than its floor ${
+          FAMILY_FLOOR[family]
+        }: a site pattern no longer matches the store (update generated.ts)`,
+      );
+    }
+  }
+  mutants.sort((a, b) => FAMILIES.indexOf(a.family) - FAMILIES.indexOf(b.family));
+  return {
+    mutants,
+    outOfScope: [...outOfScope].map(([method, ids]) => ({ method, ids })),
+  };
+}
