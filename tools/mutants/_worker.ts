@@ -1,10 +1,9 @@
 // One job of `deno task mutants`: runs the given cells against one target on the leg of
 // this process (SESSION_DB_JOURNAL_MODE, DENO_SQLITE_PATH), in-process through
 // runDefinitions (a failed step fails the cell at once), and prints one result line.
-import { join } from "node:path";
 import { type CellId, CELLS } from "../../cells/register.ts";
 import { runDefinitions } from "../../cells/run_definitions.ts";
-import type { CellReport } from "../../cells/cell_report.ts";
+import { readCellReports } from "../../cells/cell_report.ts";
 import { sqliteVersion } from "../../session_db/sqlite/mod.ts";
 
 /** Marks the result line among the cells' own output. */
@@ -35,9 +34,12 @@ export interface JobCell {
 }
 
 if (import.meta.main) {
-  const [target, cellList, keep] = Deno.args;
+  const [target, cellList, keep, cellOptions] = Deno.args;
+  const extra = JSON.parse(cellOptions ?? "{}") as Record<string, unknown>;
   if (!target || !cellList) {
-    console.error("usage: _worker.ts <target> <cells, e.g. 1,2,3> [keep evidence 0|1]");
+    console.error(
+      "usage: _worker.ts <target> <cells, e.g. 1,2,3> [keep evidence 0|1] [cell options as JSON]",
+    );
     Deno.exit(2);
   }
   // The cells write their reports here; they carry the evidence path and figures.
@@ -48,15 +50,10 @@ if (import.meta.main) {
     for (const cell of cellList.split(",").map(Number) as CellId[]) {
       const started = performance.now();
       const [outcome] = await runDefinitions(
-        await CELLS[cell]({ target, keepEvidence: keep === "1" }),
+        await CELLS[cell]({ ...extra, target, keepEvidence: keep === "1" }),
       );
       const seconds = Number(((performance.now() - started) / 1000).toFixed(1));
-      let report: CellReport | undefined;
-      for await (const entry of Deno.readDir(reports)) {
-        if (entry.name.startsWith(`cell${cell}-`)) {
-          report = JSON.parse(await Deno.readTextFile(join(reports, entry.name)));
-        }
-      }
+      const report = (await readCellReports(reports)).reports.find((r) => r.cell === cell);
       out.push({
         cell,
         status: outcome?.status ?? "FAIL",

@@ -155,6 +155,7 @@ async function runJob(job: Job): Promise<JobOutcome> {
       job.target,
       job.cells.join(","),
       job.planted || job.generated ? "0" : "1", // keep evidence of the alt store's failures only
+      JSON.stringify(job.planted?.cellOptions ?? {}), // e.g. cell 7's owners for a fence mutant
     ],
     cwd: ROOT,
     clearEnv: true,
