@@ -203,6 +203,16 @@ export function runFiles(dir: string): RunFiles {
 
 let built: Promise<{ path?: string; reason?: string }> | undefined;
 
+const totals = { states: 0, judged: 0, seconds: 0 };
+
+/**
+ * The crash states checked by this process's power-loss runs so far, how many the
+ * judge ran on, and the seconds spent (for the tools' `N states in S s` line).
+ */
+export function powerLossTotals(): { states: number; judged: number; seconds: number } {
+  return { ...totals };
+}
+
 /**
  * The recorder's library, built once per process; or why this machine has none (not
  * Linux/glibc, no `cc`): the tier then SKIPs with that reason.
@@ -253,6 +263,7 @@ export async function recordAndKill(
       }),
     },
     ...(access.read ? { read: access.read } : {}),
+    ...(access.config ? { config: access.config } : {}),
     ...(access.importHosts ? { importHosts: access.importHosts } : {}),
   });
   const threshold = options.minAcknowledged;
@@ -414,6 +425,9 @@ export async function checkStates(
   run.statesJudged = cache.judged - 1;
   const seconds = (performance.now() - started) / 1000;
   run.checking = { seconds, statesPerSecond: seconds > 0 ? run.statesChecked / seconds : 0 };
+  totals.states += run.statesChecked;
+  totals.judged += run.statesJudged;
+  totals.seconds += seconds;
   await Deno.remove(cache.scratch, { recursive: true }).catch(() => {});
   return run;
 }

@@ -47,6 +47,15 @@ export class NodeSqliteOptionError extends Error {
   }
 }
 
+/** An environment variable; unset when the process may not read it (a cell's scoped child). */
+function envValue(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The durability policy the store will use, from the options and the environment.
  *
@@ -62,13 +71,13 @@ export class NodeSqliteOptionError extends Error {
 export function durabilityPolicy(
   options: StoreOptions,
 ): { journalMode: "wal" | "delete"; synchronous: Synchronous } {
-  const rawMode = Deno.env.get("NODE_SQLITE_JOURNAL_MODE")?.toLowerCase();
+  const rawMode = envValue("NODE_SQLITE_JOURNAL_MODE")?.toLowerCase();
   if (rawMode !== undefined && rawMode !== "wal" && rawMode !== "delete") {
     throw new NodeSqliteOptionError(
       `Invalid NODE_SQLITE_JOURNAL_MODE "${rawMode}": expected wal or delete`,
     );
   }
-  const rawSync = (Deno.env.get("NODE_SQLITE_SYNCHRONOUS") ?? "full").toLowerCase();
+  const rawSync = (envValue("NODE_SQLITE_SYNCHRONOUS") ?? "full").toLowerCase();
   if (!SYNCHRONOUS.includes(rawSync as Synchronous)) {
     throw new NodeSqliteOptionError(
       `Invalid NODE_SQLITE_SYNCHRONOUS "${rawSync}": expected one of ${SYNCHRONOUS.join(", ")}`,
