@@ -351,7 +351,7 @@ export async function runState(
           imageDiffers: imageDiffers ?? null,
           note: "crashed/ holds the files as the child left them, before recovery" +
             (ctx.crashImage
-              ? "; baseline/ the start state, vfs.log the recording, last-sync/ the image checked"
+              ? "; baseline/ the start state, <state>.fs.log beside it the recording, last-sync/ the image checked"
               : ""),
           keptAt: new Date().toISOString(),
         },

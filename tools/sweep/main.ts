@@ -117,7 +117,12 @@ failing state keeps its files as evidence with the command that replays it.`,
   },
 };
 
-type CliOptions = SweepOptions & { libraries?: string[]; json: string; summary: boolean };
+type CliOptions = SweepOptions & {
+  libraries?: string[];
+  json: string;
+  summary: boolean;
+  powerLoss?: boolean;
+};
 
 /** A comma-separated list of whole numbers >= `min`; anything else is a usage error. */
 function intList(flags: ParsedFlags, name: string, min: number): number[] | undefined {
@@ -175,7 +180,7 @@ function parseArgs(args: readonly string[]): CliOptions {
   if (states) options.states = states;
   const jobs = flags.int("--jobs", 1, 64);
   if (jobs !== undefined) options.jobs = jobs;
-  if (flags.has("--power-loss")) options.crashImage = lastSyncImage();
+  if (flags.has("--power-loss")) options.powerLoss = true;
   return options;
 }
 
@@ -313,6 +318,14 @@ if (import.meta.main) {
     Deno.env.delete("SESSION_DB_JOURNAL_MODE");
   }
   const seed = options.seed ??= Math.floor(Math.random() * 2 ** 31);
+  if (options.powerLoss && !options.libraries) {
+    try {
+      options.crashImage = await lastSyncImage();
+    } catch (error) {
+      console.log(`SKIP: ${(error as Error).message}`);
+      Deno.exit(0);
+    }
+  }
   const reports: SweepReport[] = [];
   if (!options.libraries) {
     try {
@@ -340,7 +353,7 @@ if (import.meta.main) {
   );
   if (failing.length) console.log(`failing crash points: ${failing.join(", ")}`);
   console.log(
-    `sweep${options.crashImage ? " --power-loss" : ""}: ${states} states in ${
+    `sweep${options.powerLoss ? " --power-loss" : ""}: ${states} states in ${
       seconds.toFixed(1)
     } s (${seconds ? (states / seconds).toFixed(1) : "0"} states/s), seed ${seed}, ${
       ok ? "PASS" : "FAIL"
