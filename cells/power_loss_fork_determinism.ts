@@ -4,6 +4,7 @@ import { runSeed } from "../harness/seeded_random.ts";
 import { type EditStep, judgeEdits } from "./_fork_state.ts";
 import {
   checkStates,
+  parseAcks,
   powerLossKillCell,
   type PowerLossOptions,
   type PowerLossRun,
@@ -16,8 +17,8 @@ const REWIND_COMMIT = "rewindToMessage:afterCommit";
 const FORK_COMMIT = "forkSession:afterCommit";
 
 /**
- * One recorded run of cell 4's editor: edit/rewind/fork cycles on `main` through the
- * recording VFS, SIGKILLed at a random moment past `minAcknowledged` steps, or (`ack`)
+ * One recorded run of cell 4's editor: edit/rewind/fork cycles on `main` under the
+ * file-system call recorder, SIGKILLed at a random moment past `minAcknowledged` steps, or (`ack`)
  * right after the COMMIT of a rewind or a fork by its `afterCommit` crash point; then
  * every crash state is checked by the judge of the SIGKILL cell 4: exactly the state of
  * some prefix of the steps (the active transcript, the rewound rows inactive, the
@@ -59,15 +60,23 @@ export async function powerLossForkRun(options: PowerLossRunOptions): Promise<Po
     "edit steps",
     env,
   );
-  const acks = readAckJournal<EditStep>(files.acks);
   const journaled = readAckJournal<EditStep>(intents);
-  return checkStates(run, files, acks.length, (db) => judgeEdits(run.target, db, acks, journaled));
+  return checkStates(
+    run,
+    files,
+    (db, lines) => {
+      // Steps run one at a time: before a state's instant at most the step after its
+      // last acknowledgement was in flight.
+      const acks = parseAcks<EditStep>(lines);
+      return judgeEdits(run.target, db, acks, journaled.slice(0, acks.length + 1));
+    },
+  );
 }
 
 /**
- * Cell 4 in the power-loss tier: the editor (edit/rewind/fork cycles) runs through the
- * recording VFS and is SIGKILLed at a random moment and right after a rewind's or a
- * fork's COMMIT. Every acknowledged step must be in the last-sync image; every crash
+ * Cell 4 in the power-loss tier: the editor (edit/rewind/fork cycles) runs under the
+ * file-system call recorder and is SIGKILLed at a random moment and right after a rewind's or a
+ * fork's COMMIT. Every acknowledged step must be in every power-loss state after it; every crash
  * state must be exactly what some prefix of the steps leaves (the active transcript,
  * the rewound rows inactive and no other, each branch whole or absent, never a mix), no
  * row duplicated, recovery deterministic, integrity and invariants.

@@ -1,7 +1,7 @@
-import { readAckJournal } from "../harness/ack_journal.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import {
   checkStates,
+  parseAcks,
   powerLossKillCell,
   type PowerLossOptions,
   type PowerLossRun,
@@ -12,7 +12,7 @@ import {
 import { type Append, judgePrefix } from "./_prefix_state.ts";
 
 /**
- * One recorded run of cell 1's writer: it appends `m0, m1, …` through the recording VFS
+ * One recorded run of cell 1's writer: it appends `m0, m1, …` under the recorder
  * and is SIGKILLed (at the acknowledgement instant of a random append past
  * `minAcknowledged`, or at a random moment past it); then every crash state is checked
  * by the judge of the SIGKILL cell 1 (a contiguous prefix, acknowledged row ids kept,
@@ -20,7 +20,7 @@ import { type Append, judgePrefix } from "./_prefix_state.ts";
  * from each are counted.
  *
  * @param options Leg, target, folder, kill, thresholds, states.
- * @returns The counts: acknowledged, lost from the last-sync image, corrupt states.
+ * @returns The counts: acknowledged, the most lost from a power-loss state, corrupt states.
  * @example
  * ```ts ignore
  * import { currentLeg } from "../harness/legs.ts";
@@ -49,14 +49,17 @@ export async function powerLossPrefixRun(options: PowerLossRunOptions): Promise<
     [files.db, files.acks, ...selfKill],
     "appends",
   );
-  const acks = readAckJournal<Append>(files.acks);
-  return checkStates(run, files, acks.length, (db) => judgePrefix(run.target, db, acks));
+  return checkStates(
+    run,
+    files,
+    (db, lines) => judgePrefix(run.target, db, parseAcks<Append>(lines)),
+  );
 }
 
 /**
- * Cell 1 in the power-loss tier: the prefix writer runs through the recording VFS and
+ * Cell 1 in the power-loss tier: the prefix writer runs under the recorder and
  * is SIGKILLed at the acknowledgement instant and at a random moment. Every
- * acknowledged append must be in the last-sync image (durability); every crash state
+ * append acknowledged before a state's instant must be in it (durability); every crash state
  * must recover to the contiguous prefix `m0..m(N-1)` with acknowledged row ids,
  * deterministic recovery, `integrity_check` ok and the invariants (consistency). After
  * the acknowledgement-instant kill, replaying the log must give the files on disk

@@ -1,7 +1,7 @@
-import { readAckJournal } from "../harness/ack_journal.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import {
   checkStates,
+  parseAcks,
   powerLossKillCell,
   type PowerLossOptions,
   type PowerLossRun,
@@ -14,8 +14,8 @@ import { judgeRotations, type Rotation } from "./_rotation_state.ts";
 const AFTER_COMMIT = "publishCompressionChild:afterCommit";
 
 /**
- * One recorded run of cell 3's rotator: it rotates `parent-i` into `child-i` through the
- * recording VFS and is SIGKILLed (at a random moment past `minAcknowledged` rotations,
+ * One recorded run of cell 3's rotator: it rotates `parent-i` into `child-i` under the
+ * file-system call recorder and is SIGKILLed (at a random moment past `minAcknowledged` rotations,
  * or by the crash point `publishCompressionChild:afterCommit` right after a commit);
  * then every crash state is checked by the judge of the SIGKILL cell 3: no orphan,
  * every rotation whole or absent, the whole ones a prefix, and with durability every
@@ -47,14 +47,17 @@ export async function powerLossRotationRun(options: PowerLossRunOptions): Promis
     ? { SESSION_DB_CRASH_AT: `${AFTER_COMMIT}@${threshold + Math.floor(random() * threshold)}` }
     : {};
   await recordAndKill(run, files, "_rotator.ts", [files.db, files.acks, "0"], "rotations", env);
-  const acks = readAckJournal<Rotation>(files.acks);
-  return checkStates(run, files, acks.length, (db) => judgeRotations(run.target, db, acks));
+  return checkStates(
+    run,
+    files,
+    (db, lines) => judgeRotations(run.target, db, parseAcks<Rotation>(lines)),
+  );
 }
 
 /**
- * Cell 3 in the power-loss tier: the rotator runs through the recording VFS and is
+ * Cell 3 in the power-loss tier: the rotator runs under the recorder and is
  * SIGKILLed at a random moment and right after a rotation's COMMIT. Every acknowledged
- * rotation must be whole in the last-sync image; in every crash state each rotation is
+ * rotation must be whole in every power-loss state after it; in every crash state each rotation is
  * whole or absent (never a parent ended by compression without its child), the whole
  * ones a prefix, recovery deterministic, integrity and invariants hold.
  *

@@ -10,7 +10,7 @@ import { prefixDurabilityCell } from "./prefix_durability.ts";
 import { runDefinitions } from "./run_definitions.ts";
 
 const reference = new URL("./reference_target.ts", import.meta.url);
-const small = { minAcknowledged: 20, subsets: 6, torn: 3 };
+const small = { minAcknowledged: 20, subsets: 6, instants: 6 };
 
 for (const test of await powerLossPrefixCell({ target: reference, ...small })) Deno.test(test);
 for (
@@ -29,7 +29,7 @@ for (const test of await powerLossForkCell({ target: reference, ...small, minAck
 }
 
 // Cell 4's power-loss check can fail: a rewind that re-inserts the kept prefix is no state
-// any prefix of the steps leaves, in the last-sync image as in every other.
+// any prefix of the steps leaves, in every power-loss state.
 Deno.test({
   name: "mutant rewind_reinsert_prefix: caught by the power-loss cell 4",
   sanitizeResources: false,
@@ -87,7 +87,7 @@ for (const mutant of ["sync_off", "delete_full"]) {
       for (const outcome of powerLoss) {
         ok(outcome.status === "FAIL", `the power-loss tier passed on ${mutant}: it cannot fail`);
         ok(
-          /nothing acknowledged lost in the last-sync image/.test(outcome.detail ?? ""),
+          /nothing acknowledged lost in any power-loss state/.test(outcome.detail ?? ""),
           `caught for another reason: ${outcome.detail}`,
         );
         console.log(`  power loss caught it: ${outcome.detail?.split("\n")[0]}`);

@@ -132,7 +132,7 @@ export interface SpawnOptions {
   preload?: string | URL;
   /**
    * Grant FFI beyond the library (`--allow-ffi` unscoped). Only the power-loss tier asks:
-   * its recording VFS needs callbacks and pointer views, which a scoped grant refuses.
+   * a VFS written in TypeScript needs callbacks and pointer views, which a scoped grant refuses.
    */
   unscopedFfi?: boolean;
   /** Most bytes of stdout and of stderr kept (the tail); default 64 KiB. */

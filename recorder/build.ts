@@ -19,6 +19,8 @@ import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 
 const SOURCE = new URL("./fs_recorder.c", import.meta.url);
+/** Included by the source (one translation unit in two files). */
+const PART_TWO = new URL("./fs_recorder_io.c", import.meta.url);
 const FLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"];
 const LIBS = ["-ldl", "-lpthread"];
 
@@ -105,9 +107,9 @@ export async function buildRecorder(
   const skip = platformSkipReason();
   if (skip) return { ok: false, reason: skip };
   const cc = options.cc ?? Deno.env.get("CC") ?? "cc";
-  const source = await Deno.readFile(SOURCE);
+  const source = await Deno.readTextFile(SOURCE) + "\0" + await Deno.readTextFile(PART_TWO);
   const hash = (await sha256(new TextEncoder().encode(
-    `${cc}\0${FLAGS.join(" ")}\0${LIBS.join(" ")}\0${new TextDecoder().decode(source)}`,
+    `${cc}\0${FLAGS.join(" ")}\0${LIBS.join(" ")}\0${source}`,
   ))).slice(0, 16);
   const dir = `${options.root ?? projectRoot()}/.cache/recorder/${hash}`;
   const path = `${dir}/libfsrecorder.so`;

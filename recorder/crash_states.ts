@@ -48,7 +48,7 @@ import {
   type Op,
   type Profile,
 } from "./_fs_model.ts";
-import type { RecorderLog } from "./log.ts";
+import type { LogRecord, RecorderLog } from "./log.ts";
 
 export { type FileSet, ModelError, type Profile } from "./_fs_model.ts";
 
@@ -109,6 +109,8 @@ export interface PowerLossOptions {
   torn?: boolean;
   /** Whether random states reorder kept writes (default true). */
   reorder?: boolean;
+  /** Only the last N instants (the end of the log counting as one; default all). */
+  lastInstants?: number;
 }
 
 /**
@@ -307,13 +309,17 @@ export function* powerLossStates(
 ): Generator<CrashState> {
   const model = new FsModel(log.watched, options.baseline ?? new Map(), options.profile);
   const seed = options.seed ?? 1;
+  const isInstant = (record: LogRecord) =>
+    record.counted && (record.kind === "sync" || record.kind === "syncAll");
+  const first = log.records.filter(isInstant).length + 1 - (options.lastInstants ?? Infinity);
   let instant = 0;
   const at = function* (seq: number, what: string): Generator<CrashState> {
     instant++;
+    if (instant <= first) return;
     yield* statesAt(model, options, seed + instant * 7919, seq, what);
   };
   for (const record of log.records) {
-    if (record.counted && (record.kind === "sync" || record.kind === "syncAll")) {
+    if (isInstant(record)) {
       yield* at(record.seq, `before #${record.seq} (${record.kind})`);
     }
     model.apply(record);

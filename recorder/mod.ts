@@ -40,6 +40,7 @@ export {
   SECTOR_SIZE,
 } from "./crash_states.ts";
 export { imageDigest, readFolder, writeImage } from "./image.ts";
+export { RecoveredStates, recoverSqliteFiles, type StateFiles } from "./recovered.ts";
 export {
   type KindName,
   LogError,

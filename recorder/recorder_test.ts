@@ -79,6 +79,30 @@ Deno.test({
 });
 
 Deno.test({
+  name: "recorder: a log past its bound is a problem, never a pass",
+  ignore: !!ignore,
+  async fn() {
+    const { run, log, env } = runFolder({ data: true, maxBytes: 200 });
+    const output = await runChild(FS_CALLS, ["write", `${run}/db`, `${run}/outside.txt`], env);
+    assert(output.success, new TextDecoder().decode(output.stderr));
+    const problems = logProblems(readLog(log));
+    assert(problems.some((p) => p.includes("passed its bound")), problems.join("\n"));
+  },
+});
+
+Deno.test({
+  name: "recorder: a call it cannot model (a symlink into the folder) is a problem",
+  ignore: !!ignore,
+  async fn() {
+    const { run, log, env } = runFolder();
+    const output = await runChild(FS_CALLS, ["symlink", `${run}/db`], env);
+    assert(output.success, new TextDecoder().decode(output.stderr));
+    const problems = logProblems(readLog(log));
+    assert(problems.some((p) => p.includes("cannot model")), problems.join("\n"));
+  },
+});
+
+Deno.test({
   name: "recorder: a crash at k gives SIGKILL and exactly k-1 recorded calls",
   ignore: !!ignore,
   async fn() {

@@ -30,15 +30,12 @@ export function openConnection(path: string, options: SessionDBOptions): Connect
 
   if (!readonly) createPrivateFile(path, fail);
   let db: Database;
-  const vfs = options.vfs ?? vfsFromEnv();
+  const vfs = options.vfs;
   try {
     db = new Database(path, { readonly, create: !readonly, ...(vfs ? { vfs } : {}) });
   } catch (error) {
     if (vfs && /no such vfs/.test(String(error))) {
-      throw fail(
-        `no SQLite VFS named "${vfs}" is registered (register it first, e.g. installRecordingVfs() from session_db/recording_vfs.ts, or unset SESSION_DB_VFS)`,
-        error,
-      );
+      throw fail(`no SQLite VFS named "${vfs}" is registered (register it first)`, error);
     }
     throw fail(errorDetail(error), error);
   }
@@ -101,15 +98,6 @@ function migrate(connection: Connection): void {
     if (version === 0) db.exec("INSERT INTO schema_version (version) VALUES (0)");
     db.exec(`UPDATE schema_version SET version = ${SCHEMA_VERSION}`);
   });
-}
-
-/** `SESSION_DB_VFS`: a registered VFS to open through (unset: SQLite's default). */
-function vfsFromEnv(): string | undefined {
-  try {
-    return Deno.env.get("SESSION_DB_VFS") || undefined;
-  } catch {
-    return undefined; // without env permission the variable is treated as unset
-  }
 }
 
 function createPrivateFile(path: string, fail: (detail: string) => Error): void {

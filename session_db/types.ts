@@ -98,8 +98,7 @@ export interface SessionDBOptions {
   /** Open read-only: no schema changes, no writes. */
   readonly?: boolean;
   /**
-   * The registered SQLite VFS to open through; else `SESSION_DB_VFS`, else SQLite's
-   * default. The power-loss tier registers `recording` (`recording_vfs.ts`) first.
+   * The registered SQLite VFS to open through (default: SQLite's default VFS).
    */
   vfs?: string;
 }

@@ -1,6 +1,6 @@
 // The power-loss tool's bench child: appends `n` messages through the target's store, one
-// transaction each, and prints {"n", "ms", "cpuMicros"}. Run with or without the recording VFS
-// preloaded, everything else equal.
+// transaction each, and prints {"n", "ms", "cpuMicros"}. Run with or without the LD_PRELOAD
+// recorder, everything else equal.
 import { cpuUsage } from "node:process";
 import { openTargetStore } from "../cells/target.ts";
 

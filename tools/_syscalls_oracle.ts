@@ -1,8 +1,10 @@
 // The syscall tier's oracle for cell 1's clause, in-process: each crash state is written
-// into one scratch folder and opened through the target's own openStore (no child per
-// state); a state whose files were already checked reuses the recovery.
+// into one scratch folder, recovered by SQLite and opened through the target's own
+// openStore (no child per state); a state whose files, or whose recovered files, were
+// already read reuses the reading (recorder/recovered.ts).
 import type { StoredMessage, StoreOptions, TargetModule } from "../cells/target.ts";
-import { type FileSet, imageDigest, writeImage } from "../recorder/image.ts";
+import type { FileSet } from "../recorder/image.ts";
+import { RecoveredStates } from "../recorder/recovered.ts";
 
 /** What reopening one state read. */
 export interface Recovery {
@@ -20,10 +22,9 @@ function message(error: unknown): string {
 export class AppendOracle {
   #target: TargetModule;
   #options: StoreOptions;
-  #scratch: string;
+  #states: RecoveredStates<Recovery>;
   #dbName: string;
   #session: string;
-  #cache = new Map<string, Recovery>();
 
   constructor(
     target: TargetModule,
@@ -34,18 +35,18 @@ export class AppendOracle {
   ) {
     this.#target = target;
     this.#options = options;
-    this.#scratch = scratch;
+    this.#states = new RecoveredStates(scratch);
     this.#dbName = dbName;
     this.#session = session;
   }
 
-  /** How many distinct file sets were opened. */
+  /** How many distinct recovered file sets were opened through the target. */
   get opened(): number {
-    return this.#cache.size;
+    return this.#states.judged;
   }
 
-  async #read(): Promise<{ rows: StoredMessage[]; problems: string[] }> {
-    const store = await this.#target.openStore(`${this.#scratch}/${this.#dbName}`, this.#options);
+  async #read(dir: string): Promise<{ rows: StoredMessage[]; problems: string[] }> {
+    const store = await this.#target.openStore(`${dir}/${this.#dbName}`, this.#options);
     try {
       const rows = await store.getMessages(this.#session);
       const problems = (await store.checkInvariants?.()) ?? [];
@@ -56,25 +57,20 @@ export class AppendOracle {
   }
 
   /** Opens the state twice (recovery, then determinism) and reads the session. */
-  async recover(files: FileSet, stateKey?: string): Promise<Recovery> {
-    const key = stateKey ?? await imageDigest(files);
-    const cached = this.#cache.get(key);
-    if (cached) return cached;
-    writeImage(files, this.#scratch);
-    let recovery: Recovery;
-    try {
-      const first = await this.#read();
-      const second = await this.#read();
-      const problems = [...first.problems];
-      if (JSON.stringify(first.rows) !== JSON.stringify(second.rows)) {
-        problems.push("two recovery passes read different rows");
+  recover(files: FileSet, stateKey: string): Promise<Recovery> {
+    return this.#states.check({ files, key: stateKey }, "", async (dir) => {
+      try {
+        const first = await this.#read(dir);
+        const second = await this.#read(dir);
+        const problems = [...first.problems];
+        if (JSON.stringify(first.rows) !== JSON.stringify(second.rows)) {
+          problems.push("two recovery passes read different rows");
+        }
+        return { rows: first.rows, problems };
+      } catch (error) {
+        return { problems: [`cannot recover the store: ${message(error)}`] };
       }
-      recovery = { rows: first.rows, problems };
-    } catch (error) {
-      recovery = { problems: [`cannot recover the store: ${message(error)}`] };
-    }
-    this.#cache.set(key, recovery);
-    return recovery;
+    });
   }
 
   /**

@@ -1,13 +1,16 @@
 /**
  * Runs the power-loss tier's cells (1, 3, 4 and 5, `cells/power_loss.ts`) on the
- * current leg at full size: the default test run keeps small ones of cells 1, 3 and 4;
- * cell 5 (recoverers race on every crash state, twice) runs here only.
+ * current leg at full size, for any target (the child's file-system calls are recorded
+ * by the LD_PRELOAD recorder): the default test run keeps small ones of cells 1, 3 and 4;
+ * cell 5 (recoverers race on every crash state, twice) runs here only. Prints the
+ * persistence profile, each cell's verdict, and `N states in S s (R states/s)`.
  *
  * Flags: see `deno task powerloss-cells --help` ({@linkcode POWERLOSS_CELLS_CLI}).
  *
  * @module
  */
-import type { PowerLossOptions } from "../cells/power_loss.ts";
+import { type PowerLossOptions, powerLossTotals } from "../cells/power_loss.ts";
+import { type Profile, PROFILES } from "../recorder/crash_states.ts";
 import { powerLossForkCell } from "../cells/power_loss_fork_determinism.ts";
 import { powerLossOutboxCell } from "../cells/power_loss_outbox_exactly_once.ts";
 import { powerLossPrefixCell } from "../cells/power_loss_prefix_durability.ts";
@@ -23,6 +26,14 @@ const CELLS: Record<string, (options: PowerLossOptions) => Promise<Deno.TestDefi
   "5": powerLossOutboxCell,
 };
 
+/** Environment variables that set a target's durability policy, passed to its writers. */
+const POLICY_ENV = [
+  "NODE_SQLITE_JOURNAL_MODE",
+  "NODE_SQLITE_SYNCHRONOUS",
+  "REFERENCE_SYNCHRONOUS",
+  "SESSION_DB_SYNCHRONOUS",
+];
+
 /** The largest seed: the cells' seeds are 31-bit (`runSeed`). */
 const MAX_SEED = 2 ** 31 - 1;
 
@@ -30,8 +41,11 @@ const MAX_SEED = 2 ** 31 - 1;
 export const POWERLOSS_CELLS_CLI: ToolSpec = {
   usage: "deno task powerloss-cells",
   summary: `Runs the power-loss tier's cells (1, 3, 4 and 5) at full size on the current leg
-(SESSION_DB_JOURNAL_MODE, DENO_SQLITE_PATH) and prints one line per cell: PASS, FAIL or
-SKIP with the first failing step.`,
+(SESSION_DB_JOURNAL_MODE, DENO_SQLITE_PATH) for any target: the writer's file-system calls
+are recorded by the LD_PRELOAD recorder and every state a power loss at each sync point may
+leave under the persistence profile is judged. Prints one line per cell: PASS, FAIL or SKIP
+with the first failing step, then the states checked per second. Linux/glibc with cc only;
+elsewhere every cell SKIPs with the reason.`,
   flags: [
     {
       name: "--target",
@@ -41,8 +55,14 @@ SKIP with the first failing step.`,
     },
     { name: "--cells", value: "LIST", help: "cells to run", default: "1,3,4,5" },
     { name: "--seed", value: "N", help: "replay the random choices of a run" },
-    { name: "--subsets", value: "N", help: "random subset states per run", default: "12" },
-    { name: "--torn", value: "N", help: "torn states per run", default: "6" },
+    { name: "--profile", value: "NAME", help: "posix or ext4-ordered", default: "posix" },
+    {
+      name: "--subsets",
+      value: "N",
+      help: "random states per crash instant (half torn)",
+      default: "12",
+    },
+    { name: "--instants", value: "N", help: "only the last N sync points", default: "all" },
   ],
   exitCodes: { 0: "every cell that ran passed", 1: "a cell failed" },
 };
@@ -78,7 +98,22 @@ export async function runPowerLossCells(
       if (outcome.status === "FAIL") ok = false;
     }
   }
+  const { states, judged, seconds } = powerLossTotals();
+  console.log(
+    `profile ${options.profile ?? "posix"}: ${states} states in ${seconds.toFixed(2)} s (${
+      Math.round(states / Math.max(seconds, 1e-9))
+    } states/s); the judge ran on ${judged} distinct recovered states; load average ${loadAverage()}`,
+  );
   return ok;
+}
+
+/** The 1-minute load average (the machine may be shared), or `?`. */
+function loadAverage(): string {
+  try {
+    return Deno.loadavg()[0]!.toFixed(2);
+  } catch {
+    return "?";
+  }
 }
 
 function parseArgs(args: readonly string[]): { options: PowerLossOptions; cells: string[] } {
@@ -91,15 +126,27 @@ function parseArgs(args: readonly string[]): { options: PowerLossOptions; cells:
   }
   const seed = flags.int("--seed", 0, MAX_SEED);
   const subsets = flags.int("--subsets");
-  const torn = flags.int("--torn");
+  const instants = flags.int("--instants", 1);
+  const profile = (flags.string("--profile") ?? "posix") as Profile;
+  if (!PROFILES.includes(profile)) {
+    fail(`Invalid --profile "${profile}": use ${PROFILES.join(" or ")}`);
+  }
+  // The targets' durability knobs reach the writers (their children's env is explicit).
+  const env: Record<string, string> = {};
+  for (const name of POLICY_ENV) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
   return {
     options: {
+      env,
       target: target === undefined
         ? new URL("../cells/reference_target.ts", import.meta.url)
         : targetSpecifier(target),
       ...(seed !== undefined ? { seed } : {}),
+      profile,
       ...(subsets !== undefined ? { subsets } : {}),
-      ...(torn !== undefined ? { torn } : {}),
+      ...(instants !== undefined ? { instants } : {}),
     },
     cells,
   };

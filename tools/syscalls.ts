@@ -253,10 +253,7 @@ async function main(): Promise<number> {
 
   const module = await loadTarget(target);
   const options: StoreOptions = journal ? { journalMode: journal } : {};
-  // The oracle's scratch folder on tmpfs when there is one: recovery's own syncs are free.
-  const scratch = exists("/dev/shm")
-    ? Deno.makeTempDirSync({ dir: "/dev/shm", prefix: "syscalls-" })
-    : `${dir}/scratch`;
+  const scratch = `${dir}/scratch`;
   const oracle = new AppendOracle(module, options, scratch, DB_NAME, SESSION);
   const baseline = readFolder(`${dir}/baseline`);
   const states: Iterable<CrashState> = mode === "crash"
@@ -299,7 +296,7 @@ async function main(): Promise<number> {
         : crashKind === "any" && recorded !== k - 1
         ? `killed before call ${k} but ${recorded} calls were recorded (expected ${k - 1})`
         : oracle.judge(
-          await oracle.recover(readFolder(`${dir}/db`)),
+          await oracle.recover(readFolder(`${dir}/db`), `kill-child ${k}`),
           readAcks(`${dir}/acks.jsonl`),
         );
       if (why) {
@@ -311,7 +308,6 @@ async function main(): Promise<number> {
     console.log(`real SIGKILL children: ${rate(ks.length, killMs)}`);
   }
 
-  if (scratch.startsWith("/dev/shm/")) Deno.removeSync(scratch, { recursive: true });
   for (const failure of failures.slice(0, 5)) {
     console.error(`FAIL state ${failure.index} (${failure.state.label}): ${failure.why}`);
   }

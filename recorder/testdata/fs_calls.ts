@@ -15,3 +15,8 @@ if (mode === "write") {
   folder.syncSync();
   folder.close();
 }
+//   symlink <dir>          a symbolic link into the watched folder (a call not modelled)
+if (mode === "symlink") {
+  Deno.writeTextFileSync(`${dir}/target.txt`, "x");
+  Deno.symlinkSync(`${dir}/target.txt`, `${dir}/link.txt`);
+}

@@ -54,9 +54,6 @@ const symbols = {
   sqlite3_last_insert_rowid: { parameters: ["usize"], result: "i64" },
   sqlite3_get_autocommit: { parameters: ["usize"], result: "i32" },
   sqlite3_free: { parameters: ["usize"], result: "void" },
-  // For VFS shims (session_db/recording_vfs.ts); only called when one is installed.
-  sqlite3_vfs_find: { parameters: ["buffer"], result: "usize" },
-  sqlite3_vfs_register: { parameters: ["usize", "i32"], result: "i32" },
   strlen: { parameters: ["usize"], result: "usize" },
   memcpy: { parameters: ["buffer", "usize", "usize"], result: "usize" },
   kill: { parameters: ["i32", "i32"], result: "i32" },

@@ -207,7 +207,66 @@ export async function crashTiers(
     result: power.success ? atLeast(powerRate, 10) : "FAIL (powerloss failed)",
     detail: powerDetail,
   });
+  rows.push(...await recorderRates(log));
   return { rows, sweepExit: sweep.code, powerExit: power.code };
+}
+
+/** `N states in S s (R states/s)` as the recorder's tools print it. */
+function printedRate(output: string): { states: number; seconds: number } | undefined {
+  const m = /(\d+) states in ([\d.]+) s \(/.exec(output);
+  return m ? { states: Number(m[1]), seconds: Number(m[2]) } : undefined;
+}
+
+/**
+ * The LD_PRELOAD recorder's tiers: power-loss states checked in-process per second
+ * (`deno task syscalls`, 20 appends, every sync point) and derived SIGKILL states per
+ * second of the syscall sweep (`deno task sweep --syscalls`, programs of one operation).
+ */
+async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
+  const rows: SuiteRow[] = [];
+  const load = () => Deno.loadavg()[0]!.toFixed(1);
+  log("recorder: power-loss states in-process (syscalls --mode power-loss)");
+  const power = await timedTool("syscalls.ts", ["--mode", "power-loss"]);
+  const skipped = /^SKIP: (.*)$/m.exec(power.output)?.[1];
+  const pr = printedRate(power.output);
+  rows.push({
+    benchmark: "recorder power-loss states checked per second, in-process",
+    value: pr ? pr.states / pr.seconds : undefined,
+    unit: "states/s",
+    target: ">= 1000",
+    result: skipped
+      ? `SKIP (${skipped})`
+      : power.success
+      ? atLeast(pr && pr.states / pr.seconds, 1000)
+      : "FAIL (syscalls failed)",
+    detail: pr
+      ? `${pr.states} states in ${pr.seconds} s; load average ${load()}`
+      : `exit ${power.code}`,
+  });
+  log("recorder: syscall sweep (sweep --syscalls --max-length 1)");
+  const sweep = await timedTool("sweep/main.ts", [
+    "--syscalls",
+    "--max-length",
+    "1",
+    "--seed",
+    "1",
+  ]);
+  const sr = printedRate(sweep.output);
+  rows.push({
+    benchmark: "syscall sweep, derived SIGKILL states checked per second",
+    value: sr ? sr.states / sr.seconds : undefined,
+    unit: "states/s",
+    target: ">= 40",
+    result: /^SKIP: /m.test(sweep.output)
+      ? "SKIP (no recorder)"
+      : sweep.success
+      ? atLeast(sr && sr.states / sr.seconds, 40)
+      : "FAIL (sweep --syscalls failed)",
+    detail: sr
+      ? `${sr.states} states in ${sr.seconds} s (recording excluded); load average ${load()}`
+      : `exit ${sweep.code}`,
+  });
+  return rows;
 }
 
 /** One measurement of the writer child's memory. */

@@ -1,28 +1,26 @@
 // The power-loss variant of the crash sweep (`deno task sweep --power-loss`): the same
 // states, evaluated on the last-sync image instead of the files the SIGKILLed child left.
-// The crash child runs with the recording VFS preloaded (cells/recorded_child.ts); the
-// start state is kept as the baseline; after the kill the log is replayed over it
-// (session_db/crash_states.ts) and each file is materialised as of its last completed
-// sync, an unlink only once a folder sync made it durable. The sweep's oracle then runs
-// on that image unchanged: acknowledged operations present with their results
-// (durability), the interrupted one absent or complete, kept when the point is after
-// COMMIT, invariants and integrity.
+// The crash child runs under the LD_PRELOAD file-system call recorder (watching its state
+// folder); the start state is kept as the baseline; after the kill the log is replayed
+// over it (recorder/crash_states.ts, profile posix) and the state where nothing unsynced
+// survived at the kill (`end: synced`: each file as of its last completed sync, each name
+// as of its last folder sync) is materialised. The sweep's oracle then runs on that image
+// unchanged: acknowledged operations present with their results (durability), the
+// interrupted one absent or complete, kept when the point is after COMMIT, invariants and
+// integrity.
 //
-// Before imaging, the replayed log must reproduce the files on disk byte for byte (the
-// full image): the crash points fire between statements, so the recorder cannot have
-// missed a write, and a recording that differs would make the image meaningless.
+// Before imaging, the replayed log must reproduce the database files on disk byte for
+// byte: the crash points fire between statements, so the recorder cannot have missed a
+// write, and a recording that differs would make the image meaningless.
 import { basename, dirname, join } from "node:path";
-import { spawnRecordedChild } from "../../cells/recorded_child.ts";
-import {
-  CrashModel,
-  type FileSet,
-  materialise,
-  readVfsLog,
-  snapshotFolder,
-} from "../../session_db/crash_states.ts";
+import { buildRecorder } from "../../recorder/build.ts";
+import { killStates, powerLossStates } from "../../recorder/crash_states.ts";
+import { type FileSet, readFolder, writeImage } from "../../recorder/image.ts";
+import { logProblems, readLog } from "../../recorder/log.ts";
+import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import type { CrashImage, CrashImageResult } from "./_types.ts";
 
-const LOG = "vfs.log";
+const LOG = "fs.log";
 const BASELINE = "baseline";
 const IMAGE = "last-sync";
 
@@ -50,32 +48,46 @@ function differs(a: FileSet, b: FileSet): string | null {
  * The last-sync image as the sweep's crash image.
  *
  * @returns The hook for `SweepOptions.crashImage`.
+ * @throws {Error} When the recorder cannot run here (not Linux/glibc, no `cc`).
  */
-export function lastSyncImage(): CrashImage {
+export async function lastSyncImage(): Promise<CrashImage> {
+  const built = await buildRecorder();
+  if (!built.ok) throw new Error(`Cannot sweep with --power-loss: ${built.reason}`);
   return {
-    name: "last-sync image (power loss)",
+    name: "last-sync image (power loss, recorder)",
     flag: "--power-loss",
-    spawn: (options) => spawnRecordedChild(options, join(options.runDir, LOG)),
+    childEnv: (stateDir) =>
+      recorderEnv({
+        library: built.path,
+        watched: stateDir,
+        log: join(dirname(stateDir), `${basename(stateDir)}.${LOG}`),
+        data: true,
+        ignore: [denoCacheDir()],
+      }),
     beforeChild(stateDir, db) {
       // The baseline is the start state as the sweep put it in place (treated as durable).
-      materialise(databaseFiles(snapshotFolder(dirname(db)), db), join(stateDir, BASELINE));
+      writeImage(databaseFiles(readFolder(dirname(db)), db), join(stateDir, BASELINE));
     },
     image(stateDir, db): CrashImageResult {
-      const folder = dirname(db);
-      const baseline = snapshotFolder(join(stateDir, BASELINE));
-      const log = readVfsLog(join(stateDir, LOG));
-      const model = new CrashModel(baseline, log.records, folder);
-      const full = databaseFiles(model.fullImage(), db);
-      const disk = databaseFiles(snapshotFolder(folder), db);
-      const mismatch = differs(full, disk);
+      const log = readLog(join(dirname(stateDir), `${basename(stateDir)}.${LOG}`));
+      const unfit = logProblems(log);
+      if (unfit.length) throw new Error(`the recording cannot be judged: ${unfit.join("; ")}`);
+      const baseline = readFolder(join(stateDir, BASELINE));
+      const relative = (files: FileSet) => databaseFiles(files, db);
+      let full: FileSet = new Map();
+      for (const state of killStates(log, baseline)) full = state.files;
+      const disk = databaseFiles(readFolder(dirname(db)), db);
+      const mismatch = differs(relative(full), disk);
       if (mismatch) {
         throw new Error(
-          `the replayed VFS log (${log.records.length} records) differs from the files on disk: ${mismatch} (the recorder missed an operation; keep ${stateDir} and report it)`,
+          `the replayed log (${log.records.length} records) differs from the files on disk: ${mismatch} (the recorder missed a call; keep ${stateDir} and report it)`,
         );
       }
-      const image = databaseFiles(model.lastSyncImage(), db);
-      const dir = materialise(image, join(stateDir, IMAGE));
-      return { db: join(dir, basename(db)), differs: differs(image, full) !== null };
+      const synced = powerLossStates(log, { profile: "posix", baseline, lastInstants: 1 }).next();
+      const image = relative(synced.done ? full : synced.value.files);
+      const dir = join(stateDir, IMAGE);
+      writeImage(image, dir);
+      return { db: join(dir, basename(db)), differs: differs(image, relative(full)) !== null };
     },
   };
 }

@@ -117,7 +117,7 @@ export async function settle(child: Child, deadlineMs = CHILD_DEADLINE_MS): Prom
 }
 
 /** Copies a database with its journal or WAL (SQLite rebuilds the shm index). */
-function copyDb(from: string, to: string, suffixes = ["", "-journal", "-wal"]): void {
+export function copyDb(from: string, to: string, suffixes = ["", "-journal", "-wal"]): void {
   for (const suffix of suffixes) {
     if (exists(from + suffix)) Deno.copyFileSync(from + suffix, to + suffix);
   }
@@ -132,28 +132,40 @@ function reference(
   const key = `${start}|${program.join("+")}`;
   let result = ctx.references.get(key);
   if (!result) {
-    result = (async () => {
-      const dir = Deno.makeTempDirSync({ dir: ctx.root.path, prefix: "reference-" });
-      const db = join(dir, "store.db");
-      copyDb(start, db);
-      const store = await ctx.openStore(db);
-      try {
-        const runner = new ProgramRunner(store, ctx.seed);
-        const snaps = [await snapshot(store)];
-        const results: unknown[] = [];
-        for (const [i, op] of program.entries()) {
-          results.push(await runner.run(op, i));
-          snaps.push(await snapshot(store));
-        }
-        return { snaps, results };
-      } finally {
-        await store.close();
-        Deno.removeSync(dir, { recursive: true });
-      }
-    })();
+    result = referenceRun(ctx.openStore, ctx.seed, program, start, ctx.root.path);
     ctx.references.set(key, result);
   }
   return result;
+}
+
+/**
+ * Runs a program uncrashed in this process on a copy of `start` (in a folder made under
+ * `under`): the state before and after each operation, and what each returned.
+ */
+export async function referenceRun(
+  openStore: (path: string) => Promise<SweepStore>,
+  seed: number,
+  program: readonly ProgramOp[],
+  start: string,
+  under: string,
+): Promise<Reference> {
+  const dir = Deno.makeTempDirSync({ dir: under, prefix: "reference-" });
+  const db = join(dir, "store.db");
+  copyDb(start, db);
+  const store = await openStore(db);
+  try {
+    const runner = new ProgramRunner(store, seed);
+    const snaps = [await snapshot(store)];
+    const results: unknown[] = [];
+    for (const [i, op] of program.entries()) {
+      results.push(await runner.run(op, i));
+      snaps.push(await snapshot(store));
+    }
+    return { snaps, results };
+  } finally {
+    await store.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
 }
 
 function shellQuote(value: string): string {
@@ -339,7 +351,7 @@ export async function runState(
           imageDiffers: imageDiffers ?? null,
           note: "crashed/ holds the files as the child left them, before recovery" +
             (ctx.crashImage
-              ? "; baseline/ the start state, vfs.log the recording, last-sync/ the image checked"
+              ? "; baseline/ the start state, <state>.fs.log beside it the recording, last-sync/ the image checked"
               : ""),
           keptAt: new Date().toISOString(),
         },

@@ -7,7 +7,7 @@ import type { LegName } from "../../harness/legs.ts";
  * The power-loss hook: how a crash state is turned into the files the oracle checks.
  * Unset, the sweep checks what the SIGKILLed child left (the page cache survives). The
  * power-loss variant (`_power_loss.ts`, `--power-loss`) plugs in here: it
- * spawns the child with the recording VFS (`spawn`), keeps a baseline (`beforeChild`)
+ * runs the child under the LD_PRELOAD recorder (`childEnv`), keeps a baseline (`beforeChild`)
  * and builds the last-sync image (`image`).
  */
 export interface CrashImage {

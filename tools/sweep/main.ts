@@ -30,6 +30,7 @@ import { lastSyncImage } from "./_power_loss.ts";
 import { summaryTable } from "./_report.ts";
 import { REFERENCE_TARGET } from "./_run_state.ts";
 import { sweep, type SweepOptions, type SweepReport } from "./sweep.ts";
+import { syscallSweep } from "./_syscalls.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The longest sequence `--max-length` takes: the space grows 7-fold per operation. */
@@ -97,6 +98,18 @@ failing state keeps its files as evidence with the command that replays it.`,
       help: "check the last-sync image (power loss) instead of the files left",
     },
     { name: "--no-summary", help: "no final table (the per-library runs of --libraries)" },
+    {
+      name: "--syscalls",
+      help: "crash before every recorded file-system call (any store, no crash points; one leg)",
+    },
+    { name: "--program", value: "LIST", help: "--syscalls: only these programs (ops joined by +)" },
+    { name: "--call", value: "N", help: "--syscalls: only the crash before recorded call N" },
+    {
+      name: "--kills",
+      value: "N",
+      help: "--syscalls: real SIGKILL children per program (cross-check)",
+      default: "1",
+    },
   ],
   exitCodes: {
     0: "every leg that ran covered every point with no failing state",
@@ -104,7 +117,12 @@ failing state keeps its files as evidence with the command that replays it.`,
   },
 };
 
-type CliOptions = SweepOptions & { libraries?: string[]; json: string; summary: boolean };
+type CliOptions = SweepOptions & {
+  libraries?: string[];
+  json: string;
+  summary: boolean;
+  powerLoss?: boolean;
+};
 
 /** A comma-separated list of whole numbers >= `min`; anything else is a usage error. */
 function intList(flags: ParsedFlags, name: string, min: number): number[] | undefined {
@@ -162,7 +180,7 @@ function parseArgs(args: readonly string[]): CliOptions {
   if (states) options.states = states;
   const jobs = flags.int("--jobs", 1, 64);
   if (jobs !== undefined) options.jobs = jobs;
-  if (flags.has("--power-loss")) options.crashImage = lastSyncImage();
+  if (flags.has("--power-loss")) options.powerLoss = true;
   return options;
 }
 
@@ -246,7 +264,45 @@ async function sweepLibraries(
   return reports;
 }
 
+/** `--syscalls`: the sweep over recorded file-system calls; exits with its verdict. */
+async function mainSyscalls(args: readonly string[]): Promise<never> {
+  const flags = parseFlags(SWEEP_CLI, args);
+  const legs = flags.has("--legs") ? legListArg(flags.string("--legs")!) : ["default" as const];
+  if (legs.length !== 1) fail(`Invalid --legs with --syscalls: name one leg (it sweeps one)`);
+  const seed = flags.int("--seed", 0, 0xffff_ffff) ?? Math.floor(Math.random() * 2 ** 31);
+  const call = flags.int("--call", 1);
+  const programs = flags.list("--program");
+  const kills = flags.int("--kills", 0);
+  const maxLength = flags.int("--max-length", 1, MAX_LENGTH);
+  const target = targetSpecifier(flags.string("--target") ?? REFERENCE_TARGET);
+  const report = await syscallSweep({
+    target,
+    leg: legs[0]!,
+    seed,
+    ...(call !== undefined ? { call } : {}),
+    ...(programs ? { programs } : {}),
+    ...(kills !== undefined ? { kills } : {}),
+    ...(maxLength !== undefined ? { maxLength } : {}),
+  });
+  if ("skip" in report) {
+    console.log(`SKIP: ${report.skip}`);
+    Deno.exit(0);
+  }
+  console.log(
+    `sweep --syscalls: ${report.states} states in ${report.seconds.toFixed(2)} s (${
+      Math.round(report.statesPerSecond)
+    } states/s; load average ${
+      Deno.loadavg()[0]!.toFixed(2)
+    }), ${report.judged} recovered states judged, ${report.programs} programs, ${report.children.run} real SIGKILL children (${report.children.failed} failed), seed ${seed}: ${
+      report.ok ? "PASS" : `FAIL (${report.failures.length} failing states)`
+    }`,
+  );
+  if (!report.ok) console.log(`replay the shortest: ${report.failures[0]!.replay}`);
+  Deno.exit(report.ok ? 0 : 1);
+}
+
 if (import.meta.main) {
+  if (Deno.args.includes("--syscalls")) await mainSyscalls(Deno.args);
   const options = parseArgs(Deno.args);
   if (Deno.env.get("SESSION_DB_CRASH_AT")) {
     fail("Cannot sweep: SESSION_DB_CRASH_AT is set (unset it; the sweep arms each child itself)");
@@ -262,6 +318,14 @@ if (import.meta.main) {
     Deno.env.delete("SESSION_DB_JOURNAL_MODE");
   }
   const seed = options.seed ??= Math.floor(Math.random() * 2 ** 31);
+  if (options.powerLoss && !options.libraries) {
+    try {
+      options.crashImage = await lastSyncImage();
+    } catch (error) {
+      console.log(`SKIP: ${(error as Error).message}`);
+      Deno.exit(0);
+    }
+  }
   const reports: SweepReport[] = [];
   if (!options.libraries) {
     try {
@@ -289,7 +353,7 @@ if (import.meta.main) {
   );
   if (failing.length) console.log(`failing crash points: ${failing.join(", ")}`);
   console.log(
-    `sweep${options.crashImage ? " --power-loss" : ""}: ${states} states in ${
+    `sweep${options.powerLoss ? " --power-loss" : ""}: ${states} states in ${
       seconds.toFixed(1)
     } s (${seconds ? (states / seconds).toFixed(1) : "0"} states/s), seed ${seed}, ${
       ok ? "PASS" : "FAIL"

@@ -28,12 +28,13 @@
  *
  * Power loss (`--power-loss`, `_power_loss.ts`): a SIGKILL leaves the page cache intact,
  * so the plain sweep can never show a commit lost to power loss. The power-loss variant
- * runs each crash child with the recording VFS (`session_db/recording_vfs.ts`), keeps
- * the start state as a baseline, and evaluates the same oracle on the last-sync image
- * (`session_db/crash_states.ts`) instead of the files the dead child left: every
- * acknowledged operation present with its result (durability), the interrupted one
- * absent or complete (and present when the point is after COMMIT), invariants and
- * integrity. Its children get an unscoped `--allow-ffi`, as the power-loss cells' do.
+ * runs each crash child under the LD_PRELOAD file-system call recorder, keeps the start
+ * state as a baseline, and evaluates the same oracle on the last-sync image
+ * (`recorder/crash_states.ts`, profile posix) instead of the files the dead child left:
+ * every acknowledged operation present with its result (durability), the interrupted
+ * one absent or complete (and present when the point is after COMMIT), invariants and
+ * integrity. `--syscalls` (`_syscalls.ts`) crashes before every recorded call instead of
+ * at named points, for stores that declare none.
  * {@linkcode CrashImage} is the hook (see `SweepOptions.crashImage`).
  *
  * @module

@@ -138,6 +138,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
+    const image = await lastSyncImage();
     const run = (target: URL | undefined, powerLoss: boolean, states: string[]) =>
       sweep({
         ...(target ? { target } : {}),
@@ -146,7 +147,7 @@ Deno.test({
         seed: 8,
         keepEvidence: false,
         log: quiet,
-        ...(powerLoss ? { crashImage: lastSyncImage() } : {}),
+        ...(powerLoss ? { crashImage: image } : {}),
       });
     const states = [LOST_APPEND, "appendMessage:afterCommit@2", "rewindToMessage:afterCount@1"];
     const reference = await run(undefined, true, states);

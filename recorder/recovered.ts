@@ -1,0 +1,223 @@
+/**
+ * Checks crash states in-process, fast: each state's files are written into one scratch
+ * folder, every SQLite database in it is recovered once by SQLite itself (a connection of
+ * this project's binding with `synchronous = OFF`: a hot journal rolled back, the WAL
+ * checkpointed into the file), and the recovered files are digested. The judge (the
+ * clause's, through the target's own store) runs only on a recovered content not seen
+ * before; a state whose recovered files equal an earlier one's reuses that verdict.
+ *
+ * Why this is sound: what any SQLite connection reads from a state is what SQLite's
+ * recovery makes of it, and the recovery is deterministic given the files; so two states
+ * with byte-identical recovered files read the same through any store on SQLite. A
+ * state SQLite cannot recover is judged on its own (never reused). Files that are not
+ * SQLite databases are digested as they are. States are opened one after another, never
+ * two connections at once, so the binding's connection and the target's (maybe another
+ * copy of SQLite, e.g. `node:sqlite`) never hold the same file together.
+ *
+ * @example
+ * ```ts
+ * import { RecoveredStates } from "./recovered.ts";
+ * const states = new RecoveredStates(Deno.makeTempDirSync());
+ * const files = new Map([["a.txt", new TextEncoder().encode("hi")]]);
+ * const verdict = await states.check({ files, key: "s1" }, "", (dir) => Deno.readTextFileSync(`${dir}/a.txt`));
+ * console.log(verdict, states.judged); // hi 1
+ * ```
+ *
+ * @module
+ */
+import { Database } from "../session_db/sqlite/database.ts";
+import { type FileSet, readFolder, writeImage } from "./image.ts";
+
+const MAGIC = "SQLite format 3\0";
+
+function isSqlite(content: Uint8Array): boolean {
+  if (content.length < 100) return false;
+  for (let i = 0; i < MAGIC.length; i++) if (content[i] !== MAGIC.charCodeAt(i)) return false;
+  return true;
+}
+
+/**
+ * Recovers every SQLite database of a folder in place (rollback, WAL checkpoint) with
+ * syncs off: the folder then holds what any connection would read.
+ *
+ * @param dir The folder (the state's scratch copy).
+ * @param files The state's files (which of them are SQLite databases).
+ * @returns The recovery errors, one per database SQLite could not recover (`[]` when all did).
+ * @example
+ * ```ts
+ * import { recoverSqliteFiles } from "./recovered.ts";
+ * console.log(recoverSqliteFiles(Deno.makeTempDirSync(), new Map())); // []
+ * ```
+ */
+export function recoverSqliteFiles(dir: string, files: FileSet): string[] {
+  const errors: string[] = [];
+  for (const [name, content] of files) {
+    if (!isSqlite(content)) continue;
+    let db: Database | undefined;
+    const journal = `${dir}/${name}-journal`;
+    const held = files.has(`${name}-journal`);
+    try {
+      // PRAGMA synchronous reads the schema, which would roll a hot journal back with
+      // syncs on: set it while the journal is held aside, then put the journal back so
+      // the next read rolls it back with syncs off (one disk flush less per state).
+      if (held) Deno.renameSync(journal, `${journal}.held`);
+      try {
+        db = new Database(`${dir}/${name}`, { create: false });
+        db.exec("PRAGMA synchronous = OFF");
+      } catch {
+        // The file alone does not open (mid-transaction): recover with syncs on.
+        db?.close();
+        db = undefined;
+      } finally {
+        if (held) Deno.renameSync(`${journal}.held`, journal);
+      }
+      db ??= new Database(`${dir}/${name}`, { create: false });
+      db.prepare("SELECT count(*) FROM sqlite_master").values();
+      db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").values();
+      db.close();
+      db = undefined;
+      // What is left of a journal or WAL after a clean read and close is cold: no reader
+      // looks at it, so it is not part of the recovered content.
+      for (const suffix of ["-journal", "-wal"]) {
+        try {
+          Deno.removeSync(`${dir}/${name}${suffix}`);
+        } catch { /* absent */ }
+      }
+    } catch (error) {
+      errors.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      db?.close();
+    }
+  }
+  return errors;
+}
+
+/** A fast 64-bit digest of a file set (two 32-bit FNV-style lanes); hits are compared in full. */
+function quickDigest(files: FileSet): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  const names = [...files.keys()].sort();
+  for (const name of names) {
+    for (let i = 0; i < name.length; i++) {
+      a = Math.imul(a ^ name.charCodeAt(i), 0x01000193);
+      b = Math.imul(b ^ name.charCodeAt(i), 0x5bd1e995);
+    }
+    const content = files.get(name)!;
+    const words = new Int32Array(content.buffer, content.byteOffset, content.length >> 2);
+    if ((content.byteOffset & 3) === 0) {
+      for (let i = 0; i < words.length; i++) {
+        a = Math.imul(a ^ words[i]!, 0x01000193);
+        b = Math.imul(b ^ words[i]!, 0x5bd1e995) ^ (b >>> 15);
+      }
+    } else {
+      for (let i = 0; i < words.length * 4; i++) a = Math.imul(a ^ content[i]!, 0x01000193);
+    }
+    for (let i = words.length * 4; i < content.length; i++) {
+      a = Math.imul(a ^ content[i]!, 0x01000193);
+    }
+    a = Math.imul(a ^ content.length, 0x01000193);
+  }
+  return `${(a >>> 0).toString(16)}${(b >>> 0).toString(16)}`;
+}
+
+function sameFiles(x: FileSet, y: FileSet): boolean {
+  if (x.size !== y.size) return false;
+  for (const [name, a] of x) {
+    const b = y.get(name);
+    if (!b || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  }
+  return true;
+}
+
+/**
+ * A crash state as {@linkcode RecoveredStates} takes it: its files and a key naming them.
+ *
+ * @example
+ * ```ts
+ * import type { StateFiles } from "./recovered.ts";
+ * const state: StateFiles = { files: new Map(), key: "empty" };
+ * ```
+ */
+export interface StateFiles {
+  /** The files. */
+  readonly files: FileSet;
+  /** Two states with one key hold the same files. */
+  key: string;
+}
+
+/**
+ * Judges crash states in one scratch folder, reusing verdicts across states whose files
+ * (by key) or whose SQLite-recovered files (by digest) are the same.
+ *
+ * @example
+ * ```ts
+ * import { RecoveredStates } from "./recovered.ts";
+ * const states = new RecoveredStates(Deno.makeTempDirSync());
+ * const a = { files: new Map([["x", new Uint8Array([1])]]), key: "a" };
+ * const b = { files: new Map([["x", new Uint8Array([1])]]), key: "b" };
+ * for (const state of [a, b]) await states.check(state, "", () => "ok");
+ * console.log(states.checked, states.judged); // 2 1
+ * ```
+ */
+export class RecoveredStates<V> {
+  #scratch: string;
+  #byKey = new Map<string, V>();
+  #byDigest = new Map<string, { files: FileSet; verdict: V }[]>();
+  #checked = 0;
+  #judged = 0;
+
+  /** @param scratch The folder the states are written into (created when missing). */
+  constructor(scratch: string) {
+    this.#scratch = scratch;
+  }
+
+  /** The scratch folder. */
+  get scratch(): string {
+    return this.#scratch;
+  }
+
+  /** States checked. */
+  get checked(): number {
+    return this.#checked;
+  }
+
+  /** States the judge ran on (distinct recovered contents). */
+  get judged(): number {
+    return this.#judged;
+  }
+
+  /**
+   * The verdict on one state: reused when its files, or its recovered files, were judged
+   * before with the same `context`; else `judge` runs on the recovered scratch folder.
+   *
+   * @param state The state's files and key.
+   * @param context What else the verdict depends on (e.g. the acknowledgements), as a key.
+   * @param judge Judges the folder (may change it).
+   * @returns The verdict.
+   */
+  async check(
+    state: StateFiles,
+    context: string,
+    judge: (dir: string) => V | Promise<V>,
+  ): Promise<V> {
+    this.#checked++;
+    const byKey = this.#byKey.get(`${state.key}\0${context}`);
+    if (byKey !== undefined) return byKey;
+    writeImage(state.files, this.#scratch);
+    const errors = recoverSqliteFiles(this.#scratch, state.files);
+    // A state SQLite cannot recover is never merged with another.
+    const recovered = errors.length ? undefined : readFolder(this.#scratch);
+    const digest = recovered ? `${quickDigest(recovered)}\0${context}` : "";
+    const seen = recovered ? this.#byDigest.get(digest) ?? [] : [];
+    let verdict = seen.find((entry) => sameFiles(entry.files, recovered!))?.verdict;
+    if (verdict === undefined) {
+      if (errors.length) writeImage(state.files, this.#scratch);
+      this.#judged++;
+      verdict = await judge(this.#scratch);
+      if (recovered) this.#byDigest.set(digest, [...seen, { files: recovered, verdict }]);
+    }
+    this.#byKey.set(`${state.key}\0${context}`, verdict);
+    return verdict;
+  }
+}
