@@ -3,8 +3,9 @@
  * `.cache/recorder/<hash>/libfsrecorder.so`, where the hash covers the source and the
  * compiler flags, so a changed source builds anew and an unchanged one is reused.
  *
- * Run with `deno task recorder`; the last line printed is the library's path, or
- * `SKIP: <reason>` (exit 0) where the recorder cannot work (not Linux/glibc, no `cc`).
+ * `deno task recorder` (`tools/build_recorder.ts`) runs it; the last line printed is the
+ * library's path, or `SKIP: <reason>` (exit 0) where the recorder cannot work (not
+ * Linux/glibc, no `cc`).
  *
  * @example
  * ```ts
@@ -139,9 +140,4 @@ export async function buildRecorder(
   // Rename into place so a concurrent build never loads a half-written library.
   await Deno.rename(partial, path);
   return { ok: true, path };
-}
-
-if (import.meta.main) {
-  const built = await buildRecorder();
-  console.log(built.ok ? built.path : `SKIP: ${built.reason}`);
 }
