@@ -146,7 +146,7 @@ Deno.test({
 async function lostAcks(synchronous: string, profile: "posix" | "ext4-ordered") {
   const { DatabaseSync } = await import("node:sqlite");
   const parsed = await nodeSqliteRun(synchronous);
-  const scratch = Deno.makeTempDirSync({ dir: "/dev/shm" });
+  const scratch = Deno.makeTempDirSync({ prefix: "recorder-states-" });
   const { writeImage } = await import("./image.ts");
   let states = 0;
   const losses: string[] = [];

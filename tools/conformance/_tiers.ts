@@ -246,8 +246,7 @@ export async function syscallsTier(
       ];
       const env = legChildEnv(library.path, "default");
       const out = await runTool(
-        // -A: the tool stats /dev/shm, which Deno grants only to --allow-all.
-        ["--unstable-kv", "-A", tool("syscalls.ts"), ...args],
+        ["--unstable-kv", ...TASK_PERMISSIONS, tool("syscalls.ts"), ...args],
         env,
       );
       const skipLine = out.stdout.split("\n").find((l) => l.startsWith("SKIP: "));
