@@ -21,7 +21,8 @@ Deno.test({
     strictEqual(cell1?.status, "PASS", cell1?.detail);
     // Several processes on one log: it locks each append, so cell 6 holds too.
     const [cell6] = await runDefinitions(
-      await CELLS[6]({ target: jsonl("target"), leg, keepEvidence: false }),
+      // A longer span than the default: this store is quick, and its kills must land mid-work.
+      await CELLS[6]({ target: jsonl("target"), leg, keepEvidence: false, span: 4 }),
     );
     strictEqual(cell6?.status, "PASS", cell6?.detail);
     for (const cell of [2, 3, 4, 5] as const) {
