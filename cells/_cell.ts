@@ -10,13 +10,11 @@ import {
   legVerdict,
   observeJournalMode,
 } from "../harness/legs.ts";
-import { killWhileAlive } from "../harness/child.ts";
-import { waitFor } from "../harness/wait_for.ts";
-import { exists } from "../internal/fs.ts";
 import { RunDir } from "../harness/evidence.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import { targetSpecifier } from "./target.ts";
 import { targetAccess } from "./target_access.ts";
+import { killWhenReady } from "./_kill.ts";
 import type { CellOptions } from "./cell_options.ts";
 import type { CellReport } from "./cell_report.ts";
 
@@ -151,15 +149,13 @@ function probe(leg: Leg, target: string, openDeadlineMs: number): Promise<Probe>
       const child = spawnFor(leg, target, run)("_probe.ts", [db, ready]);
       try {
         try {
-          await waitFor(() => exists(ready), {
-            what:
-              `the store of ${target} to open and take 3 appends (open deadline ${openDeadlineMs} ms: raise CELLS_OPEN_DEADLINE_MS or openDeadlineMs for a slow store)`,
-            deadlineMs: openDeadlineMs,
-            children: [child],
-          });
-          await killWhileAlive(child);
+          await killWhenReady(
+            child,
+            ready,
+            `the store of ${target} to open and take 3 appends (open deadline ${openDeadlineMs} ms: raise CELLS_OPEN_DEADLINE_MS or openDeadlineMs for a slow store)`,
+            openDeadlineMs,
+          );
         } catch (error) {
-          await reapAll([child]);
           return {
             onDisk: "unknown",
             methods: [],

@@ -1,7 +1,7 @@
 // The leg probe: opens the store, writes, reports which methods it has, then waits to be
 // killed: the parent observes the journal mode the store ran in with no clean close first
 // (a store could switch modes in `close()`).
-import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
+import { childArgs, openStoreFor, waitToBeKilled } from "./child_runtime.ts";
 
 const [target, dbPath, readyPath] = childArgs(3, "_probe.ts <target> <db> <ready>");
 const store = await openStoreFor(target!, dbPath!);
@@ -24,7 +24,4 @@ console.log(JSON.stringify({
   methods: [...new Set(methods)],
   ...(typeof said === "string" ? { journalModeReason: said } : {}),
 }));
-Deno.writeTextFileSync(readyPath!, "ready");
-// Wait for the parent's SIGKILL; a parent that never comes does not leave it behind.
-const guard = lifetimeGuard();
-setInterval(guard, 1000);
+waitToBeKilled(readyPath!);

@@ -22,6 +22,15 @@ export function lifetimeGuard(): () => void {
   };
 }
 
+/**
+ * Says the child got where it should be killed (creates `readyPath`) and waits for the
+ * parent's SIGKILL, holding what it has open; the lifetime guard ends it if none comes.
+ */
+export function waitToBeKilled(readyPath: string): void {
+  Deno.writeTextFileSync(readyPath, "ready");
+  setInterval(lifetimeGuard(), 1000);
+}
+
 /** The command-line arguments, checked for count. */
 export function childArgs(count: number, usage: string): string[] {
   if (Deno.args.length < count) {

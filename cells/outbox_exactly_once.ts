@@ -5,6 +5,7 @@ import { type Child, classifyExit, reapAll } from "../harness/child.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
+import { untilExited } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import {
   type Arrival,
@@ -71,15 +72,6 @@ interface Scenario {
   arrivals: Arrival[];
 }
 
-/** Until the child has exited on its own (a crash point kills it), deadline-bounded. */
-async function exited(child: Child, what: string): Promise<void> {
-  try {
-    await waitFor(() => child.exited !== undefined, { what, deadlineMs: 30_000 });
-  } finally {
-    await reapAll([child]);
-  }
-}
-
 async function runScenario(
   ctx: CellRun,
   kind: string,
@@ -97,7 +89,7 @@ async function runScenario(
   const sender = ctx.spawn("_sender.ts", [db, inbox, String(options.obligations)], {
     env: { SESSION_DB_CRASH_AT: `${senderPoint}@3` },
   });
-  await exited(sender, `the sender to reach crash point ${senderPoint}`);
+  await untilExited(sender, `the sender to reach crash point ${senderPoint}`);
   const mode = idempotent ? "idempotent" : "plain";
   // Every kill point of cell 5 lies between transactions (after a COMMIT or a send).
   if (classifyExit(sender.exited!).kind === "killed") {
@@ -108,7 +100,7 @@ async function runScenario(
     armed = ctx.spawn("_recoverer.ts", [db, inbox, dir, "armed", "-", flag], {
       env: { SESSION_DB_CRASH_AT: RECOVERER_AFTER_SEND },
     });
-    await exited(armed, `the armed recoverer to reach ${RECOVERER_AFTER_SEND}`);
+    await untilExited(armed, `the armed recoverer to reach ${RECOVERER_AFTER_SEND}`);
     if (classifyExit(armed.exited!).kind === "killed") {
       ctx.observeLeg(db, `${RECOVERER_AFTER_SEND} (${mode})`, true);
     }

@@ -1,12 +1,10 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
-import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
-import { waitFor } from "../harness/wait_for.ts";
-import { exists } from "../internal/fs.ts";
+import { classifyExit } from "../harness/child.ts";
 import { LOCK_TTL_MS } from "./_lock_taker.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
-import { awaitCrash, killAfterAcks } from "./_kill.ts";
+import { awaitCrash, killAfterAcks, killWhenReady, untilExited } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { judgeRotations, orphans, recover, type Rotation } from "./_rotation_state.ts";
 import { checkSteps } from "./_state_check.ts";
@@ -56,11 +54,7 @@ async function checkRun(
 /** Runs a child to its end (bounded) and returns its last stdout line as JSON. */
 async function runToEnd(ctx: CellRun, script: string, args: string[], what: string) {
   const child = ctx.spawn(script, args);
-  try {
-    await waitFor(() => child.exited !== undefined, { what, deadlineMs: 60_000 });
-  } finally {
-    await reapAll([child]);
-  }
+  await untilExited(child, what, 60_000);
   return { child, said: () => JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") };
 }
 
@@ -125,17 +119,8 @@ async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
   const db = ctx.run.file("dead-holder.db");
   const ready = ctx.run.file("dead-holder.ready");
   const holder = ctx.spawn("_lock_holder.ts", [db, ready]);
-  try {
-    await waitFor(() => exists(ready), {
-      what: "the holder to take the compression lock",
-      deadlineMs: 60_000,
-      children: [holder],
-    });
-    await killWhileAlive(holder);
-    tally(ctx, "sigkills", 1);
-  } finally {
-    await reapAll([holder]);
-  }
+  await killWhenReady(holder, ready, "the holder to take the compression lock", 60_000);
+  tally(ctx, "sigkills", 1);
   ctx.observeLeg(db, "dead holder (waiting with the lock)", true);
   await takeOver(ctx, t, "dead holder", db, "held");
 }

@@ -156,3 +156,32 @@ export function isBusy(error: unknown): boolean {
 export function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
+
+/**
+ * A mutant whose `appendMessage` does not wait for the write lock (busy timeout 0) and
+ * does `onBusy` when it finds the lock taken; cell 6's busy mutants differ only there.
+ *
+ * @param path The database file.
+ * @param options The leg's journal mode.
+ * @param onBusy What the broken append does on SQLITE_BUSY (its result is returned).
+ * @returns The mutant store.
+ */
+export function openBusyMutant(
+  path: string,
+  options: StoreOptions,
+  onBusy: (raw: Database) => number,
+): SessionDB {
+  return openMutant(path, options, ({ raw }) => {
+    raw.setBusyTimeout(0);
+    return {
+      appendMessage(sessionId: string, message: { role: string; content: string }) {
+        try {
+          return immediateAppend(raw, sessionId, message);
+        } catch (error) {
+          if (!isBusy(error)) throw error;
+          return onBusy(raw);
+        }
+      },
+    };
+  });
+}

@@ -6,24 +6,12 @@
  * @module
  */
 import type { StoreOptions } from "../../target.ts";
-import { immediateAppend, isBusy, mutantCrashPoints, openMutant } from "./_mutant.ts";
+import { mutantCrashPoints, openBusyMutant } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
-  return openMutant(path, options, ({ raw }) => {
-    raw.setBusyTimeout(0);
-    return {
-      appendMessage(sessionId: string, message: { role: string; content: string }) {
-        try {
-          return immediateAppend(raw, sessionId, message);
-        } catch (error) {
-          if (!isBusy(error)) throw error;
-          // "It will have gone through": the next id, as a successful append would get.
-          return Number(raw.lastInsertRowId) + 1;
-        }
-      },
-    };
-  });
+  // "It will have gone through": the next id, as a successful append would get.
+  return openBusyMutant(path, options, (raw) => Number(raw.lastInsertRowId) + 1);
 }
 
 /** The crash points it honours. */

@@ -6,23 +6,11 @@
  * @module
  */
 import type { StoreOptions } from "../../target.ts";
-import { immediateAppend, isBusy, mutantCrashPoints, openMutant } from "./_mutant.ts";
+import { mutantCrashPoints, openBusyMutant } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
-  return openMutant(path, options, ({ raw }) => {
-    raw.setBusyTimeout(0);
-    return {
-      appendMessage(sessionId: string, message: { role: string; content: string }) {
-        try {
-          return immediateAppend(raw, sessionId, message);
-        } catch (error) {
-          if (isBusy(error)) Deno.exit(0);
-          throw error;
-        }
-      },
-    };
-  });
+  return openBusyMutant(path, options, () => Deno.exit(0));
 }
 
 /** The crash points it honours. */
