@@ -46,3 +46,25 @@ Deno.test("deno publish --dry-run passes: license, no slow types, no cache or te
   const stray = files.filter((line) => /\/\.cache\/|\/evidence\/|\/\.ci\/|_test\.ts /.test(line));
   strictEqual(stray.length, 0, `published but should not be:\n${stray.join("\n")}`);
 });
+
+Deno.test("every test file runs in exactly one set: deno test -A or deno task test:integration", async () => {
+  const config = JSON.parse(await Deno.readTextFile(new URL("./deno.json", import.meta.url)));
+  const quick: string[] = config.test.include;
+  const integration = (config.tasks["test:integration"] as string).split(/\s+/)
+    .filter((arg) => !arg.startsWith("-") && /(\.ts|\/)$/.test(arg));
+  const covers = (entries: string[], file: string) =>
+    entries.some((entry) => entry.endsWith("/") ? file.startsWith(entry) : file === entry);
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+      const path = `${dir}${entry.name}`;
+      if (entry.isDirectory && !entry.name.startsWith(".") && entry.name !== "testdata") {
+        await walk(`${path}/`);
+      } else if (entry.isFile && entry.name.endsWith("_test.ts")) files.push(path);
+    }
+  };
+  await walk("");
+  ok(files.length > 30, `only ${files.length} test files found`);
+  const wrong = files.filter((file) => covers(quick, file) === covers(integration, file));
+  strictEqual(wrong.length, 0, `in neither set, or in both: ${wrong.join(", ")}`);
+});

@@ -1,19 +1,31 @@
-// Each cell goes RED against a store that breaks its clause (every mutant in
-// testdata/mutants/catalogue.ts, for the intended reason), stays GREEN on the reference
-// store (cells_test.ts), and raises no false alarm on a correct but different store
-// (testdata/alt_store/). Of the mutants generated from the store's source, a small sample
-// is run here; `deno task mutants` runs the full kill matrix, planted and generated.
+// Each cell goes RED against a store that breaks its clause. Here a sample runs: one
+// planted mutant for each of cells 1, 3, 5 and 7, two generated ones for cells 2 and 4,
+// and a leg mutant whose leg must SKIP. `deno task mutants` (run by CI) judges every
+// planted and generated mutant, for the intended reason, and the correct-but-different
+// store (testdata/alt_store/) for false alarms; the reference stays GREEN in cells_test.ts.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
 import { type DefinitionOutcome, runDefinitions } from "./run_definitions.ts";
-import { ALT_STORE_TARGET, MUTANTS, mutantTarget } from "./testdata/mutants/catalogue.ts";
+import { MUTANTS, mutantTarget } from "./testdata/mutants/catalogue.ts";
 import {
   EQUIVALENT,
   FAMILIES,
   FAMILY_FLOOR,
   generateMutants,
 } from "./testdata/mutants/generated.ts";
+
+// Deterministic killers, about a second each; the full catalogue belongs to the task.
+const PLANTED_SAMPLE = [
+  "ack_before_commit",
+  "rotation_two_transactions",
+  "mark_delivered_before_send",
+  "publish_ignores_lease",
+];
+const LEG_SAMPLE = ["resolver_ignores_mode"];
+for (const name of [...PLANTED_SAMPLE, ...LEG_SAMPLE]) {
+  if (!MUTANTS.some((m) => m.name === name)) throw new Error(`No planted mutant named ${name}`);
+}
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 
@@ -28,7 +40,7 @@ function outcomesOf(index: number): Promise<DefinitionOutcome[]> {
   return started.get(index)!;
 }
 
-for (const mutant of MUTANTS.filter((m) => m.expect === "caught")) {
+for (const mutant of MUTANTS.filter((m) => PLANTED_SAMPLE.includes(m.name))) {
   for (const cell of mutant.cells) {
     const index = runs.push(async () =>
       runDefinitions(
@@ -71,7 +83,7 @@ for (const mutant of MUTANTS.filter((m) => m.expect === "caught")) {
   }
 }
 
-for (const mutant of MUTANTS.filter((m) => m.expect === "skipped")) {
+for (const mutant of MUTANTS.filter((m) => LEG_SAMPLE.includes(m.name))) {
   Deno.test({
     name:
       `mutant ${mutant.name} (${mutant.breaks}) gets its ${mutant.leg} leg SKIPPED, never PASSED`,
@@ -107,32 +119,6 @@ for (const mutant of MUTANTS.filter((m) => m.expect === "skipped")) {
     },
   });
 }
-
-Deno.test({
-  name: "the correct-but-different store passes every cell: no false alarm",
-  ...options,
-  async fn() {
-    // The cells are independent (own children, own files): run them all at once, since
-    // their children mostly wait on start-up, barriers and syncs.
-    const cells = [1, 2, 3, 4, 5, 6, 7] as const;
-    const results = await Promise.all(
-      cells.map(async (cell) => runDefinitions(await CELLS[cell]({ target: ALT_STORE_TARGET }))),
-    );
-    for (const [i, cell] of cells.entries()) {
-      const [outcome] = results[i]!;
-      ok(outcome, `cell ${cell} defined no test`);
-      ok(
-        outcome.status !== "FAIL",
-        `false alarm: cell ${cell} failed on the alt store: ${outcome.detail}`,
-      );
-      if (outcome.status === "SKIP") {
-        // Only the leg may skip a cell; the alt store has every method a cell requires.
-        ok(!/the store lacks/.test(outcome.detail ?? ""), outcome.detail);
-        console.log(`  cell ${cell} SKIP: ${outcome.detail}`);
-      } else console.log(`  cell ${cell} PASS`);
-    }
-  },
-});
 
 // Deterministic killers, one cell each (about a second apiece, run at once).
 const GENERATED_SAMPLE = ["where:claimHandoff:handoff_state", "where:rewindToMessage:active"];
