@@ -47,6 +47,30 @@ export function isBusy(error: unknown): boolean {
     (error.code === SQLITE_BUSY || error.code === SQLITE_LOCKED);
 }
 
+/**
+ * Runs `fn`, retrying SQLite's busy result after a jittered sleep until `deadlineMs` has
+ * passed; then throws the error (a {@linkcode BusyDeadlineError} as a rule) that `expired`
+ * builds from the time waited and the attempts made. Any other error goes through at once.
+ */
+export function untilNotBusy<T>(
+  fn: () => T,
+  deadlineMs: number,
+  expired: (waitedMs: number, attempts: number, cause: unknown) => Error,
+): T {
+  const started = performance.now();
+  for (let attempt = 1;; attempt++) {
+    try {
+      return fn();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      const waited = performance.now() - started;
+      if (waited >= deadlineMs) throw expired(Math.round(waited), attempt, error);
+      const jitter = waited < 2000 ? 20 + Math.random() * 130 : 250 + Math.random() * 750;
+      sleepSync(Math.min(jitter, Math.max(1, deadlineMs - waited)));
+    }
+  }
+}
+
 /** Now, in seconds since the epoch (the store's timestamps). */
 export function now(): number {
   return Date.now() / 1000;
@@ -164,34 +188,28 @@ export class Connection {
         `Cannot ${operation} on session database "${this.#path}": it was opened read-only`,
       );
     }
-    const started = performance.now();
-    for (let attempt = 0;; attempt++) {
-      try {
-        this.stmt("BEGIN IMMEDIATE").run();
-        try {
-          const result = fn();
-          this.stmt("COMMIT").run();
-          return result;
-        } catch (error) {
-          if (db.inTransaction) this.stmt("ROLLBACK").run();
-          throw error;
-        }
-      } catch (error) {
-        if (!isBusy(error)) throw this.#storageError(operation, error);
-        const waited = performance.now() - started;
-        if (waited >= deadlineMs) {
-          throw new BusyDeadlineError(
-            `Cannot ${operation} on session database "${this.#path}": the database stayed locked for ${
-              Math.round(waited)
-            } ms (${
-              attempt + 1
-            } attempts, deadline ${deadlineMs} ms): another connection holds the write lock (retry later, find the process that keeps a transaction open, or raise busyDeadlineMs)`,
-            { cause: error },
-          );
-        }
-        const jitter = waited < 2000 ? 20 + Math.random() * 130 : 250 + Math.random() * 750;
-        sleepSync(Math.min(jitter, Math.max(1, deadlineMs - waited)));
-      }
+    try {
+      return untilNotBusy(
+        () => {
+          this.stmt("BEGIN IMMEDIATE").run();
+          try {
+            const result = fn();
+            this.stmt("COMMIT").run();
+            return result;
+          } catch (error) {
+            if (db.inTransaction) this.stmt("ROLLBACK").run();
+            throw error;
+          }
+        },
+        deadlineMs,
+        (waited, attempts, cause) =>
+          new BusyDeadlineError(
+            `Cannot ${operation} on session database "${this.#path}": the database stayed locked for ${waited} ms (${attempts} attempts, deadline ${deadlineMs} ms): another connection holds the write lock (retry later, find the process that keeps a transaction open, or raise busyDeadlineMs)`,
+            { cause },
+          ),
+      );
+    } catch (error) {
+      throw this.#storageError(operation, error);
     }
   }
 
@@ -208,8 +226,14 @@ export class Connection {
 
   /** Runs a read, naming a storage failure (corrupt page, I/O error) with its fix. */
   read<T>(operation: string, fn: () => T): T {
+    // In a rollback journal a writer's commit locks readers out; a busy read waits too.
+    const deadlineMs = this.#options.busyDeadlineMs;
     try {
-      return fn();
+      return untilNotBusy(fn, deadlineMs, (waited, attempts, cause) =>
+        new BusyDeadlineError(
+          `Cannot ${operation} on session database "${this.#path}": the database stayed locked for ${waited} ms (${attempts} attempts, deadline ${deadlineMs} ms): another connection kept it locked (retry later, or raise busyDeadlineMs)`,
+          { cause },
+        ));
     } catch (error) {
       throw this.#storageError(operation, error, false);
     }

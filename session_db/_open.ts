@@ -10,8 +10,13 @@ import {
   type JournalMode,
   journalModeFromEnv,
 } from "./journal_mode.ts";
-import { SchemaVersionError, SessionDBError, SessionDBOpenError } from "./errors.ts";
-import { Connection, errorDetail, isBusy, oneOff } from "./_connection.ts";
+import {
+  BusyDeadlineError,
+  SchemaVersionError,
+  SessionDBError,
+  SessionDBOpenError,
+} from "./errors.ts";
+import { Connection, errorDetail, oneOff, untilNotBusy } from "./_connection.ts";
 import { checkOpenArguments } from "./_validate.ts";
 import type { SessionDBOptions } from "./types.ts";
 
@@ -41,47 +46,73 @@ export function openConnection(path: string, options: SessionDBOptions): Connect
   }
   try {
     db.setBusyTimeout(busyTimeoutMs);
-    const version = readSchemaVersion(db, fail);
-    if (version > SCHEMA_VERSION) {
-      throw new SchemaVersionError(
-        `Cannot open session database "${path}": it has schema version ${version}, newer than ${SCHEMA_VERSION} of this store (upgrade the store; the file was left untouched)`,
-      );
-    }
-    if (readonly) {
-      if (version < SCHEMA_VERSION) {
-        throw fail(
-          `schema version ${version} needs a migration to ${SCHEMA_VERSION}, which a read-only open cannot do (open it once writable)`,
-        );
-      }
-      const mode = oneOff(db, "PRAGMA journal_mode", (q) => q.value<[string]>()?.[0]) ??
-        "delete";
-      db.exec("PRAGMA foreign_keys = ON");
-      return new Connection(db, path, {
-        journalMode: mode === "wal" ? "wal" : "delete",
-        journalModeReason: "read-only: as found on disk",
-        busyDeadlineMs,
-        appendDeadlineMs,
-        readonly: true,
-      });
-    }
-    const requested = options.journalMode ?? journalModeFromEnv() ?? DEFAULT_JOURNAL_MODE;
-    const { mode, reason } = applyJournalMode(db, requested, fail);
-    db.exec(`PRAGMA synchronous = ${mode === "wal" ? "FULL" : "EXTRA"}`);
-    db.exec("PRAGMA foreign_keys = ON");
+    // Writers may hold the file locked past one busy timeout: the open waits like a write.
+    // Leaving WAL stays busy while another connection has the file open in WAL mode.
+    let switching: string | undefined;
+    const opened = untilNotBusy(
+      () => configure(db, path, readonly, options, fail, (from) => switching = from),
+      busyDeadlineMs,
+      (waited, attempts, cause) =>
+        switching
+          ? fail(
+            `journal mode ${switching} (locked for ${waited} ms: another connection may have the file open in WAL mode: close it and retry)`,
+            cause,
+          )
+          : new BusyDeadlineError(
+            `Cannot open session database "${path}": the database stayed locked for ${waited} ms (${attempts} attempts, deadline ${busyDeadlineMs} ms): another connection kept it locked (retry later, or raise busyDeadlineMs)`,
+            { cause },
+          ),
+    );
     const connection = new Connection(db, path, {
-      journalMode: mode,
-      journalModeReason: reason,
+      journalMode: opened.mode,
+      journalModeReason: opened.reason,
       busyDeadlineMs,
       appendDeadlineMs,
-      readonly: false,
+      readonly,
     });
-    if (version < SCHEMA_VERSION) migrate(connection);
+    if (opened.version < SCHEMA_VERSION && !readonly) migrate(connection);
     return connection;
   } catch (error) {
     db.close();
     if (error instanceof SessionDBError) throw error;
     throw fail(errorDetail(error), error);
   }
+}
+
+/** Reads the schema version and applies the journal mode; SQLite's busy result goes through. */
+function configure(
+  db: Database,
+  path: string,
+  readonly: boolean,
+  options: SessionDBOptions,
+  fail: (detail: string, cause?: unknown) => Error,
+  switching: (change: string) => void,
+): { version: number; mode: JournalMode; reason: string } {
+  const version = currentVersion(db);
+  if (version > SCHEMA_VERSION) {
+    throw new SchemaVersionError(
+      `Cannot open session database "${path}": it has schema version ${version}, newer than ${SCHEMA_VERSION} of this store (upgrade the store; the file was left untouched)`,
+    );
+  }
+  if (readonly) {
+    if (version < SCHEMA_VERSION) {
+      throw fail(
+        `schema version ${version} needs a migration to ${SCHEMA_VERSION}, which a read-only open cannot do (open it once writable)`,
+      );
+    }
+    const mode = oneOff(db, "PRAGMA journal_mode", (q) => q.value<[string]>()?.[0]) ?? "delete";
+    db.exec("PRAGMA foreign_keys = ON");
+    return {
+      version,
+      mode: mode === "wal" ? "wal" : "delete",
+      reason: "read-only: as found on disk",
+    };
+  }
+  const requested = options.journalMode ?? journalModeFromEnv() ?? DEFAULT_JOURNAL_MODE;
+  const { mode, reason } = applyJournalMode(db, requested, fail, switching);
+  db.exec(`PRAGMA synchronous = ${mode === "wal" ? "FULL" : "EXTRA"}`);
+  db.exec("PRAGMA foreign_keys = ON");
+  return { version, mode, reason };
 }
 
 function migrate(connection: Connection): void {
@@ -154,18 +185,11 @@ function currentVersion(db: Database): number {
   );
 }
 
-function readSchemaVersion(db: Database, fail: (detail: string, cause?: unknown) => Error): number {
-  try {
-    return currentVersion(db);
-  } catch (error) {
-    throw fail(errorDetail(error), error);
-  }
-}
-
 function applyJournalMode(
   db: Database,
   requested: JournalMode,
   fail: (detail: string) => Error,
+  switching: (change: string) => void,
 ): { mode: JournalMode; reason: string } {
   const onDisk = String(
     oneOff(db, "PRAGMA journal_mode", (q) => q.value<[string]>()?.[0]) ?? "delete",
@@ -173,14 +197,13 @@ function applyJournalMode(
     .toLowerCase();
   const decision = decideJournalMode(requested, sqliteVersion(), onDisk);
   if (onDisk !== decision.mode) {
-    let result: string;
-    try {
-      using statement = db.prepare(`PRAGMA journal_mode = ${decision.mode.toUpperCase()}`);
-      result = String(statement.value<[string]>()?.[0]).toLowerCase();
-    } catch (error) {
-      if (!isBusy(error)) throw error;
-      result = `${onDisk} (the database is locked)`;
-    }
+    // A busy result goes up to the open's wait; otherwise SQLite answers the mode it kept.
+    switching(`${decision.mode} was requested but SQLite kept ${onDisk}`);
+    const result = oneOff(
+      db,
+      `PRAGMA journal_mode = ${decision.mode.toUpperCase()}`,
+      (q) => String(q.value<[string]>()?.[0]).toLowerCase(),
+    );
     if (result !== decision.mode) {
       throw fail(
         `journal mode ${decision.mode} was requested but SQLite kept ${result} (another connection may have the file open in WAL mode: close it and retry)`,

@@ -376,6 +376,58 @@ Deno.test("SQL-looking content, ids and titles are stored verbatim", () => {
 
 // --- locks -----------------------------------------------------------------------------
 
+Deno.test("an exclusive lock held past one busy timeout: open and reads wait for it, then a BusyDeadlineError", async () => {
+  using dir = tempDir();
+  const path = join(dir.path, "exclusive.db");
+  const db = SessionDB.open(path, {
+    journalMode: "delete",
+    busyTimeoutMs: 20,
+    busyDeadlineMs: 150,
+  });
+  db.createSession("s");
+  db.appendMessage("s", { role: "user", content: "m0" });
+  const ready = join(dir.path, "ready");
+  const release = join(dir.path, "release");
+  const holder = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-lock", "-A", HOLD_LOCK.pathname, path, ready, release, "exclusive"],
+    clearEnv: true,
+    env: cleanEnv(),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const exited = holder.output();
+  try {
+    await waitForFile(ready, { exited, deadlineMs: 30_000 });
+    // A rollback journal's EXCLUSIVE lock keeps readers out: typed, named, after the deadline.
+    const read = throwsWith(() => db.getMessages("s"), BusyDeadlineError);
+    assert.match(
+      read,
+      /^Cannot read messages on session database ".*": the database stayed locked/,
+    );
+    const open = throwsWith(
+      () => SessionDB.open(path, { journalMode: "delete", busyTimeoutMs: 20, busyDeadlineMs: 150 }),
+      BusyDeadlineError,
+    );
+    assert.match(open, /^Cannot open session database ".*": the database stayed locked for \d+ ms/);
+    // Released 250 ms into an open that retries past each 20 ms busy timeout: it opens.
+    Deno.writeTextFileSync(`${release}.tmp`, "250");
+    Deno.renameSync(`${release}.tmp`, release);
+    const started = performance.now();
+    const later = SessionDB.open(path, { busyTimeoutMs: 20 });
+    assert.ok(performance.now() - started < 10_000, "the open waited for the holder's own limit");
+    try {
+      assert.deepEqual(later.getMessages("s").map((m) => m.content), ["m0"]);
+    } finally {
+      later.close();
+    }
+  } finally {
+    db.close();
+    Deno.writeTextFileSync(release, "");
+    await exited;
+  }
+});
+
 Deno.test("another process holding the write lock past the deadline is a BusyDeadlineError", async () => {
   using dir = tempDir();
   const path = join(dir.path, "busy.db");
