@@ -101,8 +101,15 @@ export function senderAtKill(point: string, obligations: number): SenderAtKill {
   };
 }
 
-/** Acknowledged recordings absent and acknowledged deliveries not delivered. */
-export function missingAcknowledged(recovered: RecoveredOutbox, sender: SenderAtKill): number {
+/**
+ * Acknowledged recordings absent and acknowledged deliveries not delivered: the sender's,
+ * and those of `live` (contents a live process recorded and was acknowledged delivered).
+ */
+export function missingAcknowledged(
+  recovered: RecoveredOutbox,
+  sender: SenderAtKill,
+  live: readonly string[] = [],
+): number {
   const byContent = new Map(recovered.obligations.map((o) => [o.content, o]));
   let lost = 0;
   for (let i = 0; i < sender.acknowledgedRecorded; i++) {
@@ -111,7 +118,7 @@ export function missingAcknowledged(recovered: RecoveredOutbox, sender: SenderAt
   for (let i = 0; i < sender.acknowledgedDelivered; i++) {
     if (byContent.get(`effect ${i}`)?.state !== "delivered") lost++;
   }
-  return lost;
+  return lost + live.filter((c) => byContent.get(c)?.state !== "delivered").length;
 }
 
 /** What {@linkcode judgeOutbox} judges: a file and its receiver after recoverers ran. */
@@ -126,6 +133,8 @@ export interface OutboxCase {
   sender: SenderAtKill;
   /** Fewest obligations the file may hold (a power loss may drop an unacknowledged one). */
   fewest: number;
+  /** Contents of obligations a live process recorded and was acknowledged delivered. */
+  live?: readonly string[];
 }
 
 /** Clause 5's verdict on one recovered file. */
@@ -161,10 +170,13 @@ export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
     }
   }
   const silently: string[] = [];
+  const live = c.live ?? [];
   const count = first.obligations.length;
-  if (count < c.fewest || count > c.sender.recorded) {
-    const range = c.fewest === c.sender.recorded ? c.fewest : `${c.fewest}..${c.sender.recorded}`;
-    silently.push(`${count} obligations recorded, expected ${range}`);
+  const [fewest, most] = [c.fewest + live.length, c.sender.recorded + live.length];
+  if (count < fewest || count > most) {
+    silently.push(
+      `${count} obligations recorded, expected ${fewest === most ? fewest : `${fewest}..${most}`}`,
+    );
   }
   const known = new Set(first.obligations.map((o) => o.obligationId));
   const stray = c.arrivals.filter((a) => !known.has(a.obligationId));
@@ -172,6 +184,15 @@ export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
   let dropped = 0;
   const pending = new Set(c.sender.neverAttempted);
   for (const o of first.obligations) {
+    if (live.includes(o.content) && o.state !== "delivered") {
+      dropped++;
+      silently.push(
+        `${o.content} was acknowledged delivered to its live owner, which was then killed; it ended ${o.state} (${
+          JSON.stringify(o.lastError)
+        })`,
+      );
+      continue;
+    }
     if (pending.has(o.content) && o.state !== "delivered") {
       dropped++;
       silently.push(
@@ -212,5 +233,5 @@ export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
       missing: [],
     },
   ];
-  return { outbox: first, checks, lost: missingAcknowledged(first, c.sender) + dropped };
+  return { outbox: first, checks, lost: missingAcknowledged(first, c.sender, live) + dropped };
 }

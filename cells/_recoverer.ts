@@ -2,18 +2,21 @@
 // over the dead processes' obligations with sweepRecoverable and redelivers them:
 // `send` → mark attempting, send, mark delivered; `resend` → send with the key, mark
 // delivered with the takeover's fence; `unknown` → nothing. Exits 0. Armed with
-// `recoverer:afterSend` it dies right after its first send.
+// `recoverer:afterSend` it dies right after its first send. Given a journal, it journals
+// what its sweep acknowledged (each obligation taken, its action, state and fence) before
+// acting on it. The sweep is bracketed by marks (for a kill series inside it).
 import { crashPoint, defineCrashPoints } from "../session_db/crash_points.ts";
+import { AckWriter } from "../harness/ack_journal.ts";
 import { awaitBarrier, signalReady } from "../harness/barrier.ts";
 import { TIMED_OUT } from "../harness/child.ts";
 import { RECOVERER_AFTER_SEND, send } from "./_inbox.ts";
-import { childArgs, openStoreFor } from "./child_runtime.ts";
+import { childArgs, marked, openStoreFor } from "./child_runtime.ts";
 
 defineCrashPoints([RECOVERER_AFTER_SEND]);
 
-const [target, dbPath, inbox, runDir, name, barrier, idempotent] = childArgs(
+const [target, dbPath, inbox, runDir, name, barrier, idempotent, journal] = childArgs(
   7,
-  "_recoverer.ts <target> <db> <inbox> <run dir> <name> <barrier|-> <idempotent 0|1>",
+  "_recoverer.ts <target> <db> <inbox> <run dir> <name> <barrier|-> <idempotent 0|1> [journal]",
 );
 const store = await openStoreFor(target!, dbPath!);
 if (barrier !== "-") {
@@ -23,7 +26,18 @@ if (barrier !== "-") {
     Deno.exit(TIMED_OUT);
   }
 }
-const taken = await store.sweepRecoverable!({ idempotentTransport: idempotent === "1" });
+const taken = await marked(
+  "sweepRecoverable",
+  () => store.sweepRecoverable!({ idempotentTransport: idempotent === "1" }),
+);
+if (journal) {
+  const acks = new AckWriter(journal);
+  for (const { obligation, action } of taken) {
+    const { obligationId: id, state, deliveryFence: fence } = obligation;
+    acks.write({ id, action, state, fence });
+  }
+  acks.close();
+}
 const done: string[] = [];
 for (const { obligation, action, idempotencyKey } of taken) {
   const id = obligation.obligationId;

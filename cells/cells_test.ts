@@ -10,7 +10,8 @@ const lighter = {
   2: { claimants: 4 },
   3: { minAcknowledged: 20 },
   4: { minAcknowledged: 15 },
-  5: { recoverers: 2 },
+  // One transport per kill point (the matrix and the mutants task run both).
+  5: { recoverers: 2, transports: "one" },
   // At this load the reference store never refuses a write (its busy deadline is 60 s).
   // Twice the default work, so that its kills land mid-work on a quick library too.
   6: { maxRefusals: 0, span: 2 },

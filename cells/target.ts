@@ -49,6 +49,14 @@
  *   is owned by the process that recorded or took it; the lock and the obligations of
  *   a dead process are recoverable at once (no lease to wait out).
  * - **Idempotency key**: the obligation id (stable across resends).
+ * - **Outbox guards** (cell 5): `markAttempting` moves only a pending obligation (any
+ *   other state is refused with `null`, whatever the fence); `markDelivered` marks only
+ *   the obligation named, and only while it is attempting under exactly that fence: once
+ *   a sweep took the attempt over (a new fence) or settled it (delivered, unknown, failed)
+ *   it returns `false` (or throws a typed error) and changes nothing. `sweepRecoverable`
+ *   takes only obligations whose owner is dead (never a live process's, never the
+ *   sweeper's own), all of them in one transaction (a sweep killed midway takes none),
+ *   so concurrent sweeps return disjoint sets; what it returned is on disk when it returns.
  * - **Several processes, one file** (cell 6): any number of processes write the same
  *   file at once. Under contention a write waits; it may refuse only with an error
  *   named `BusyDeadlineError`, after trying for at least its busy deadline (the cell
@@ -287,18 +295,24 @@ export interface Store {
   ): MaybePromise<StoredObligation>;
   /**
    * Moves a pending obligation to `attempting` (compare-and-swap on the fence) before a
-   * send; returns the new fence, or `null` when the swap lost. (cell 5)
+   * send; returns the new fence, or `null` when the swap lost or the obligation is not
+   * pending (attempting, delivered, unknown, failed: never reopened). (cell 5)
    */
   markAttempting?(id: string, expectedFence: number): MaybePromise<number | null>;
-  /** Marks an attempting obligation delivered (compare-and-swap on the fence). (cell 5) */
+  /**
+   * Marks this attempting obligation, and no other, delivered (compare-and-swap on the
+   * fence): `false` (or a typed error), changing nothing, when its fence is no longer
+   * `fence` (a sweep took the attempt over) or it is not attempting. (cell 5)
+   */
   markDelivered?(id: string, fence: number): MaybePromise<boolean>;
   /** Marks an open obligation failed, with the reason. (no cell calls it) */
   markFailed?(id: string, fence: number, reason: string): MaybePromise<boolean>;
   /** Marks an open obligation unknown (maybe sent), with the reason. (no cell calls it) */
   markUnknown?(id: string, fence: number, reason: string): MaybePromise<boolean>;
   /**
-   * Takes over the open obligations of dead processes, atomically across concurrent
-   * recoverers: `send` (never attempted: mark attempting, then send), `resend` (maybe
+   * Takes over the open obligations of dead processes (never a live process's, nor the
+   * sweeper's own), all in one transaction, so that concurrent recoverers get disjoint
+   * sets and a sweep killed midway takes none: `send` (never attempted: mark attempting, then send), `resend` (maybe
    * sent: send again with `idempotencyKey`, only offered when `idempotentTransport`),
    * `unknown` (maybe sent and not resendable safely: already marked with a reason). The
    * returned obligation carries the fence the recoverer continues with. (cell 5)
