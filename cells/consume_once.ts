@@ -36,11 +36,12 @@ export interface ConsumeOnceOptions extends CellOptions {
  * file barrier; each exits 0 (won) or 10 (lost), and any other code fails the cell with
  * that child's stderr. Exactly one 0; the stored state is `running`.
  *
- * Beside the race, on other sessions of the same file: a request and a claim, each made
- * by a child SIGKILLed the instant the store acknowledged it (nothing written after),
- * must survive the kill; the race's claim and the request leave every other session's
- * handoff as it was (an idle session keeps none, the parked one stays `pending`); and a
- * request of a handoff already `pending` or `running` is refused and resets nothing.
+ * Beside the race, on other sessions of the same file, a child requests a handoff, which
+ * the test process must read at once, then claims another and is SIGKILLed the instant
+ * the claim is acknowledged (nothing written or closed after it): the claim must survive
+ * the kill. No request or claim touches another session's handoff (an idle session
+ * keeps none, the parked one stays `pending`), and a request of a handoff already
+ * `pending` or `running` is refused and resets nothing.
  * Every leg: the race rests on one predicated UPDATE, but whether an acknowledged write
  * survives a kill is the journal's business.
  *

@@ -25,9 +25,10 @@
  * What the cells rely on beyond the method shapes:
  *
  * - **Durability**: a method returns (or its promise resolves) only once its effect is
- *   committed; each operation is atomic. A process killed the instant a write returned,
- *   with nothing written or closed after it, keeps that write (cells 1 and 2 do so after
- *   `createSession`, `requestHandoff` and `claimHandoff`).
+ *   committed; each operation is atomic. Another process reads a write as soon as it
+ *   returned (cell 2, after `requestHandoff`), and a process killed then, with nothing
+ *   written or closed after it, keeps it (cells 1 and 2, after `createSession` and
+ *   `claimHandoff`).
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
  *   order.
