@@ -1,6 +1,7 @@
 // The kill moves the cells share: a random kill once enough is acknowledged and a run to
 // a named crash point, each observing the journal mode the writer ran in.
-import { countAcks } from "../harness/ack_journal.ts";
+import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
+import { releaseBarrier } from "../harness/barrier.ts";
 import { type Child, classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { exists } from "../internal/fs.ts";
@@ -36,10 +37,6 @@ export async function killAfterAcks(
   ctx.observeLeg(db, `random kill after ${count} ${what}`);
 }
 
-/**
- * Waits (bounded) for a child armed with `SESSION_DB_CRASH_AT` to die, reaps it, and
- * counts the SIGKILL; the caller asserts it died at the point.
- */
 /**
  * Waits (bounded) for `child` to exit on its own, then reaps it: a crash point or the
  * end of its work, never our kill. `observed` names what it had done when time ran out.
@@ -80,6 +77,67 @@ export async function killWhenReady(
   }
 }
 
+/** A write `_last_write.ts` makes: a store method it knows, on a session. */
+export interface LastWrite {
+  /** The method. */
+  method: "createSession" | "requestHandoff" | "claimHandoff";
+  /** The session it is called on. */
+  session: string;
+}
+
+/**
+ * Runs `_last_write.ts` over `writes`: the child makes each, journals the store's answer
+ * and, before the next, waits until `between(answer, i)` has looked at it from this process
+ * (an acknowledged write is visible to every other process at once). After the last it is
+ * SIGKILLed (asserted alive) with nothing written after it, so that write must be durable
+ * the instant it was acknowledged (a store that commits it only at the next write or at
+ * close loses it). Observes the journal mode it ran in, counts the kill and the
+ * acknowledgements, and returns the store's answers.
+ */
+export async function killAfterLastWrite(
+  ctx: CellRun,
+  db: string,
+  writes: readonly LastWrite[],
+  between: (answer: unknown, i: number) => Promise<void> = () => Promise.resolve(),
+  deadlineMs = 60_000,
+): Promise<unknown[]> {
+  const last = writes.at(-1)!;
+  const stem = ctx.run.file(`last-${last.method}-${last.session}`);
+  const acks = `${stem}.jsonl`;
+  const child = ctx.spawn("_last_write.ts", [
+    db,
+    acks,
+    `${stem}.ready`,
+    ...writes.map((w) => `${w.method}:${w.session}`),
+  ]);
+  const what = (w: LastWrite) => `${w.method}("${w.session}") acknowledged`;
+  const answers = () => readAckJournal<{ answer: unknown }>(acks).map((ack) => ack.answer);
+  try {
+    for (const [i, write] of writes.slice(0, -1).entries()) {
+      await waitFor(() => countAcks(acks) > i, {
+        what: what(write),
+        deadlineMs,
+        children: [child],
+      });
+      await between(answers()[i], i);
+      releaseBarrier(`${stem}.ready.${i}`);
+    }
+  } catch (error) {
+    await reapAll([child]);
+    throw error;
+  }
+  await killWhenReady(child, `${stem}.ready`, what(last), deadlineMs);
+  tally(ctx, "sigkills", 1);
+  // Not quiescent: a store that acknowledged early died inside its transaction.
+  ctx.observeLeg(db, `killed after ${what(last)}`);
+  tally(ctx, "acknowledgedOps", writes.length);
+  return answers();
+}
+
+/**
+ * Waits (bounded) for a child armed with `SESSION_DB_CRASH_AT` to die, reaps it, and
+ * counts the SIGKILL; the caller asserts it died at the point.
+ */
 export async function awaitCrash(
   ctx: CellRun,
   crasher: Child,

@@ -3,8 +3,9 @@ import { countReady, releaseBarrier } from "../harness/barrier.ts";
 import { type Child, classifyExit, reapAll } from "../harness/child.ts";
 import { integrityIfSqlite } from "../harness/db_audit.ts";
 import { waitFor } from "../harness/wait_for.ts";
-import { defineCell } from "./_cell.ts";
+import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
+import { killAfterLastWrite } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, openTargetStore } from "./target.ts";
 
@@ -35,9 +36,14 @@ export interface ConsumeOnceOptions extends CellOptions {
  * file barrier; each exits 0 (won) or 10 (lost), and any other code fails the cell with
  * that child's stderr. Exactly one 0; the stored state is `running`.
  *
- * Default leg only, by design: the property rests on one predicated
- * `UPDATE … WHERE handoff_state = 'pending'`, which SQLite serialises under the write
- * lock the same way in every journal mode.
+ * Beside the race, on other sessions of the same file, a child requests a handoff, which
+ * the test process must read at once, then claims another and is SIGKILLed the instant
+ * the claim is acknowledged (nothing written or closed after it): the claim must survive
+ * the kill. No request or claim touches another session's handoff (an idle session
+ * keeps none, the parked one stays `pending`), and a request of a handoff already
+ * `pending` or `running` is refused and resets nothing.
+ * Every leg: the race rests on one predicated UPDATE, but whether an acknowledged write
+ * survives a kill is the journal's business.
  *
  * @param options Target, leg, claimant count, rounds.
  * @returns The test definitions to register with `Deno.test`.
@@ -55,23 +61,17 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
   return defineCell({
     id: 2,
     title: "consume-once",
-    legs: "default",
-    legReason:
-      "the clause rests on one predicated UPDATE, serialised by the write lock in every journal mode",
+    legs: "all",
     requires: CELL_METHODS[2],
     async run(ctx, t) {
       startTallies(ctx);
       const db = ctx.run.file("store.db");
       const winners: number[] = [];
       for (let round = 0; round < rounds; round++) {
-        const setup = await openTargetStore(ctx.target, db);
+        const step = (name: string, fn: () => void) => t.step(`round ${round + 1}: ${name}`, fn);
         const session = `cell2-${round}`;
-        await setup.createSession(session);
-        ok(
-          await setup.requestHandoff!(session, "cell2"),
-          "requestHandoff did not park the session",
-        );
-        await setup.close();
+        const others = await parkBeside(ctx, db, session);
+        const beside = writeBeside(ctx, db, others);
 
         const dir = ctx.run.file(`round-${round}`);
         await Deno.mkdir(dir);
@@ -101,7 +101,7 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
         // A claim is acknowledged to its claimant by the store's `true` (exit 0).
         tally(ctx, "acknowledgedOps", won);
         ctx.note("exitCodes", classes.map((c) => c.signal ?? c.code));
-        await t.step(`round ${round + 1}: every claimant exited 0 or 10`, () => {
+        await step("every claimant exited 0 or 10", () => {
           ok(
             crashed.length === 0,
             `${crashed.length} claimant(s) crashed (neither won nor lost):\n${
@@ -109,23 +109,146 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
             }`,
           );
         });
-        await t.step(`round ${round + 1}: exactly one winner (${won})`, () => {
+        await step(`exactly one winner (${won})`, () => {
           strictEqual(won, 1, `${won} claimants won the same handoff`);
         });
+        const written = await beside;
         const check = await openTargetStore(ctx.target, db);
-        const state = await check.getHandoffState!(session);
+        const stateOf = async (id: string) => await check.getHandoffState!(id);
+        const state = await stateOf(session);
+        const after = {
+          idle: await stateOf(others.idle),
+          parked: await stateOf(others.parked),
+          claimed: await stateOf(others.claimed),
+        };
+        // A request of a handoff already pending or running is refused and resets nothing.
+        const again = [
+          await check.requestHandoff!(session, "cell2-again"),
+          await check.requestHandoff!(others.parked, "cell2-again"),
+          await stateOf(session),
+          await stateOf(others.parked),
+        ];
         const invariants = check.checkInvariants ? await check.checkInvariants() : [];
         await check.close();
         // A claim is lost when its winner exited 0 and the state does not show it.
         tally(ctx, "lost", won > 0 && state !== "running" ? won : 0);
-        await t.step(`round ${round + 1}: stored state running`, () => {
+        tally(ctx, "lost", written.claimed === true && after.claimed !== "running" ? 1 : 0);
+        await step("stored state running", () => {
           strictEqual(state, "running");
           const integrity = integrityIfSqlite(db);
           ok(integrity === undefined || integrity === "ok", `integrity_check: ${integrity}`);
           ok(invariants.length === 0, `invariants: ${invariants.join("; ")}`);
         });
+        await step("a request is seen at once, a claim survives a kill right after it", () => {
+          if (written.error !== undefined) throw written.error;
+          const { parked, claimed } = others;
+          strictEqual(written.requested, true, `requestHandoff("${parked}") answered false`);
+          strictEqual(
+            written.claimed,
+            true,
+            `claimHandoff("${claimed}"), unrivalled, answered false`,
+          );
+          strictEqual(
+            written.seen,
+            "pending",
+            `the acknowledged request of ${parked} is not visible to another process: it reads ${written.seen}`,
+          );
+          strictEqual(
+            after.claimed,
+            "running",
+            `the acknowledged claim of ${claimed} is lost: its state is ${after.claimed}`,
+          );
+        });
+        await step("a request or a claim changes only its own session", () => {
+          strictEqual(
+            after.idle,
+            null,
+            `${others.idle}, never requested, has a ${after.idle} handoff: a request of another session parked it`,
+          );
+          strictEqual(
+            after.parked,
+            "pending",
+            `${others.parked}, parked and never claimed, is ${after.parked}: a claim of another session took it`,
+          );
+        });
+        await step("a request of a pending or running handoff is refused, nothing reset", () => {
+          strictEqual(again[0], false, `requestHandoff of the running ${session} answered true`);
+          strictEqual(
+            again[1],
+            false,
+            `requestHandoff of the pending ${others.parked} answered true`,
+          );
+          strictEqual(again[2], "running", `the re-request reset ${session} to ${again[2]}`);
+          strictEqual(again[3], "pending", `the re-request left ${others.parked} ${again[3]}`);
+        });
       }
       ctx.note("winnersPerRound", winners);
     },
   }, options);
+}
+
+/** The sessions beside a round's race. */
+interface Beside {
+  /** Never requested: no request of another session may park it. */
+  idle: string;
+  /** Requested by the child beside the race, never claimed. */
+  parked: string;
+  /** Parked by the setup, claimed by the child beside the race. */
+  claimed: string;
+}
+
+/** Creates and parks the raced session and those beside it (see {@linkcode Beside}). */
+async function parkBeside(ctx: CellRun, db: string, session: string): Promise<Beside> {
+  const beside = {
+    idle: `${session}-idle`,
+    parked: `${session}-parked`,
+    claimed: `${session}-claimed`,
+  };
+  const setup = await openTargetStore(ctx.target, db);
+  // Each parked as it is created, and the idle one created after both: a request that
+  // parks every session shows on it (made by the child's request of `parked`).
+  for (const id of [session, beside.claimed]) {
+    await setup.createSession(id);
+    ok(
+      await setup.requestHandoff!(id, "cell2"),
+      `requestHandoff("${id}") did not park a session without a handoff`,
+    );
+  }
+  for (const id of [beside.idle, beside.parked]) await setup.createSession(id);
+  await setup.close();
+  return beside;
+}
+
+/** What the child beside the race was answered, and saw; never rejects. */
+interface Written {
+  requested?: unknown;
+  claimed?: unknown;
+  /** The parked session's state read from this process once the request was acknowledged. */
+  seen?: string | null;
+  error?: unknown;
+}
+
+/**
+ * Beside the race, on other sessions (so never in its way): a child requests `parked`,
+ * which this process must see at once, then claims `claimed` and is SIGKILLed the instant
+ * the claim is acknowledged, with nothing written after it.
+ */
+async function writeBeside(ctx: CellRun, db: string, beside: Beside): Promise<Written> {
+  const out: Written = {};
+  try {
+    [out.requested, out.claimed] = await killAfterLastWrite(ctx, db, [
+      { method: "requestHandoff", session: beside.parked },
+      { method: "claimHandoff", session: beside.claimed },
+    ], async () => {
+      const reader = await openTargetStore(ctx.target, db);
+      try {
+        out.seen = await reader.getHandoffState!(beside.parked);
+      } finally {
+        await reader.close();
+      }
+    });
+  } catch (error) {
+    out.error = error;
+  }
+  return out;
 }

@@ -7,7 +7,8 @@ import type { CellOptions } from "./cell_options.ts";
 import { type Append, judgePrefix, type PrefixJudgement } from "./_prefix_state.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { CELL_METHODS } from "./target.ts";
+import { killAfterLastWrite } from "./_kill.ts";
+import { CELL_METHODS, openTargetStore } from "./target.ts";
 
 export { recoverMessages } from "./_prefix_state.ts";
 
@@ -43,7 +44,9 @@ export interface PrefixDurabilityOptions extends CellOptions {
  * 200 it is SIGKILLed while alive. The recovered messages must contain every
  * acknowledged append and be exactly `m0..m(N-1)` with N >= acknowledged (no gap,
  * duplicate or reorder), rowids strictly increasing, two recovery passes identical,
- * `integrity_check` ok and the store's invariants empty. Every leg.
+ * `integrity_check` ok and the store's invariants empty. Beside the first round, a child
+ * creates a session (on a file of its own) and is SIGKILLed the instant the store
+ * acknowledged it, nothing written after: the session must be there. Every leg.
  *
  * @param options Target, leg, thresholds.
  * @returns The test definitions to register with `Deno.test`.
@@ -70,6 +73,14 @@ export function prefixDurabilityCell(
       const acksPath = ctx.run.file("acks.jsonl");
       const rounds = options.rounds ?? 3;
       const killTimes: number[] = [];
+      // A session's creation is acknowledged too: beside round 1, a child creates one on
+      // a file of its own and is killed with nothing written after it.
+      const created = { db: ctx.run.file("created.db"), id: "cell1-created" };
+      const creation = killAfterLastWrite(ctx, created.db, [
+        { method: "createSession", session: created.id },
+      ])
+        .then(() => sessionMissing(ctx.target, created.db, created.id));
+      creation.catch(() => {}); // settled below; a run that fails before is not news
       let judged!: PrefixJudgement;
       let acks: Append[] = [];
       for (let round = 1; round <= rounds; round++) {
@@ -125,7 +136,38 @@ export function prefixDurabilityCell(
       tally(ctx, "acknowledgedOps", acks.length);
       tally(ctx, "lost", judged.lost);
 
+      const [createdOutcome] = await Promise.allSettled([creation]);
+      tally(ctx, "lost", createdOutcome.status === "fulfilled" && createdOutcome.value ? 1 : 0);
       await checkSteps(t, judged.checks);
+      await t.step("an acknowledged session creation survives a kill right after it", () => {
+        if (createdOutcome.status === "rejected") throw createdOutcome.reason;
+        const missing = createdOutcome.value;
+        ok(missing === null, `the acknowledged session ${created.id} is lost: ${missing}`);
+      });
     },
   }, options);
+}
+
+/** How the store at `db` shows that it has no session `id`, or `null` when it has it. */
+async function sessionMissing(target: string, db: string, id: string): Promise<string | null> {
+  const store = await openTargetStore(target, db);
+  try {
+    if (store.getSession) {
+      return await store.getSession(id) ? null : `getSession("${id}") finds no session`;
+    }
+    if (store.listSessions) {
+      const ids = (await store.listSessions()).map((session) => session.id);
+      return ids.includes(id) ? null : `listSessions() lists ${JSON.stringify(ids)}`;
+    }
+    // With neither, an append asks: a store refuses one to a session it does not have
+    // (one that creates sessions on append cannot be judged here, and passes).
+    try {
+      await store.appendMessage(id, { role: "user", content: "after the kill" });
+      return null;
+    } catch (error) {
+      return `an append to it is refused: ${error instanceof Error ? error.message : error}`;
+    }
+  } finally {
+    await store.close();
+  }
 }

@@ -14,7 +14,7 @@
  * | cell | needs | uses when present |
  * | --- | --- | --- |
  * | every cell (the leg probe) | `createSession`, `appendMessage`, `close` | |
- * | 1 prefix durability | `getMessages` | `checkInvariants` |
+ * | 1 prefix durability | `getMessages` | `checkInvariants`; `getSession` or `listSessions` (else an append asks whether a session exists) |
  * | 2 consume-once | `requestHandoff`, `claimHandoff`, `getHandoffState` | `checkInvariants` |
  * | 3 rotation atomicity | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `crashPoints()` named `publishCompressionChild:*` |
  * | 4 fork determinism | `getMessages` (with `includeInactive`), `rewindToMessage`, `forkSession` | `getSession`, `checkInvariants`; `crashPoints()` named `rewindToMessage:*` and `forkSession:*` |
@@ -25,7 +25,10 @@
  * What the cells rely on beyond the method shapes:
  *
  * - **Durability**: a method returns (or its promise resolves) only once its effect is
- *   committed; each operation is atomic.
+ *   committed; each operation is atomic. Another process reads a write as soon as it
+ *   returned (cell 2, after `requestHandoff`), and a process killed then, with nothing
+ *   written or closed after it, keeps it (cells 1 and 2, after `createSession` and
+ *   `claimHandoff`).
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
  *   order.
@@ -201,7 +204,7 @@ export interface StoredSession {
  * ```
  */
 export interface Store {
-  /** Creates a session, keeping an existing one. (core: every cell) */
+  /** Creates a session, keeping an existing one; durable once it returns. (core: every cell) */
   createSession(id: string): MaybePromise<unknown>;
   /**
    * Appends a message; returns its id only once it is committed. An append to a
@@ -226,13 +229,14 @@ export interface Store {
    */
   checkInvariants?(): MaybePromise<string[]>;
   /**
-   * Parks a session for handoff (state `pending`); `false` when one is already
-   * pending or running. (cell 2)
+   * Parks a session for handoff (state `pending`): `true` when it had none, or a completed
+   * or failed one; `false` when one is already pending or running, and then it changes
+   * nothing. Only the session named is touched. (cell 2)
    */
   requestHandoff?(sessionId: string, platform: string): MaybePromise<boolean>;
   /**
    * Claims a pending handoff (state `running`): `true` for exactly one of any number of
-   * racing processes, `false` for the others. (cell 2)
+   * racing processes, `false` for the others. Only the session named is touched. (cell 2)
    */
   claimHandoff?(sessionId: string): MaybePromise<boolean>;
   /**
@@ -244,7 +248,7 @@ export interface Store {
   failHandoff?(sessionId: string, error: string): MaybePromise<boolean>;
   /** The handoff state (`pending`, `running`, …), or `null`. (cell 2) */
   getHandoffState?(sessionId: string): MaybePromise<string | null>;
-  /** Reads a session, `undefined` when unknown. (cell 4, optional: tells an empty branch from a missing one) */
+  /** Reads a session, `undefined` when unknown. (cells 1 and 4, optional: tells a missing session from an empty one) */
   getSession?(id: string): MaybePromise<StoredSession | undefined>;
   /** Lists every session. (cell 3) */
   listSessions?(): MaybePromise<StoredSession[]>;
