@@ -67,6 +67,17 @@
  *   claimant completes it. A mark (`markDelivered`) with a fence that another process
  *   has already settled (`markUnknown`) returns `false` or throws a typed error and
  *   changes nothing.
+ * - **Extra child permissions** (optional): the cells' children run with narrow
+ *   permissions (read the target's folder, write the run folder, FFI to the leg's SQLite
+ *   library, a list of variables). A store that needs more (an npm package with a native
+ *   addon reads its variables, asks sys APIs, loads its addon from Deno's npm cache)
+ *   exports `childPermissions`: a {@linkcode ChildPermissions} object, or a function of a
+ *   {@linkcode PermissionContext} (Deno's cache folders, resolved at run time) returning
+ *   one. Only `env`, `sys`, `ffi` and `read` exist: net, run and write are never granted.
+ *   Every child of every cell and power-loss cell (and the conformance probe) gets exactly
+ *   these on top of its scope, and the cell reports and the conformance report name them.
+ *   A bad declaration (another key, a wrong type, a relative path) is a usage error naming
+ *   the target and the fix.
  *
  * @example
  * ```ts
@@ -77,6 +88,9 @@
  *
  * @module
  */
+
+import type { ChildPermissions } from "../harness/permissions.ts";
+export type { ChildPermissions };
 
 /**
  * A value or a promise of it.
@@ -421,6 +435,39 @@ export interface RecoveredObligationView {
 }
 
 /**
+ * Where a target's declared paths are resolved from, at run time (in the parent, which
+ * may read the environment: the children may not).
+ *
+ * @example
+ * ```ts
+ * import type { ChildPermissions, PermissionContext } from "./target.ts";
+ * export function childPermissions({ npmCache }: PermissionContext): ChildPermissions {
+ *   return { read: [npmCache], ffi: [`${npmCache}/registry.npmjs.org/@libsql`] };
+ * }
+ * ```
+ */
+export interface PermissionContext {
+  /** Deno's cache folder: `DENO_DIR`, else the platform's default. */
+  denoDir: string;
+  /** Deno's npm package cache, `<denoDir>/npm`: where an npm package's native addon lives. */
+  npmCache: string;
+}
+
+/**
+ * A target's `childPermissions` export: the extra permissions, or a function of the run's
+ * {@linkcode PermissionContext} that returns them.
+ *
+ * @example
+ * ```ts
+ * import type { ChildPermissionsDeclaration } from "./target.ts";
+ * export const childPermissions: ChildPermissionsDeclaration = { env: ["MY_STORE_KEY"] };
+ * ```
+ */
+export type ChildPermissionsDeclaration =
+  | ChildPermissions
+  | ((context: PermissionContext) => ChildPermissions);
+
+/**
  * A target module: what `loadTarget` imports.
  *
  * @example
@@ -446,6 +493,11 @@ export interface TargetModule {
    * are left out, and the random kills still run)
    */
   crashPoints?(): string[];
+  /**
+   * The extra permissions the store needs in the cells' children (optional: default
+   * none). See the contract above; the harness grants exactly these, never net.
+   */
+  childPermissions?: ChildPermissionsDeclaration;
 }
 
 /**

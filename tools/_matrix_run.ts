@@ -2,6 +2,7 @@
 // SQLite libraries, one `deno test` child per leg × library running the cells, and the
 // rows read back from the cells' reports (CELLS_REPORT_DIR).
 import { loadTarget } from "../cells/target.ts";
+import { declaredPermissions } from "../cells/target_access.ts";
 import { exists } from "../internal/fs.ts";
 import { fail, LEG_PERMISSIONS, legChildEnv } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
@@ -56,8 +57,8 @@ export interface Row {
 }
 
 /**
- * A target that cannot be found or loaded is one usage error naming it (not a FAIL row
- * per cell and leg).
+ * A target that cannot be found or loaded, or whose `childPermissions` is bad, is one
+ * usage error naming it (not a FAIL row per cell and leg).
  */
 export async function checkTarget(target: string): Promise<void> {
   if (target.startsWith("file:") && !exists(fileURLToPath(target))) {
@@ -65,6 +66,7 @@ export async function checkTarget(target: string): Promise<void> {
   }
   try {
     await loadTarget(target);
+    await declaredPermissions(target); // a bad childPermissions is a usage error too
   } catch (error) {
     fail(error instanceof Error ? error.message : String(error));
   }
