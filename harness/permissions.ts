@@ -76,6 +76,12 @@ export const SYS_KINDS: readonly string[] = [
   "inspector",
 ];
 
+/** `--allow-sys` for all, `--allow-sys=<kinds>` for some, nothing for none. */
+function sysFlag(sys: boolean | readonly string[] | undefined): string[] {
+  if (sys === true) return ["--allow-sys"];
+  return Array.isArray(sys) && sys.length ? [`--allow-sys=${[...new Set(sys)].join(",")}`] : [];
+}
+
 /**
  * The flags that grant extra permissions, one per kind, e.g. for a report: what a
  * store's children got beyond the narrow scope. Empty when nothing is declared.
@@ -92,9 +98,7 @@ export function widenedFlags(permissions: ChildPermissions | undefined): string[
   const list = (values: readonly string[] | undefined) => [...new Set(values ?? [])].join(",");
   const flags: string[] = [];
   if (permissions?.env?.length) flags.push(`--allow-env=${list(permissions.env)}`);
-  const sys = permissions?.sys;
-  if (sys === true) flags.push("--allow-sys");
-  else if (Array.isArray(sys) && sys.length) flags.push(`--allow-sys=${list(sys)}`);
+  flags.push(...sysFlag(permissions?.sys));
   if (permissions?.ffi?.length) flags.push(`--allow-ffi=${list(permissions.ffi)}`);
   if (permissions?.read?.length) flags.push(`--allow-read=${list(permissions.read)}`);
   return flags;
@@ -146,9 +150,5 @@ export function scopedPermissions(scope: ChildScope): string[] {
     ffi === undefined ? "--allow-ffi" : `--allow-ffi=${[...new Set(ffi)].join(",")}`,
     `--allow-env=${[...new Set(scope.env)].join(",")}`,
   ];
-  if (scope.sys === true) flags.push("--allow-sys");
-  else if (Array.isArray(scope.sys) && scope.sys.length) {
-    flags.push(`--allow-sys=${[...new Set(scope.sys)].join(",")}`);
-  }
-  return flags;
+  return [...flags, ...sysFlag(scope.sys)];
 }
