@@ -31,10 +31,7 @@ export type { Leg, LegName } from "./harness/legs.ts";
 export {
   CELL_METHODS,
   type CellMessage,
-  type ChildPermissions,
-  type ChildPermissionsDeclaration,
   type MaybePromise,
-  type PermissionContext,
   type RecoveredObligationView,
   type Store,
   type StoredMessage,

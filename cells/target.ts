@@ -454,8 +454,10 @@ export interface PermissionContext {
 }
 
 /**
- * A target's `childPermissions` export: the extra permissions, or a function of the run's
- * {@linkcode PermissionContext} that returns them.
+ * A target's `childPermissions` export (optional, beside `openStore`; default none): the
+ * extra permissions its store needs in the cells' children, or a function of the run's
+ * {@linkcode PermissionContext} that returns them. Type the export with it: the harness
+ * checks it at run time and grants exactly these, never net.
  *
  * @example
  * ```ts
@@ -493,11 +495,6 @@ export interface TargetModule {
    * are left out, and the random kills still run)
    */
   crashPoints?(): string[];
-  /**
-   * The extra permissions the store needs in the cells' children (optional: default
-   * none). See the contract above; the harness grants exactly these, never net.
-   */
-  childPermissions?: ChildPermissionsDeclaration;
 }
 
 /**

@@ -131,12 +131,14 @@ export function declaredPermissions(target: string): Promise<ChildPermissions | 
   let result = declared.get(target);
   if (!result) {
     result = (async () => {
-      const declaration = (await loadTarget(target)).childPermissions;
+      // Typed on the target's side (ChildPermissionsDeclaration in target.ts), checked here.
+      const module = await loadTarget(target) as { childPermissions?: unknown };
+      const declaration = module.childPermissions;
       if (declaration === undefined) return undefined;
       let value: unknown = declaration;
       if (typeof declaration === "function") {
         try {
-          value = declaration(permissionContext());
+          value = (declaration as (context: PermissionContext) => unknown)(permissionContext());
         } catch (error) {
           throw new TargetError(
             `Invalid childPermissions in target module "${target}": the function threw: ${
