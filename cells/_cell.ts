@@ -11,9 +11,10 @@ import {
   observeJournalMode,
 } from "../harness/legs.ts";
 import { RunDir } from "../harness/evidence.ts";
+import { type ChildPermissions, widenedFlags } from "../harness/permissions.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import { targetSpecifier } from "./target.ts";
-import { targetAccess } from "./target_access.ts";
+import { declaredPermissions, targetAccess } from "./target_access.ts";
 import { killWhenReady } from "./_kill.ts";
 import type { CellOptions } from "./cell_options.ts";
 import type { CellReport } from "./cell_report.ts";
@@ -116,7 +117,12 @@ function childScript(name: string): string {
   return new URL(name, import.meta.url).href;
 }
 
-function spawnFor(leg: Leg, target: string, run: RunDir) {
+function spawnFor(
+  leg: Leg,
+  target: string,
+  run: RunDir,
+  permissions: ChildPermissions | undefined,
+) {
   const access = targetAccess(target);
   const scriptAccess = targetAccess(childScript("child_runtime.ts"));
   return (script: string, args: string[], extra: Partial<SpawnOptions> = {}) =>
@@ -130,6 +136,7 @@ function spawnFor(leg: Leg, target: string, run: RunDir) {
       read: [...(access.read ?? []), ...(scriptAccess.read ?? []), ...(extra.read ?? [])],
       importHosts: [...(access.importHosts ?? []), ...(scriptAccess.importHosts ?? [])],
       ...(access.config ? { config: access.config } : {}),
+      ...(permissions ? { permissions } : {}),
     });
 }
 
@@ -138,7 +145,12 @@ function spawnFor(leg: Leg, target: string, run: RunDir) {
  * and observes the mode it ran in: no clean close comes first, so a store that switches
  * modes in `close()` cannot pass for one that honours the leg.
  */
-function probe(leg: Leg, target: string, openDeadlineMs: number): Promise<Probe> {
+function probe(
+  leg: Leg,
+  target: string,
+  openDeadlineMs: number,
+  permissions: ChildPermissions | undefined,
+): Promise<Probe> {
   const key = `${target}|${leg.name}|${leg.library}`;
   let result = probes.get(key);
   if (!result) {
@@ -146,7 +158,7 @@ function probe(leg: Leg, target: string, openDeadlineMs: number): Promise<Probe>
       const run = await RunDir.create("probe");
       const db = run.file("probe.db");
       const ready = run.file("probe.ready");
-      const child = spawnFor(leg, target, run)("_probe.ts", [db, ready]);
+      const child = spawnFor(leg, target, run, permissions)("_probe.ts", [db, ready]);
       try {
         try {
           await killWhenReady(
@@ -235,6 +247,17 @@ export async function defineCell(
   const base =
     `cell ${spec.id} ${spec.title} [${label} · ${leg.name} · SQLite ${leg.sqliteVersion}]`;
   const stem = crypto.randomUUID().slice(0, 8);
+  // A target that cannot load (or declares bad permissions) fails the cell, as a store
+  // that cannot open does; the tools refuse it earlier as a usage error.
+  let permissions: ChildPermissions | undefined;
+  let unloadable: string | undefined;
+  try {
+    permissions = await declaredPermissions(target);
+  } catch (error) {
+    unloadable = error instanceof Error ? error.message : String(error);
+  }
+  // What the target's children got beyond the narrow scope: named in every report.
+  const widened = widenedFlags(permissions);
   const report = (status: CellReport["status"], reason?: string, figures = {}, evidence?: string) =>
     writeReport({
       cell: spec.id,
@@ -246,6 +269,7 @@ export async function defineCell(
       status,
       ...(reason ? { reason } : {}),
       figures,
+      ...(widened.length ? { childPermissions: widened } : {}),
       ...(evidence ? { evidence } : {}),
     }, stem);
 
@@ -253,7 +277,9 @@ export async function defineCell(
   if (spec.legs === "default" && leg.name !== "default") {
     skip = `default leg only: ${spec.legReason ?? "by design"}`;
   } else {
-    const probed = await probe(leg, target, openDeadline(options));
+    const probed: Probe = unloadable
+      ? { onDisk: "unknown", methods: [], crashed: unloadable }
+      : await probe(leg, target, openDeadline(options), permissions);
     if (probed.crashed) {
       const message = `The store could not be opened on leg ${leg.name}: ${probed.crashed}`;
       return [{
@@ -294,17 +320,21 @@ export async function defineCell(
       import: targetAccess(target).importHosts ?? false,
       // Deno refuses LD_PRELOAD in a child's environment without an unscoped --allow-run.
       run: spec.preloads ? true : [Deno.execPath()],
-      ffi: [leg.library],
+      // The store opens in this process too (setups, recovered-state checks).
+      ffi: [leg.library, ...(permissions?.ffi ?? [])],
     },
     sanitizeResources: false,
     sanitizeOps: false,
     async fn(t) {
       const run = await RunDir.create(`cell${spec.id}`);
       const seed = runSeed(options.seed);
-      const figures: Record<string, unknown> = { seed };
+      const figures: Record<string, unknown> = {
+        seed,
+        ...(widened.length ? { childPermissions: widened } : {}),
+      };
       // Every child of the run, so that none outlives the cell, even past its deadline.
       const children: Child[] = [];
-      const spawn = spawnFor(leg, target, run);
+      const spawn = spawnFor(leg, target, run, permissions);
       let overdue: string | undefined;
       const observations: JournalObservation[] = [];
       const ctx: CellRun = {

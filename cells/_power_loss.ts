@@ -22,7 +22,7 @@ import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type StateJudgement, violationsOf } from "./_state_check.ts";
 import { CELL_METHODS, loadTarget } from "./target.ts";
-import { targetAccess } from "./target_access.ts";
+import { declaredPermissions, targetAccess } from "./target_access.ts";
 
 /**
  * How the writer dies: the instant an operation is acknowledged, or at a random moment.
@@ -243,6 +243,7 @@ export async function recordAndKill(
   const library = (await powerLossRecorder()).path;
   if (!library) throw new Error(`The power-loss tier needs the recorder: ${(await built)?.reason}`);
   const access = targetAccess(options.target);
+  const permissions = await declaredPermissions(options.target);
   const child = spawnChild({
     script: new URL(script, import.meta.url),
     args: [options.target, ...args],
@@ -265,6 +266,7 @@ export async function recordAndKill(
     ...(access.read ? { read: access.read } : {}),
     ...(access.config ? { config: access.config } : {}),
     ...(access.importHosts ? { importHosts: access.importHosts } : {}),
+    ...(permissions ? { permissions } : {}),
   });
   const threshold = options.minAcknowledged;
   try {

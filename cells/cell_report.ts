@@ -29,6 +29,8 @@ export interface CellReport {
   reason?: string;
   /** Evidence figures. */
   figures: Record<string, unknown>;
+  /** The flags the target's children got beyond the narrow scope (its `childPermissions`). */
+  childPermissions?: string[];
   /** Where the evidence was kept. */
   evidence?: string;
 }

@@ -17,7 +17,7 @@ import {
 } from "./_power_loss.ts";
 import type { StateCheck, StateJudgement } from "./_state_check.ts";
 import { CELL_METHODS, loadTarget } from "./target.ts";
-import { targetAccess } from "./target_access.ts";
+import { declaredPermissions, targetAccess } from "./target_access.ts";
 
 /** The sender's kill points of the power-loss cell 5 (the store's, then the sender's own). */
 const OUTBOX_POINTS = [
@@ -61,6 +61,7 @@ async function raceRecoverers(
   idempotent: boolean,
 ): Promise<string[]> {
   const access = targetAccess(options.target);
+  const permissions = await declaredPermissions(options.target);
   const count = options.recoverers ?? 3;
   const barrier = join(dir, "go");
   const racers: Child[] = [];
@@ -82,6 +83,7 @@ async function raceRecoverers(
         env: { ...legEnv(options.leg) },
         ...(access.read ? { read: access.read } : {}),
         ...(access.importHosts ? { importHosts: access.importHosts } : {}),
+        ...(permissions ? { permissions } : {}),
       }));
     }
     await waitFor(() => countReady(dir) >= count, {

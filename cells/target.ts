@@ -78,6 +78,17 @@
  *   claimant completes it. A mark (`markDelivered`) with a fence that another process
  *   has already settled (`markUnknown`) returns `false` or throws a typed error and
  *   changes nothing.
+ * - **Extra child permissions** (optional): the cells' children run with narrow
+ *   permissions (read the target's folder, write the run folder, FFI to the leg's SQLite
+ *   library, a list of variables). A store that needs more (an npm package with a native
+ *   addon reads its variables, asks sys APIs, loads its addon from Deno's npm cache)
+ *   exports `childPermissions`: a {@linkcode ChildPermissions} object, or a function of a
+ *   {@linkcode PermissionContext} (Deno's cache folders, resolved at run time) returning
+ *   one. Only `env`, `sys`, `ffi` and `read` exist: net, run and write are never granted.
+ *   Every child of every cell and power-loss cell (and the conformance probe) gets exactly
+ *   these on top of its scope, and the cell reports and the conformance report name them.
+ *   A bad declaration (another key, a wrong type, a relative path) is a usage error naming
+ *   the target and the fix.
  *
  * @example
  * ```ts
@@ -88,6 +99,9 @@
  *
  * @module
  */
+
+import type { ChildPermissions } from "../harness/permissions.ts";
+export type { ChildPermissions };
 
 /**
  * A value or a promise of it.
@@ -437,6 +451,41 @@ export interface RecoveredObligationView {
   /** The key a deduplicating transport uses. */
   idempotencyKey: string;
 }
+
+/**
+ * Where a target's declared paths are resolved from, at run time (in the parent, which
+ * may read the environment: the children may not).
+ *
+ * @example
+ * ```ts
+ * import type { ChildPermissions, PermissionContext } from "./target.ts";
+ * export function childPermissions({ npmCache }: PermissionContext): ChildPermissions {
+ *   return { read: [npmCache], ffi: [`${npmCache}/registry.npmjs.org/@libsql`] };
+ * }
+ * ```
+ */
+export interface PermissionContext {
+  /** Deno's cache folder: `DENO_DIR`, else the platform's default. */
+  denoDir: string;
+  /** Deno's npm package cache, `<denoDir>/npm`: where an npm package's native addon lives. */
+  npmCache: string;
+}
+
+/**
+ * A target's `childPermissions` export (optional, beside `openStore`; default none): the
+ * extra permissions its store needs in the cells' children, or a function of the run's
+ * {@linkcode PermissionContext} that returns them. Type the export with it: the harness
+ * checks it at run time and grants exactly these, never net.
+ *
+ * @example
+ * ```ts
+ * import type { ChildPermissionsDeclaration } from "./target.ts";
+ * export const childPermissions: ChildPermissionsDeclaration = { env: ["MY_STORE_KEY"] };
+ * ```
+ */
+export type ChildPermissionsDeclaration =
+  | ChildPermissions
+  | ((context: PermissionContext) => ChildPermissions);
 
 /**
  * A target module: what `loadTarget` imports.

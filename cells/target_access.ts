@@ -1,7 +1,11 @@
 // What a child needs to load a target module: read access to its folder (and the import map
-// of its project), or the host it is imported from.
+// of its project), or the host it is imported from; and the extra permissions the target
+// declares for its children.
 import { dirname, fromFileUrl } from "../internal/path.ts";
 import type { SpawnOptions } from "../harness/child.ts";
+import { type ChildPermissions, SYS_KINDS } from "../harness/permissions.ts";
+import { denoCacheDir } from "../recorder/record.ts";
+import { loadTarget, type PermissionContext, TargetError } from "./target.ts";
 
 /**
  * The `deno.json(c)` nearest above a target's folder: its import map is what the
@@ -41,4 +45,112 @@ export function targetAccess(target: string): Partial<SpawnOptions> {
   }
   if (url.protocol === "http:" || url.protocol === "https:") return { importHosts: [url.host] };
   return {};
+}
+
+const KEYS = ["env", "sys", "ffi", "read"] as const;
+const NEVER: Readonly<Record<string, string>> = {
+  net: "the cells never grant the network",
+  run: "the cells' children never start processes",
+  write: "the children write only their run folder",
+  import: "remote imports follow the target's own host",
+};
+
+/** `true` unless `value` is a list of non-empty strings without commas, each passing `valid`. */
+function badList(value: unknown, valid: (item: string) => boolean): boolean {
+  return !Array.isArray(value) ||
+    value.some((item) => typeof item !== "string" || !item || item.includes(",") || !valid(item));
+}
+
+/**
+ * Checks a `childPermissions` declaration; returns it typed or throws naming the problem.
+ */
+function parseDeclaration(specifier: string, value: unknown): ChildPermissions {
+  const bad = (problem: string, fix: string) =>
+    new TargetError(
+      `Invalid childPermissions in target module "${specifier}": ${problem} (${fix})`,
+    );
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw bad(
+      `expected an object, got ${Array.isArray(value) ? "an array" : typeof value}`,
+      "export { env?, sys?, ffi?, read? } or a function of the context returning one",
+    );
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (NEVER[key]) throw bad(`"${key}" cannot be declared: ${NEVER[key]}`, `remove "${key}"`);
+    if (!(KEYS as readonly string[]).includes(key)) {
+      throw bad(`unknown permission "${key}"`, `use ${KEYS.join(", ")}`);
+    }
+  }
+  if (record.env !== undefined && badList(record.env, (n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n))) {
+    throw bad("env must be a list of variable names", 'e.g. env: ["MY_STORE_KEY"]');
+  }
+  const sys = record.sys;
+  if (sys !== undefined && typeof sys !== "boolean" && badList(sys, (k) => SYS_KINDS.includes(k))) {
+    throw bad(
+      `sys must be true, false or a list of sys kinds, got ${JSON.stringify(sys)}`,
+      `use true or some of ${SYS_KINDS.join(", ")}`,
+    );
+  }
+  for (const key of ["ffi", "read"] as const) {
+    if (record[key] !== undefined && badList(record[key], (p) => p.startsWith("/"))) {
+      throw bad(
+        `${key} must be a list of absolute paths, got ${JSON.stringify(record[key])}`,
+        "resolve them from the context, e.g. `${npmCache}/registry.npmjs.org/<package>`",
+      );
+    }
+  }
+  return record as ChildPermissions;
+}
+
+/** The run's context for a declaration: Deno's cache folders. */
+function permissionContext(): PermissionContext {
+  const denoDir = denoCacheDir();
+  return { denoDir, npmCache: `${denoDir}/npm` };
+}
+
+const declared = new Map<string, Promise<ChildPermissions | undefined>>();
+
+/**
+ * The extra permissions a target declares for its children (`childPermissions`),
+ * checked and resolved against this run's {@linkcode PermissionContext}; `undefined`
+ * when it declares none. Call it in the parent (it reads the environment), once per
+ * target: the result is kept.
+ *
+ * @param target The target specifier.
+ * @returns The permissions, or `undefined`.
+ * @throws {TargetError} When the module cannot load or the declaration is bad.
+ * @example
+ * ```ts
+ * import { declaredPermissions } from "./target_access.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url).href;
+ * console.log(await declaredPermissions(target)); // undefined: the reference needs nothing more
+ * ```
+ */
+export function declaredPermissions(target: string): Promise<ChildPermissions | undefined> {
+  let result = declared.get(target);
+  if (!result) {
+    result = (async () => {
+      // Typed on the target's side (ChildPermissionsDeclaration in target.ts), checked here.
+      const module = await loadTarget(target) as { childPermissions?: unknown };
+      const declaration = module.childPermissions;
+      if (declaration === undefined) return undefined;
+      let value: unknown = declaration;
+      if (typeof declaration === "function") {
+        try {
+          value = (declaration as (context: PermissionContext) => unknown)(permissionContext());
+        } catch (error) {
+          throw new TargetError(
+            `Invalid childPermissions in target module "${target}": the function threw: ${
+              error instanceof Error ? error.message : String(error)
+            } (return the permissions from the context without other access)`,
+            { cause: error },
+          );
+        }
+      }
+      return parseDeclaration(target, value);
+    })();
+    declared.set(target, result);
+  }
+  return result;
 }

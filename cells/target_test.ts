@@ -1,11 +1,15 @@
 // The target contract: a store lacking a cell's methods gets that cell SKIPPED with a
-// reason naming them (an ignored test: never FAILED, never PASSED), and CELL_METHODS
-// documents exactly what each cell asks for.
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+// reason naming them (an ignored test: never FAILED, never PASSED), CELL_METHODS
+// documents exactly what each cell asks for, and a target's childPermissions reach its
+// children (exactly those).
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { spawnChild } from "../harness/child.ts";
 import { currentLeg } from "../harness/legs.ts";
+import { denoCacheDir } from "../recorder/record.ts";
 import { type CellId, CELLS } from "./register.ts";
 import { runDefinitions } from "./run_definitions.ts";
-import { CELL_METHODS, type StoreMethod } from "./target.ts";
+import { CELL_METHODS, type StoreMethod, TargetError } from "./target.ts";
+import { declaredPermissions } from "./target_access.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 // The default leg whatever this process runs on: the cases are about methods, not modes.
@@ -61,5 +65,85 @@ Deno.test({
       );
     }
     deepStrictEqual(CELL_METHODS[1], core);
+  },
+});
+
+const dataModule = (code: string) => `data:application/typescript,${encodeURIComponent(code)}`;
+const declaring = (declaration: string) =>
+  dataModule(
+    `export const openStore = () => ({});\nexport const childPermissions = ${declaration};`,
+  );
+
+Deno.test({
+  name:
+    "a target's childPermissions reach its children, nothing undeclared does, a bad one is refused",
+  ...options,
+  async fn() {
+    const permissions = await declaredPermissions(declaring(
+      `({ denoDir }: { denoDir: string }) => ({ env: ["CELLS_DECLARED"], sys: ["hostname"], read: [denoDir], ffi: [denoDir] })`,
+    ));
+    const cache = denoCacheDir();
+    deepStrictEqual(permissions, {
+      env: ["CELLS_DECLARED"],
+      sys: ["hostname"],
+      read: [cache],
+      ffi: [cache],
+    });
+    // Each query is what the child holds; the undeclared variable is set here too.
+    const script = dataModule(
+      `const q = (d: Deno.PermissionDescriptor) => Deno.permissions.querySync(d).state;
+console.log(JSON.stringify({
+  value: Deno.env.get("CELLS_DECLARED"),
+  env: q({ name: "env", variable: "CELLS_UNDECLARED" }),
+  hostname: q({ name: "sys", kind: "hostname" }), cpus: q({ name: "sys", kind: "cpus" }),
+  read: q({ name: "read", path: ${
+        JSON.stringify(cache)
+      } }), readRoot: q({ name: "read", path: "/" }),
+  ffi: q({ name: "ffi", path: ${JSON.stringify(cache)} }), net: q({ name: "net" }),
+}));`,
+    );
+    Deno.env.set("CELLS_DECLARED", "passed through");
+    Deno.env.set("CELLS_UNDECLARED", "kept out");
+    try {
+      const runDir = Deno.makeTempDirSync();
+      const child = spawnChild({ script, runDir, library: leg.library, permissions: permissions! });
+      strictEqual((await child.status).code, 0, child.describe());
+      Deno.removeSync(runDir, { recursive: true });
+      deepStrictEqual(JSON.parse(child.stdout), {
+        value: "passed through",
+        env: "prompt",
+        hostname: "granted",
+        cpus: "prompt",
+        read: "granted",
+        readRoot: "prompt",
+        ffi: "granted",
+        net: "prompt",
+      });
+    } finally {
+      Deno.env.delete("CELLS_DECLARED");
+      Deno.env.delete("CELLS_UNDECLARED");
+    }
+    for (
+      const [declaration, problem] of [
+        [
+          `{ net: true }`,
+          `"net" cannot be declared: the cells never grant the network (remove "net")`,
+        ],
+        [`{ sys: "yes" }`, `sys must be true, false or a list of sys kinds, got "yes"`],
+        [`{ ffi: ["addon"] }`, `ffi must be a list of absolute paths, got ["addon"]`],
+        [`{ reads: [] }`, `unknown permission "reads" (use env, sys, ffi, read)`],
+      ]
+    ) {
+      const target = declaring(declaration!);
+      await rejects(declaredPermissions(target), (error: Error) => {
+        ok(error instanceof TargetError, String(error));
+        ok(
+          error.message.startsWith(`Invalid childPermissions in target module "${target}": `) &&
+            error.message.includes(problem!),
+          error.message,
+        );
+        return true;
+      });
+    }
   },
 });

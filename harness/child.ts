@@ -1,5 +1,5 @@
 import { dirname, fromFileUrl } from "../internal/path.ts";
-import { scopedPermissions } from "./permissions.ts";
+import { type ChildPermissions, scopedPermissions } from "./permissions.ts";
 
 /**
  * Exit code of a claimant that won.
@@ -135,6 +135,12 @@ export interface SpawnOptions {
    * a VFS written in TypeScript needs callbacks and pointer views, which a scoped grant refuses.
    */
   unscopedFfi?: boolean;
+  /**
+   * Extra permissions the target declared for its children (`childPermissions`), granted
+   * on top of the scope: its variables (their values pass through from this process when
+   * set), sys APIs, native libraries and read paths. Never net, run or write.
+   */
+  permissions?: ChildPermissions;
   /** Most bytes of stdout and of stderr kept (the tail); default 64 KiB. */
   outputLimit?: number;
 }
@@ -347,7 +353,8 @@ export async function reapAll(children: Iterable<Child> = live): Promise<void> {
 /**
  * Spawns `deno run` on a script with the narrowest permissions that work: read and
  * write its run directory, read the package's module files, `--allow-ffi` only the
- * SQLite library, `--allow-env` a list, no run, no net, a cleared environment.
+ * SQLite library, `--allow-env` a list, no run, no net, a cleared environment; plus
+ * exactly the extra `permissions` a target declared, when given.
  *
  * @param options Script, arguments, run directory, library, environment.
  * @returns The running child.
@@ -362,7 +369,8 @@ export async function reapAll(children: Iterable<Child> = live): Promise<void> {
  */
 export function spawnChild(options: SpawnOptions): Child {
   const script = options.script instanceof URL ? options.script.href : options.script;
-  const read = [options.runDir, ...(options.read ?? [])];
+  const extra = options.permissions ?? {};
+  const read = [options.runDir, ...(options.read ?? []), ...(extra.read ?? [])];
   const root = packageRoot();
   if (root) read.push(root);
   if (script.startsWith("file:")) read.push(dirname(fromFileUrl(script)));
@@ -373,11 +381,13 @@ export function spawnChild(options: SpawnOptions): Child {
     NO_COLOR: "1",
     ...options.env,
   };
-  for (const name of ["DENO_DIR", "HOME", "PATH"]) {
+  for (const name of ["DENO_DIR", "HOME", "PATH", ...(extra.env ?? [])]) {
     const value = Deno.env.get(name);
     if (value !== undefined && env[name] === undefined) env[name] = value;
   }
-  const allowEnv = [...new Set([...CHILD_ENV, ...Object.keys(options.env ?? {})])];
+  const allowEnv = [
+    ...new Set([...CHILD_ENV, ...Object.keys(options.env ?? {}), ...(extra.env ?? [])]),
+  ];
   const flags = [
     "run",
     options.config ? `--config=${options.config}` : "--no-config",
@@ -385,8 +395,9 @@ export function spawnChild(options: SpawnOptions): Child {
     ...scopedPermissions({
       read,
       write: options.runDir,
-      ffi: options.unscopedFfi ? undefined : options.library,
+      ffi: options.unscopedFfi ? undefined : [options.library, ...(extra.ffi ?? [])],
       env: allowEnv,
+      ...(extra.sys ? { sys: extra.sys } : {}),
     }),
   ];
   if (preload) flags.push(`--preload=${preload}`);

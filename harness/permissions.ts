@@ -22,6 +22,89 @@ export const TASK_PERMISSIONS: readonly string[] = [
 ];
 
 /**
+ * Extra permissions a store's children need on top of a crash-test child's narrow scope
+ * (a store on an npm package with a native addon, say): never the network, subprocesses
+ * or writes outside the run directory. A target declares them (`childPermissions` in
+ * `cells/target.ts`); the harness grants exactly these and names them in its reports.
+ *
+ * @example
+ * ```ts
+ * import type { ChildPermissions } from "./permissions.ts";
+ * const addon: ChildPermissions = {
+ *   env: ["LIBSQL_JS_DEV"], // names the children may read (their values pass through)
+ *   sys: ["cpus", "hostname"], // or true for every sys API
+ *   ffi: ["/root/.cache/deno/npm/registry.npmjs.org/@libsql"], // native code, files or folders
+ *   read: ["/root/.cache/deno/npm"], // files or folders
+ * };
+ * ```
+ */
+export interface ChildPermissions {
+  /** Environment variables the children may read; set ones pass through from the parent. */
+  env?: readonly string[];
+  /** `true` for every sys API (`--allow-sys`), or the kinds (`--allow-sys=cpus,hostname`). */
+  sys?: boolean | readonly string[];
+  /** Files or folders the children may load native code from (absolute paths). */
+  ffi?: readonly string[];
+  /** Files or folders the children may read (absolute paths). */
+  read?: readonly string[];
+}
+
+/**
+ * The sys kinds Deno knows (`--allow-sys=<kinds>`); any other fails at launch.
+ *
+ * @example
+ * ```ts
+ * import { SYS_KINDS } from "./permissions.ts";
+ * console.log(SYS_KINDS.includes("hostname")); // true
+ * ```
+ */
+export const SYS_KINDS: readonly string[] = [
+  "hostname",
+  "osRelease",
+  "osUptime",
+  "loadavg",
+  "networkInterfaces",
+  "systemMemoryInfo",
+  "uid",
+  "gid",
+  "cpus",
+  "homedir",
+  "statfs",
+  "getPriority",
+  "setPriority",
+  "userInfo",
+  "inspector",
+];
+
+/** `--allow-sys` for all, `--allow-sys=<kinds>` for some, nothing for none. */
+function sysFlag(sys: boolean | readonly string[] | undefined): string[] {
+  if (sys === true) return ["--allow-sys"];
+  return Array.isArray(sys) && sys.length ? [`--allow-sys=${[...new Set(sys)].join(",")}`] : [];
+}
+
+/**
+ * The flags that grant extra permissions, one per kind, e.g. for a report: what a
+ * store's children got beyond the narrow scope. Empty when nothing is declared.
+ *
+ * @param permissions The declaration.
+ * @returns The flags, e.g. `["--allow-env=LIBSQL_JS_DEV", "--allow-sys"]`.
+ * @example
+ * ```ts
+ * import { widenedFlags } from "./permissions.ts";
+ * console.log(widenedFlags({ sys: true, env: ["A", "B"] })); // ["--allow-env=A,B", "--allow-sys"]
+ * ```
+ */
+export function widenedFlags(permissions: ChildPermissions | undefined): string[] {
+  const list = (values: readonly string[] | undefined) => [...new Set(values ?? [])].join(",");
+  const flags: string[] = [];
+  if (permissions?.env?.length) flags.push(`--allow-env=${list(permissions.env)}`);
+  flags.push(...sysFlag(permissions?.sys));
+  if (permissions?.ffi?.length) flags.push(`--allow-ffi=${list(permissions.ffi)}`);
+  if (permissions?.read?.length) flags.push(`--allow-read=${list(permissions.read)}`);
+  return flags;
+}
+
+/**
  * What a crash-test child may touch.
  *
  * @example
@@ -35,15 +118,21 @@ export interface ChildScope {
   read: readonly string[];
   /** The one folder it may write (its run directory). */
   write: string;
-  /** The one library it may load through FFI; `undefined` for an unscoped `--allow-ffi`. */
-  ffi: string | undefined;
+  /**
+   * The libraries (files or folders) it may load through FFI; `undefined` for an
+   * unscoped `--allow-ffi`.
+   */
+  ffi: string | readonly string[] | undefined;
   /** The environment variables it may read. */
   env: readonly string[];
+  /** Sys APIs: `true` for all, or the kinds; default none. */
+  sys?: boolean | readonly string[];
 }
 
 /**
  * The flags of a crash-test child's scope: `--allow-read`/`--allow-write` to its folders,
- * `--allow-ffi` to its library, `--allow-env` to a list, `--no-prompt`; nothing else.
+ * `--allow-ffi` to its libraries, `--allow-env` to a list, `--allow-sys` only when
+ * asked, `--no-prompt`; nothing else.
  *
  * @example
  * ```ts
@@ -53,11 +142,13 @@ export interface ChildScope {
  * ```
  */
 export function scopedPermissions(scope: ChildScope): string[] {
-  return [
+  const ffi = typeof scope.ffi === "string" ? [scope.ffi] : scope.ffi;
+  const flags = [
     "--no-prompt",
     `--allow-read=${[...new Set(scope.read)].join(",")}`,
     `--allow-write=${scope.write}`,
-    scope.ffi === undefined ? "--allow-ffi" : `--allow-ffi=${scope.ffi}`,
+    ffi === undefined ? "--allow-ffi" : `--allow-ffi=${[...new Set(ffi)].join(",")}`,
     `--allow-env=${[...new Set(scope.env)].join(",")}`,
   ];
+  return [...flags, ...sysFlag(scope.sys)];
 }

@@ -3,12 +3,12 @@
  * `@libsql/client`, on a local file (`file:` URL). The core takes no dependency on it:
  * only this peer imports the package, and only when a store is opened.
  *
- * The package loads a native Node-API addon: it needs Deno's npm cache readable, an
- * unscoped `--allow-ffi` and `--allow-sys` (it detects the C library), which the cells'
- * scoped children do not get. `deno task conformance` detects that and SKIPs the tiers
- * that run in those children with the reason; the tiers whose children run with the
- * tasks' permissions (the file-system call recorder's) still judge it. A package that
- * cannot be installed throws `PeerUnavailableError`, and every tier SKIPs.
+ * The package loads a native Node-API addon: it reads `LIBSQL_JS_DEV`, asks three sys
+ * APIs (`process.report` detects the C library), loads the addon from Deno's npm cache
+ * and reads that cache. The cells' children get none of that by default, so this module
+ * declares it ({@linkcode childPermissions}) and the cells grant exactly that, naming it
+ * in their reports. A package that cannot be installed throws `PeerUnavailableError`,
+ * and every tier SKIPs.
  *
  * The journal mode is the leg's (`PRAGMA journal_mode`), else libSQL's default.
  *
@@ -23,10 +23,42 @@
  *
  * @module
  */
-import type { CellMessage, StoredMessage, StoredSession, StoreOptions } from "../cells/target.ts";
+import type {
+  CellMessage,
+  ChildPermissions,
+  PermissionContext,
+  StoredMessage,
+  StoredSession,
+  StoreOptions,
+} from "../cells/target.ts";
 
 /** The package, pinned to the major version checked here. */
 const PACKAGE = "npm:@libsql/client@0.18";
+
+/**
+ * What the package needs in the cells' children beyond their narrow scope, measured with
+ * Deno 2.9.6 and `@libsql/client` 0.18 (libSQL 0.5.29): the variable `LIBSQL_JS_DEV`;
+ * the sys APIs `cpus`, `hostname` and `networkInterfaces` (from `process.report`); FFI
+ * to the `@libsql` packages of the npm cache (the addon `index.node` of the platform's
+ * package); read access to the npm cache. No network, no subprocess.
+ *
+ * @param context Where Deno's npm cache is on this run.
+ * @returns The permissions.
+ * @example
+ * ```ts
+ * import { childPermissions } from "./libsql.ts";
+ * const wanted = childPermissions({ denoDir: "/cache/deno", npmCache: "/cache/deno/npm" });
+ * console.log(wanted.sys); // ["cpus", "hostname", "networkInterfaces"]
+ * ```
+ */
+export function childPermissions({ npmCache }: PermissionContext): ChildPermissions {
+  return {
+    env: ["LIBSQL_JS_DEV"],
+    sys: ["cpus", "hostname", "networkInterfaces"],
+    ffi: [`${npmCache}/registry.npmjs.org/@libsql`],
+    read: [npmCache],
+  };
+}
 
 /** The slice of `@libsql/client` this store uses. */
 interface Row {

@@ -2,6 +2,8 @@
 // SQLite libraries, one `deno test` child per leg × library running the cells, and the
 // rows read back from the cells' reports (CELLS_REPORT_DIR).
 import { loadTarget } from "../cells/target.ts";
+import { declaredPermissions } from "../cells/target_access.ts";
+import { widenedFlags } from "../harness/permissions.ts";
 import { exists } from "../internal/fs.ts";
 import { fail, LEG_PERMISSIONS, legChildEnv } from "./_cli.ts";
 import { fileURLToPath } from "node:url";
@@ -56,15 +58,18 @@ export interface Row {
 }
 
 /**
- * A target that cannot be found or loaded is one usage error naming it (not a FAIL row
- * per cell and leg).
+ * A target that cannot be found or loaded, or whose `childPermissions` is bad, is one
+ * usage error naming it (not a FAIL row per cell and leg). Returns the flags the target's
+ * children get beyond the narrow scope (its `childPermissions`), for the tool to print.
  */
-export async function checkTarget(target: string): Promise<void> {
+export async function checkTarget(target: string): Promise<string[]> {
   if (target.startsWith("file:") && !exists(fileURLToPath(target))) {
     fail(`Cannot find the target module ${fileURLToPath(target)}: check the --target path`);
   }
   try {
     await loadTarget(target);
+    // A bad childPermissions is a usage error too.
+    return widenedFlags(await declaredPermissions(target));
   } catch (error) {
     fail(error instanceof Error ? error.message : String(error));
   }

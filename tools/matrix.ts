@@ -101,7 +101,10 @@ if (import.meta.main) {
     }
   }
   const options = parseArgs(Deno.args);
-  await checkTarget(options.target);
+  const widened = await checkTarget(options.target);
+  if (widened.length) {
+    console.log(`children widened by the target's childPermissions: ${widened.join(" ")}`);
+  }
   const libraries = await resolveLibraries(options.libraries, options.build);
   if (libraries.length === 0) fail("Cannot run the matrix: no SQLite library is available");
 

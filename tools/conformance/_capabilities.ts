@@ -3,8 +3,9 @@
 // child with the cells' scoped permissions (can the cells' children run it?), and
 // whether the file-system call recorder builds here.
 import { CELL_METHODS, type StoreMethod } from "../../cells/target.ts";
-import { targetAccess } from "../../cells/target_access.ts";
+import { declaredPermissions, targetAccess } from "../../cells/target_access.ts";
 import { spawnChild } from "../../harness/child.ts";
+import { widenedFlags } from "../../harness/permissions.ts";
 import { fromFileUrl } from "../../internal/path.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import type { Capabilities } from "./_schema.ts";
@@ -75,6 +76,9 @@ export async function detectCapabilities(target: string, library: string): Promi
     }
     const scopedDir = await Deno.makeTempDir({ dir, prefix: "scoped-" });
     const access = targetAccess(target);
+    const permissions = await declaredPermissions(target);
+    const widened = widenedFlags(permissions);
+    if (widened.length) caps.childPermissions = widened;
     const child = spawnChild({
       script: PROBE,
       args: [target, scopedDir, "scoped"],
@@ -83,12 +87,13 @@ export async function detectCapabilities(target: string, library: string): Promi
       read: access.read ?? [],
       importHosts: access.importHosts ?? [],
       ...(access.config ? { config: access.config } : {}),
+      ...(permissions ? { permissions } : {}),
     });
     const status = await child.status;
     const scoped = parseProbe(child.stdout, child.stderr, status.code);
     if (!scoped.ok && isPermissionRefusal(scoped)) {
       caps.scopedChildren =
-        `the store needs permissions the cells' children do not get (the core does not widen them): ${scoped.message}`;
+        `the store needs permissions the cells' children do not get (declare them in the target's childPermissions, see cells/target.ts): ${scoped.message}`;
     }
     return caps;
   } finally {

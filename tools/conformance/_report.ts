@@ -1,6 +1,6 @@
 // The report's three forms: JSON (the schema in _schema.ts), Markdown (a table a
 // maintainer pastes into an issue) and JUnit XML (for CI dashboards).
-import type { ConformanceReport, Result } from "./_schema.ts";
+import type { Capabilities, ConformanceReport, Result } from "./_schema.ts";
 import { STATUSES } from "./_schema.ts";
 
 const cellText = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
@@ -55,8 +55,8 @@ export function markdownReport(report: ConformanceReport): string {
       }; ${caps.sqliteFile ? "SQLite file" : "not an SQLite file"}; ${
         caps.binding ? "on this project's binding" : "own SQLite or storage"
       }; recorder ${caps.recorder.ok ? "available" : `unavailable (${caps.recorder.reason})`}${
-        caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""
-      }`,
+        widenedNote(caps)
+      }${caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""}`,
     );
   }
   lines.push("");
@@ -159,4 +159,14 @@ export async function writeReports(
   await write(paths.json, JSON.stringify(report, null, 2) + "\n");
   await write(paths.markdown, markdownReport(report));
   await write(paths.junit, junitReport(report));
+}
+
+/**
+ * The report's and the console's note of the permissions the target's children got
+ * beyond the narrow scope: a user must see that the target asked for more.
+ */
+export function widenedNote(caps: Capabilities): string {
+  return caps.childPermissions?.length
+    ? `; children widened by the target's childPermissions: ${caps.childPermissions.join(" ")}`
+    : "";
 }

@@ -107,6 +107,11 @@ export interface Capabilities {
   binding: boolean;
   /** Whether the file-system call recorder can be built here (power loss recordable). */
   recorder: { ok: boolean; reason?: string };
+  /**
+   * The flags the target's children get beyond the cells' narrow scope (its declared
+   * `childPermissions`), e.g. `--allow-sys=cpus`; absent when it declares none.
+   */
+  childPermissions?: string[];
   /** Why the target cannot run under the cells' scoped children, if it cannot. */
   scopedChildren?: string;
   /** Why the target cannot run here at all (e.g. its package is not installed), if not. */

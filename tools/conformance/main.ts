@@ -19,7 +19,7 @@ import { detectCapabilities } from "./_capabilities.ts";
 import { levelOf } from "./_levels.ts";
 import { applyManifest, type Manifest, manifestPathOf, readManifest } from "./_manifest.ts";
 import { mergeReports, parseReport } from "./_merge.ts";
-import { writeReports } from "./_report.ts";
+import { widenedNote, writeReports } from "./_report.ts";
 import {
   type ConformanceReport,
   countStatuses,
@@ -228,7 +228,7 @@ async function run(args: string[]): Promise<number> {
       caps.sqliteFile ? "SQLite file" : "not an SQLite file"
     }; ${caps.binding ? "this project's binding" : "its own storage"}; recorder ${
       caps.recorder.ok ? "ok" : `unavailable (${caps.recorder.reason})`
-    }${caps.unavailable ? `; UNAVAILABLE: ${caps.unavailable}` : ""}${
+    }${caps.unavailable ? `; UNAVAILABLE: ${caps.unavailable}` : ""}${widenedNote(caps)}${
       caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""
     }`,
   );

@@ -13,6 +13,7 @@ import {
 } from "../../harness/child.ts";
 import type { RunDir } from "../../harness/evidence.ts";
 import { type Leg, legEnv } from "../../harness/legs.ts";
+import type { ChildPermissions } from "../../harness/permissions.ts";
 import { exists } from "../../internal/fs.ts";
 import { targetAccess } from "../../cells/target_access.ts";
 import { type Ack, checkRecovered, type Reference, type Verdict } from "./_oracle.ts";
@@ -55,6 +56,8 @@ export interface LegContext {
   crashImage?: CrashImage;
   /** Keep failing states as evidence. */
   keepEvidence: boolean;
+  /** The extra permissions the target declares for its children. */
+  permissions?: ChildPermissions;
 }
 
 /** How one state went. */
@@ -101,6 +104,7 @@ export function spawnSweepChild(
     env: { ...legEnv(ctx.leg), ...env },
     ...(access.read ? { read: access.read } : {}),
     ...(access.importHosts ? { importHosts: access.importHosts } : {}),
+    ...(ctx.permissions ? { permissions: ctx.permissions } : {}),
   });
 }
 

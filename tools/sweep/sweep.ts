@@ -44,6 +44,7 @@ import { RunDir } from "../../harness/evidence.ts";
 import { onDiskJournalMode } from "../../session_db/journal_mode.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../../session_db/sqlite/database.ts";
 import { loadTarget, type StoreOptions, targetSpecifier } from "../../cells/target.ts";
+import { declaredPermissions } from "../../cells/target_access.ts";
 import {
   parseStateId,
   type PlannedState,
@@ -86,6 +87,7 @@ async function sweepLeg(
   const root = await RunDir.create(`sweep-${name}`);
   const template = root.file("template.db");
   const module = await loadTarget(target);
+  const permissions = await declaredPermissions(target);
   const storeOptions: StoreOptions = name === "default" ? {} : { journalMode: name };
   const ctx: LegContext = {
     leg,
@@ -97,6 +99,7 @@ async function sweepLeg(
     references: new Map(),
     keepEvidence: options.keepEvidence ?? true,
     ...(options.crashImage ? { crashImage: options.crashImage } : {}),
+    ...(permissions ? { permissions } : {}),
   };
   const empty: LegSweep = {
     leg: name,
