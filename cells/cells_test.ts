@@ -1,7 +1,9 @@
 // The cells against the reference store, on the leg of this process
 // (SESSION_DB_JOURNAL_MODE and DENO_SQLITE_PATH). A lighter load than the defaults, so
-// that `deno test -A` stays quick: shorter prefixes before each kill, fewer racers. Every
-// check still runs; `deno task matrix` (run by CI on every leg) runs the defaults.
+// that `deno test -A` stays quick: shorter prefixes before each kill, fewer racers, two
+// cells at a time. Every check still runs; `deno task matrix` (run by CI on every leg)
+// runs the defaults, one cell at a time, each under its own narrowed permissions.
+import { prefetched } from "./_prefetch.ts";
 import { CELLS } from "./register.ts";
 
 const target = new URL("./reference_target.ts", import.meta.url);
@@ -18,6 +20,8 @@ const lighter = {
   7: {},
 } as const;
 
+const definitions: Deno.TestDefinition[] = [];
 for (const id of [1, 2, 3, 4, 5, 6, 7] as const) {
-  for (const test of await CELLS[id]({ target, ...lighter[id] })) Deno.test(test);
+  definitions.push(...await CELLS[id]({ target, ...lighter[id] }));
 }
+for (const test of prefetched(definitions, 2)) Deno.test(test);
