@@ -25,7 +25,8 @@
  * What the cells rely on beyond the method shapes:
  *
  * - **Durability**: a method returns (or its promise resolves) only once its effect is
- *   committed; each operation is atomic.
+ *   committed, so a process killed right after, with no further call and no close, keeps
+ *   it; each operation is atomic.
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
  *   order.
@@ -251,8 +252,8 @@ export interface Store {
   ): MaybePromise<boolean>;
   /**
    * Publishes a rotation atomically, under the lock: the continuation child (its parent
-   * `parentId`) with `messages`, and the parent ended with reason `compression`; all or
-   * nothing. (cell 3)
+   * `parentId`) with `messages`, and the parent ended with reason `compression`; no other
+   * session changes; all or nothing. (cell 3)
    */
   publishCompressionChild?(publish: {
     parentId: string;
@@ -260,7 +261,11 @@ export interface Store {
     holder: string;
     messages: CellMessage[];
   }): MaybePromise<unknown>;
-  /** Releases the compression lock. (cell 3) */
+  /**
+   * Releases the compression lock of `sessionId` held by `holder`: `true` once released.
+   * When `holder` does not hold it, `false` (or a typed error) and the lock stays in
+   * force; other sessions' locks are never touched. (cell 3)
+   */
   releaseCompressionLock?(sessionId: string, holder: string): MaybePromise<boolean>;
   /**
    * Rewinds to before a user message: soft-deletes it and every later active row in one
