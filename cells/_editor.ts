@@ -2,13 +2,15 @@
 // the active transcript, journals an intent (the step and the transcript it yields if
 // it completes), runs the step, then journals the acknowledged step with that
 // transcript as [id, content] pairs. Rewinds (compare-and-swap on the active ids) keep
-// the transcript short; a fork journals its branch and the contents it must hold.
+// the transcript short; a fork journals its branch and the contents it must hold. With
+// `stop` (fork or rewind) it stops right after journaling the first acknowledged step of
+// that kind and waits to be killed, with no further write and no close.
 import { AckWriter } from "../harness/ack_journal.ts";
-import { childArgs, lifetimeGuard, marked, openStoreFor } from "./child_runtime.ts";
+import { childArgs, lifetimeGuard, marked, openStoreFor, waitToBeKilled } from "./child_runtime.ts";
 
-const [target, dbPath, acksPath, intentsPath, seed] = childArgs(
+const [target, dbPath, acksPath, intentsPath, seed, stop] = childArgs(
   5,
-  "_editor.ts <target> <db> <acks> <intents> <seed>",
+  "_editor.ts <target> <db> <acks> <intents> <seed> [stop after: fork|rewind]",
 );
 const store = await openStoreFor(target!, dbPath!);
 await store.createSession("main");
@@ -48,6 +50,7 @@ for (let s = 0;; s++) {
     intents.write(step);
     await marked("forkSession", () => store.forkSession!("main", at, step.branch));
     acks.write(step);
+    if (stop === "fork") break;
   } else if (!editNext && (s % 7 === 5 || current.length >= 8) && users.length > 0) {
     // Every other rewind keeps a non-empty prefix (never the first user turn), so a
     // store that re-inserts the kept prefix shows it from the first rewind on.
@@ -65,6 +68,7 @@ for (let s = 0;; s++) {
         expectedActiveIds: current.map(([id]) => id),
       }));
     acks.write(step);
+    if (stop === "rewind") break;
     editNext = true;
   } else {
     // After a rewind, the edited user turn; otherwise user and assistant alternate.
@@ -76,3 +80,5 @@ for (let s = 0;; s++) {
     editNext = false;
   }
 }
+// Only a stop leaves the loop: the acknowledged step was the last write.
+waitToBeKilled(`${acksPath}.ready`);

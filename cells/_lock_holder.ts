@@ -1,13 +1,30 @@
-// Cell 3's dead holder: takes the compression lock of `held` for an hour, says so, and
-// waits to be killed. Its lock must then be recoverable at once: no TTL to wait out.
+// Cell 3's dead holder: takes the compression lock of `held` for an hour, then rotates
+// `acked` into `acked-child` under its own lock, journals that acknowledged rotation,
+// says so and waits to be killed with no further write and no close. The lock of `held`
+// must then be recoverable at once (no TTL to wait out), and the rotation of `acked`
+// durable: it was acknowledged.
+import { AckWriter } from "../harness/ack_journal.ts";
 import { childArgs, openStoreFor, waitToBeKilled } from "./child_runtime.ts";
 import { LOCK_TTL_MS } from "./_lock_taker.ts";
 
-const [target, dbPath, readyPath] = childArgs(3, "_lock_holder.ts <target> <db> <ready>");
+const [target, dbPath, readyPath, acksPath] = childArgs(
+  4,
+  "_lock_holder.ts <target> <db> <ready> <acks>",
+);
 const store = await openStoreFor(target!, dbPath!);
-await store.createSession("held");
-await store.appendMessage("held", { role: "user", content: "turn" });
-if (!await store.tryAcquireCompressionLock!("held", `cell3-holder:pid=${Deno.pid}`, LOCK_TTL_MS)) {
-  throw new Error("lock holder: could not take the free compression lock of held");
+const holder = `cell3-holder:pid=${Deno.pid}`;
+for (const session of ["held", "acked"]) {
+  await store.createSession(session);
+  await store.appendMessage(session, { role: "user", content: "turn" });
+  if (!await store.tryAcquireCompressionLock!(session, holder, LOCK_TTL_MS)) {
+    throw new Error(`lock holder: could not take the free compression lock of ${session}`);
+  }
 }
+await store.publishCompressionChild!({
+  parentId: "acked",
+  childId: "acked-child",
+  holder,
+  messages: [{ role: "system", content: "summary of acked" }],
+});
+new AckWriter(acksPath!).write({ i: 0, parentId: "acked", childId: "acked-child" });
 waitToBeKilled(readyPath!);

@@ -5,6 +5,7 @@
 import { TIMED_OUT } from "../harness/child.ts";
 import { exists } from "../internal/fs.ts";
 import { childArgs, openStoreFor } from "./child_runtime.ts";
+import { answerOf } from "./_typed.ts";
 
 const [target, dbPath, owner, session, leaseMs, acquiredPath, goPath, resultPath, beatPath] =
   childArgs(
@@ -59,16 +60,6 @@ for (let beat = 1; !exists(goPath!); beat++) {
   Deno.writeTextFileSync(beatPath!, `${beat}\n`);
   await new Promise((resolve) => setTimeout(resolve, 5));
 }
-let result: Record<string, unknown>;
-try {
-  const value = await act(acquired);
-  result = { threw: false, value: value === undefined ? null : value };
-} catch (error) {
-  result = {
-    threw: true,
-    name: error instanceof Error ? error.name : typeof error,
-    message: error instanceof Error ? error.message : String(error),
-  };
-}
+const result = await answerOf(() => act(acquired));
 Deno.writeTextFileSync(resultPath!, JSON.stringify(result) + "\n");
 await store.close();

@@ -7,6 +7,7 @@ import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { spanOf } from "./_span.ts";
+import { type Answer, describeAnswer, verdict } from "./_typed.ts";
 import { CELL_METHODS, openTargetStore, type Store, type StoreMethod } from "./target.ts";
 
 /**
@@ -76,32 +77,6 @@ const ORDERS: Record<FencedOwner, readonly Order[]> = {
   outboxAttempt: ["after"],
 };
 
-/** Error names that carry no meaning of the store's own. */
-const GENERIC_ERRORS = new Set([
-  "Error",
-  "TypeError",
-  "RangeError",
-  "ReferenceError",
-  "SyntaxError",
-  "EvalError",
-  "URIError",
-  "AggregateError",
-  "SqliteError",
-]);
-
-interface StaleResult {
-  threw: boolean;
-  value?: unknown;
-  name?: string;
-  message?: string;
-}
-
-/** How the store answered the stale owner. */
-function verdict(result: StaleResult): "refused" | "untyped" | "accepted" {
-  if (result.threw) return GENERIC_ERRORS.has(result.name ?? "") ? "untyped" : "refused";
-  return result.value === false || result.value === null ? "refused" : "accepted";
-}
-
 /** The stale owner's heartbeat count (it beats every few ms while it waits). */
 function beats(path: string): number {
   return Number(fileText(path)?.trim() ?? 0);
@@ -116,7 +91,7 @@ interface Scenario {
 }
 
 interface Outcome {
-  stale: StaleResult;
+  stale: Answer;
   /** What the new owner's actions returned, in order. */
   fresh: unknown[];
   /** Heartbeats the owner made while it should have been stopped. */
@@ -270,7 +245,7 @@ async function runScenario(
   } finally {
     await store.close();
   }
-  const stale = JSON.parse(fileText(file("result")) ?? "{}") as StaleResult;
+  const stale = JSON.parse(fileText(file("result")) ?? "{}") as Answer;
   const obligationId = owner === "outboxAttempt"
     ? (JSON.parse(fileText(file("acquired"))!) as { id: string }).id
     : undefined;
@@ -310,9 +285,7 @@ async function checkScenario(
 ): Promise<void> {
   const { owner, order, label } = scenario;
   const said = verdict(out.stale);
-  const answer = out.stale.threw
-    ? `threw ${out.stale.name}: ${out.stale.message}`
-    : `returned ${JSON.stringify(out.stale.value)}`;
+  const answer = describeAnswer(out.stale);
   tally(ctx, "acknowledgedOps", out.fresh.length);
   await t.step(`${label}: the owner was frozen by SIGSTOP past its lease`, () => {
     ok(

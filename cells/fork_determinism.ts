@@ -3,7 +3,7 @@ import { readAckJournal } from "../harness/ack_journal.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type EditStep, judgeEdits } from "./_fork_state.ts";
-import { awaitCrash, killAfterAcks } from "./_kill.ts";
+import { awaitCrash, killAfterAcks, killWhenReady } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
@@ -131,8 +131,9 @@ async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string
  * prefix at fork time, an in-flight one is complete or absent; recovery deterministic,
  * invariants hold. And on a fresh file, the compare-and-swap: a rewind computed from a
  * transcript another handle has appended to since is refused with `RewindConflictError`
- * and changes nothing, while the same rewind with the current ids goes through. Every
- * leg.
+ * and changes nothing, while the same rewind with the current ids goes through. Two more
+ * editors stop right after their first acknowledged fork, and rewind, and are killed
+ * there with no write and no close after it: that step must be durable. Every leg.
  *
  * @param options Target, leg, thresholds.
  * @returns The test definitions to register with `Deno.test`.
@@ -163,9 +164,44 @@ export function forkDeterminismCell(
       const intentsPath = ctx.run.file("intents.jsonl");
       // A random moment after the threshold: up to 20 more acknowledged steps.
       const killAt = threshold + Math.floor(ctx.random() * 21);
+      // Started first, they run beside the random kill's editor (independent files).
+      const lastSteps = (["fork", "rewind"] as const).map((op) => {
+        const dir = ctx.run.file(`last-${op}`);
+        Deno.mkdirSync(dir);
+        const child = ctx.spawn("_editor.ts", [
+          `${dir}/store.db`,
+          `${dir}/acks.jsonl`,
+          `${dir}/intents.jsonl`,
+          String(seed),
+          op,
+        ]);
+        return { op, dir, child };
+      });
       const child = ctx.spawn("_editor.ts", [db, acksPath, intentsPath, String(seed)]);
       await killAfterAcks(ctx, child, db, acksPath, killAt, "edit steps", options.deadlineMs);
       await checkRun(ctx, t, "random kill", db, acksPath, intentsPath);
+      // Killed right after the first acknowledged fork (or rewind) was journaled, with no
+      // write after it: that step must be durable.
+      for (const { op, dir, child } of lastSteps) {
+        const ready = `${dir}/acks.jsonl.ready`;
+        await killWhenReady(child, ready, `the editor to stop after its first ${op}`, 60_000);
+        tally(ctx, "sigkills", 1);
+        // Not assumed at rest: a store that acknowledges before COMMIT has a transaction open.
+        ctx.observeLeg(`${dir}/store.db`, `killed after the first acknowledged ${op}`);
+        const label = `killed right after an acknowledged ${op}`;
+        await t.step(`${label}: it was the last step journaled`, () => {
+          const last = readAckJournal<EditStep>(`${dir}/acks.jsonl`).at(-1);
+          ok(last?.op === op, `the last acknowledged step is ${JSON.stringify(last)}`);
+        });
+        await checkRun(
+          ctx,
+          t,
+          label,
+          `${dir}/store.db`,
+          `${dir}/acks.jsonl`,
+          `${dir}/intents.jsonl`,
+        );
+      }
       await checkCompareAndSwap(ctx, t, ctx.run.file("cas.db"));
 
       const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])

@@ -1,15 +1,15 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
-import { classifyExit } from "../harness/child.ts";
 import { LOCK_TTL_MS } from "./_lock_taker.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
-import { awaitCrash, killAfterAcks, killWhenReady, untilExited } from "./_kill.ts";
+import { awaitCrash, killAfterAcks, killWhenReady } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { judgeRotations, orphans, recover, type Rotation } from "./_rotation_state.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { CELL_METHODS, loadTarget } from "./target.ts";
+import { answerOf, describeAnswer, verdict } from "./_typed.ts";
+import { CELL_METHODS, loadTarget, openTargetStore, type Store } from "./target.ts";
 
 /**
  * Options of {@linkcode rotationAtomicityCell}.
@@ -51,17 +51,12 @@ async function checkRun(
   await checkSteps(t, judged.checks, `${label}: `);
 }
 
-/** Runs a child to its end (bounded) and returns its last stdout line as JSON. */
-async function runToEnd(ctx: CellRun, script: string, args: string[], what: string) {
-  const child = ctx.spawn(script, args);
-  await untilExited(child, what, 60_000);
-  return { child, said: () => JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") };
-}
-
 /**
  * Lock liveness: a fresh process takes the compression lock of `parentId` (held, if at
  * all, by a killed process, with a TTL far longer than the cell) in one attempt and
- * completes a rotation with it.
+ * completes a rotation with it. Then it is killed right after its release returned, with
+ * no further write and no close; its holder names this (live) process, so the lock is
+ * free afterwards only if that acknowledged release is durable.
  */
 async function takeOver(
   ctx: CellRun,
@@ -71,32 +66,56 @@ async function takeOver(
   parentId: string,
 ): Promise<void> {
   const childId = `taken-${parentId}`;
-  const { child, said } = await runToEnd(
-    ctx,
-    "_lock_taker.ts",
-    [db, parentId, childId],
-    `a fresh process to take the lock of ${parentId}`,
-  );
+  const ready = `${db}.${parentId}.taker.ready`;
+  const child = ctx.spawn("_lock_taker.ts", [db, parentId, childId, ready, String(Deno.pid)]);
+  await killWhenReady(child, ready, `a fresh process to take the lock of ${parentId}`, 60_000);
+  tally(ctx, "sigkills", 1);
+  // Not assumed at rest: a store that acknowledges before COMMIT has a transaction open.
+  ctx.observeLeg(db, `${label}: the taker, killed after its release`);
+  const said = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") as {
+    taken?: boolean;
+    tookMs?: number;
+    released?: boolean;
+  };
   await t.step(
     `${label}: a fresh process takes the dead holder's lock of ${parentId} at once`,
     () => {
-      ok(classifyExit(child.exited!).kind === "won", `the taker failed: ${child.describe()}`);
-      const { taken, tookMs } = said() as { taken?: boolean; tookMs?: number };
       ok(
-        taken === true,
-        `tryAcquireCompressionLock returned ${taken} (${tookMs} ms) for the lock of a killed holder: a dead process's lock must be recoverable at once, not after its TTL of ${LOCK_TTL_MS} ms`,
+        said.taken === true,
+        `tryAcquireCompressionLock returned ${said.taken} (${said.tookMs} ms) for the lock of a killed holder: a dead process's lock must be recoverable at once, not after its TTL of ${LOCK_TTL_MS} ms`,
       );
     },
   );
   const recovered = await recover(ctx.target, db, []);
-  await t.step(`${label}: the taker's rotation of ${parentId} is complete`, () => {
+  const free = await withStore(ctx, db, async (store) => {
+    const prober = `cell3-after:pid=${Deno.pid}`;
+    const took = await store.tryAcquireCompressionLock!(parentId, prober, LOCK_TTL_MS);
+    if (took) await store.releaseCompressionLock!(parentId, prober);
+    return took;
+  });
+  await t.step(`${label}: the taker's rotation of ${parentId} and its release are durable`, () => {
     const parent = recovered.sessions.find((s) => s.id === parentId);
     const child = recovered.sessions.find((s) => s.id === childId);
     ok(parent?.endReason === "compression", `${parentId}: ${JSON.stringify(parent)}`);
     ok(child?.parentSessionId === parentId, `${childId}: ${JSON.stringify(child)}`);
     deepStrictEqual(orphans(recovered.sessions), []);
+    ok(said.released === true, `the taker's releaseCompressionLock returned ${said.released}`);
+    ok(
+      free,
+      `the lock of ${parentId} is still held after the taker's acknowledged release and its kill: the release was not durable`,
+    );
   });
   ctx.note("takeovers", Number(ctx.figures.takeovers ?? 0) + 1);
+}
+
+/** Runs `use` on the target's store at `db`, closing it after. */
+async function withStore<T>(ctx: CellRun, db: string, use: (store: Store) => Promise<T>) {
+  const store = await openTargetStore(ctx.target, db);
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
 }
 
 /** After a killed rotation: take over the in-flight parent when it is still open. */
@@ -114,15 +133,99 @@ async function takeOverInFlight(
   else ctx.note(`${label}.takeOver`, `${parentId} ${parent ? "already rotated" : "not created"}`);
 }
 
-/** A holder killed while it holds the lock, then taken over at once. */
+/**
+ * A holder killed while it holds the lock, then taken over at once. Before it waits to
+ * be killed it rotates `acked` and journals it, with no write after: that acknowledged
+ * rotation must be whole after the kill.
+ */
 async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
   const db = ctx.run.file("dead-holder.db");
   const ready = ctx.run.file("dead-holder.ready");
-  const holder = ctx.spawn("_lock_holder.ts", [db, ready]);
+  const acks = ctx.run.file("dead-holder.acks.jsonl");
+  const holder = ctx.spawn("_lock_holder.ts", [db, ready, acks]);
   await killWhenReady(holder, ready, "the holder to take the compression lock", 60_000);
   tally(ctx, "sigkills", 1);
-  ctx.observeLeg(db, "dead holder (waiting with the lock)", true);
+  // Not assumed at rest: a store that acknowledges before COMMIT has a transaction open.
+  ctx.observeLeg(db, "dead holder (waiting with the lock)");
+  const acked = readAckJournal<Rotation>(acks);
+  const recovered = await recover(ctx.target, db, ["acked"]);
+  await t.step("dead holder: its last acknowledged rotation, of acked, is durable", () => {
+    deepStrictEqual(acked.map((a) => a.parentId), ["acked"], "the holder's journal");
+    const parent = recovered.sessions.find((s) => s.id === "acked");
+    const child = recovered.sessions.find((s) => s.id === "acked-child");
+    ok(
+      parent?.endReason === "compression" && child?.parentSessionId === "acked",
+      `the acknowledged rotation of acked is not whole after the kill: parent ${
+        JSON.stringify(parent)
+      }, child ${JSON.stringify(child)}`,
+    );
+    deepStrictEqual(recovered.summaries["acked-child"], ["summary of acked"]);
+    ok(
+      recovered.appendError.acked === "CompressionSessionClosedError",
+      `append to acked: ${recovered.appendError.acked}`,
+    );
+  });
   await takeOver(ctx, t, "dead holder", db, "held");
+}
+
+/**
+ * Locks are per session and per holder: one holder's lock of `kept` stays in force when
+ * a process that does not hold it releases it (refused: `false` or a typed error) and
+ * when the holder rotates and releases another session; the rotation ends only its
+ * parent and leaves `kept` and its messages as they were; the store's invariants hold.
+ */
+async function bystander(ctx: CellRun, t: Deno.TestContext): Promise<void> {
+  const holder = `cell3-bystander:pid=${Deno.pid}`;
+  // Each probe is another holder: one that took the lock must not hide the next one.
+  const prober = (n: number) => `cell3-prober-${n}:pid=${Deno.pid}`;
+  const seen = await withStore(ctx, ctx.run.file("bystander.db"), async (store) => {
+    for (const [id, turns] of [["kept", 3], ["rotated", 1]] as const) {
+      await store.createSession(id);
+      for (let i = 0; i < turns; i++) {
+        await store.appendMessage(id, { role: "user", content: `${id} ${i}` });
+      }
+      if (!await store.tryAcquireCompressionLock!(id, holder, LOCK_TTL_MS)) {
+        throw new Error(`bystander: could not take the free compression lock of ${id}`);
+      }
+    }
+    const stray = await answerOf(() => store.releaseCompressionLock!("kept", prober(1)));
+    const afterStray = await store.tryAcquireCompressionLock!("kept", prober(2), LOCK_TTL_MS);
+    await store.publishCompressionChild!({
+      parentId: "rotated",
+      childId: "rotated-child",
+      holder,
+      messages: [{ role: "system", content: "summary of rotated" }],
+    });
+    const released = await store.releaseCompressionLock!("rotated", holder);
+    const afterRelease = await store.tryAcquireCompressionLock!("kept", prober(3), LOCK_TTL_MS);
+    const kept = (await store.listSessions!()).find((s) => s.id === "kept");
+    const messages = (await store.getMessages("kept")).map((m) => m.content);
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    return { stray, afterStray, released, afterRelease, kept, messages, invariants };
+  });
+  ctx.note("bystander", { strayRelease: describeAnswer(seen.stray) });
+  await t.step("bystander: a process that does not hold a lock cannot release it", () => {
+    ok(
+      verdict(seen.stray) === "refused",
+      `releaseCompressionLock of kept by a process that does not hold it ${
+        describeAnswer(seen.stray)
+      } (expected false or a typed error)`,
+    );
+    ok(!seen.afterStray, "another process took kept's lock after that refused release");
+  });
+  await t.step("bystander: a release and a rotation leave other sessions alone", () => {
+    ok(seen.released === true, `the holder's release of rotated returned ${seen.released}`);
+    ok(
+      !seen.afterRelease,
+      "another process took kept's lock after its holder released the lock of rotated",
+    );
+    ok(
+      seen.kept?.endedAt === null && seen.kept.endReason === null,
+      `kept changed by the rotation of rotated: ${JSON.stringify(seen.kept)}`,
+    );
+    deepStrictEqual(seen.messages, ["kept 0", "kept 1", "kept 2"]);
+    deepStrictEqual(seen.invariants, [], "the store's invariants after the rotation");
+  });
 }
 
 /**
@@ -133,7 +236,14 @@ async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
  * `publishCompressionChild:*` crash point the target lists. Each time: no parent ended
  * `compression` without its child, every acknowledged rotation complete, the in-flight
  * one complete or absent, appends to a rotated parent refused with
- * `CompressionSessionClosedError`, recovery deterministic, invariants hold. Every leg.
+ * `CompressionSessionClosedError`, recovery deterministic, invariants hold. After each
+ * kill a fresh process takes the in-flight parent's lock at once (liveness), rotates it
+ * and releases, and is killed right after that release returned (no write, no close
+ * after): the release must be durable. A holder killed while it waits with a lock, its
+ * last write an acknowledged publish: the lock is taken at once, the publish durable.
+ * And locks are per session and holder: a release by a process that does not hold the
+ * lock is refused and the lock stays in force; a rotation and a release leave another
+ * session's lock, state and messages alone. Every leg.
  *
  * @param options Target, leg, thresholds.
  * @returns The test definitions to register with `Deno.test`.
@@ -164,6 +274,7 @@ export function rotationAtomicityCell(
       await checkRun(ctx, t, "random kill", db, acksPath);
       await takeOverInFlight(ctx, t, "random kill", db, acksPath);
       await deadHolder(ctx, t);
+      await bystander(ctx, t);
 
       const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
         .filter((p) => p.startsWith("publishCompressionChild:"));

@@ -26,9 +26,10 @@
  *
  * - **Durability**: a method returns (or its promise resolves) only once its effect is
  *   committed; each operation is atomic. Another process reads a write as soon as it
- *   returned (cell 2, after `requestHandoff`), and a process killed then, with nothing
- *   written or closed after it, keeps it (cells 1 and 2, after `createSession` and
- *   `claimHandoff`).
+ *   returned (cell 2, after `requestHandoff`), and a process killed then, with no further
+ *   call and no close, keeps it (cells 1 to 5: after `createSession`, `claimHandoff`,
+ *   `releaseCompressionLock`, `publishCompressionChild`, `rewindToMessage`, `forkSession`,
+ *   `markDelivered`, `sweepRecoverable`).
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
  *   order.
@@ -277,8 +278,8 @@ export interface Store {
   ): MaybePromise<boolean>;
   /**
    * Publishes a rotation atomically, under the lock: the continuation child (its parent
-   * `parentId`) with `messages`, and the parent ended with reason `compression`; all or
-   * nothing. (cell 3)
+   * `parentId`) with `messages`, and the parent ended with reason `compression`; no other
+   * session changes; all or nothing. (cell 3)
    */
   publishCompressionChild?(publish: {
     parentId: string;
@@ -286,7 +287,11 @@ export interface Store {
     holder: string;
     messages: CellMessage[];
   }): MaybePromise<unknown>;
-  /** Releases the compression lock. (cell 3) */
+  /**
+   * Releases the compression lock of `sessionId` held by `holder`: `true` once released.
+   * When `holder` does not hold it, `false` (or a typed error) and the lock stays in
+   * force; other sessions' locks are never touched. (cell 3)
+   */
   releaseCompressionLock?(sessionId: string, holder: string): MaybePromise<boolean>;
   /**
    * Rewinds to before a user message: soft-deletes it and every later active row in one

@@ -1,0 +1,49 @@
+// What counts as a typed refusal: an error whose name is a class of the store's own.
+
+/** Error names that carry no meaning of the store's own. */
+export const GENERIC_ERRORS: ReadonlySet<string> = new Set([
+  "Error",
+  "TypeError",
+  "RangeError",
+  "ReferenceError",
+  "SyntaxError",
+  "EvalError",
+  "URIError",
+  "AggregateError",
+  "SqliteError",
+]);
+
+/** What a store call returned, or what it threw. */
+export interface Answer {
+  threw: boolean;
+  value?: unknown;
+  name?: string;
+  message?: string;
+}
+
+/** Calls `call` and says what it returned or threw (never throws). */
+export async function answerOf(call: () => unknown): Promise<Answer> {
+  try {
+    const value = await call();
+    return { threw: false, value: value === undefined ? null : value };
+  } catch (error) {
+    return {
+      threw: true,
+      name: error instanceof Error ? error.name : typeof error,
+      message: error instanceof Error ? error.message : String(error),
+    };
+  }
+}
+
+/** A refusal is `false`/`null` or a typed error; `untyped` is a generic error. */
+export function verdict(answer: Answer): "refused" | "untyped" | "accepted" {
+  if (answer.threw) return GENERIC_ERRORS.has(answer.name ?? "") ? "untyped" : "refused";
+  return answer.value === false || answer.value === null ? "refused" : "accepted";
+}
+
+/** The answer in words, for a failure message. */
+export function describeAnswer(answer: Answer): string {
+  return answer.threw
+    ? `threw ${answer.name}: ${answer.message}`
+    : `returned ${JSON.stringify(answer.value)}`;
+}
