@@ -6,7 +6,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
-import { type DefinitionOutcome, runDefinitions } from "./run_definitions.ts";
+import { runDefinitions } from "./run_definitions.ts";
 import { MUTANTS, mutantTarget } from "./testdata/mutants/catalogue.ts";
 import {
   EQUIVALENT,
@@ -24,33 +24,31 @@ for (const name of [...PLANTED_SAMPLE, ...LEG_SAMPLE]) {
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 
-// Each mutant run is independent (its own children and files): while one test checks
-// its outcome, the next run is already under way, so both cores are busy.
-const runs: (() => Promise<DefinitionOutcome[]>)[] = [];
-const started = new Map<number, Promise<DefinitionOutcome[]>>();
-function outcomesOf(index: number): Promise<DefinitionOutcome[]> {
-  for (const i of [index, index + 1]) {
-    if (i < runs.length && !started.has(i)) started.set(i, runs[i]!());
-  }
-  return started.get(index)!;
+// Every sample run starts as the file loads, all at once (each has its own children and
+// files, and they mostly wait on them); each test awaits its own run.
+function started<T>(run: () => Promise<T>): Promise<T> {
+  const promise = run();
+  promise.catch(() => {}); // its test reports it
+  return promise;
 }
 
 for (const mutant of MUTANTS.filter((m) => PLANTED_SAMPLE.includes(m.name))) {
   for (const cell of mutant.cells) {
-    const index = runs.push(async () =>
+    const run = started(async () =>
       runDefinitions(
         await CELLS[cell]({
+          minAcknowledged: 50, // a shorter prefix than the matrix's: the same catch
           ...mutant.cellOptions,
           target: mutantTarget(mutant.name),
           keepEvidence: false,
         }),
       )
-    ) - 1;
+    );
     Deno.test({
       name: `mutant ${mutant.name} (${mutant.breaks}) is caught by cell ${cell}`,
       ...options,
       async fn() {
-        const outcomes = await outcomesOf(index);
+        const outcomes = await run;
         // A SKIP is never evidence: the intended cell must have run and failed somewhere.
         ok(
           outcomes.some((outcome) => outcome.status === "FAIL"),
@@ -118,12 +116,35 @@ for (const mutant of MUTANTS.filter((m) => LEG_SAMPLE.includes(m.name))) {
 // Deterministic killers, one cell each (about a second apiece, run at once).
 const GENERATED_SAMPLE = ["where:claimHandoff:handoff_state", "where:rewindToMessage:active"];
 
+const generated = started(async () => {
+  const set = await generateMutants((id) => GENERATED_SAMPLE.includes(id));
+  const sample = GENERATED_SAMPLE.map((id) => set.mutants.find((m) => m.id === id)!);
+  const results = await Promise.all(
+    sample.map((mutant) =>
+      Promise.all(
+        mutant.cells.map(async (cell) =>
+          runDefinitions(
+            await CELLS[cell]({
+              target: mutant.target,
+              keepEvidence: false,
+              // cells_test.ts's lighter load: the same catch, sooner
+              claimants: 4,
+              minAcknowledged: 15,
+            }),
+          )
+        ),
+      )
+    ),
+  );
+  return { set, sample, results };
+});
+
 Deno.test({
   name:
     "generated mutants: every family reaches its floor, and a sample is caught by an intended cell",
   ...options,
   async fn() {
-    const set = await generateMutants((id) => GENERATED_SAMPLE.includes(id));
+    const { set, sample, results } = await generated;
     for (const family of FAMILIES) {
       const count = set.mutants.filter((m) => m.family === family).length;
       ok(count >= FAMILY_FLOOR[family], `${family}: ${count} mutants`);
@@ -133,21 +154,11 @@ Deno.test({
       ok(set.mutants.find((m) => m.id === id)?.equivalent, `${id} is not marked equivalent`);
     }
     ok(set.mutants.every((m) => m.cells.length > 0), "a generated mutant without an intended cell");
-    const sample = GENERATED_SAMPLE.map((id) => set.mutants.find((m) => m.id === id)!);
     // A generated mutant keeps no crash point of the method it changes.
     const rewind = await import(sample[1]!.target.href);
     const points: string[] = rewind.crashPoints();
     ok(!points.some((p) => p.startsWith("rewindToMessage:")), points.join(", "));
     ok(points.includes("forkSession:afterCopy"), points.join(", "));
-    const results = await Promise.all(
-      sample.map((mutant) =>
-        Promise.all(
-          mutant.cells.map(async (cell) =>
-            runDefinitions(await CELLS[cell]({ target: mutant.target, keepEvidence: false }))
-          ),
-        )
-      ),
-    );
     for (const [i, mutant] of sample.entries()) {
       const outcomes = results[i]!.flat();
       // A SKIP is never evidence: an intended cell must have run and failed.
