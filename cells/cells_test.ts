@@ -11,7 +11,7 @@ const lighter = {
   1: { minAcknowledged: 50 },
   2: { claimants: 4 },
   3: { minAcknowledged: 20 },
-  4: { minAcknowledged: 15 },
+  4: {},
   // One transport per kill point (the matrix and the mutants task run both).
   5: { recoverers: 2, transports: "one" },
   // At this load the reference store never refuses a write (its busy deadline is 60 s).
