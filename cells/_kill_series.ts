@@ -29,9 +29,9 @@ export interface SeriesCase {
   check(db: string, dir: string, label: string): Promise<void>;
 }
 
-/** The recorder's library, built once per process; or why there is none. */
 let built: Promise<{ path?: string; reason?: string }> | undefined;
-function recorder(): Promise<{ path?: string; reason?: string }> {
+/** The recorder's library, built once per process; or why there is none. */
+export function recorder(): Promise<{ path?: string; reason?: string }> {
   built ??= buildRecorder().then(
     (b) => b.ok ? { path: b.path } : { reason: b.reason },
     (error) => ({ reason: error instanceof Error ? error.message : String(error) }),
