@@ -9,9 +9,8 @@ import { releaseBarrier } from "../harness/barrier.ts";
 import { type Child, reapAll } from "../harness/child.ts";
 import { WaitError, waitFor } from "../harness/wait_for.ts";
 import { exists } from "../internal/fs.ts";
-import { recorderEnv } from "../recorder/record.ts";
 import type { CellRun } from "./_cell.ts";
-import { OP_MARKS_ENV, recorder } from "./_kill_series.ts";
+import { recorder, seriesEnv } from "./_kill_series.ts";
 import { openTargetStore } from "./target.ts";
 
 /** Whether cells 3 and 4 run the race series: at lock calls, or not at all. */
@@ -111,50 +110,31 @@ export async function raceSeries(
     const dir = ctx.run.file(`race-${op}-${k}`);
     await Deno.mkdir(`${dir}/db`, { recursive: true });
     const db = `${dir}/db/store.db`;
-    const marks = `${dir}/marks.jsonl`;
     const go = `${dir}/go`;
     const children: Child[] = [];
     let actor: Outcome | undefined;
     let racer: Outcome | undefined;
     try {
-      const racerChild = ctx.spawn("_race_child.ts", [
-        db,
-        `${role}-racer`,
-        `${dir}/racer.json`,
-        go,
-        RACE_SESSION,
-      ]);
-      children.push(racerChild);
+      // Each child writes its outcome to <dir>/<who>.json.
+      const start = (who: "racer" | "actor", env?: Record<string, string>) => {
+        const args = [db, `${role}-${who}`, `${dir}/${who}.json`, go, RACE_SESSION];
+        const child = ctx.spawn("_race_child.ts", args, env ? { env } : {});
+        children.push(child);
+        return child;
+      };
+      const racerChild = start("racer");
       await waitFor(() => exists(`${dir}/racer.json.ready`), {
         what: "the racer to open the store",
         deadlineMs: DEADLINE_MS,
         children: [racerChild],
       });
-      const env = {
-        ...recorderEnv({
-          library: lib.path,
-          watched: `${dir}/db`,
-          log: `${dir}/fsrec.log`,
-          mark: marks,
-          stopAt: k,
-          stopFile: `${dir}/stopped`,
-          armAfterMarks: 1,
-        }),
-        [OP_MARKS_ENV]: marks,
-      };
-      const actorChild = ctx.spawn("_race_child.ts", [
-        db,
-        `${role}-actor`,
-        `${dir}/actor.json`,
-        go,
-        RACE_SESSION,
-      ], {
-        env,
-      });
-      children.push(actorChild);
+      const stopFile = `${dir}/stopped`;
+      const actorChild = start(
+        "actor",
+        seriesEnv(lib.path, dir, { stopAt: k, stopFile, armAfterMarks: 1 }),
+      );
       // The recorder creates the stop file just before the SIGSTOP: from then on the
       // actor's thread makes no call but the signal's, so its lock call waits for us.
-      const stopFile = `${dir}/stopped`;
       await waitFor(() => actorChild.exited !== undefined || exists(stopFile), {
         what: `${op} to stop before lock call ${k} or finish`,
         deadlineMs: DEADLINE_MS,
