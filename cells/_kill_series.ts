@@ -6,7 +6,7 @@ import { countAcks } from "../harness/ack_journal.ts";
 import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { buildRecorder } from "../recorder/build.ts";
-import { recorderEnv } from "../recorder/record.ts";
+import { recorderEnv, type RecorderOptions } from "../recorder/record.ts";
 import type { CellRun } from "./_cell.ts";
 import { tally } from "./_tally.ts";
 
@@ -29,14 +29,36 @@ export interface SeriesCase {
   check(db: string, dir: string, label: string): Promise<void>;
 }
 
-/** The recorder's library, built once per process; or why there is none. */
 let built: Promise<{ path?: string; reason?: string }> | undefined;
-function recorder(): Promise<{ path?: string; reason?: string }> {
+/** The recorder's library, built once per process; or why there is none. */
+export function recorder(): Promise<{ path?: string; reason?: string }> {
   built ??= buildRecorder().then(
     (b) => b.ok ? { path: b.path } : { reason: b.reason },
     (error) => ({ reason: error instanceof Error ? error.message : String(error) }),
   );
   return built;
+}
+
+/**
+ * A series child's environment: the recorder watching `<dir>/db`, logging to
+ * `<dir>/fsrec.log`, the child's operation marks in `<dir>/marks.jsonl`, and `moves`.
+ */
+export function seriesEnv(
+  library: string,
+  dir: string,
+  moves: Omit<RecorderOptions, "library" | "watched" | "log" | "mark">,
+): Record<string, string> {
+  const marks = `${dir}/marks.jsonl`;
+  return {
+    ...recorderEnv({
+      ...moves,
+      library,
+      watched: `${dir}/db`,
+      log: `${dir}/fsrec.log`,
+      mark: marks,
+    }),
+    [OP_MARKS_ENV]: marks,
+  };
 }
 
 /** The series' kind: the option, else `CELLS_KILL_SERIES` (`sync`, `any`, `off`). */
@@ -73,18 +95,11 @@ export async function killSeries(
     await Deno.mkdir(`${dir}/db`, { recursive: true });
     const db = `${dir}/db/store.db`;
     const marks = `${dir}/marks.jsonl`;
-    const env = {
-      ...recorderEnv({
-        library: lib.path,
-        watched: `${dir}/db`,
-        log: `${dir}/fsrec.log`,
-        mark: marks,
-        crashAt: k,
-        crashKind: kind,
-        armAfterMarks: 2 * c.occurrence - 1,
-      }),
-      [OP_MARKS_ENV]: marks,
-    };
+    const env = seriesEnv(lib.path, dir, {
+      crashAt: k,
+      crashKind: kind,
+      armAfterMarks: 2 * c.occurrence - 1,
+    });
     const child = ctx.spawn(c.script, c.args(db, dir), { env });
     const closed = () => countAcks(marks) >= 2 * c.occurrence;
     try {

@@ -5,6 +5,7 @@ import type { CellOptions } from "./cell_options.ts";
 import { type EditStep, judgeEdits } from "./_fork_state.ts";
 import { awaitCrash, killAfterAcks, killWhenReady } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
+import { raceSeries, raceSeriesOf } from "./_race_series.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredMessage } from "./target.ts";
@@ -219,6 +220,13 @@ export function forkDeterminismCell(
           check: (db, dir, label) =>
             checkRun(ctx, t, label, db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`),
         }, kind);
+      }
+      // A writer racing the rewind at each of its lock calls (a split after the checks).
+      if (
+        raceSeriesOf(options.raceSeries) === "locks" &&
+        !points.some((p) => p.startsWith("rewindToMessage:"))
+      ) {
+        await raceSeries(ctx, t, "rewindToMessage");
       }
 
       if (options.crashPoints === false) return;

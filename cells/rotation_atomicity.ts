@@ -5,6 +5,7 @@ import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { awaitCrash, killAfterAcks, killWhenReady } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
+import { raceSeries, raceSeriesOf } from "./_race_series.ts";
 import { judgeRotations, orphans, recover, type Rotation } from "./_rotation_state.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
@@ -289,6 +290,10 @@ export function rotationAtomicityCell(
           args: (db, dir) => [db, `${dir}/acks.jsonl`, "0"],
           check: (db, dir, label) => checkRun(ctx, t, label, db, `${dir}/acks.jsonl`),
         }, kind);
+      }
+      // A writer taking the lock over at each lock call of the publish.
+      if (raceSeriesOf(options.raceSeries) === "locks" && points.length === 0) {
+        await raceSeries(ctx, t, "publishCompressionChild");
       }
 
       if (options.crashPoints === false) return;

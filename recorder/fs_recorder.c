@@ -18,6 +18,12 @@
 //   FSREC_ARM_MARKS  n >= 1: count calls only after the n-th write to FSREC_MARK and before
 //                    the next one, so that k walks the calls of one operation that the
 //                    program brackets with two marks (a crash point for any store).
+//   FSREC_STOP_AT    k >= 1: SIGSTOP (the calling thread, so the whole process) just before
+//                    the k-th lock call (fcntl F_SETLK, F_SETLKW, F_OFD_SETLK*) on a file
+//                    under the folder, counted while armed as above; the parent races
+//                    another writer against the stopped process, then SIGCONTs it.
+//   FSREC_STOP_FILE  created just before that SIGSTOP: once it exists, the stopping thread
+//                    makes no call but the signal's, so the lock call waits for SIGCONT.
 //
 // Every record is one writev to the log, under one mutex that is held across the real
 // call, so the log's order is the order the calls took effect. A call that fails is
@@ -142,6 +148,9 @@ static int crash_class = CLASS_NONE;
 static uint64_t counted;
 static uint64_t arm_marks;
 static uint64_t marks_seen;
+static uint64_t stop_at;
+static uint64_t locks_counted;
+static char stop_file[PATH_MAX];
 static struct handle *fds[FD_MAX];
 static struct {
   uintptr_t start;
@@ -201,6 +210,10 @@ static void init(void) {
   if (max) max_bytes = strtoull(max, NULL, 10);
   const char *at = getenv("FSREC_CRASH_AT");
   if (at) crash_at = strtoull(at, NULL, 10);
+  const char *stop = getenv("FSREC_STOP_AT");
+  if (stop) stop_at = strtoull(stop, NULL, 10);
+  const char *stop_path = getenv("FSREC_STOP_FILE");
+  if (stop_path) snprintf(stop_file, sizeof stop_file, "%s", stop_path);
   const char *arm = getenv("FSREC_ARM_MARKS");
   if (arm) arm_marks = strtoull(arm, NULL, 10);
   const char *kind = getenv("FSREC_CRASH_KIND");
@@ -512,8 +525,27 @@ int dup3(int fd, int to, int flags) {
   int r = real_dup3(fd, to, flags);
   return r < 0 ? r : dup_into(fd, r);
 }
+// Stops the process just before the FSREC_STOP_AT-th armed lock call on a watched file.
+// The mutex is released first: the process must be able to go on once it is continued.
+static void stop_before_lock(int fd, int cmd) {
+  if (cmd != F_SETLK && cmd != F_SETLKW && cmd != F_OFD_SETLK && cmd != F_OFD_SETLKW) return;
+  struct handle *h = tracked(fd);
+  if (!h || h->mark) return;
+  pthread_mutex_lock(&lock);
+  int stop = (!arm_marks || marks_seen == arm_marks) && ++locks_counted == stop_at;
+  pthread_mutex_unlock(&lock);
+  if (!stop) return;
+  if (stop_file[0]) {
+    int made = real_openat(AT_FDCWD, stop_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (made >= 0) real_close(made);
+  }
+  // Directed at this thread, so the stop takes effect before the lock call is made.
+  syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGSTOP);
+}
+
 static int fcntl_common(int fd, int cmd, void *arg) {
   ENSURE();
+  if (stop_at) stop_before_lock(fd, cmd);
   int r = real_fcntl(fd, cmd, arg);
   if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) dup_into(fd, r);
   return r;

@@ -55,6 +55,13 @@ export interface RecorderOptions {
    * program brackets one operation with two marks, and `crashAt` walks its calls.
    */
   armAfterMarks?: number;
+  /**
+   * Stop the child with SIGSTOP just before this lock call (`fcntl` `F_SETLK*`) on a
+   * watched file (1-based, counted while armed); the caller continues it with SIGCONT.
+   */
+  stopAt?: number;
+  /** A file the child creates just before that stop (outside the watched folder). */
+  stopFile?: string;
 }
 
 /**
@@ -87,6 +94,8 @@ export function recorderEnv(options: RecorderOptions): Record<string, string> {
     env.FSREC_CRASH_AT = String(options.crashAt);
     env.FSREC_CRASH_KIND = options.crashKind ?? "any";
   }
+  if (options.stopAt !== undefined) env.FSREC_STOP_AT = String(options.stopAt);
+  if (options.stopFile !== undefined) env.FSREC_STOP_FILE = options.stopFile;
   if (options.armAfterMarks !== undefined) env.FSREC_ARM_MARKS = String(options.armAfterMarks);
   return env;
 }

@@ -111,7 +111,11 @@ if (import.meta.main) {
   await Deno.mkdir(join(ROOT, ".cache/matrix"), { recursive: true });
   // Every leg's evidence under one folder, listed at the end.
   const evidenceDir = Deno.env.get("CELLS_EVIDENCE_DIR") || join(ROOT, ".cache/evidence");
-  const legExtra: Record<string, string> = { CELLS_EVIDENCE_DIR: evidenceDir };
+  // The race series (off in `deno test`) runs here unless CELLS_RACE_SERIES says off.
+  const legExtra: Record<string, string> = {
+    CELLS_EVIDENCE_DIR: evidenceDir,
+    CELLS_RACE_SERIES: "locks",
+  };
   if (options.openDeadlineMs !== undefined) {
     legExtra.CELLS_OPEN_DEADLINE_MS = String(options.openDeadlineMs);
   }

@@ -155,7 +155,9 @@ async function runJob(job: Job): Promise<JobOutcome> {
       job.target,
       job.cells.join(","),
       job.planted || job.generated ? "0" : "1", // keep evidence of the alt store's failures only
-      JSON.stringify(job.planted?.cellOptions ?? {}), // e.g. cell 7's owners for a fence mutant
+      // e.g. cell 7's owners for a fence mutant; a generated one is raced at lock calls
+      // too (cells 3 and 4: the splits after the checks show only to a concurrent writer).
+      JSON.stringify(job.generated ? { raceSeries: "locks" } : job.planted?.cellOptions ?? {}),
     ],
     cwd: ROOT,
     clearEnv: true,
