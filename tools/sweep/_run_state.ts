@@ -12,7 +12,12 @@ import {
   type SpawnOptions,
 } from "../../harness/child.ts";
 import type { RunDir } from "../../harness/evidence.ts";
-import { type Leg, legEnv } from "../../harness/legs.ts";
+import {
+  type JournalObservation,
+  type Leg,
+  legEnv,
+  observeJournalMode,
+} from "../../harness/legs.ts";
 import { exists } from "../../internal/fs.ts";
 import { targetAccess } from "../../cells/target_access.ts";
 import { type Ack, checkRecovered, type Reference, type Verdict } from "./_oracle.ts";
@@ -69,6 +74,8 @@ export interface StateOutcome {
   failure?: SweepFailure;
   /** With a crash image: whether the image differed from the files the child left. */
   imageDiffers?: boolean;
+  /** The journal mode the child ran in, observed the instant it was killed. */
+  observation?: JournalObservation;
   /** Time from the start of the state to the child's end. */
   childMs: number;
   /** Time of the checks. */
@@ -237,6 +244,7 @@ export async function runState(
   const acks = readAckJournal<Ack>(acksPath);
   let verdict: Verdict = { candidates: {} };
   let imageDiffers: boolean | undefined;
+  let observation: JournalObservation | undefined;
   if (child && !endedOnItsOwn) {
     fail(
       "not reached",
@@ -274,6 +282,8 @@ export async function runState(
       );
     } else {
       covered = true;
+      // The mode the child ran in, from the files it left, before anything reopens them.
+      observation = observeJournalMode(db, state.id);
       if (ctx.keepEvidence) {
         Deno.mkdirSync(join(dir, "crashed"));
         copyDb(db, join(dir, "crashed", "store.db"), ["", "-journal", "-wal", "-shm"]);
@@ -296,7 +306,6 @@ export async function runState(
       }
       if (checkedDb) {
         verdict = await checkRecovered({
-          leg: ctx.leg.name,
           openStore: ctx.openStore,
           state,
           interrupted,
@@ -312,6 +321,7 @@ export async function runState(
   const checkMs = performance.now() - checked;
   const timing = {
     ...(imageDiffers !== undefined ? { imageDiffers } : {}),
+    ...(observation ? { observation } : {}),
     childMs,
     checkMs,
   };
@@ -349,6 +359,7 @@ export async function runState(
           candidates: verdict.candidates,
           image: ctx.crashImage?.name ?? "the files as the child left them",
           imageDiffers: imageDiffers ?? null,
+          journalMode: observation ?? null,
           note: "crashed/ holds the files as the child left them, before recovery" +
             (ctx.crashImage
               ? "; baseline/ the start state, <state>.fs.log beside it the recording, last-sync/ the image checked"

@@ -128,6 +128,33 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "sweep skips a leg whose child ran in another mode at a kill, though at rest it reads right",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const report = await sweep({
+      target: new URL("./testdata/mode_switched_in_close.ts", import.meta.url),
+      legs: ["delete"],
+      states: ["appendMessage:afterCommit@1"],
+      seed: 8,
+      keepEvidence: false,
+      log: quiet,
+    });
+    const leg = report.legs[0]!;
+    deepStrictEqual(leg.status, "SKIP", "a leg observed in WAL at its kill was not skipped");
+    ok(
+      /^leg delete not honoured: .* 1 of 2 kill\(s\) .*appendMessage:afterCommit@1: wal$/.test(
+        leg.reason ?? "",
+      ),
+      leg.reason,
+    );
+    deepStrictEqual(leg.onDisk, "delete, wal");
+    ok(!report.ok, "a skipped leg passed");
+  },
+});
+
 // An append (acknowledged), then a rewind killed before its first write: with FULL the
 // append's journal was unlinked without a folder sync, so after a power loss it is hot again.
 const LOST_APPEND = "append+rewind/rewindToMessage:afterVerify@1";
