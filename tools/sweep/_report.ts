@@ -1,6 +1,12 @@
 // The crash sweep's report: a leg's outcomes summed up (coverage, matches, images), the
 // line each leg prints, and the final table of every library and leg.
-import type { LegAudit, LegName } from "../../harness/legs.ts";
+import {
+  type JournalObservation,
+  type Leg,
+  type LegAudit,
+  type LegName,
+  legVerdict,
+} from "../../harness/legs.ts";
 import type { StateOutcome } from "./_run_state.ts";
 import type { LegSweep, SweepReport } from "./_types.ts";
 
@@ -22,6 +28,23 @@ export interface LegFacts {
   imaged: boolean;
   /** Wall time of the leg. */
   seconds: number;
+}
+
+/**
+ * The leg's verdict from the seeded store at rest and the journal mode each state's
+ * child ran in at its kill (`legVerdict`, as the cells judge their kills).
+ *
+ * @param leg The leg.
+ * @param seeded The seeded store's observation.
+ * @param outcomes The states.
+ * @returns The verdict.
+ */
+export function legAudit(
+  leg: Leg,
+  seeded: JournalObservation,
+  outcomes: readonly StateOutcome[],
+): LegAudit {
+  return legVerdict(leg, [seeded, ...outcomes.flatMap((o) => o.observation ?? [])]);
 }
 
 /**

@@ -61,7 +61,7 @@ import {
   selected,
 } from "./_plan.ts";
 import type { SweepStore } from "./_program.ts";
-import { legLines, legReport } from "./_report.ts";
+import { legAudit, legLines, legReport } from "./_report.ts";
 import {
   type LegContext,
   REFERENCE_TARGET,
@@ -222,10 +222,9 @@ async function sweepLeg(
   const order = new Map(planned.map((s, i) => [s, i]));
   outcomes.sort((a, b) => order.get(a.state)! - order.get(b.state)!);
 
-  const audit = legVerdict(leg, [seeded, ...outcomes.flatMap((o) => o.observation ?? [])]);
   const result = legReport({
     leg: name,
-    audit,
+    audit: legAudit(leg, seeded, outcomes),
     pointsSelected: options.states?.length
       ? undefined
       : selectedPoints.length - notApplicable.length,
