@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import { cpuUsage } from "node:process";
 import { countAcks } from "../harness/ack_journal.ts";
 import { classifyExit, killWhileAlive, reapAll, spawnChild } from "../harness/child.ts";
-import { effectiveModeOrSkip, type Leg, legEnv } from "../harness/legs.ts";
+import { type Leg, legEnv, legVerdict, observeJournalMode } from "../harness/legs.ts";
 import { runSeed } from "../harness/seeded_random.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { buildRecorder } from "../recorder/build.ts";
@@ -360,7 +360,12 @@ export async function checkStates(
   const profile = options.profile ?? "posix";
   const seed = options.seed ?? runSeed();
   const name = basename(files.db);
-  const audit = effectiveModeOrSkip(files.db, options.leg);
+  // The mode the writer ran in, observed before anything reopens the file. Only the
+  // acknowledgement-instant kill is between operations: a random kill can land mid-
+  // transaction, where a journal not yet synced (magic still zero) is DELETE's too.
+  const audit = legVerdict(options.leg, [
+    observeJournalMode(files.db, `${options.kill} kill`, options.kill === "ack"),
+  ]);
   const onDisk = audit.onDisk;
   // What the SIGKILL itself left: the log's end applied (the page cache survives).
   const killed = killEnd(log, files.baseline);
