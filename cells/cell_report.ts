@@ -1,16 +1,4 @@
 /**
- * A cell's outcome, as written to the report directory.
- *
- * @example
- * ```ts
- * import type { CellReport } from "./cell_report.ts";
- * function line(report: CellReport): string {
- *   const why = report.reason ? ` (${report.reason})` : "";
- *   return `cell ${report.cell} ${report.title}, ${report.leg} leg: ${report.status}${why}`;
- * }
- * ```
- */
-/**
  * How a cell that holds on the default leg only (its clause does not depend on the
  * journal mode) begins its SKIP reason on the other legs: a report reader (the
  * conformance levels) then asks for it on the default leg instead.
@@ -24,6 +12,18 @@
  */
 export const DEFAULT_LEG_ONLY = "default leg only";
 
+/**
+ * A cell's outcome, as written to the report directory.
+ *
+ * @example
+ * ```ts
+ * import type { CellReport } from "./cell_report.ts";
+ * function line(report: CellReport): string {
+ *   const why = report.reason ? ` (${report.reason})` : "";
+ *   return `cell ${report.cell} ${report.title}, ${report.leg} leg: ${report.status}${why}`;
+ * }
+ * ```
+ */
 export interface CellReport {
   /** The cell number. */
   cell: number;
