@@ -17,7 +17,7 @@ import { targetSpecifier } from "./target.ts";
 import { declaredPermissions, targetAccess } from "./target_access.ts";
 import { killWhenReady } from "./_kill.ts";
 import type { CellOptions } from "./cell_options.ts";
-import type { CellReport } from "./cell_report.ts";
+import { type CellReport, DEFAULT_LEG_ONLY } from "./cell_report.ts";
 
 /** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
 export const CELL_DEADLINE_MS = 10 * 60_000;
@@ -275,7 +275,7 @@ export async function defineCell(
 
   let skip: string | undefined;
   if (spec.legs === "default" && leg.name !== "default") {
-    skip = `default leg only: ${spec.legReason ?? "by design"}`;
+    skip = `${DEFAULT_LEG_ONLY}: ${spec.legReason ?? "by design"}`;
   } else {
     const probed: Probe = unloadable
       ? { onDisk: "unknown", methods: [], crashed: unloadable }

@@ -7,13 +7,14 @@
 // power_loss.ts.
 import { ok } from "node:assert/strict";
 import { basename, join } from "node:path";
+import { cpuUsage } from "node:process";
 import { countAcks } from "../harness/ack_journal.ts";
 import { classifyExit, killWhileAlive, reapAll, spawnChild } from "../harness/child.ts";
-import { effectiveModeOrSkip, type Leg, legEnv } from "../harness/legs.ts";
+import { type Leg, legEnv, legVerdict, observeJournalMode } from "../harness/legs.ts";
 import { runSeed } from "../harness/seeded_random.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { buildRecorder } from "../recorder/build.ts";
-import { killStates, powerLossStates, type Profile } from "../recorder/crash_states.ts";
+import { killEnd, powerLossStates, type Profile } from "../recorder/crash_states.ts";
 import { type FileSet, readFolder, writeImage } from "../recorder/image.ts";
 import { logProblems, readLog } from "../recorder/log.ts";
 import { denoCacheDir, recorderEnv } from "../recorder/record.ts";
@@ -203,13 +204,27 @@ export function runFiles(dir: string): RunFiles {
 
 let built: Promise<{ path?: string; reason?: string }> | undefined;
 
-const totals = { states: 0, judged: 0, seconds: 0 };
+/** This process's power-loss checking so far (see {@linkcode powerLossTotals}). */
+export interface PowerLossTotals {
+  /** Crash states checked. */
+  states: number;
+  /** States whose files were written out and recovered by SQLite (distinct images). */
+  recovered: number;
+  /** States the judge ran on (distinct recovered contents). */
+  judged: number;
+  /** Wall seconds spent checking. */
+  seconds: number;
+  /** CPU seconds this process spent checking (user and system; the machine may be shared). */
+  cpuSeconds: number;
+}
+
+const totals: PowerLossTotals = { states: 0, recovered: 0, judged: 0, seconds: 0, cpuSeconds: 0 };
 
 /**
- * The crash states checked by this process's power-loss runs so far, how many the
- * judge ran on, and the seconds spent (for the tools' `N states in S s` line).
+ * The crash states checked by this process's power-loss runs so far, how many were
+ * recovered and judged, and the seconds spent (for the tools' `N states in S s` line).
  */
-export function powerLossTotals(): { states: number; judged: number; seconds: number } {
+export function powerLossTotals(): PowerLossTotals {
   return { ...totals };
 }
 
@@ -347,11 +362,15 @@ export async function checkStates(
   const profile = options.profile ?? "posix";
   const seed = options.seed ?? runSeed();
   const name = basename(files.db);
-  const audit = effectiveModeOrSkip(files.db, options.leg);
+  // The mode the writer ran in, observed before anything reopens the file. Only the
+  // acknowledgement-instant kill is between operations: a random kill can land mid-
+  // transaction, where a journal not yet synced (magic still zero) is DELETE's too.
+  const audit = legVerdict(options.leg, [
+    observeJournalMode(files.db, `${options.kill} kill`, options.kill === "ack"),
+  ]);
   const onDisk = audit.onDisk;
   // What the SIGKILL itself left: the log's end applied (the page cache survives).
-  let killed: { files: FileSet; acks: readonly string[] } = { files: new Map(), acks: [] };
-  for (const state of killStates(log, files.baseline)) killed = state;
+  const killed = killEnd(log, files.baseline);
   const fidelity = options.kill === "ack"
     ? sameFiles(killed.files, readFolder(files.dbDir))
     : undefined;
@@ -371,6 +390,7 @@ export async function checkStates(
     verdictOf("SIGKILL", killed.acks),
   );
   const started = performance.now();
+  const cpu = cpuUsage();
   const run: PowerLossRun = {
     kill: options.kill,
     profile,
@@ -427,9 +447,12 @@ export async function checkStates(
   run.statesJudged = cache.judged - 1;
   const seconds = (performance.now() - started) / 1000;
   run.checking = { seconds, statesPerSecond: seconds > 0 ? run.statesChecked / seconds : 0 };
+  const used = cpuUsage(cpu);
   totals.states += run.statesChecked;
+  totals.recovered += cache.recovered - 1;
   totals.judged += run.statesJudged;
   totals.seconds += seconds;
+  totals.cpuSeconds += (used.user + used.system) / 1e6;
   await Deno.remove(cache.scratch, { recursive: true }).catch(() => {});
   return run;
 }

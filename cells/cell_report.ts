@@ -1,4 +1,18 @@
 /**
+ * How a cell that holds on the default leg only (its clause does not depend on the
+ * journal mode) begins its SKIP reason on the other legs: a report reader (the
+ * conformance levels) then asks for it on the default leg instead.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_LEG_ONLY } from "./cell_report.ts";
+ * const reason = `${DEFAULT_LEG_ONLY}: by design`;
+ * console.log(reason.startsWith(DEFAULT_LEG_ONLY)); // true
+ * ```
+ */
+export const DEFAULT_LEG_ONLY = "default leg only";
+
+/**
  * A cell's outcome, as written to the report directory.
  *
  * @example

@@ -36,7 +36,7 @@
  * @module
  */
 import type { PowerLossOptions } from "./_power_loss.ts";
-export { powerLossTotals } from "./_power_loss.ts";
+export { type PowerLossTotals, powerLossTotals } from "./_power_loss.ts";
 import { powerLossForkCell } from "./power_loss_fork_determinism.ts";
 import { powerLossOutboxCell } from "./power_loss_outbox_exactly_once.ts";
 import { powerLossPrefixCell } from "./power_loss_prefix_durability.ts";

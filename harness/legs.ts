@@ -209,6 +209,31 @@ export function observeJournalMode(
   quiescent = false,
 ): JournalObservation {
   const header = readPrefix(path, 100);
+  const journal = header?.length ? readPrefix(`${path}-journal`, JOURNAL_MAGIC.length) : undefined;
+  return journalModeOf(header, journal, at, quiescent);
+}
+
+/**
+ * {@linkcode observeJournalMode} on bytes already read: a crash image held in memory (the
+ * file-system call tier's states) is observed exactly as a file on disk.
+ *
+ * @param header The database file's first 100 bytes (or all of it), `undefined` when absent.
+ * @param journal The `-journal` file's first 8 bytes (or all of it), `undefined` when absent.
+ * @param at When the observation is taken.
+ * @param quiescent Whether the writer was between operations when it died.
+ * @returns The observation.
+ * @example
+ * ```ts
+ * import { journalModeOf } from "./legs.ts";
+ * console.log(journalModeOf(undefined, undefined, "state 3").mode); // "missing"
+ * ```
+ */
+export function journalModeOf(
+  header: Uint8Array | undefined,
+  journal: Uint8Array | undefined,
+  at: string,
+  quiescent = false,
+): JournalObservation {
   if (header === undefined) return { at, mode: "missing" };
   if (header.length === 0) return { at, mode: "delete", detail: "empty database file" };
   const magic = new TextDecoder().decode(header.subarray(0, 16));
@@ -216,19 +241,19 @@ export function observeJournalMode(
     return { at, mode: "not-sqlite", detail: "the file has no SQLite header" };
   }
   if (header[18] === 2 && header[19] === 2) return { at, mode: "wal" };
-  const journal = readPrefix(`${path}-journal`, JOURNAL_MAGIC.length);
   if (journal === undefined) return { at, mode: "delete" };
-  if (journal.length === 0) {
+  const head = journal.subarray(0, JOURNAL_MAGIC.length);
+  if (head.length === 0) {
     return quiescent
       ? { at, mode: "truncate", detail: "an empty journal at rest" }
       : { at, mode: "delete", detail: "an empty journal mid-operation (created or truncated)" };
   }
-  if (JOURNAL_MAGIC.every((byte, i) => journal[i] === byte)) {
+  if (JOURNAL_MAGIC.every((byte, i) => head[i] === byte)) {
     return { at, mode: "delete", detail: "hot journal (a transaction in flight)" };
   }
   // With full syncs SQLite writes a new journal's magic as zeros until the journal is
   // synced, so mid-operation a zeroed header is any rollback mode; at rest it is PERSIST's.
-  if (journal.every((byte) => byte === 0)) {
+  if (head.every((byte) => byte === 0)) {
     return quiescent
       ? { at, mode: "persist", detail: "a journal whose header was zeroed, at rest" }
       : { at, mode: "delete", detail: "a journal not yet synced (magic still zero)" };

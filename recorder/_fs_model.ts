@@ -48,8 +48,13 @@ export class Bytes {
     if (end > this.length) this.length = end;
   }
 
-  clone(): Bytes {
-    return new Bytes(this.view());
+  /** A copy with room for `capacity` bytes (writes up to it then copy nothing more). */
+  clone(capacity = 0): Bytes {
+    const copy = new Bytes();
+    copy.#buffer = new Uint8Array(Math.max(capacity, this.length));
+    copy.#buffer.set(this.view());
+    copy.length = this.length;
+    return copy;
   }
 
   view(): Uint8Array {

@@ -159,6 +159,36 @@ export function* killStates(
   };
 }
 
+/**
+ * The state a SIGKILL after the last recorded call leaves (the last of
+ * {@linkcode killStates}, without copying the files at every call before it).
+ *
+ * @param log The log (recorded with data).
+ * @param baseline The folder's content before the log began.
+ * @returns The state.
+ * @example
+ * ```ts
+ * import { killEnd } from "./crash_states.ts";
+ * import { parseLog } from "./log.ts";
+ * console.log(killEnd(parseLog(new Uint8Array(0))).label); // "end"
+ * ```
+ */
+export function killEnd(
+  log: RecorderLog,
+  baseline: FileSet = new Map(),
+): CrashState & { k: number } {
+  const model = new FsModel(log.watched, baseline, "posix");
+  for (const record of log.records) model.apply(record);
+  return {
+    k: log.records.filter((record) => record.counted).length + 1,
+    at: -1,
+    label: "end",
+    files: model.currentImage(),
+    key: "kill end",
+    acks: model.acks.slice(),
+  };
+}
+
 interface PendingOp {
   inode: Inode;
   seq: number;
@@ -205,7 +235,8 @@ function materialise(model: FsModel, pending: PendingOp[], choice: Choice): File
     if (!choice.keep(index)) continue;
     const { inode, op } = pending[index]!;
     let bytes = contents.get(inode);
-    if (!bytes) contents.set(inode, bytes = inode.durable.clone());
+    // Room for the content now: most states grow a file (a WAL, a journal) to about it.
+    if (!bytes) contents.set(inode, bytes = inode.durable.clone(inode.current.length));
     const sectors = "data" in op
       ? Math.ceil((op.offset + op.data.length) / SECTOR_SIZE) - Math.floor(op.offset / SECTOR_SIZE)
       : 0;
@@ -242,7 +273,9 @@ function materialise(model: FsModel, pending: PendingOp[], choice: Choice): File
       if (!chosen.get(folder)?.dir) orphan = true;
     }
     if (orphan) continue;
-    files.set(name, (contents.get(inode) ?? inode.durable).view().slice());
+    // No copy: the state's own content is fresh, and a durable one is never written again
+    // (a sync replaces it); a state's files are read, never written.
+    files.set(name, (contents.get(inode) ?? inode.durable).view());
   }
   return files;
 }

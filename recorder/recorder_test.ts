@@ -1,5 +1,6 @@
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { buildRecorder } from "./build.ts";
-import { killStates, powerLossStates } from "./crash_states.ts";
+import { killEnd, killStates, powerLossStates } from "./crash_states.ts";
 import { logProblems, readLog } from "./log.ts";
 import { denoCacheDir, recorderEnv, type RecorderOptions } from "./record.ts";
 import { fromFileUrl } from "../internal/path.ts";
@@ -140,6 +141,7 @@ Deno.test({
       kills.length === parsed.records.filter((r) => r.counted).length + 1,
       "one kill state per call",
     );
+    assertEquals(killEnd(parsed), kills.at(-1), "killEnd is the last kill state");
   },
 });
 

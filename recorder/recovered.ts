@@ -57,31 +57,42 @@ export function recoverSqliteFiles(dir: string, files: FileSet): string[] {
     const journal = `${dir}/${name}-journal`;
     const held = files.has(`${name}-journal`);
     try {
-      // PRAGMA synchronous reads the schema, which would roll a hot journal back with
-      // syncs on: set it while the journal is held aside, then put the journal back so
-      // the next read rolls it back with syncs off (one disk flush less per state).
-      if (held) Deno.renameSync(journal, `${journal}.held`);
-      try {
+      if (held) {
+        // PRAGMA synchronous reads the schema, which would roll a hot journal back with
+        // syncs on: set it while the journal is held aside, then put the journal back so
+        // the next read rolls it back with syncs off (one disk flush less per state).
+        Deno.renameSync(journal, `${journal}.held`);
+        try {
+          db = new Database(`${dir}/${name}`, { create: false });
+          db.exec("PRAGMA synchronous = OFF");
+        } catch {
+          // The file alone does not open (mid-transaction): recover with syncs on.
+          db?.close();
+          db = undefined;
+        } finally {
+          Deno.renameSync(`${journal}.held`, journal);
+        }
+        db ??= new Database(`${dir}/${name}`, { create: false });
+        db.exec("SELECT count(*) FROM sqlite_master; PRAGMA wal_checkpoint(TRUNCATE)");
+      } else {
+        // No rollback journal: the exclusive locking mode, set before the first read,
+        // keeps a WAL's index in memory (no -shm file made, mapped and removed per state);
+        // SQLite's WAL recovery is the same either way.
         db = new Database(`${dir}/${name}`, { create: false });
-        db.exec("PRAGMA synchronous = OFF");
-      } catch {
-        // The file alone does not open (mid-transaction): recover with syncs on.
-        db?.close();
-        db = undefined;
-      } finally {
-        if (held) Deno.renameSync(`${journal}.held`, journal);
+        db.exec(
+          "PRAGMA locking_mode = EXCLUSIVE; PRAGMA synchronous = OFF; " +
+            "SELECT count(*) FROM sqlite_master; PRAGMA wal_checkpoint(TRUNCATE)",
+        );
       }
-      db ??= new Database(`${dir}/${name}`, { create: false });
-      db.prepare("SELECT count(*) FROM sqlite_master").values();
-      db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").values();
       db.close();
       db = undefined;
       // What is left of a journal or WAL after a clean read and close is cold: no reader
-      // looks at it, so it is not part of the recovered content.
-      for (const suffix of ["-journal", "-wal"]) {
-        try {
-          Deno.removeSync(`${dir}/${name}${suffix}`);
-        } catch { /* absent */ }
+      // looks at it, so it is not part of the recovered content. (Listed, not removed
+      // blindly: a failed removal's error costs more than the listing.)
+      for (const entry of Deno.readDirSync(dir)) {
+        if (entry.name === `${name}-journal` || entry.name === `${name}-wal`) {
+          Deno.removeSync(`${dir}/${entry.name}`);
+        }
       }
     } catch (error) {
       errors.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
@@ -165,6 +176,7 @@ export class RecoveredStates<V> {
   #byKey = new Map<string, V>();
   #byDigest = new Map<string, { files: FileSet; verdict: V }[]>();
   #checked = 0;
+  #recovered = 0;
   #judged = 0;
 
   /** @param scratch The folder the states are written into (created when missing). */
@@ -180,6 +192,11 @@ export class RecoveredStates<V> {
   /** States checked. */
   get checked(): number {
     return this.#checked;
+  }
+
+  /** States written out and recovered by SQLite (distinct images: no earlier state's key). */
+  get recovered(): number {
+    return this.#recovered;
   }
 
   /** States the judge ran on (distinct recovered contents). */
@@ -204,6 +221,7 @@ export class RecoveredStates<V> {
     this.#checked++;
     const byKey = this.#byKey.get(`${state.key}\0${context}`);
     if (byKey !== undefined) return byKey;
+    this.#recovered++;
     writeImage(state.files, this.#scratch);
     const errors = recoverSqliteFiles(this.#scratch, state.files);
     // A state SQLite cannot recover is never merged with another.

@@ -219,8 +219,10 @@ function printedRate(output: string): { states: number; seconds: number } | unde
 
 /**
  * The LD_PRELOAD recorder's tiers: power-loss states checked in-process per second
- * (`deno task syscalls`, 20 appends, every sync point) and derived SIGKILL states per
- * second of the syscall sweep (`deno task sweep --syscalls`, programs of one operation).
+ * (`deno task syscalls`, 20 appends, every sync point; `deno task powerloss-cells` on the
+ * reference store and on `node:sqlite`, every cell that applies) and derived SIGKILL
+ * states per second of the syscall sweep (`deno task sweep --syscalls`, programs of one
+ * operation).
  */
 async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
   const rows: SuiteRow[] = [];
@@ -243,6 +245,27 @@ async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
       ? `${pr.states} states in ${pr.seconds} s; load average ${load()}`
       : `exit ${power.code}`,
   });
+  for (const target of ["cells/reference_target.ts", "targets/node_sqlite.ts"]) {
+    log(`recorder: power-loss cells in-process (powerloss-cells --target ${target})`);
+    const cells = await timedTool("powerloss_cells.ts", ["--target", target]);
+    const skippedCells = /^cell \d+: SKIP in [\d.]+ s: .* SKIP: (.*)$/m.exec(cells.output)?.[1];
+    const cr = printedRate(cells.output);
+    rows.push({
+      benchmark: `power-loss cells states checked per second, in-process (${target})`,
+      value: cr ? cr.states / cr.seconds : undefined,
+      unit: "states/s",
+      target: ">= 1000",
+      result: cr && cr.states === 0 && skippedCells
+        ? `SKIP (${skippedCells})`
+        : cells.success
+        ? atLeast(cr && cr.states / cr.seconds, 1000)
+        : "FAIL (powerloss-cells failed)",
+      detail: cr
+        ? `${/(\d+ states in [^;]*; CPU [^)]*\): [^;]*)/.exec(cells.output)?.[1]}; ` +
+          `load average ${load()}`
+        : `exit ${cells.code}`,
+    });
+  }
   log("recorder: syscall sweep (sweep --syscalls --max-length 1)");
   const sweep = await timedTool("sweep/main.ts", [
     "--syscalls",

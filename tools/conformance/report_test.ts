@@ -67,6 +67,24 @@ function fullResults(): Result[] {
 
 Deno.test("levels: every cell and tier passing is FULL", () => {
   assertEquals(levelOf(fullResults(), ran()), { level: "FULL" });
+  // Cell 2 holds on the default leg only (by design): its SKIP elsewhere is no gap...
+  const defaultOnly = (reason: string, atDefault: RawStatus = "PASS") =>
+    fullResults().map((r) =>
+      r.cell !== 2 || r.tier !== "cells"
+        ? r
+        : r.leg === "delete"
+        ? result(2, "SKIP", { leg: "delete", reason })
+        : result(2, atDefault)
+    );
+  assertEquals(levelOf(defaultOnly("default leg only: one predicated UPDATE"), ran()), {
+    level: "FULL",
+  });
+  // ...but it must pass there, and any other SKIP on an honoured leg is one.
+  assertEquals(levelOf(defaultOnly("default leg only: x", "SKIP"), ran()).level, "DURABLE");
+  const other = levelOf(defaultOnly("the store lacks claimHandoff"), ran());
+  assertEquals(other.next?.missing, [
+    "cell 2 on cells delete × system: SKIP (the store lacks claimHandoff)",
+  ]);
 });
 
 Deno.test("levels: a FAIL of cell 1 on one honoured leg lowers the level to NONE", () => {

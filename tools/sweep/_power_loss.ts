@@ -14,7 +14,7 @@
 // write, and a recording that differs would make the image meaningless.
 import { basename, dirname, join } from "node:path";
 import { buildRecorder } from "../../recorder/build.ts";
-import { killStates, powerLossStates } from "../../recorder/crash_states.ts";
+import { killEnd, powerLossStates } from "../../recorder/crash_states.ts";
 import { type FileSet, readFolder, writeImage } from "../../recorder/image.ts";
 import { logProblems, readLog } from "../../recorder/log.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
@@ -74,8 +74,7 @@ export async function lastSyncImage(): Promise<CrashImage> {
       if (unfit.length) throw new Error(`the recording cannot be judged: ${unfit.join("; ")}`);
       const baseline = readFolder(join(stateDir, BASELINE));
       const relative = (files: FileSet) => databaseFiles(files, db);
-      let full: FileSet = new Map();
-      for (const state of killStates(log, baseline)) full = state.files;
+      const full = killEnd(log, baseline).files;
       const disk = databaseFiles(readFolder(dirname(db)), db);
       const mismatch = differs(relative(full), disk);
       if (mismatch) {

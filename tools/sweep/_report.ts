@@ -1,6 +1,12 @@
 // The crash sweep's report: a leg's outcomes summed up (coverage, matches, images), the
 // line each leg prints, and the final table of every library and leg.
-import type { LegName } from "../../harness/legs.ts";
+import {
+  type JournalObservation,
+  type Leg,
+  type LegAudit,
+  type LegName,
+  legVerdict,
+} from "../../harness/legs.ts";
 import type { StateOutcome } from "./_run_state.ts";
 import type { LegSweep, SweepReport } from "./_types.ts";
 
@@ -8,8 +14,8 @@ import type { LegSweep, SweepReport } from "./_types.ts";
 export interface LegFacts {
   /** The leg. */
   leg: LegName;
-  /** The on-disk journal mode of the seeded store. */
-  onDisk: string;
+  /** The leg's verdict from the seeded store and every kill's observed journal mode. */
+  audit: LegAudit;
   /** The selected points that are applicable; `undefined` when `--state` chose the states. */
   pointsSelected: number | undefined;
   /** Points no program reaches (the planner's list; the unreached ones are added). */
@@ -25,8 +31,26 @@ export interface LegFacts {
 }
 
 /**
+ * The leg's verdict from the seeded store at rest and the journal mode each state's
+ * child ran in at its kill (`legVerdict`, as the cells judge their kills).
+ *
+ * @param leg The leg.
+ * @param seeded The seeded store's observation.
+ * @param outcomes The states.
+ * @returns The verdict.
+ */
+export function legAudit(
+  leg: Leg,
+  seeded: JournalObservation,
+  outcomes: readonly StateOutcome[],
+): LegAudit {
+  return legVerdict(leg, [seeded, ...outcomes.flatMap((o) => o.observation ?? [])]);
+}
+
+/**
  * Sums up a leg: a point is covered when every occurrence killed the child in an
- * operation owning it; the others join `uncovered` with why.
+ * operation owning it; the others join `uncovered` with why. A leg not honoured at some
+ * kill is SKIPPED with the observations as its reason.
  *
  * @param facts The leg's plan and timing.
  * @param outcomes The states, in plan order.
@@ -56,8 +80,10 @@ export function legReport(facts: LegFacts, outcomes: readonly StateOutcome[]): L
     outcomes.length ? Math.round(outcomes.reduce((s, o) => s + f(o), 0) / outcomes.length) : 0;
   return {
     leg: facts.leg,
-    status: "RUN",
-    onDisk: facts.onDisk,
+    // A kill observed in another mode voids the leg's evidence: SKIP, never PASS.
+    status: facts.audit.honoured ? "RUN" : "SKIP",
+    ...(facts.audit.honoured ? {} : { reason: facts.audit.reason! }),
+    onDisk: facts.audit.onDisk,
     pointsTotal: facts.pointsSelected ?? byPoint.size,
     pointsCovered,
     uncovered,
@@ -96,6 +122,7 @@ export function legReport(facts: LegFacts, outcomes: readonly StateOutcome[]): L
 export function legLines(result: LegSweep): string[] {
   const name = result.leg;
   return [
+    ...(result.status === "SKIP" ? [`leg ${name.padEnd(7)} SKIP: ${result.reason}`] : []),
     `leg ${
       name.padEnd(7)
     } points ${result.pointsCovered}/${result.pointsTotal} covered (100% needed), ` +

@@ -12,7 +12,12 @@ import {
   type SpawnOptions,
 } from "../../harness/child.ts";
 import type { RunDir } from "../../harness/evidence.ts";
-import { type Leg, legEnv } from "../../harness/legs.ts";
+import {
+  type JournalObservation,
+  type Leg,
+  legEnv,
+  observeJournalMode,
+} from "../../harness/legs.ts";
 import type { ChildPermissions } from "../../harness/permissions.ts";
 import { exists } from "../../internal/fs.ts";
 import { targetAccess } from "../../cells/target_access.ts";
@@ -72,6 +77,8 @@ export interface StateOutcome {
   failure?: SweepFailure;
   /** With a crash image: whether the image differed from the files the child left. */
   imageDiffers?: boolean;
+  /** The journal mode the child ran in, observed the instant it was killed. */
+  observation?: JournalObservation;
   /** Time from the start of the state to the child's end. */
   childMs: number;
   /** Time of the checks. */
@@ -241,6 +248,7 @@ export async function runState(
   const acks = readAckJournal<Ack>(acksPath);
   let verdict: Verdict = { candidates: {} };
   let imageDiffers: boolean | undefined;
+  let observation: JournalObservation | undefined;
   if (child && !endedOnItsOwn) {
     fail(
       "not reached",
@@ -278,6 +286,8 @@ export async function runState(
       );
     } else {
       covered = true;
+      // The mode the child ran in, from the files it left, before anything reopens them.
+      observation = observeJournalMode(db, state.id);
       if (ctx.keepEvidence) {
         Deno.mkdirSync(join(dir, "crashed"));
         copyDb(db, join(dir, "crashed", "store.db"), ["", "-journal", "-wal", "-shm"]);
@@ -300,7 +310,6 @@ export async function runState(
       }
       if (checkedDb) {
         verdict = await checkRecovered({
-          leg: ctx.leg.name,
           openStore: ctx.openStore,
           state,
           interrupted,
@@ -316,6 +325,7 @@ export async function runState(
   const checkMs = performance.now() - checked;
   const timing = {
     ...(imageDiffers !== undefined ? { imageDiffers } : {}),
+    ...(observation ? { observation } : {}),
     childMs,
     checkMs,
   };
@@ -353,6 +363,7 @@ export async function runState(
           candidates: verdict.candidates,
           image: ctx.crashImage?.name ?? "the files as the child left them",
           imageDiffers: imageDiffers ?? null,
+          journalMode: observation ?? null,
           note: "crashed/ holds the files as the child left them, before recovery" +
             (ctx.crashImage
               ? "; baseline/ the start state, <state>.fs.log beside it the recording, last-sync/ the image checked"

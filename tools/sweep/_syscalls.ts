@@ -17,7 +17,14 @@ import { type FileSet, readFolder, writeImage } from "../../recorder/image.ts";
 import { logProblems, readLog } from "../../recorder/log.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { RecoveredStates } from "../../recorder/recovered.ts";
-import type { LegName } from "../../harness/legs.ts";
+import {
+  journalModeOf,
+  type JournalObservation,
+  type LegName,
+  legVerdict,
+  observeJournalMode,
+} from "../../harness/legs.ts";
+import { sqliteLibraryPath, sqliteVersion } from "../../session_db/sqlite/database.ts";
 import { loadTarget, type StoreOptions } from "../../cells/target.ts";
 import { type Ack, checkRecovered, type Reference } from "./_oracle.ts";
 import { expandSequence, missingMethods, type ProgramOp, SEQUENCE_OPS } from "./_program.ts";
@@ -90,6 +97,8 @@ interface Setting {
   templateFiles: FileSet;
   openStore: (path: string) => Promise<SweepStore>;
   references: Map<string, Promise<Reference>>;
+  /** The journal mode of every state, observed before recovery (judged by `legVerdict`). */
+  observations: JournalObservation[];
 }
 
 async function child(
@@ -198,7 +207,6 @@ async function judge(
   const tailEnd = interrupted >= program.length;
   const checked = tailEnd ? [...program, program.at(-1)!] : [...program];
   await checkRecovered({
-    leg: s.options.leg ?? "default",
     openStore: s.openStore,
     state: { id: "", kind: "sequence", point: "syscall:k", k: 0, program: checked },
     interrupted,
@@ -253,6 +261,13 @@ async function sweepProgram(
     const acks = acksOf(state.acks);
     const context = JSON.stringify(acks);
     counts.states++;
+    s.observations.push(
+      journalModeOf(
+        state.files.get("store.db"),
+        state.files.get("store.db-journal"),
+        `${name}: before call ${state.k}`,
+      ),
+    );
     const problems = await cache.check(
       state,
       `${name}\0${context}`,
@@ -278,15 +293,20 @@ async function sweepProgram(
     counts.children++;
     const recorded = readLog(killed.log).records.filter((r) => r.counted).length;
     const acks = acksOf(readMarks(killed.marks));
-    const problems = killed.output.signal !== "SIGKILL"
-      ? [
+    let problems: string[];
+    if (killed.output.signal !== "SIGKILL") {
+      problems = [
         `child: expected SIGKILL before call ${k}, it ended with ${
           killed.output.signal ?? `exit ${killed.output.code}`
         }: ${tail(killed.output)}`,
-      ]
-      : recorded !== k - 1
-      ? [`child: killed before call ${k} but ${recorded} calls were recorded`]
-      : await judge(s, program, join(killDir, "db"), acks);
+      ];
+    } else if (recorded !== k - 1) {
+      problems = [`child: killed before call ${k} but ${recorded} calls were recorded`];
+    } else {
+      const db = join(killDir, "db", "store.db");
+      s.observations.push(observeJournalMode(db, `${name}: a child killed before call ${k}`));
+      problems = await judge(s, program, join(killDir, "db"), acks);
+    }
     if (problems.length) {
       counts.childFailures++;
       failures.push({
@@ -376,6 +396,7 @@ export async function syscallSweep(
     templateFiles: new Map(),
     openStore: async (path) => await module.openStore(path, storeOptions) as SweepStore,
     references: new Map(),
+    observations: [],
   };
   Deno.mkdirSync(join(root, "template"));
   const setup = await child(s, ["setup", s.template, String(options.seed)], {});
@@ -384,6 +405,7 @@ export async function syscallSweep(
     new TextDecoder().decode(setup.stdout).trim().split("\n").at(-1)!,
   ) as { methods: string[] };
   s.templateFiles = readFolder(join(root, "template"));
+  s.observations.push(observeJournalMode(s.template, "the seeded store, at rest", true));
   const chosen = options.programs?.map((p) => p.split("+") as ProgramOp[]) ??
     programs(methods, options.maxLength ?? 2);
   log(
@@ -412,6 +434,12 @@ export async function syscallSweep(
   }
   if (!failures.length) Deno.removeSync(root, { recursive: true });
   else log(`  kept: ${root}`);
+  // A state in another mode than the leg's voids the run's evidence: SKIP, never PASS.
+  const audit = legVerdict(
+    { name: leg, library: sqliteLibraryPath(), sqliteVersion: sqliteVersion() },
+    s.observations,
+  );
+  if (!audit.honoured) return { skip: audit.reason! };
   return {
     programs: chosen.length,
     states: counts.states,

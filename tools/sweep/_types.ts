@@ -98,7 +98,7 @@ export interface LegSweep {
   status: "RUN" | "SKIP";
   /** Why it was skipped. */
   reason?: string;
-  /** The on-disk journal mode of the seeded store. */
+  /** The journal modes observed: the seeded store at rest, then the child at every kill. */
   onDisk?: string;
   /** Crash points selected. */
   pointsTotal: number;

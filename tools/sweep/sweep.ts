@@ -20,7 +20,10 @@
  *   uncrashed run's state without it or with it, never anything else); a point after
  *   COMMIT keeps the operation; the owning clause (no compression orphan, appends to a
  *   rotated parent refused); the store's invariants hold, `integrity_check` is `ok`, two
- *   recovery passes read the same, and the file is still in the leg's journal mode.
+ *   recovery passes read the same. The journal mode the child ran in is observed at each
+ *   kill, before anything reopens the files (`observeJournalMode`): a leg with any
+ *   observation in another mode is SKIPPED with the observations (`legVerdict`), never
+ *   passed.
  * - **Reproducible**: the seed (message texts, the sample) is printed; `--seed N`
  *   replays it; `--state <id>` replays one state. A failing state keeps its directory
  *   (the crashed files before recovery, journals, stderr, `evidence.json`) with the
@@ -39,9 +42,14 @@
  *
  * @module
  */
-import { type Leg, type LegName, LEGS } from "../../harness/legs.ts";
+import {
+  type Leg,
+  type LegName,
+  LEGS,
+  legVerdict,
+  observeJournalMode,
+} from "../../harness/legs.ts";
 import { RunDir } from "../../harness/evidence.ts";
-import { onDiskJournalMode } from "../../session_db/journal_mode.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../../session_db/sqlite/database.ts";
 import { loadTarget, type StoreOptions, targetSpecifier } from "../../cells/target.ts";
 import { declaredPermissions } from "../../cells/target_access.ts";
@@ -54,7 +62,7 @@ import {
   selected,
 } from "./_plan.ts";
 import type { SweepStore } from "./_program.ts";
-import { legLines, legReport } from "./_report.ts";
+import { legAudit, legLines, legReport } from "./_report.ts";
 import {
   type LegContext,
   REFERENCE_TARGET,
@@ -132,10 +140,13 @@ async function sweepLeg(
     methods: string[];
     crashPoints: string[];
   };
-  const onDisk = onDiskJournalMode(template);
-  if (name !== "default" && onDisk !== name) {
-    const reason =
-      `leg ${name} not honoured: the store left the file in ${onDisk} mode on SQLite ${leg.sqliteVersion}`;
+  // The seeded store at rest, then every kill (in `runState`): the leg is honoured only
+  // when each observation is in its mode (`legVerdict`, as the cells judge it).
+  const seeded = observeJournalMode(template, "the seeded store, at rest", true);
+  const setupAudit = legVerdict(leg, [seeded]);
+  const onDisk = setupAudit.onDisk;
+  if (!setupAudit.honoured) {
+    const reason = setupAudit.reason!;
     await Deno.remove(root.path, { recursive: true });
     log(`leg ${name.padEnd(7)} SKIP: ${reason}`);
     return { ...empty, reason, onDisk, seconds: (performance.now() - started) / 1000 };
@@ -216,7 +227,7 @@ async function sweepLeg(
 
   const result = legReport({
     leg: name,
-    onDisk,
+    audit: legAudit(leg, seeded, outcomes),
     pointsSelected: options.states?.length
       ? undefined
       : selectedPoints.length - notApplicable.length,

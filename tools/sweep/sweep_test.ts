@@ -8,6 +8,12 @@ import { currentLeg } from "../../harness/legs.ts";
 import { crashPoints } from "../../cells/reference_target.ts";
 import { planPoints, sequenceSpace } from "./_plan.ts";
 import { sweep, type SweepReport } from "./sweep.ts";
+import { RunDir } from "../../harness/evidence.ts";
+import { observeJournalMode } from "../../harness/legs.ts";
+import { parseStateId } from "./_plan.ts";
+import { seedStore } from "./_program.ts";
+import { legAudit, legReport } from "./_report.ts";
+import { type LegContext, runState } from "./_run_state.ts";
 import { lastSyncImage } from "./_power_loss.ts";
 
 const BETWEEN = "publishCompressionChild:betweenTransactions";
@@ -125,6 +131,54 @@ Deno.test({
         report.statesPerSecond.toFixed(1)
       } states/s, seed ${report.seed}`,
     );
+  },
+});
+
+Deno.test({
+  name:
+    "sweep: a kill observed in another mode than the leg's makes it SKIP, though at rest it reads right",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // One crash child on a store seeded here (what `sweep` does per leg, minus its setup child).
+    const target = new URL("./testdata/mode_switched_in_close.ts", import.meta.url).href;
+    const leg = { ...currentLeg(), name: "delete" as const };
+    const { openStore } = await import(target);
+    const root = await RunDir.create("sweep-leg-observed");
+    const template = root.file("template.db");
+    const seededStore = await openStore(template, { journalMode: "delete" });
+    await seedStore(seededStore, 8);
+    await seededStore.close();
+    const ctx: LegContext = {
+      leg,
+      target,
+      seed: 8,
+      root,
+      template,
+      openStore: (path) => openStore(path, { journalMode: "delete" }),
+      references: new Map(),
+      keepEvidence: false,
+    };
+    const outcome = await runState(ctx, parseStateId("appendMessage:afterCommit@1"), 0);
+    const seeded = observeJournalMode(template, "the seeded store, at rest", true);
+    await Deno.remove(root.path, { recursive: true });
+    deepStrictEqual([seeded.mode, outcome.covered, outcome.failure], ["delete", true, undefined]);
+    const report = legReport({
+      leg: "delete",
+      audit: legAudit(leg, seeded, [outcome]),
+      pointsSelected: 1,
+      uncovered: [],
+      notApplicable: [],
+      sequenceSpace: { sequences: 0, states: 0 },
+      imaged: false,
+      seconds: 1,
+    }, [outcome]);
+    deepStrictEqual(report.status, "SKIP", "a leg observed in WAL at its kill was not skipped");
+    ok(
+      /^leg delete not honoured: .*appendMessage:afterCommit@1: wal$/.test(report.reason!),
+      report.reason,
+    );
+    deepStrictEqual(report.onDisk, "delete, wal");
   },
 });
 
