@@ -3,6 +3,7 @@
 // and syncs, so running two at a time roughly halves a suite of them on two cores. The runs
 // use this process's permissions, not each definition's narrower ones (the matrix runs the
 // cells under those).
+import { testContext } from "./_test_context.ts";
 
 interface Step {
   name: string;
@@ -16,31 +17,16 @@ interface Recorded {
 
 /** A TestContext that records each step (running it) instead of reporting it. */
 function recorder(name: string, steps: Step[]): Deno.TestContext {
-  return {
-    name,
-    origin: import.meta.url,
-    parent: undefined,
-    async step(
-      nameOrDef: string | Deno.TestStepDefinition | ((t: Deno.TestContext) => unknown),
-      maybeFn?: (t: Deno.TestContext) => unknown,
-    ): Promise<boolean> {
-      const stepName = typeof nameOrDef === "string" ? nameOrDef : nameOrDef.name;
-      const fn = typeof nameOrDef === "string"
-        ? maybeFn!
-        : typeof nameOrDef === "function"
-        ? nameOrDef
-        : nameOrDef.fn;
-      const inner: Step[] = [];
-      try {
-        await fn(recorder(stepName, inner));
-        steps.push({ name: stepName });
-        return true;
-      } catch (error) {
-        steps.push({ name: stepName, error });
-        return false;
-      }
-    },
-  } as unknown as Deno.TestContext;
+  return testContext(name, async (stepName, fn) => {
+    try {
+      await fn(recorder(stepName, []));
+      steps.push({ name: stepName });
+      return true;
+    } catch (error) {
+      steps.push({ name: stepName, error });
+      return false;
+    }
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 // Runs cell definitions outside `deno test` (for the mutant kill matrix): a minimal
 // TestContext whose steps run in order and whose first failed step fails the cell.
+import { testContext } from "./_test_context.ts";
 
 /**
  * The outcome of one definition.
@@ -20,35 +21,17 @@ export interface DefinitionOutcome {
   detail?: string;
 }
 
+// Steps run in order; the first failed step fails the cell, its name leading the message.
 function context(name: string): Deno.TestContext {
-  const ctx: Deno.TestContext = {
-    name,
-    origin: import.meta.url,
-    parent: undefined,
-    async step(
-      nameOrDef: string | Deno.TestStepDefinition | ((t: Deno.TestContext) => unknown),
-      maybeFn?: (t: Deno.TestContext) => unknown,
-    ): Promise<boolean> {
-      const fn = typeof nameOrDef === "string"
-        ? maybeFn!
-        : typeof nameOrDef === "function"
-        ? nameOrDef
-        : nameOrDef.fn;
-      const stepName = typeof nameOrDef === "string"
-        ? nameOrDef
-        : typeof nameOrDef === "function"
-        ? nameOrDef.name
-        : nameOrDef.name;
-      try {
-        await fn(context(stepName));
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        throw new Error(`${stepName}: ${message}`, { cause: error });
-      }
-      return true;
-    },
-  } as unknown as Deno.TestContext;
-  return ctx;
+  return testContext(name, async (stepName, fn) => {
+    try {
+      await fn(context(stepName));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(`${stepName}: ${message}`, { cause: error });
+    }
+    return true;
+  });
 }
 
 /**

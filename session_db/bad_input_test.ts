@@ -376,6 +376,25 @@ Deno.test("SQL-looking content, ids and titles are stored verbatim", () => {
 
 // --- locks -----------------------------------------------------------------------------
 
+/**
+ * Another process holding `path`'s lock (testdata/hold_store_lock.ts), ready: it lets go
+ * once `release` exists (after the milliseconds written in it, if any).
+ */
+async function holdLock(dir: string, path: string, kind: "immediate" | "exclusive") {
+  const ready = join(dir, "ready");
+  const release = join(dir, "release");
+  const exited = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-lock", "-A", HOLD_LOCK.pathname, path, ready, release, kind],
+    clearEnv: true,
+    env: cleanEnv(),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn().output();
+  await waitForFile(ready, { exited, deadlineMs: 30_000 });
+  return { release, exited };
+}
+
 Deno.test("an exclusive lock held past one busy timeout: open and reads wait for it, then a BusyDeadlineError", async () => {
   using dir = tempDir();
   const path = join(dir.path, "exclusive.db");
@@ -386,19 +405,8 @@ Deno.test("an exclusive lock held past one busy timeout: open and reads wait for
   });
   db.createSession("s");
   db.appendMessage("s", { role: "user", content: "m0" });
-  const ready = join(dir.path, "ready");
-  const release = join(dir.path, "release");
-  const holder = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-lock", "-A", HOLD_LOCK.pathname, path, ready, release, "exclusive"],
-    clearEnv: true,
-    env: cleanEnv(),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const exited = holder.output();
+  const { release, exited } = await holdLock(dir.path, path, "exclusive");
   try {
-    await waitForFile(ready, { exited, deadlineMs: 30_000 });
     // A rollback journal's EXCLUSIVE lock keeps readers out: typed, named, after the deadline.
     const read = throwsWith(() => db.getMessages("s"), BusyDeadlineError);
     assert.match(
@@ -432,19 +440,8 @@ Deno.test("another process holding the write lock past the deadline is a BusyDea
   using dir = tempDir();
   const path = join(dir.path, "busy.db");
   const acked = acknowledge(path);
-  const ready = join(dir.path, "ready");
-  const release = join(dir.path, "release");
-  const holder = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-lock", "-A", HOLD_LOCK.pathname, path, ready, release],
-    clearEnv: true,
-    env: cleanEnv(),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const exited = holder.output();
+  const { release, exited } = await holdLock(dir.path, path, "immediate");
   try {
-    await waitForFile(ready, { exited, deadlineMs: 30_000 });
     const db = SessionDB.open(path, { busyTimeoutMs: 0, busyDeadlineMs: 150 });
     try {
       const started = performance.now();
