@@ -23,6 +23,8 @@ export interface Job {
   cells: readonly number[];
   leg: LegName;
   library: { label: string; path: string };
+  /** The cells' options for a correct store's run (e.g. its race series). */
+  options?: Record<string, unknown>;
 }
 
 /** What a worker returned. */

@@ -44,6 +44,18 @@ import { type JobResult, RESULT_MARK } from "./_worker.ts";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CELL_IDS: readonly number[] = Object.keys(CELLS).map(Number);
 const ALT = "alt_store";
+// Correct stores that must raise no alarm: the alt store on every cell, and the reference
+// and the alt store with no crash points declared, under cells 3 and 4's kill and race
+// series (which only run where a target declares no point).
+const CORRECT = [
+  { name: ALT, target: ALT_STORE_TARGET.href, cells: CELL_IDS },
+  ...["unpointed_target.ts", "alt_store/unpointed_target.ts"].map((file) => ({
+    name: file.includes("alt_store") ? "alt_store_unpointed" : "reference_unpointed",
+    target: new URL(`../../cells/testdata/${file}`, import.meta.url).href,
+    cells: [3, 4],
+    options: { raceSeries: "locks" },
+  })),
+];
 const KINDS = ["planted", ...FAMILIES, "alt"] as const;
 
 /** The kill matrix's command line (its `--help`). */
@@ -75,7 +87,8 @@ the survivors, the equivalent mutants with why, and the mutation score; writes a
     {
       name: "--only",
       value: "LIST",
-      help: "mutant names or generated ids (e.g. where:claimHandoff:handoff_state), or alt_store",
+      help:
+        "mutant names or generated ids (e.g. where:claimHandoff:handoff_state), or alt_store, alt_store_unpointed, reference_unpointed",
       default: "all of --kinds",
     },
     { name: "--jobs", value: "N", help: "targets run at once (1 to 64)", default: "2" },
@@ -115,7 +128,11 @@ function parseArgs(args: string[], generated: GeneratedSet) {
       fail(`Unknown kind "${kind}": use ${KINDS.join(", ")}`);
     }
   }
-  const known = [...MUTANTS.map((m) => m.name), ...generated.mutants.map((m) => m.id), ALT];
+  const known = [
+    ...MUTANTS.map((m) => m.name),
+    ...generated.mutants.map((m) => m.id),
+    ...CORRECT.map((c) => c.name),
+  ];
   for (const name of options.only ?? []) {
     if (!known.includes(name)) {
       fail(`Unknown target "${name}": use one of ${known.slice(0, 8).join(", ")}, … (see --help)`);
@@ -157,7 +174,9 @@ async function runJob(job: Job): Promise<JobOutcome> {
       job.planted || job.generated ? "0" : "1", // keep evidence of the alt store's failures only
       // e.g. cell 7's owners for a fence mutant; a generated one is raced at lock calls
       // too (cells 3 and 4: the splits after the checks show only to a concurrent writer).
-      JSON.stringify(job.generated ? { raceSeries: "locks" } : job.planted?.cellOptions ?? {}),
+      JSON.stringify(
+        job.generated ? { raceSeries: "locks" } : job.planted?.cellOptions ?? job.options ?? {},
+      ),
     ],
     cwd: ROOT,
     clearEnv: true,
@@ -236,8 +255,8 @@ if (import.meta.main) {
           library,
         });
       }
-      if (wanted(ALT, "alt")) {
-        jobs.push({ name: ALT, target: ALT_STORE_TARGET.href, cells: CELL_IDS, leg, library });
+      for (const correct of CORRECT) {
+        if (wanted(correct.name, "alt")) jobs.push({ ...correct, leg, library });
       }
     }
   }
@@ -318,9 +337,9 @@ if (import.meta.main) {
     );
   }
   console.log(
-    `alt store: ${alt.length - falseAlarms.length}/${alt.length} legs without a false alarm; ${
-      seconds.toFixed(1)
-    } s; report: ${options.json}`,
+    `correct stores (alt store; reference and alt store without crash points, cells 3 and 4 raced): ${
+      alt.length - falseAlarms.length
+    }/${alt.length} runs without a false alarm; ${seconds.toFixed(1)} s; report: ${options.json}`,
   );
   const judged = Object.values(result.perFamily).reduce((n, f) => n + f.judged, 0);
   const families = Object.entries(result.perFamily).map(([f, s]) => `${f} ${s.killed}/${s.judged}`);
