@@ -204,7 +204,16 @@ export function runFiles(dir: string): RunFiles {
 
 let built: Promise<{ path?: string; reason?: string }> | undefined;
 
-/** This process's power-loss checking so far (see {@linkcode powerLossTotals}). */
+/**
+ * This process's power-loss checking so far (see {@linkcode powerLossTotals}).
+ *
+ * @example
+ * ```ts
+ * import { type PowerLossTotals, powerLossTotals } from "./_power_loss.ts";
+ * const { states, seconds }: PowerLossTotals = powerLossTotals();
+ * console.log(`${states} states in ${seconds.toFixed(1)} s`);
+ * ```
+ */
 export interface PowerLossTotals {
   /** Crash states checked. */
   states: number;
@@ -223,6 +232,13 @@ const totals: PowerLossTotals = { states: 0, recovered: 0, judged: 0, seconds: 0
 /**
  * The crash states checked by this process's power-loss runs so far, how many were
  * recovered and judged, and the seconds spent (for the tools' `N states in S s` line).
+ *
+ * @returns A copy of the totals.
+ * @example
+ * ```ts
+ * import { powerLossTotals } from "./_power_loss.ts";
+ * console.log(powerLossTotals().states); // 0 before any power-loss run
+ * ```
  */
 export function powerLossTotals(): PowerLossTotals {
   return { ...totals };

@@ -101,8 +101,11 @@
  * @module
  */
 
-import type { ChildPermissions } from "../harness/permissions.ts";
-export type { ChildPermissions };
+export type {
+  ChildPermissions,
+  ChildPermissionsDeclaration,
+  PermissionContext,
+} from "./child_permissions.ts";
 
 /**
  * A value or a promise of it.
@@ -456,41 +459,6 @@ export interface RecoveredObligationView {
   /** The key a deduplicating transport uses. */
   idempotencyKey: string;
 }
-
-/**
- * Where a target's declared paths are resolved from, at run time (in the parent, which
- * may read the environment: the children may not).
- *
- * @example
- * ```ts
- * import type { ChildPermissions, PermissionContext } from "./target.ts";
- * export function childPermissions({ npmCache }: PermissionContext): ChildPermissions {
- *   return { read: [npmCache], ffi: [`${npmCache}/registry.npmjs.org/@libsql`] };
- * }
- * ```
- */
-export interface PermissionContext {
-  /** Deno's cache folder: `DENO_DIR`, else the platform's default. */
-  denoDir: string;
-  /** Deno's npm package cache, `<denoDir>/npm`: where an npm package's native addon lives. */
-  npmCache: string;
-}
-
-/**
- * A target's `childPermissions` export (optional, beside `openStore`; default none): the
- * extra permissions its store needs in the cells' children, or a function of the run's
- * {@linkcode PermissionContext} that returns them. Type the export with it: the harness
- * checks it at run time and grants exactly these, never net.
- *
- * @example
- * ```ts
- * import type { ChildPermissionsDeclaration } from "./target.ts";
- * export const childPermissions: ChildPermissionsDeclaration = { env: ["MY_STORE_KEY"] };
- * ```
- */
-export type ChildPermissionsDeclaration =
-  | ChildPermissions
-  | ((context: PermissionContext) => ChildPermissions);
 
 /**
  * A target module: what `loadTarget` imports.

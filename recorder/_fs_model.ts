@@ -3,7 +3,16 @@
 // and for the folder the name changes not yet durable.
 import type { LogRecord } from "./log.ts";
 
-/** A set of files: name (relative to the watched folder) to content. */
+/**
+ * A set of files: name (relative to the watched folder) to content.
+ *
+ * @example
+ * ```ts
+ * import type { FileSet } from "./_fs_model.ts";
+ * const files: FileSet = new Map([["store.db", new Uint8Array(4096)]]);
+ * console.log(files.size); // 1
+ * ```
+ */
 export type FileSet = Map<string, Uint8Array>;
 
 /** A write or a size change. */
@@ -92,7 +101,17 @@ export class ModelError extends Error {
   }
 }
 
-/** Persistence profiles for names. */
+/**
+ * Persistence profiles for names: `posix`, a created, renamed or deleted name survives
+ * only once its folder is synced; `ext4-ordered`, also with its file's fsync.
+ *
+ * @example
+ * ```ts
+ * import type { Profile } from "./_fs_model.ts";
+ * const profile: Profile = "posix";
+ * console.log(profile);
+ * ```
+ */
 export type Profile = "posix" | "ext4-ordered";
 
 function parent(name: string): string {
