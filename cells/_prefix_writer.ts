@@ -1,7 +1,7 @@
 // Cell 1's child: appends m0, m1, … to one session and journals each acknowledged append.
 import { AckWriter } from "../harness/ack_journal.ts";
 import { killSelf } from "../harness/self_kill.ts";
-import { childArgs, lifetimeGuard, openStoreFor } from "./child_runtime.ts";
+import { childArgs, lifetimeGuard, marked, openStoreFor } from "./child_runtime.ts";
 
 const [target, dbPath, ackPath, selfKill] = childArgs(
   3,
@@ -16,7 +16,11 @@ const acks = new AckWriter(ackPath!);
 const guard = lifetimeGuard();
 for (let i = start;; i++) {
   guard();
-  const rowid = await store.appendMessage("cell1", { role: "user", content: `m${i}` });
+  // Marked for the kill series inside an append (a no-op otherwise).
+  const rowid = await marked(
+    "appendMessage",
+    () => store.appendMessage("cell1", { role: "user", content: `m${i}` }),
+  );
   acks.write({ i, rowid });
   if (i - start + 1 >= killAfter) killSelf();
 }

@@ -40,8 +40,8 @@ export interface CellOptions {
    */
   openDeadlineMs?: number;
   /**
-   * Kills inside an operation the target declares no crash point in (cells 3 and 4, and
-   * cell 5's recovery sweep): at
+   * Kills inside an operation the target declares no crash point in (cell 1's append,
+   * cells 3 and 4, cell 5's recovery sweep): at
    * every `sync` call of it (default, or `CELLS_KILL_SERIES`), at `any` file-system call,
    * or `off`. Needs the LD_PRELOAD recorder (Linux/glibc and `cc`); without it the cell
    * says so and relies on random kills.

@@ -8,7 +8,8 @@ import { type Append, judgePrefix, type PrefixJudgement } from "./_prefix_state.
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { killAfterLastWrite } from "./_kill.ts";
-import { CELL_METHODS, openTargetStore } from "./target.ts";
+import { killSeries, seriesKind } from "./_kill_series.ts";
+import { CELL_METHODS, loadTarget, openTargetStore } from "./target.ts";
 
 export { recoverMessages } from "./_prefix_state.ts";
 
@@ -67,6 +68,8 @@ export function prefixDurabilityCell(
     title: "prefix durability",
     legs: "all",
     requires: CELL_METHODS[1],
+    // The kill series inside an append loads the recorder (LD_PRELOAD).
+    preloads: true,
     async run(ctx, t) {
       startTallies(ctx);
       const db = ctx.run.file("store.db");
@@ -139,6 +142,26 @@ export function prefixDurabilityCell(
       const [createdOutcome] = await Promise.allSettled([creation]);
       tally(ctx, "lost", createdOutcome.status === "fulfilled" && createdOutcome.value ? 1 : 0);
       await checkSteps(t, judged.checks);
+      // Inside an append with no declared crash point: a kill at each of its calls (the
+      // writer's third append: two acknowledged before it).
+      const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+      const kind = seriesKind(options.killSeries);
+      if (kind !== "off" && !points.some((p) => p.startsWith("appendMessage:"))) {
+        await killSeries(ctx, t, {
+          op: "appendMessage",
+          occurrence: 3,
+          script: "_prefix_writer.ts",
+          args: (db, dir) => [db, `${dir}/acks.jsonl`],
+          async check(db, dir, label) {
+            const state = await judgePrefix(
+              ctx.target,
+              db,
+              readAckJournal<Append>(`${dir}/acks.jsonl`),
+            );
+            await checkSteps(t, state.checks, `${label}: `);
+          },
+        }, kind);
+      }
       await t.step("an acknowledged session creation survives a kill right after it", () => {
         if (createdOutcome.status === "rejected") throw createdOutcome.reason;
         const missing = createdOutcome.value;
