@@ -114,7 +114,7 @@ for (const mutant of MUTANTS.filter((m) => LEG_SAMPLE.includes(m.name))) {
 }
 
 // Deterministic killers, one cell each (about a second apiece, run at once).
-const GENERATED_SAMPLE = ["where:claimHandoff:handoff_state", "where:rewindToMessage:active"];
+const GENERATED_SAMPLE = ["where:claimHandoff:handoff_state", "ack-before-commit:rewindToMessage"];
 
 const generated = started(async () => {
   const set = await generateMutants((id) => GENERATED_SAMPLE.includes(id));
