@@ -68,6 +68,7 @@ async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string
   let before: StoredMessage[] = [];
   let after: StoredMessage[] = [];
   let rewound: number | string | undefined;
+  let again: number | string | undefined;
   try {
     await store.createSession(session);
     for (const [role, content] of [["user", "u0"], ["assistant", "a1"], ["user", "u2"]] as const) {
@@ -95,10 +96,18 @@ async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string
     } catch (error) {
       rewound = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     }
+    // A rewind over rows an earlier rewind removed counts only the rows it removes.
+    await store.appendMessage(session, { role: "user", content: "u4" });
+    const live = (await store.getMessages(session)).map((m) => m.id);
+    try {
+      again = await store.rewindToMessage!(session, seen[0]!, { expectedActiveIds: live });
+    } catch (error) {
+      again = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    }
   } finally {
     await store.close();
   }
-  ctx.note("compareAndSwap", { staleRewind: refused, currentRewind: rewound });
+  ctx.note("compareAndSwap", { staleRewind: refused, currentRewind: rewound, overRewound: again });
   await t.step(
     "compare-and-swap: a rewind with stale active ids is refused with RewindConflictError and changes nothing",
     () => {
@@ -110,6 +119,10 @@ async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string
       ok(
         rewound === 2,
         `the rewind with the current active ids returned ${rewound}, expected 2 rows deactivated`,
+      );
+      ok(
+        again === 3,
+        `a rewind to the first message over two rows already rewound returned ${again}, expected 3 rows deactivated (u0, a1, u4)`,
       );
     },
   );
