@@ -229,42 +229,37 @@ async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
   const load = () => Deno.loadavg()[0]!.toFixed(1);
   log("recorder: power-loss states in-process (syscalls --mode power-loss)");
   const power = await timedTool("syscalls.ts", ["--mode", "power-loss"]);
-  const skipped = /^SKIP: (.*)$/m.exec(power.output)?.[1];
   const pr = printedRate(power.output);
-  rows.push({
-    benchmark: "recorder power-loss states checked per second, in-process",
-    value: pr ? pr.states / pr.seconds : undefined,
-    unit: "states/s",
-    target: ">= 1000",
-    result: skipped
-      ? `SKIP (${skipped})`
-      : power.success
-      ? atLeast(pr && pr.states / pr.seconds, 1000)
-      : "FAIL (syscalls failed)",
-    detail: pr
-      ? `${pr.states} states in ${pr.seconds} s; load average ${load()}`
-      : `exit ${power.code}`,
-  });
+  rows.push(rateRow(
+    "recorder power-loss states checked per second, in-process",
+    pr,
+    1000,
+    {
+      skipped: /^SKIP: (.*)$/m.exec(power.output)?.[1],
+      success: power.success,
+      failed: "syscalls",
+    },
+    pr ? `${pr.states} states in ${pr.seconds} s; load average ${load()}` : `exit ${power.code}`,
+  ));
   for (const target of ["cells/reference_target.ts", "targets/node_sqlite.ts"]) {
     log(`recorder: power-loss cells in-process (powerloss-cells --target ${target})`);
     const cells = await timedTool("powerloss_cells.ts", ["--target", target]);
     const skippedCells = /^cell \d+: SKIP in [\d.]+ s: .* SKIP: (.*)$/m.exec(cells.output)?.[1];
     const cr = printedRate(cells.output);
-    rows.push({
-      benchmark: `power-loss cells states checked per second, in-process (${target})`,
-      value: cr ? cr.states / cr.seconds : undefined,
-      unit: "states/s",
-      target: ">= 1000",
-      result: cr && cr.states === 0 && skippedCells
-        ? `SKIP (${skippedCells})`
-        : cells.success
-        ? atLeast(cr && cr.states / cr.seconds, 1000)
-        : "FAIL (powerloss-cells failed)",
-      detail: cr
+    rows.push(rateRow(
+      `power-loss cells states checked per second, in-process (${target})`,
+      cr,
+      1000,
+      {
+        skipped: cr && cr.states === 0 ? skippedCells : undefined,
+        success: cells.success,
+        failed: "powerloss-cells",
+      },
+      cr
         ? `${/(\d+ states in [^;]*; CPU [^)]*\): [^;]*)/.exec(cells.output)?.[1]}; ` +
           `load average ${load()}`
         : `exit ${cells.code}`,
-    });
+    ));
   }
   log("recorder: syscall sweep (sweep --syscalls --max-length 1)");
   const sweep = await timedTool("sweep/main.ts", [
@@ -275,21 +270,43 @@ async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
     "1",
   ]);
   const sr = printedRate(sweep.output);
-  rows.push({
-    benchmark: "syscall sweep, derived SIGKILL states checked per second",
-    value: sr ? sr.states / sr.seconds : undefined,
-    unit: "states/s",
-    target: ">= 40",
-    result: /^SKIP: /m.test(sweep.output)
-      ? "SKIP (no recorder)"
-      : sweep.success
-      ? atLeast(sr && sr.states / sr.seconds, 40)
-      : "FAIL (sweep --syscalls failed)",
-    detail: sr
+  rows.push(rateRow(
+    "syscall sweep, derived SIGKILL states checked per second",
+    sr,
+    40,
+    {
+      skipped: /^SKIP: /m.test(sweep.output) ? "no recorder" : undefined,
+      success: sweep.success,
+      failed: "sweep --syscalls",
+    },
+    sr
       ? `${sr.states} states in ${sr.seconds} s (recording excluded); load average ${load()}`
       : `exit ${sweep.code}`,
-  });
+  ));
   return rows;
+}
+
+/** A states-per-second row: SKIP with its reason, the rate against `min`, or FAIL (tool failed). */
+function rateRow(
+  benchmark: string,
+  rate: { states: number; seconds: number } | undefined,
+  min: number,
+  run: { skipped: string | undefined; success: boolean; failed: string },
+  detail: string,
+): SuiteRow {
+  const value = rate ? rate.states / rate.seconds : undefined;
+  return {
+    benchmark,
+    value,
+    unit: "states/s",
+    target: `>= ${min}`,
+    result: run.skipped
+      ? `SKIP (${run.skipped})`
+      : run.success
+      ? atLeast(value, min)
+      : `FAIL (${run.failed} failed)`,
+    detail,
+  };
 }
 
 /** One measurement of the writer child's memory. */
