@@ -160,6 +160,12 @@ export interface JournalObservation {
 
 /** The magic number at the start of a live rollback journal's header. */
 const JOURNAL_MAGIC = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+/**
+ * A rollback journal's header: magic (8), record count (4), checksum seed (4), original
+ * size (4), sector size (4), page size (4). PERSIST zeroes all 28 bytes at COMMIT; a new
+ * header not yet synced has only its first 12 zeroed and still names the page size.
+ */
+const JOURNAL_HEADER_BYTES = 28;
 
 function readPrefix(path: string, length: number): Uint8Array | undefined {
   let file: Deno.FsFile;
@@ -209,7 +215,7 @@ export function observeJournalMode(
   quiescent = false,
 ): JournalObservation {
   const header = readPrefix(path, 100);
-  const journal = header?.length ? readPrefix(`${path}-journal`, JOURNAL_MAGIC.length) : undefined;
+  const journal = header?.length ? readPrefix(`${path}-journal`, JOURNAL_HEADER_BYTES) : undefined;
   return journalModeOf(header, journal, at, quiescent);
 }
 
@@ -218,7 +224,7 @@ export function observeJournalMode(
  * file-system call tier's states) is observed exactly as a file on disk.
  *
  * @param header The database file's first 100 bytes (or all of it), `undefined` when absent.
- * @param journal The `-journal` file's first 8 bytes (or all of it), `undefined` when absent.
+ * @param journal The `-journal` file's first 28 bytes (or all of it), `undefined` when absent.
  * @param at When the observation is taken.
  * @param quiescent Whether the writer was between operations when it died.
  * @returns The observation.
@@ -252,11 +258,24 @@ export function journalModeOf(
     return { at, mode: "delete", detail: "hot journal (a transaction in flight)" };
   }
   // With full syncs SQLite writes a new journal's magic as zeros until the journal is
-  // synced, so mid-operation a zeroed header is any rollback mode; at rest it is PERSIST's.
+  // synced, so mid-operation a zeroed magic is any rollback mode's new journal. PERSIST's
+  // COMMIT zeroes the whole header; a new one still names its page size. A new header at a
+  // quiescent instant is a transaction left open across an acknowledgement: in flight, not
+  // PERSIST at rest.
   if (head.every((byte) => byte === 0)) {
-    return quiescent
-      ? { at, mode: "persist", detail: "a journal whose header was zeroed, at rest" }
-      : { at, mode: "delete", detail: "a journal not yet synced (magic still zero)" };
+    const rest = journal.subarray(JOURNAL_MAGIC.length, JOURNAL_HEADER_BYTES);
+    const fresh = rest.length === JOURNAL_HEADER_BYTES - JOURNAL_MAGIC.length &&
+      rest.subarray(16).some((byte) => byte !== 0);
+    if (quiescent && !fresh) {
+      return { at, mode: "persist", detail: "a journal whose header was zeroed, at rest" };
+    }
+    return {
+      at,
+      mode: "delete",
+      detail: quiescent
+        ? "a journal header not yet synced between operations (a transaction left open)"
+        : "a journal not yet synced (magic still zero)",
+    };
   }
   return { at, mode: "delete", detail: "a journal with a torn header" };
 }

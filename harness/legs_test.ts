@@ -50,6 +50,26 @@ Deno.test("mid-operation, an empty or unsynced journal is any rollback mode's, n
   strictEqual(observeJournalMode(path, "x", true).mode, "persist");
 });
 
+Deno.test("a transaction left open across an acknowledgement reads as in flight, not PERSIST at rest", () => {
+  const dir = Deno.makeTempDirSync();
+  const path = `${dir}/s.db`;
+  const db = new Database(path);
+  db.exec("PRAGMA journal_mode = delete; CREATE TABLE t (x)");
+  // An INSERT before its COMMIT: SQLite has written a journal header whose magic stays zero
+  // until the journal is synced, as a store that acknowledges before COMMIT leaves it.
+  db.exec("BEGIN IMMEDIATE; INSERT INTO t VALUES (1)");
+  const seen = observeJournalMode(path, "after the acknowledgement", true);
+  db.exec("ROLLBACK");
+  db.close();
+  strictEqual(seen.mode, "delete");
+  ok(seen.detail?.includes("left open"), seen.detail);
+  // PERSIST's COMMIT zeroes the whole header: at rest that is PERSIST's.
+  const persist = new Database(`${dir}/p.db`);
+  persist.exec("PRAGMA journal_mode = persist; CREATE TABLE t (x); INSERT INTO t VALUES (1)");
+  strictEqual(observeJournalMode(`${dir}/p.db`, "x", true).mode, "persist");
+  persist.close();
+});
+
 Deno.test("legVerdict: honoured only when every observation matches; not applicable to non-SQLite", () => {
   const leg = { ...currentLeg(), name: "wal" as const };
   ok(legVerdict(leg, [{ at: "a", mode: "wal" }, { at: "b", mode: "wal" }]).honoured);
