@@ -19,6 +19,8 @@ export interface RoleEntry {
   /** A rotation's sessions. */
   parentId?: string;
   childId?: string;
+  /** Wall-clock ms of an invocation (`inv`). */
+  t?: number;
   /** Wall-clock ms at invocation and at acknowledgement. */
   t0?: number;
   t1?: number;

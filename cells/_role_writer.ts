@@ -68,13 +68,9 @@ async function run(seq: number, op: Op): Promise<Record<string, unknown>> {
   return { parentId, childId, content };
 }
 
-// Every role starts writing at once, so that they contend from the first operation.
-signalReady(dirname(journalPath!), `${role}-${Deno.pid}`);
-if (!awaitBarrier(barrier!, 60_000)) {
-  console.error(`role ${role}: the start barrier was not released within 60 s`);
-  Deno.exit(TIMED_OUT);
-}
 try {
+  // The sessions exist before the start, so that every role's first operation after it
+  // is one of its plan (the cell may hold the write lock across the start).
   for (
     const id of [
       "long",
@@ -83,6 +79,12 @@ try {
     ]
   ) {
     await store.createSession(id);
+  }
+  // Every role starts writing at once, so that they contend from the first operation.
+  signalReady(dirname(journalPath!), `${role}-${Deno.pid}`);
+  if (!awaitBarrier(barrier!, 60_000)) {
+    console.error(`role ${role}: the start barrier was not released within 60 s`);
+    Deno.exit(TIMED_OUT);
   }
   for (let seq = Number(start); seq < Number(total); seq++) {
     guard();

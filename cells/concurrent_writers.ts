@@ -2,7 +2,7 @@ import { deepStrictEqual, ok } from "node:assert/strict";
 import { type Child, classifyExit, KillError, killWhileAlive } from "../harness/child.ts";
 import { countReady, releaseBarrier } from "../harness/barrier.ts";
 import { integrityIfSqlite } from "../harness/db_audit.ts";
-import { effectiveModeOrSkip } from "../harness/legs.ts";
+import { effectiveModeOrSkip, observeJournalMode } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { quantile } from "../internal/stats.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
@@ -14,6 +14,7 @@ import {
   type TimedAppend,
   unfinished,
 } from "./_role_journal.ts";
+import { type BusyWindow, busyWindow, overlapsWindow } from "./_busy_window.ts";
 import { cdf, lineChart } from "./_svg.ts";
 import { spanOf } from "./_span.ts";
 import { startTallies, tally } from "./_tally.ts";
@@ -49,6 +50,13 @@ export interface ConcurrentWritersOptions extends CellOptions {
    * of them meets a busy lock (default 20; 0 turns it off).
    */
   lockHoldMs?: number;
+  /**
+   * Once every role is at work, hold the write lock for one window of at least this many
+   * ms, until every role still working has invoked an operation against it, so that each
+   * meets SQLITE_BUSY past a 1 s busy timeout on every run (default 1500; 0 turns it off).
+   * SQLite files only.
+   */
+  busyWindowMs?: number;
   /** Fail when the WAL file grows past this many bytes (default: measure only). */
   walBoundBytes?: number;
   /** Most typed busy refusals allowed across the roles (default: any, counted). */
@@ -76,18 +84,6 @@ interface RoleRun {
 
 function settledCount(entries: readonly RoleEntry[]): number {
   return entries.filter((e) => e.k === "ack" || e.k === "refused").length;
-}
-
-/** Whether `path` starts with SQLite's file header. */
-function isSqliteFile(path: string): boolean {
-  try {
-    using file = Deno.openSync(path);
-    const header = new Uint8Array(16);
-    file.readSync(header);
-    return new TextDecoder().decode(header) === "SQLite format 3\0";
-  } catch {
-    return false;
-  }
 }
 
 /** The child's exit code, read afresh (past the narrowing of an earlier check). */
@@ -186,8 +182,11 @@ function plots(ctx: CellRun, wal: [number, number][], latencies: Record<string, 
  * fail silently. A gateway role appends to many sessions and to one long session that
  * a CLI role also appends to, while a cron role records outbox obligations and rotates
  * its own sessions (when the store has those methods); each journals every invocation
- * and acknowledgement. A seeded plan SIGKILLs a role mid-work and restarts it, while
- * (in WAL mode) a long-lived reader pins checkpoints. Must hold: every acknowledged
+ * and acknowledgement. On an SQLite file another process holds the write lock when the
+ * roles start, until each has invoked an operation against it and the busy window
+ * passed (so every role meets SQLITE_BUSY on every run), and then for a few ms of every
+ * 60. A seeded plan SIGKILLs a role mid-work and restarts it, while (in WAL mode) a
+ * long-lived reader pins checkpoints. Must hold: every acknowledged
  * operation of every process survives; an append acknowledged before another was
  * invoked has the smaller id; ids strictly increase in each session; every returned id
  * is the committed row's; no process sees an error other than a typed busy refusal
@@ -232,7 +231,8 @@ export function concurrentWritersCell(
       const stopReader = ctx.run.file("reader.stop");
       // The reader and the lock holder open the file with SQLite: a store kept in
       // another format runs without them (noted), never a false alarm.
-      const sqliteFile = isSqliteFile(db);
+      const onDisk = observeJournalMode(db, "before the roles start").mode;
+      const sqliteFile = onDisk !== "not-sqlite" && onDisk !== "missing";
       const walOnDisk = sqliteFile && effectiveModeOrSkip(db, ctx.leg).onDisk === "wal";
       try {
         if (options.longReader !== false && walOnDisk) {
@@ -256,11 +256,20 @@ export function concurrentWritersCell(
         );
 
         const holdMs = sqliteFile ? options.lockHoldMs ?? 20 : 0;
+        const windowMs = sqliteFile ? options.busyWindowMs ?? 1500 : 0;
         let hog: Child | undefined;
         const stopHog = ctx.run.file("hog.stop");
-        if (holdMs > 0) {
+        const windowFiles = ctx.run.file("window");
+        if (holdMs > 0 || windowMs > 0) {
           const ready = ctx.run.file("hog.ready");
-          hog = ctx.spawn("_lock_hog.ts", [db, ready, stopHog, String(holdMs), "60"]);
+          hog = ctx.spawn("_lock_hog.ts", [
+            db,
+            ready,
+            stopHog,
+            String(holdMs),
+            "60",
+            windowFiles,
+          ]);
           await waitFor(() => fileSize(ready) > 0, {
             what: "the lock holder to start",
             deadlineMs: 30_000,
@@ -294,7 +303,22 @@ export function concurrentWritersCell(
           children: runs.map((run) => run.child),
           observed: () => `${countReady(ctx.run.path)} of ${runs.length} ready`,
         });
-        releaseBarrier(ctx.run.file("start"));
+        const start = () => releaseBarrier(ctx.run.file("start"));
+        let window: BusyWindow | undefined;
+        if (hog && windowMs > 0) {
+          window = await busyWindow(windowFiles, hog, runs, start, windowMs, 30_000);
+          ctx.note("busyWindow", {
+            heldMs: window.releasedAt - window.heldAt,
+            invokedWhileHeld: window.invokedWhileHeld,
+            ...(window.absent.length ? { metNoWindow: window.absent } : {}),
+          });
+        } else {
+          start();
+          ctx.note(
+            "busyWindow",
+            !sqliteFile ? "not run: the store's file is not an SQLite database" : "off",
+          );
+        }
         // The kill plan: each kill picks a seeded role among those still at work and
         // kills it once it has settled a seeded fraction of what it had left (at least
         // one operation of this incarnation: never a kill at start-up), then restarts
@@ -376,7 +400,7 @@ export function concurrentWritersCell(
         }
         clearInterval(sampler);
         wal.push([Math.round(performance.now() - started), fileSize(walPath)]);
-        await check(ctx, t, db, runs, wal, options);
+        await check(ctx, t, db, runs, wal, options, window);
       } finally {
         clearInterval(sampler);
       }
@@ -391,6 +415,7 @@ async function check(
   runs: RoleRun[],
   wal: [number, number][],
   options: ConcurrentWritersOptions,
+  window: BusyWindow | undefined,
 ): Promise<void> {
   const journals = new Map(runs.map((run) => [run.role, readRole(run.journal)]));
   const acks = runs.flatMap((run) =>
@@ -408,7 +433,9 @@ async function check(
   const latencies: Record<string, number[]> = {};
   const perRole: Record<string, unknown> = {};
   for (const run of runs) {
-    const mine = appends.filter((a) => a.role === run.role).map((a) => a.ms ?? 0);
+    // The busy window's waits measure the window, not the store.
+    const mine = appends.filter((a) => a.role === run.role && !overlapsWindow(window, a))
+      .map((a) => a.ms ?? 0);
     latencies[run.role] = mine;
     perRole[run.role] = {
       planned: run.total,
@@ -545,6 +572,14 @@ async function check(
     ok(integrity === undefined || integrity === "ok", `integrity_check: ${integrity}`);
     deepStrictEqual(first.invariants, []);
   });
+  if (window) {
+    await t.step("every role met the busy window", () => {
+      ok(
+        window.absent.length === 0,
+        `${window.absent.join(", ")} invoked no operation while the write lock was held`,
+      );
+    });
+  }
   // Last: a mutant that crashed every role before the kills is caught for that.
   if ((options.kills ?? 2) > 0) {
     await t.step("a role was SIGKILLed mid-work and restarted", () => {

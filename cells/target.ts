@@ -62,7 +62,8 @@
  *   sweeper's own), all of them in one transaction (a sweep killed midway takes none),
  *   so concurrent sweeps return disjoint sets; what it returned is on disk when it returns.
  * - **Several processes, one file** (cell 6): any number of processes write the same
- *   file at once. Under contention a write waits; it may refuse only with an error
+ *   file at once, and another may hold the write lock for seconds (the cell holds it
+ *   1.5 s as the roles start). Under contention a write waits; it may refuse only with an error
  *   named `BusyDeadlineError`, after trying for at least its busy deadline (the cell
  *   asks for at least 1 s), and a refused write changes nothing. Every other error, a
  *   process dying with exit 0 mid-work, or a returned id that is not the committed

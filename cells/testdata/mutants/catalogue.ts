@@ -162,10 +162,6 @@ export const MUTANTS: readonly MutantSpec[] = [
     expect: "caught",
     clause:
       /^every acknowledged operation survives: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
-    // The mutant misbehaves only when an append finds the lock taken: a longer run than
-    // the suite's default, and the lock held 45 ms of every 60, so that even a run on a
-    // quick library cannot fit in one free gap.
-    cellOptions: { span: 3, lockHoldMs: 45 },
   },
   {
     name: "append_deferred_no_retry",
@@ -174,10 +170,6 @@ export const MUTANTS: readonly MutantSpec[] = [
     expect: "caught",
     clause:
       /^no untyped error: every process ended by our SIGKILL or by finishing: \w+: SqliteError/,
-    // The mutant misbehaves only when an append finds the lock taken: a longer run than
-    // the suite's default, and the lock held 45 ms of every 60, so that even a run on a
-    // quick library cannot fit in one free gap.
-    cellOptions: { span: 3, lockHoldMs: 45 },
   },
   {
     name: "exit_zero_on_busy",
@@ -185,10 +177,6 @@ export const MUTANTS: readonly MutantSpec[] = [
     cells: [6],
     expect: "caught",
     clause: /^no process exits 0 without finishing its work: \w+ exited 0 with \d+ of \d+/,
-    // The mutant misbehaves only when an append finds the lock taken: a longer run than
-    // the suite's default, and the lock held 45 ms of every 60, so that even a run on a
-    // quick library cannot fit in one free gap.
-    cellOptions: { span: 3, lockHoldMs: 45 },
   },
   {
     name: "per_session_ids",
