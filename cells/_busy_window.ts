@@ -27,6 +27,16 @@ export interface BusyWindow {
   absent: string[];
 }
 
+/** The wall-clock time the lock holder wrote to `path` (whole: it renames it there). */
+function timeIn(path: string): number {
+  const text = Deno.readTextFileSync(path).trim();
+  const time = Number(text);
+  if (!text || !Number.isSafeInteger(time)) {
+    throw new Error(`The lock holder wrote "${text}" to ${path}, not a time`);
+  }
+  return time;
+}
+
 function finished(run: WindowRole, entries: readonly RoleEntry[]): boolean {
   return run.child.exited !== undefined || entries.some((e) => e.k === "done");
 }
@@ -64,7 +74,7 @@ export async function busyWindow(
     deadlineMs,
     children: [hog],
   });
-  const heldAt = Number(Deno.readTextFileSync(`${prefix}.held`).trim());
+  const heldAt = timeIn(`${prefix}.held`);
   const taken = performance.now();
   start();
   const met = (run: WindowRole) => {
@@ -83,7 +93,7 @@ export async function busyWindow(
     deadlineMs,
     children: [hog],
   });
-  const releasedAt = Number(Deno.readTextFileSync(`${prefix}.released`).trim());
+  const releasedAt = timeIn(`${prefix}.released`);
   const invokedWhileHeld: Record<string, number> = {};
   const absent: string[] = [];
   for (const run of runs) {

@@ -44,17 +44,23 @@ function takeLockEagerly(): void {
   }
 }
 
+/** Writes `text` to `path` whole: the cell reads the file the instant it appears. */
+function publish(path: string, text: string): void {
+  Deno.writeTextFileSync(`${path}.tmp`, text);
+  Deno.renameSync(`${path}.tmp`, path);
+}
+
 Deno.writeTextFileSync(readyPath!, `${Deno.pid}\n`);
 while (!exists(stopPath!)) {
   if (performance.now() > end) Deno.exit(TIMED_OUT);
   if (!windowHeld && exists(`${window}.request`)) {
     windowHeld = true;
     takeLockEagerly();
-    Deno.writeTextFileSync(`${window}.held`, `${Date.now()}\n`);
+    publish(`${window}.held`, `${Date.now()}\n`);
     if (!awaitBarrier(`${window}.release`, CHILD_LIFETIME_MS, 2)) Deno.exit(TIMED_OUT);
     const releasing = Date.now();
     db.exec("COMMIT");
-    Deno.writeTextFileSync(`${window}.released`, `${releasing}\n`);
+    publish(`${window}.released`, `${releasing}\n`);
     continue;
   }
   if (Number(holdMs) > 0) {

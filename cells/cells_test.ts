@@ -15,8 +15,9 @@ const lighter = {
   // One transport per kill point (the matrix and the mutants task run both).
   5: { recoverers: 2, transports: "one" },
   // At this load the reference store never refuses a write (its busy deadline is 60 s).
-  // Twice the default work, so that its kills land mid-work on a quick library too.
-  6: { maxRefusals: 0, span: 2 },
+  // Twice the default work, so that its kills land mid-work on a quick library too; a
+  // shorter busy window (every role still meets it).
+  6: { maxRefusals: 0, span: 2, busyWindowMs: 500 },
   7: {},
 } as const;
 

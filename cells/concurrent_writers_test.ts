@@ -1,5 +1,6 @@
 // The pieces of cell 6 that need no processes: the real-time order check, the
-// unfinished-work check, the SVG plots; and the WAL bound, which must be able to fail.
+// unfinished-work check, the SVG plots; and the WAL bound and the busy window, which must be
+// able to fail.
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../harness/legs.ts";
 import { realTimeViolations, type TimedAppend, unfinished } from "./_role_journal.ts";
@@ -80,5 +81,31 @@ Deno.test({
       outcome?.detail,
     );
     console.log(`  caught (${currentLeg().name} leg): ${outcome?.detail}`);
+  },
+});
+
+Deno.test({
+  name: "cell 6's busy window alone makes a store that swallows SQLITE_BUSY lose appends",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // No periodic holds and no kills: only the window stands between the mutant and a PASS.
+    const definitions = await concurrentWritersCell({
+      target: new URL("./testdata/mutants/append_swallows_busy.ts", import.meta.url),
+      span: 0.4,
+      kills: 0,
+      lockHoldMs: 0,
+      keepEvidence: false,
+    });
+    const [outcome] = await runDefinitions(definitions);
+    if (outcome?.status === "SKIP") {
+      ok(currentLeg().name !== "default", `the default leg was skipped: ${outcome.detail}`);
+      return void console.log(`  SKIP: ${outcome.detail}`);
+    }
+    ok(
+      /^every acknowledged operation survives: \d+ acknowledged: \d+ acknowledged append\(s\) lost/
+        .test(outcome?.detail ?? ""),
+      `${outcome?.status}: ${outcome?.detail}`,
+    );
   },
 });

@@ -5,6 +5,7 @@ import { integrityIfSqlite } from "../harness/db_audit.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
+import { settlementGuards } from "./_settlement.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { spanOf } from "./_span.ts";
 import { type Answer, describeAnswer, verdict } from "./_typed.ts";
@@ -360,7 +361,9 @@ async function checkScenario(
  * takeover but before the new owner acted, and after it acted. Its write must be
  * refused (a typed error, or the method's documented `false`/`null`), must not be
  * durable, and the new owner's work must be intact; recovery deterministic, integrity
- * and invariants. SIGSTOP, not a barrier: a store that renews leases from a timer must
+ * and invariants. Beside the fences, one process settles handoffs and outbox attempts
+ * next to bystanders: each settling call changes only what it names, from a state it
+ * may leave, under its fence, and the last (killed right after it) is durable. SIGSTOP, not a barrier: a store that renews leases from a timer must
  * not renew them while its process is frozen. Owners whose methods the store lacks are
  * left out and named in the figures. Every leg.
  *
@@ -433,6 +436,10 @@ export function fencedOwnershipCell(
       ctx.observeLeg(scenarios[0]?.db ?? probeDb, "after the owners", true);
       for (const [i, scenario] of scenarios.entries()) {
         await checkScenario(ctx, t, scenario, outcomes[i]!);
+      }
+      // The settling calls beside the fences: only what they name, durable at the ack.
+      for (const owner of owners) {
+        if (owner !== "compressionLock") await settlementGuards(ctx, t, owner);
       }
     },
   }, options);

@@ -79,7 +79,9 @@
  *   `false` or throws a typed error, and the new claim stays `running` until the new
  *   claimant completes it. A mark (`markDelivered`) with a fence that another process
  *   has already settled (`markUnknown`) returns `false` or throws a typed error and
- *   changes nothing.
+ *   changes nothing. Settling calls change only what they name, from a state they may
+ *   leave (`completeHandoff` running, `failHandoff` pending or running, `markUnknown`
+ *   pending or attempting), under its current fence, and are durable when they return.
  * - **Extra child permissions** (optional): the cells' children run with narrow
  *   permissions (read the target's folder, write the run folder, FFI to the leg's SQLite
  *   library, a list of variables). A store that needs more (an npm package with a native
@@ -407,6 +409,22 @@ export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly S
   6: ["createSession", "appendMessage", "getMessages", "close"],
   // Cell 7's one owner every store must have is the compression lock.
   7: ROTATION_METHODS,
+};
+
+/**
+ * The methods a cell also exercises when the store has them (cell 7's handoff and outbox
+ * owners), beyond {@linkcode CELL_METHODS}: the generated mutants change these too.
+ *
+ * @example
+ * ```ts
+ * import { CELL_OPTIONAL_METHODS } from "./target.ts";
+ * console.log(CELL_OPTIONAL_METHODS[7]?.includes("completeHandoff")); // true
+ * ```
+ */
+export const CELL_OPTIONAL_METHODS: Readonly<
+  Partial<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly StoreMethod[]>>
+> = {
+  7: ["completeHandoff", "failHandoff", "markUnknown"],
 };
 
 /**

@@ -138,6 +138,11 @@ export function oneLine(reason: string, limit = 600): string {
   return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
 }
 
+/** A FAIL or SKIP reason on one line, without the `Failed check(s):` heading. */
+export function reasonLine(reason: string | undefined): string {
+  return oneLine((reason ?? "").replace(/^Failed check\(s\):\n/, ""));
+}
+
 /** The failed checks of a FAIL reason (`Failed check(s):` then one per line). */
 function checksOf(reason: string): string[] {
   const [head, ...rest] = reason.split("\n");
@@ -146,7 +151,7 @@ function checksOf(reason: string): string[] {
 
 function detailOf(report: CellReport): string {
   if (report.status !== "PASS") {
-    return oneLine((report.reason ?? "").replace(/^Failed check\(s\):\n/, ""));
+    return reasonLine(report.reason);
   }
   const f = report.figures;
   const parts: string[] = [];

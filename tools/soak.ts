@@ -24,6 +24,7 @@ import { type CellReport, readCellReports } from "../cells/cell_report.ts";
 import { type LegName, parseLeg } from "../harness/legs.ts";
 import { explicitLibraryPath, systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { fixedSqlitePath } from "./build_sqlite.ts";
+import { reasonLine } from "./_matrix_run.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -397,7 +398,7 @@ async function runLeg(
   const failures: string[] = [];
   for (const report of reports.filter((r) => r.status === "FAIL")) {
     failures.push(
-      `cell ${report.cell}: ${(report.reason ?? "").split("\n")[0]!.slice(0, 300)}${
+      `cell ${report.cell}: ${reasonLine(report.reason)}${
         report.evidence ? ` (evidence: ${report.evidence})` : ""
       }`,
     );

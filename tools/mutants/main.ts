@@ -31,6 +31,7 @@ import { currentLeg, LEGS } from "../../harness/legs.ts";
 import { systemLibraryPath } from "../../session_db/sqlite/library.ts";
 import { sqliteLibraryPath } from "../../session_db/sqlite/mod.ts";
 import { fixedSqlitePath } from "../build_sqlite.ts";
+import { reasonLine } from "../_matrix_run.ts";
 import { CELLS } from "../../cells/register.ts";
 import { ALT_STORE_TARGET, MUTANTS, mutantTarget } from "../../cells/testdata/mutants/catalogue.ts";
 import {
@@ -213,7 +214,7 @@ function printRow(row: Row): void {
     const caughtGenerated = row.kind === "generated" && c.mark === "caught";
     if (c.mark === "survived" || c.mark === "other" || c.mark === "FAIL" || caughtGenerated) {
       console.log(
-        `    cell ${c.cell} ${c.mark}: ${(c.detail ?? c.status).split("\n")[0]!.slice(0, 300)}${
+        `    cell ${c.cell} ${c.mark}: ${reasonLine(c.detail ?? c.status)}${
           c.evidence ? ` (evidence: ${c.evidence})` : ""
         }`,
       );
@@ -323,7 +324,7 @@ if (import.meta.main) {
     }
   }
   console.log(
-    `\nout of scope, not generated (no cell's contract names the method): ${
+    `\nout of scope, not generated (no cell exercises the method): ${
       all.outOfScope.map((o) => `${o.method} (${o.ids.length})`).join(", ")
     }`,
   );

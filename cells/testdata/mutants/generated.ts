@@ -17,13 +17,13 @@
  * Sites are found by scanning the source (the `write(...)` callbacks, the SQL strings and
  * `crashPoint("...")` calls inside them); the generator throws when a family finds fewer
  * sites than {@linkcode FAMILY_FLOOR}, so a refactor cannot silently shrink the set.
- * Only the methods some cell's contract names ({@linkcode CELL_METHODS}) are mutated; the
- * others are listed as out of scope. Equivalent mutants ({@linkcode EQUIVALENT}) are
+ * Only the methods some cell exercises ({@linkcode CELL_METHODS} and
+ * {@linkcode CELL_OPTIONAL_METHODS}) are mutated; the others are listed as out of scope. Equivalent mutants ({@linkcode EQUIVALENT}) are
  * generated but not judged.
  *
  * @module
  */
-import { CELL_METHODS } from "../../target.ts";
+import { CELL_METHODS, CELL_OPTIONAL_METHODS, type StoreMethod } from "../../target.ts";
 import { STORE_CRASH_POINTS } from "../../../session_db/crash_points.ts";
 import type { MutantCell } from "./catalogue.ts";
 import {
@@ -71,7 +71,7 @@ export interface OutOfScope {
 export interface GeneratedSet {
   /** The mutants, in family order. */
   mutants: GeneratedMutant[];
-  /** Write operations of methods no cell's contract names (not generated). */
+  /** Write operations of methods no cell exercises (not generated). */
   outOfScope: OutOfScope[];
 }
 
@@ -168,7 +168,10 @@ interface WriteSite {
 
 function cellsOf(methods: string[]): MutantCell[] {
   return CELL_IDS.filter((cell) =>
-    methods.some((m) => (CELL_METHODS[cell] as readonly string[]).includes(m))
+    methods.some((m) =>
+      (CELL_METHODS[cell] as readonly string[]).includes(m) ||
+      (CELL_OPTIONAL_METHODS[cell] ?? []).includes(m as StoreMethod)
+    )
   );
 }
 

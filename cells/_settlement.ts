@@ -1,0 +1,76 @@
+// Cell 7's settlement guards, the parent side: runs `_settle_guards.ts` for the handoff
+// and outbox owners the store has, SIGKILLs it right after its last acknowledged settling
+// call, and judges what it journaled and what a fresh process reads back.
+import { ok } from "node:assert/strict";
+import { readAckJournal } from "../harness/ack_journal.ts";
+import type { CellRun } from "./_cell.ts";
+import { killWhenReady } from "./_kill.ts";
+import { tally } from "./_tally.ts";
+import { openTargetStore } from "./target.ts";
+
+/** The owners whose settling calls the guards exercise. */
+export type SettledOwner = "handoffClaim" | "outboxAttempt";
+
+interface GuardJournal {
+  wrong?: string[];
+  last?: string;
+  session?: string;
+  obligationId?: string;
+  answer?: unknown;
+}
+
+/**
+ * Runs the guards of `owner` and registers their two checks as steps.
+ *
+ * @param ctx The cell's run.
+ * @param t The test context.
+ * @param owner The owner.
+ */
+export async function settlementGuards(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  owner: SettledOwner,
+): Promise<void> {
+  const kind = owner === "handoffClaim" ? "handoff" : "outbox";
+  const db = ctx.run.file(`guards-${kind}.db`);
+  const journal = ctx.run.file(`guards-${kind}.jsonl`);
+  const ready = ctx.run.file(`guards-${kind}.ready`);
+  const child = ctx.spawn("_settle_guards.ts", [db, journal, ready, kind]);
+  await killWhenReady(child, ready, `the ${kind} guards' last settling call acknowledged`, 60_000);
+  tally(ctx, "sigkills", 1);
+  // Not quiescent: a store that acknowledged early died inside its transaction.
+  ctx.observeLeg(db, `killed after the ${kind} guards' last settling call`);
+  const entries = readAckJournal<GuardJournal>(journal);
+  const wrong = entries.find((e) => e.wrong)?.wrong ?? [];
+  const last = entries.find((e) => e.last);
+  tally(ctx, "acknowledgedOps", 1);
+  const store = await openTargetStore(ctx.target, db);
+  let found: string | null | undefined;
+  try {
+    if (kind === "handoff") found = await store.getHandoffState!(last?.session ?? "D");
+    else {
+      const id = last?.obligationId ?? "";
+      const o = store.getObligation
+        ? await store.getObligation(id)
+        : (await store.listObligations!()).find((x) => x.obligationId === id);
+      found = o?.state;
+    }
+  } finally {
+    await store.close();
+  }
+  const label = `${owner} · settlement guards`;
+  await t.step(
+    `${label}: each settling call changes only what it names, from a state it may leave, under its fence`,
+    () => ok(wrong.length === 0, wrong.join("; ")),
+  );
+  const want = kind === "handoff" ? "failed" : "unknown";
+  await t.step(`${label}: the last settling call is durable the instant it returned`, () => {
+    ok(last?.answer === true, `the last ${last?.last ?? "settling call"} answered ${last?.answer}`);
+    ok(
+      found === want,
+      `${last?.last}(${
+        last?.session ?? last?.obligationId
+      }) returned true and the process was killed with nothing after it; a fresh process reads ${found}, not ${want}`,
+    );
+  });
+}
