@@ -231,8 +231,9 @@ export function concurrentWritersCell(
       const stopReader = ctx.run.file("reader.stop");
       // The reader and the lock holder open the file with SQLite: a store kept in
       // another format runs without them (noted), never a false alarm.
+      // An empty file is not the store's SQLite database: a store kept elsewhere.
       const onDisk = observeJournalMode(db, "before the roles start").mode;
-      const sqliteFile = onDisk !== "not-sqlite" && onDisk !== "missing";
+      const sqliteFile = fileSize(db) > 0 && onDisk !== "not-sqlite" && onDisk !== "missing";
       const walOnDisk = sqliteFile && effectiveModeOrSkip(db, ctx.leg).onDisk === "wal";
       try {
         if (options.longReader !== false && walOnDisk) {
