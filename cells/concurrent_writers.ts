@@ -51,9 +51,10 @@ export interface ConcurrentWritersOptions extends CellOptions {
    */
   lockHoldMs?: number;
   /**
-   * Once every role is at work, hold the write lock for one window of at least this many
-   * ms, until every role still working has invoked an operation against it, so that each
-   * meets SQLITE_BUSY past a 1 s busy timeout on every run (default 1500; 0 turns it off).
+   * Hold the write lock from another process as the roles start, for at least this many
+   * ms and until every role has invoked an operation against it, so that each meets
+   * SQLITE_BUSY past a 1 s busy timeout on every run (default 1500; 0 turns it off). Set
+   * it above your store's busy timeout to judge what the store does when that runs out.
    * SQLite files only.
    */
   busyWindowMs?: number;
@@ -186,8 +187,8 @@ function plots(ctx: CellRun, wal: [number, number][], latencies: Record<string, 
  * roles start, until each has invoked an operation against it and the busy window
  * passed (so every role meets SQLITE_BUSY on every run), and then for a few ms of every
  * 60. A seeded plan SIGKILLs a role mid-work and restarts it, while (in WAL mode) a
- * long-lived reader pins checkpoints. Must hold: every acknowledged
- * operation of every process survives; an append acknowledged before another was
+ * long-lived reader pins checkpoints. Must hold: every acknowledged operation of every
+ * process survives; an append acknowledged before another was
  * invoked has the smaller id; ids strictly increase in each session; every returned id
  * is the committed row's; no process sees an error other than a typed busy refusal
  * (`BusyDeadlineError`, after at least its busy deadline, changing nothing, counted per
