@@ -27,8 +27,17 @@ export interface BusyWindow {
   absent: string[];
 }
 
-/** The wall-clock time the lock holder wrote to `path` (whole: it renames it there). */
-function timeIn(path: string): number {
+/**
+ * Waits for the lock holder to write a time to `path` (whole: it renames it there) and
+ * returns it.
+ */
+async function timeWritten(
+  path: string,
+  what: string,
+  hog: Child,
+  deadlineMs: number,
+): Promise<number> {
+  await waitFor(() => exists(path), { what, deadlineMs, children: [hog] });
   const text = Deno.readTextFileSync(path).trim();
   const time = Number(text);
   if (!text || !Number.isSafeInteger(time)) {
@@ -69,12 +78,12 @@ export async function busyWindow(
 ): Promise<BusyWindow> {
   const entries = (run: WindowRole) => readRole(run.journal);
   releaseBarrier(`${prefix}.request`);
-  await waitFor(() => exists(`${prefix}.held`), {
-    what: "the lock holder to take the write lock for the busy window",
+  const heldAt = await timeWritten(
+    `${prefix}.held`,
+    "the lock holder to take the write lock for the busy window",
+    hog,
     deadlineMs,
-    children: [hog],
-  });
-  const heldAt = timeIn(`${prefix}.held`);
+  );
   const taken = performance.now();
   start();
   const met = (run: WindowRole) => {
@@ -88,12 +97,12 @@ export async function busyWindow(
     observed: () => `still to invoke: ${runs.filter((run) => !met(run)).map((run) => run.role)}`,
   });
   releaseBarrier(`${prefix}.release`);
-  await waitFor(() => exists(`${prefix}.released`), {
-    what: "the lock holder to end the busy window",
+  const releasedAt = await timeWritten(
+    `${prefix}.released`,
+    "the lock holder to end the busy window",
+    hog,
     deadlineMs,
-    children: [hog],
-  });
-  const releasedAt = timeIn(`${prefix}.released`);
+  );
   const invokedWhileHeld: Record<string, number> = {};
   const absent: string[] = [];
   for (const run of runs) {

@@ -77,6 +77,25 @@ export async function killWhenReady(
   }
 }
 
+/**
+ * {@linkcode killWhenReady}, counted as a SIGKILL, then observes the journal mode the
+ * child ran in on `db` at `at`. Not as at rest: a store that acknowledges before COMMIT
+ * has a transaction open when it is killed after its acknowledgement.
+ */
+export async function killReadyAndObserve(
+  ctx: CellRun,
+  child: Child,
+  ready: string,
+  what: string,
+  db: string,
+  at: string,
+  deadlineMs = 60_000,
+): Promise<void> {
+  await killWhenReady(child, ready, what, deadlineMs);
+  tally(ctx, "sigkills", 1);
+  ctx.observeLeg(db, at);
+}
+
 /** A write `_last_write.ts` makes: a store method it knows, on a session. */
 export interface LastWrite {
   /** The method. */
@@ -126,10 +145,15 @@ export async function killAfterLastWrite(
     await reapAll([child]);
     throw error;
   }
-  await killWhenReady(child, `${stem}.ready`, what(last), deadlineMs);
-  tally(ctx, "sigkills", 1);
-  // Not quiescent: a store that acknowledged early died inside its transaction.
-  ctx.observeLeg(db, `killed after ${what(last)}`);
+  await killReadyAndObserve(
+    ctx,
+    child,
+    `${stem}.ready`,
+    what(last),
+    db,
+    `killed after ${what(last)}`,
+    deadlineMs,
+  );
   tally(ctx, "acknowledgedOps", writes.length);
   return answers();
 }

@@ -5,10 +5,10 @@
 // long window: it takes the lock as soon as it is free, writes `<window>.held` (the time),
 // and keeps it until `<window>.release` appears, so that the cell can watch every role
 // invoke an operation against a lock it cannot get.
-import { exists } from "../internal/fs.ts";
+import { exists, writeWhole } from "../internal/fs.ts";
 import { awaitBarrier } from "../harness/barrier.ts";
 import { TIMED_OUT } from "../harness/child.ts";
-import { Database, SqliteError } from "../session_db/sqlite/mod.ts";
+import { Database, SQLITE_BUSY, SqliteError } from "../session_db/sqlite/mod.ts";
 import { CHILD_LIFETIME_MS, childArgs } from "./child_runtime.ts";
 
 const [, dbPath, readyPath, stopPath, holdMs, periodMs, window] = childArgs(
@@ -35,7 +35,7 @@ function takeLockEagerly(): void {
         db.exec("BEGIN IMMEDIATE");
         return;
       } catch (error) {
-        if (!(error instanceof SqliteError) || (error.code & 0xff) !== 5) throw error;
+        if (!(error instanceof SqliteError) || (error.code & 0xff) !== SQLITE_BUSY) throw error;
         Atomics.wait(pause, 0, 0, 0.2);
       }
     }
@@ -44,23 +44,17 @@ function takeLockEagerly(): void {
   }
 }
 
-/** Writes `text` to `path` whole: the cell reads the file the instant it appears. */
-function publish(path: string, text: string): void {
-  Deno.writeTextFileSync(`${path}.tmp`, text);
-  Deno.renameSync(`${path}.tmp`, path);
-}
-
 Deno.writeTextFileSync(readyPath!, `${Deno.pid}\n`);
 while (!exists(stopPath!)) {
   if (performance.now() > end) Deno.exit(TIMED_OUT);
   if (!windowHeld && exists(`${window}.request`)) {
     windowHeld = true;
     takeLockEagerly();
-    publish(`${window}.held`, `${Date.now()}\n`);
+    writeWhole(`${window}.held`, `${Date.now()}\n`);
     if (!awaitBarrier(`${window}.release`, CHILD_LIFETIME_MS, 2)) Deno.exit(TIMED_OUT);
     const releasing = Date.now();
     db.exec("COMMIT");
-    publish(`${window}.released`, `${releasing}\n`);
+    writeWhole(`${window}.released`, `${releasing}\n`);
     continue;
   }
   if (Number(holdMs) > 0) {

@@ -9,7 +9,20 @@ import {
   SENDER_AFTER_RECORD,
 } from "./_inbox.ts";
 import { soundness, type StateCheck, type StateJudgement } from "./_state_check.ts";
-import { openTargetStore, type StoredObligation } from "./target.ts";
+import { openTargetStore, type Store, type StoredObligation } from "./target.ts";
+
+/**
+ * One obligation as the store reads it back: through `getObligation` when the store has
+ * it, else found in `listObligations`.
+ */
+export async function readObligation(
+  store: Store,
+  id: string,
+): Promise<StoredObligation | undefined> {
+  return store.getObligation
+    ? await store.getObligation(id)
+    : (await store.listObligations!()).find((o) => o.obligationId === id);
+}
 
 /**
  * What a store's outbox holds after a crash: every obligation, sorted by content, and

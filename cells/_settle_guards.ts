@@ -6,6 +6,7 @@
 // instant it returned.
 import { AckWriter } from "../harness/ack_journal.ts";
 import { childArgs, openStoreFor, waitToBeKilled } from "./child_runtime.ts";
+import { readObligation } from "./_outbox_state.ts";
 import type { StoredObligation } from "./target.ts";
 
 const [target, dbPath, journalPath, readyPath, kind] = childArgs(
@@ -58,10 +59,7 @@ if (kind === "handoff") {
     answer: await store.failHandoff!("D", "last"),
   });
 } else if (kind === "outbox") {
-  const read = async (o: StoredObligation) =>
-    store.getObligation
-      ? await store.getObligation(o.obligationId)
-      : (await store.listObligations!()).find((x) => x.obligationId === o.obligationId);
+  const read = (o: StoredObligation) => readObligation(store, o.obligationId);
   const describe = (o: StoredObligation | undefined) => `${o?.state} (fence ${o?.deliveryFence})`;
   await store.createSession("guards");
   const record = (ref: string) =>

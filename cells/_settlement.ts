@@ -4,7 +4,8 @@
 import { ok } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
 import type { CellRun } from "./_cell.ts";
-import { killWhenReady } from "./_kill.ts";
+import { killReadyAndObserve } from "./_kill.ts";
+import { readObligation } from "./_outbox_state.ts";
 import { tally } from "./_tally.ts";
 import { openTargetStore } from "./target.ts";
 
@@ -36,10 +37,14 @@ export async function settlementGuards(
   const journal = ctx.run.file(`guards-${kind}.jsonl`);
   const ready = ctx.run.file(`guards-${kind}.ready`);
   const child = ctx.spawn("_settle_guards.ts", [db, journal, ready, kind]);
-  await killWhenReady(child, ready, `the ${kind} guards' last settling call acknowledged`, 60_000);
-  tally(ctx, "sigkills", 1);
-  // Not quiescent: a store that acknowledged early died inside its transaction.
-  ctx.observeLeg(db, `killed after the ${kind} guards' last settling call`);
+  await killReadyAndObserve(
+    ctx,
+    child,
+    ready,
+    `the ${kind} guards' last settling call acknowledged`,
+    db,
+    `killed after the ${kind} guards' last settling call`,
+  );
   const entries = readAckJournal<GuardJournal>(journal);
   const wrong = entries.find((e) => e.wrong)?.wrong ?? [];
   const last = entries.find((e) => e.last);
@@ -48,13 +53,7 @@ export async function settlementGuards(
   let found: string | null | undefined;
   try {
     if (kind === "handoff") found = await store.getHandoffState!(last?.session ?? "D");
-    else {
-      const id = last?.obligationId ?? "";
-      const o = store.getObligation
-        ? await store.getObligation(id)
-        : (await store.listObligations!()).find((x) => x.obligationId === id);
-      found = o?.state;
-    }
+    else found = (await readObligation(store, last?.obligationId ?? ""))?.state;
   } finally {
     await store.close();
   }

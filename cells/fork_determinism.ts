@@ -3,7 +3,7 @@ import { readAckJournal } from "../harness/ack_journal.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type EditStep, judgeEdits } from "./_fork_state.ts";
-import { awaitCrash, killAfterAcks, killWhenReady } from "./_kill.ts";
+import { awaitCrash, killAfterAcks, killReadyAndObserve } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { raceSeries, raceSeriesOf } from "./_race_series.ts";
 import { checkSteps } from "./_state_check.ts";
@@ -198,10 +198,14 @@ export function forkDeterminismCell(
       // write after it: that step must be durable.
       for (const { op, dir, child } of lastSteps) {
         const ready = `${dir}/acks.jsonl.ready`;
-        await killWhenReady(child, ready, `the editor to stop after its first ${op}`, 60_000);
-        tally(ctx, "sigkills", 1);
-        // Not assumed at rest: a store that acknowledges before COMMIT has a transaction open.
-        ctx.observeLeg(`${dir}/store.db`, `killed after the first acknowledged ${op}`);
+        await killReadyAndObserve(
+          ctx,
+          child,
+          ready,
+          `the editor to stop after its first ${op}`,
+          `${dir}/store.db`,
+          `killed after the first acknowledged ${op}`,
+        );
         const label = `killed right after an acknowledged ${op}`;
         await t.step(`${label}: it was the last step journaled`, () => {
           const last = readAckJournal<EditStep>(`${dir}/acks.jsonl`).at(-1);

@@ -3,7 +3,7 @@ import { readAckJournal } from "../harness/ack_journal.ts";
 import { LOCK_TTL_MS } from "./_lock_taker.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
-import { awaitCrash, killAfterAcks, killWhenReady } from "./_kill.ts";
+import { awaitCrash, killAfterAcks, killReadyAndObserve } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { raceSeries, raceSeriesOf } from "./_race_series.ts";
 import { judgeRotations, orphans, recover, type Rotation } from "./_rotation_state.ts";
@@ -69,10 +69,14 @@ async function takeOver(
   const childId = `taken-${parentId}`;
   const ready = `${db}.${parentId}.taker.ready`;
   const child = ctx.spawn("_lock_taker.ts", [db, parentId, childId, ready, String(Deno.pid)]);
-  await killWhenReady(child, ready, `a fresh process to take the lock of ${parentId}`, 60_000);
-  tally(ctx, "sigkills", 1);
-  // Not assumed at rest: a store that acknowledges before COMMIT has a transaction open.
-  ctx.observeLeg(db, `${label}: the taker, killed after its release`);
+  await killReadyAndObserve(
+    ctx,
+    child,
+    ready,
+    `a fresh process to take the lock of ${parentId}`,
+    db,
+    `${label}: the taker, killed after its release`,
+  );
   const said = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") as {
     taken?: boolean;
     tookMs?: number;
@@ -144,10 +148,14 @@ async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
   const ready = ctx.run.file("dead-holder.ready");
   const acks = ctx.run.file("dead-holder.acks.jsonl");
   const holder = ctx.spawn("_lock_holder.ts", [db, ready, acks]);
-  await killWhenReady(holder, ready, "the holder to take the compression lock", 60_000);
-  tally(ctx, "sigkills", 1);
-  // Not assumed at rest: a store that acknowledges before COMMIT has a transaction open.
-  ctx.observeLeg(db, "dead holder (waiting with the lock)");
+  await killReadyAndObserve(
+    ctx,
+    holder,
+    ready,
+    "the holder to take the compression lock",
+    db,
+    "dead holder (waiting with the lock)",
+  );
   const acked = readAckJournal<Rotation>(acks);
   const recovered = await recover(ctx.target, db, ["acked"]);
   await t.step("dead holder: its last acknowledged rotation, of acked, is durable", () => {

@@ -1,4 +1,4 @@
-import { exists } from "../internal/fs.ts";
+import { exists, writeWhole } from "../internal/fs.ts";
 
 /**
  * Releases a file barrier: every child waiting on `path` proceeds.
@@ -11,9 +11,7 @@ import { exists } from "../internal/fs.ts";
  * ```
  */
 export function releaseBarrier(path: string): void {
-  // Write then rename, so waiters never see a half-made barrier.
-  Deno.writeTextFileSync(`${path}.tmp`, "go\n");
-  Deno.renameSync(`${path}.tmp`, path);
+  writeWhole(path, "go\n");
 }
 
 /**

@@ -13,3 +13,12 @@ export function exists(path: string): boolean {
     throw error;
   }
 }
+
+/**
+ * Writes `text` to `path` whole: to a temporary file beside it, then renamed there, so
+ * that a reader polling for `path` never sees it half-written.
+ */
+export function writeWhole(path: string, text: string): void {
+  Deno.writeTextFileSync(`${path}.tmp`, text);
+  Deno.renameSync(`${path}.tmp`, path);
+}
