@@ -1,4 +1,4 @@
-// Cell 6's busy window: the lock holder (`_lock_hog.ts`) takes the write lock before the
+// Cell 6's busy window: the lock holder (`children/lock_hog.ts`) takes the write lock before the
 // roles start and keeps it until every role has invoked an operation against it and the
 // window has lasted its length. Whether a store meets SQLITE_BUSY no longer depends on
 // how the scheduler lines the processes up: each role's first call finds the lock taken,

@@ -113,8 +113,9 @@ function recordingContext(t: Deno.TestContext, failures: string[]): Deno.TestCon
   });
 }
 
+/** A child entry script of the cells (`cells/children/`). */
 function childScript(name: string): string {
-  return new URL(name, import.meta.url).href;
+  return new URL(`./children/${name}`, import.meta.url).href;
 }
 
 function spawnFor(
@@ -124,7 +125,7 @@ function spawnFor(
   permissions: ChildPermissions | undefined,
 ) {
   const access = targetAccess(target);
-  const scriptAccess = targetAccess(childScript("child_runtime.ts"));
+  const scriptAccess = targetAccess(new URL("./child_runtime.ts", import.meta.url).href);
   return (script: string, args: string[], extra: Partial<SpawnOptions> = {}) =>
     spawnChild({
       script: childScript(script),
@@ -158,7 +159,7 @@ function probe(
       const run = await RunDir.create("probe");
       const db = run.file("probe.db");
       const ready = run.file("probe.ready");
-      const child = spawnFor(leg, target, run, permissions)("_probe.ts", [db, ready]);
+      const child = spawnFor(leg, target, run, permissions)("probe.ts", [db, ready]);
       try {
         try {
           await killWhenReady(

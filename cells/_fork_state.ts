@@ -9,7 +9,7 @@ import { openTargetStore } from "./target.ts";
 /** An [id, content] pair; `null` for the id an in-flight append has not got yet. */
 type Pair = [number | null, string];
 
-/** One journaled step of the editor (`_editor.ts`): an intent, or the step acknowledged. */
+/** One journaled step of the editor (`children/editor.ts`): an intent, or the step acknowledged. */
 export interface EditStep {
   s: number;
   op: "append" | "rewind" | "fork";

@@ -96,7 +96,7 @@ export async function killReadyAndObserve(
   ctx.observeLeg(db, at);
 }
 
-/** A write `_last_write.ts` makes: a store method it knows, on a session. */
+/** A write `children/last_write.ts` makes: a store method it knows, on a session. */
 export interface LastWrite {
   /** The method. */
   method: "createSession" | "requestHandoff" | "claimHandoff";
@@ -105,7 +105,7 @@ export interface LastWrite {
 }
 
 /**
- * Runs `_last_write.ts` over `writes`: the child makes each, journals the store's answer
+ * Runs `children/last_write.ts` over `writes`: the child makes each, journals the store's answer
  * and, before the next, waits until `between(answer, i)` has looked at it from this process
  * (an acknowledged write is visible to every other process at once). After the last it is
  * SIGKILLed (asserted alive) with nothing written after it, so that write must be durable
@@ -123,7 +123,7 @@ export async function killAfterLastWrite(
   const last = writes.at(-1)!;
   const stem = ctx.run.file(`last-${last.method}-${last.session}`);
   const acks = `${stem}.jsonl`;
-  const child = ctx.spawn("_last_write.ts", [
+  const child = ctx.spawn("last_write.ts", [
     db,
     acks,
     `${stem}.ready`,

@@ -74,7 +74,7 @@ export interface RecoveredOutbox {
 
 const STATES = ["pending", "attempting", "delivered", "failed", "unknown"];
 
-/** What the sender (`_sender.ts`) had done when it died at its third obligation. */
+/** What the sender (`children/sender.ts`) had done when it died at its third obligation. */
 export interface SenderAtKill {
   /** Obligations recorded (committed), the one in flight included. */
   recorded: number;

@@ -276,7 +276,7 @@ export async function recordAndKill(
   const access = targetAccess(options.target);
   const permissions = await declaredPermissions(options.target);
   const child = spawnChild({
-    script: new URL(script, import.meta.url),
+    script: new URL(`./children/${script}`, import.meta.url),
     args: [options.target, ...args],
     runDir: options.dir,
     library: options.leg.library,

@@ -118,7 +118,7 @@ export async function raceSeries(
       // Each child writes its outcome to <dir>/<who>.json.
       const start = (who: "racer" | "actor", env?: Record<string, string>) => {
         const args = [db, `${role}-${who}`, `${dir}/${who}.json`, go, RACE_SESSION];
-        const child = ctx.spawn("_race_child.ts", args, env ? { env } : {});
+        const child = ctx.spawn("race_child.ts", args, env ? { env } : {});
         children.push(child);
         return child;
       };

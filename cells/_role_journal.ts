@@ -2,7 +2,7 @@
 // and what the store recovered (pure functions, so that each check names its culprit).
 import { readAckJournal } from "../harness/ack_journal.ts";
 
-/** One journal line of a role writer (`_role_writer.ts`). */
+/** One journal line of a role writer (`children/role_writer.ts`). */
 export interface RoleEntry {
   /** `inv` before the call, `ack` after it returned, `refused`, `done`, `error`. */
   k: "inv" | "ack" | "refused" | "done" | "error";

@@ -1,4 +1,4 @@
-// Cell 7's settlement guards, the parent side: runs `_settle_guards.ts` for the handoff
+// Cell 7's settlement guards, the parent side: runs `children/settle_guards.ts` for the handoff
 // and outbox owners the store has, SIGKILLs it right after its last acknowledged settling
 // call, and judges what it journaled and what a fresh process reads back.
 import { ok } from "node:assert/strict";
@@ -36,7 +36,7 @@ export async function settlementGuards(
   const db = ctx.run.file(`guards-${kind}.db`);
   const journal = ctx.run.file(`guards-${kind}.jsonl`);
   const ready = ctx.run.file(`guards-${kind}.ready`);
-  const child = ctx.spawn("_settle_guards.ts", [db, journal, ready, kind]);
+  const child = ctx.spawn("settle_guards.ts", [db, journal, ready, kind]);
   await killReadyAndObserve(
     ctx,
     child,

@@ -55,7 +55,7 @@ export async function sweepAtomicity(
   Deno.mkdirSync(setup);
   const setupDb = `${setup}/store.db`;
   const sender = ctx.spawn(
-    "_sender.ts",
+    "sender.ts",
     [setupDb, `${setup}/inbox.jsonl`, String(obligations), "-", "2"],
     { env: { SESSION_DB_CRASH_AT: `${SENDER_AFTER_ATTEMPTING}@2` } },
   );
@@ -93,7 +93,7 @@ export async function sweepAtomicity(
   if (own) {
     const dir = ctx.run.file("sweep-atomicity-point");
     const db = `${dir}/db/store.db`;
-    const sweeper = ctx.spawn("_recoverer.ts", args(db, dir), {
+    const sweeper = ctx.spawn("recoverer.ts", args(db, dir), {
       env: { SESSION_DB_CRASH_AT: POINT },
     });
     await untilExited(sweeper, `the recoverer to reach ${POINT}`);
@@ -111,7 +111,7 @@ export async function sweepAtomicity(
   await killSeries(ctx, t, {
     op: "sweepRecoverable",
     occurrence: 1,
-    script: "_recoverer.ts",
+    script: "recoverer.ts",
     args,
     check: (db, _dir, label) => check(db, label),
   }, kind as SeriesKind);

@@ -144,7 +144,7 @@ function restart(ctx: CellRun, db: string, run: RoleRun, entries: readonly RoleE
   );
   if (last >= 0 && !settled.has(last)) run.killedInFlight.add(last);
   run.settledAtSpawn = settled.size;
-  run.child = ctx.spawn("_role_writer.ts", [
+  run.child = ctx.spawn("role_writer.ts", [
     db,
     run.journal,
     run.role,
@@ -239,7 +239,7 @@ export function concurrentWritersCell(
       try {
         if (options.longReader !== false && walOnDisk) {
           const ready = ctx.run.file("reader.ready");
-          reader = ctx.spawn("_long_reader.ts", [db, ready, stopReader]);
+          reader = ctx.spawn("long_reader.ts", [db, ready, stopReader]);
           await waitFor(() => fileSize(ready) > 0, {
             what: "the long-lived reader to open its read transaction",
             deadlineMs: 30_000,
@@ -264,7 +264,7 @@ export function concurrentWritersCell(
         const windowFiles = ctx.run.file("window");
         if (holdMs > 0 || windowMs > 0) {
           const ready = ctx.run.file("hog.ready");
-          hog = ctx.spawn("_lock_hog.ts", [
+          hog = ctx.spawn("lock_hog.ts", [
             db,
             ready,
             stopHog,
@@ -285,7 +285,7 @@ export function concurrentWritersCell(
             role,
             total,
             journal,
-            child: ctx.spawn("_role_writer.ts", [
+            child: ctx.spawn("role_writer.ts", [
               db,
               journal,
               role,

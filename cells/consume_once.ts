@@ -79,7 +79,7 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
         const children: Child[] = [];
         try {
           for (let i = 0; i < claimants; i++) {
-            children.push(ctx.spawn("_claimant.ts", [db, dir, `c${i}`, barrier, session]));
+            children.push(ctx.spawn("claimant.ts", [db, dir, `c${i}`, barrier, session]));
           }
           await waitFor(() => countReady(dir) >= claimants, {
             what: `${claimants} claimants ready`,

@@ -157,7 +157,7 @@ async function runScenario(
     await store.createSession(session);
     await store.appendMessage(session, { role: "user", content: "work before the takeover" });
     if (owner === "handoffClaim") await store.requestHandoff!(session, "cell7");
-    child = ctx.spawn("_stale_owner.ts", [
+    child = ctx.spawn("stale_owner.ts", [
       scenario.db,
       owner,
       session,

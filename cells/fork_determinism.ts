@@ -182,7 +182,7 @@ export function forkDeterminismCell(
       const lastSteps = (["fork", "rewind"] as const).map((op) => {
         const dir = ctx.run.file(`last-${op}`);
         Deno.mkdirSync(dir);
-        const child = ctx.spawn("_editor.ts", [
+        const child = ctx.spawn("editor.ts", [
           `${dir}/store.db`,
           `${dir}/acks.jsonl`,
           `${dir}/intents.jsonl`,
@@ -191,7 +191,7 @@ export function forkDeterminismCell(
         ]);
         return { op, dir, child };
       });
-      const child = ctx.spawn("_editor.ts", [db, acksPath, intentsPath, String(seed)]);
+      const child = ctx.spawn("editor.ts", [db, acksPath, intentsPath, String(seed)]);
       await killAfterAcks(ctx, child, db, acksPath, killAt, "edit steps", options.deadlineMs);
       await checkRun(ctx, t, "random kill", db, acksPath, intentsPath);
       // Killed right after the first acknowledged fork (or rewind) was journaled, with no
@@ -232,7 +232,7 @@ export function forkDeterminismCell(
         await killSeries(ctx, t, {
           op,
           occurrence,
-          script: "_editor.ts",
+          script: "editor.ts",
           args: (db, dir) => [db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`, String(seed)],
           check: (db, dir, label) =>
             checkRun(ctx, t, label, db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`),
@@ -254,7 +254,7 @@ export function forkDeterminismCell(
         const pointAcks = `${pointDb}.acks.jsonl`;
         const pointIntents = `${pointDb}.intents.jsonl`;
         // @2: one step of the kind is acknowledged, the second dies at the point.
-        const crasher = ctx.spawn("_editor.ts", [pointDb, pointAcks, pointIntents, String(seed)], {
+        const crasher = ctx.spawn("editor.ts", [pointDb, pointAcks, pointIntents, String(seed)], {
           env: { SESSION_DB_CRASH_AT: `${point}@2` },
         });
         const killed = await awaitCrash(ctx, crasher, point, pointDb, pointAcks);

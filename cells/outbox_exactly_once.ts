@@ -89,7 +89,7 @@ interface Scenario {
   arrivals: Arrival[];
 }
 
-/** The obligations the restarted sender records and delivers itself (`_restarted_sender.ts`). */
+/** The obligations the restarted sender records and delivers itself (`children/restarted_sender.ts`). */
 const LIVE = ["live effect 0", "live effect 1"];
 
 /**
@@ -133,7 +133,7 @@ async function runScenario(
   const flag = idempotent ? "1" : "0";
   // The third obligation is the one in flight: two were delivered before it.
   const senderPoint = point === RECOVERER_AFTER_SEND ? SENDER_AFTER_SEND : point;
-  const sender = ctx.spawn("_sender.ts", [db, inbox, String(options.obligations), journal], {
+  const sender = ctx.spawn("sender.ts", [db, inbox, String(options.obligations), journal], {
     env: { SESSION_DB_CRASH_AT: `${senderPoint}@3` },
   });
   await untilExited(sender, `the sender to reach crash point ${senderPoint}`);
@@ -146,7 +146,7 @@ async function runScenario(
   let takeoverLost: string[] = [];
   if (point === RECOVERER_AFTER_SEND) {
     const armedJournal = `${dir}/armed-acks.jsonl`;
-    armed = ctx.spawn("_recoverer.ts", [db, inbox, dir, "armed", "-", flag, armedJournal], {
+    armed = ctx.spawn("recoverer.ts", [db, inbox, dir, "armed", "-", flag, armedJournal], {
       env: { SESSION_DB_CRASH_AT: RECOVERER_AFTER_SEND },
     });
     await untilExited(armed, `the armed recoverer to reach ${RECOVERER_AFTER_SEND}`);
@@ -159,7 +159,7 @@ async function runScenario(
   // The application restarts while the recoverers race (it stays alive throughout); in a
   // crash during a resend it books the dead sender's send, which a recovery took over.
   const recorded = senderAtKill(point, options.obligations).recorded;
-  const restarted = ctx.spawn("_restarted_sender.ts", [
+  const restarted = ctx.spawn("restarted_sender.ts", [
     db,
     inbox,
     dir,
@@ -173,7 +173,7 @@ async function runScenario(
   const racers: Child[] = [];
   try {
     for (let i = 0; i < options.recoverers; i++) {
-      racers.push(ctx.spawn("_recoverer.ts", [db, inbox, dir, `r${i}`, barrier, flag]));
+      racers.push(ctx.spawn("recoverer.ts", [db, inbox, dir, `r${i}`, barrier, flag]));
     }
     const ready = () => countReady(dir) >= options.recoverers && exists(`${dir}/restarted-ready`);
     await waitFor(ready, {

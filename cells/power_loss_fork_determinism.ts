@@ -55,7 +55,7 @@ export async function powerLossForkRun(options: PowerLossRunOptions): Promise<Po
   await recordAndKill(
     run,
     files,
-    "_editor.ts",
+    "editor.ts",
     [files.db, files.acks, intents, String(seed)],
     "edit steps",
     env,

@@ -68,7 +68,7 @@ async function raceRecoverers(
   try {
     for (let i = 0; i < count; i++) {
       racers.push(spawnChild({
-        script: new URL("./_recoverer.ts", import.meta.url),
+        script: new URL("./children/recoverer.ts", import.meta.url),
         args: [
           options.target,
           join(dir, "store.db"),
@@ -184,7 +184,7 @@ export async function powerLossOutboxRun(
   await recordAndKill(
     run,
     files,
-    "_sender.ts",
+    "sender.ts",
     [files.db, inbox, String(obligations)],
     `obligations (dies at ${run.point}@3)`,
     { SESSION_DB_CRASH_AT: `${run.point}@3` },

@@ -45,7 +45,7 @@ export async function powerLossPrefixRun(options: PowerLossRunOptions): Promise<
   await recordAndKill(
     run,
     files,
-    "_prefix_writer.ts",
+    "prefix_writer.ts",
     [files.db, files.acks, ...selfKill],
     "appends",
   );

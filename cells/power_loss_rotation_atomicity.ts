@@ -46,7 +46,7 @@ export async function powerLossRotationRun(options: PowerLossRunOptions): Promis
   const env: Record<string, string> = run.kill === "ack"
     ? { SESSION_DB_CRASH_AT: `${AFTER_COMMIT}@${threshold + Math.floor(random() * threshold)}` }
     : {};
-  await recordAndKill(run, files, "_rotator.ts", [files.db, files.acks, "0"], "rotations", env);
+  await recordAndKill(run, files, "rotator.ts", [files.db, files.acks, "0"], "rotations", env);
   return checkStates(
     run,
     files,

@@ -95,7 +95,7 @@ export function prefixDurabilityCell(
           ? threshold + Math.floor(ctx.random() * threshold)
           : undefined;
         const child = ctx.spawn(
-          "_prefix_writer.ts",
+          "prefix_writer.ts",
           [db, acksPath, ...(selfKill ? [String(selfKill)] : [])],
         );
         try {
@@ -150,7 +150,7 @@ export function prefixDurabilityCell(
         await killSeries(ctx, t, {
           op: "appendMessage",
           occurrence: 3,
-          script: "_prefix_writer.ts",
+          script: "prefix_writer.ts",
           args: (db, dir) => [db, `${dir}/acks.jsonl`],
           async check(db, dir, label) {
             const state = await judgePrefix(

@@ -1,6 +1,6 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
-import { LOCK_TTL_MS } from "./_lock_taker.ts";
+import { LOCK_TTL_MS } from "./children/lock_taker.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { awaitCrash, killAfterAcks, killReadyAndObserve } from "./_kill.ts";
@@ -68,7 +68,7 @@ async function takeOver(
 ): Promise<void> {
   const childId = `taken-${parentId}`;
   const ready = `${db}.${parentId}.taker.ready`;
-  const child = ctx.spawn("_lock_taker.ts", [db, parentId, childId, ready, String(Deno.pid)]);
+  const child = ctx.spawn("lock_taker.ts", [db, parentId, childId, ready, String(Deno.pid)]);
   await killReadyAndObserve(
     ctx,
     child,
@@ -147,7 +147,7 @@ async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
   const db = ctx.run.file("dead-holder.db");
   const ready = ctx.run.file("dead-holder.ready");
   const acks = ctx.run.file("dead-holder.acks.jsonl");
-  const holder = ctx.spawn("_lock_holder.ts", [db, ready, acks]);
+  const holder = ctx.spawn("lock_holder.ts", [db, ready, acks]);
   await killReadyAndObserve(
     ctx,
     holder,
@@ -278,7 +278,7 @@ export function rotationAtomicityCell(
       startTallies(ctx);
       const db = ctx.run.file("store.db");
       const acksPath = ctx.run.file("acks.jsonl");
-      const child = ctx.spawn("_rotator.ts", [db, acksPath, "0"]);
+      const child = ctx.spawn("rotator.ts", [db, acksPath, "0"]);
       await killAfterAcks(ctx, child, db, acksPath, threshold, "rotations", options.deadlineMs);
       await checkRun(ctx, t, "random kill", db, acksPath);
       await takeOverInFlight(ctx, t, "random kill", db, acksPath);
@@ -294,7 +294,7 @@ export function rotationAtomicityCell(
         await killSeries(ctx, t, {
           op: "publishCompressionChild",
           occurrence: 2,
-          script: "_rotator.ts",
+          script: "rotator.ts",
           args: (db, dir) => [db, `${dir}/acks.jsonl`, "0"],
           check: (db, dir, label) => checkRun(ctx, t, label, db, `${dir}/acks.jsonl`),
         }, kind);
@@ -310,7 +310,7 @@ export function rotationAtomicityCell(
         const pointDb = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
         const pointAcks = `${pointDb}.acks.jsonl`;
         // @2: the first rotation is acknowledged, the second dies at the point.
-        const crasher = ctx.spawn("_rotator.ts", [pointDb, pointAcks, "0"], {
+        const crasher = ctx.spawn("rotator.ts", [pointDb, pointAcks, "0"], {
           env: { SESSION_DB_CRASH_AT: `${point}@2` },
         });
         const killed = await awaitCrash(ctx, crasher, point, pointDb, pointAcks);

@@ -1,0 +1,158 @@
+// The bench's settings: where it writes, how long each measurement runs (full and
+// --quick), the append scenarios, and the store's SQL that the replicas run.
+import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
+import { MIGRATIONS, SCHEMA_VERSION } from "../../../session_db/schema.ts";
+
+/** The project's root folder (children run there). */
+export const ROOT: string = resolve(fileURLToPath(new URL("../../../", import.meta.url)));
+/** The Deno children's entry (`_worker.ts <job as JSON>`). */
+export const WORKER_SCRIPT: string = fileURLToPath(new URL("./_worker.ts", import.meta.url));
+/** The Python children's entry (`_python_worker.py <job as JSON>`). */
+export const PYTHON_SCRIPT: string = fileURLToPath(
+  new URL("./_python_worker.py", import.meta.url),
+);
+/** Where the bench works and writes its report. */
+export const BENCH_DIR: string = join(ROOT, ".cache", "bench");
+/** The JSON report unless `--json` names another path. */
+export const DEFAULT_JSON: string = join(BENCH_DIR, "bench.json");
+
+/** A journal mode the bench runs. */
+export type Mode = "wal" | "delete";
+/** A `synchronous` level the bench runs. */
+export type Sync = "EXTRA" | "FULL" | "NORMAL";
+/** An implementation that appends. */
+export type Impl = "sessiondb" | "binding" | "python" | "node";
+
+/** How long each measurement runs. */
+export interface Config {
+  /** Rounds per measurement; the median is reported. */
+  rounds: number;
+  /** Slices per round: the implementations of a round take turns this many times. */
+  slices: number;
+  stmtRows: number;
+  stmtPoints: number;
+  stmtRanges: number;
+  /** Appends per run, one transaction each, by `mode/sync`. */
+  appends: Record<string, number>;
+  /** Untimed appends first on the measured file (same count for every implementation). */
+  warmup: number;
+  /** Appends, then 100-message batches, first run on a scratch file (see `AppendJob`). */
+  jitWarmup: number;
+  jitWarmupBatches: number;
+  /** Batches per run, by mode. */
+  batches: Record<Mode, number>;
+  batchWarmup: number;
+  batchSize: number;
+  /** The CPU-only runs on tmpfs: appends (by mode) and batches per run. */
+  tmpfsAppends: Record<Mode, number>;
+  tmpfsBatches: number;
+  fsyncMs: number;
+}
+
+/** The full run (about 5 minutes). */
+export const FULL_CONFIG: Readonly<Config> = {
+  // Five short rounds rather than three long ones: the disk's rate drifts with other
+  // load, and the ratios are taken round by round.
+  rounds: 5,
+  slices: 10,
+  stmtRows: 100_000,
+  stmtPoints: 100_000,
+  stmtRanges: 2_000,
+  appends: { "delete/EXTRA": 1000, "wal/FULL": 2000, "wal/NORMAL": 4000, "delete/FULL": 1000 },
+  warmup: 200,
+  // V8 moves the append path to TurboFan after about 4,500 appends (--trace-opt).
+  jitWarmup: 6000,
+  jitWarmupBatches: 60,
+  batches: { delete: 200, wal: 300 },
+  batchWarmup: 10,
+  batchSize: 100,
+  tmpfsAppends: { delete: 5000, wal: 15000 },
+  tmpfsBatches: 600,
+  fsyncMs: 1000,
+};
+
+/** `--quick`: a one-round smoke run. */
+export const QUICK_CONFIG: Readonly<Config> = {
+  rounds: 1,
+  slices: 3,
+  stmtRows: 20_000,
+  stmtPoints: 20_000,
+  stmtRanges: 400,
+  appends: { "delete/EXTRA": 300, "wal/FULL": 600, "wal/NORMAL": 1200, "delete/FULL": 300 },
+  warmup: 50,
+  // As in the full run: below about 4,500 appends V8 has not tiered up (0.15 s on tmpfs).
+  jitWarmup: 6000,
+  jitWarmupBatches: 60,
+  batches: { delete: 50, wal: 80 },
+  batchWarmup: 5,
+  batchSize: 100,
+  tmpfsAppends: { delete: 1000, wal: 3000 },
+  tmpfsBatches: 100,
+  fsyncMs: 500,
+};
+
+/** The append scenarios: the store's two policies, then two extra rows. */
+export const APPEND_SCENARIOS: readonly { mode: Mode; sync: Sync; store: boolean }[] = [
+  { mode: "delete", sync: "EXTRA", store: true },
+  { mode: "wal", sync: "FULL", store: true },
+  { mode: "wal", sync: "NORMAL", store: false },
+  { mode: "delete", sync: "FULL", store: false },
+];
+
+// The store's SQL, copied from session_db/session_db.ts (appendMessage, appendMessages,
+// createSession) so that the replicas run the very same statements. The schema is the
+// store's own migrations.
+const SESSION_COLUMNS =
+  "id, source, parent_session_id, branch_kind, started_at, ended_at, end_reason, message_count, handoff_state, handoff_platform, handoff_error, rewind_count, title";
+
+/** The store's statements, as the replicas run them. */
+export const STORE_SQL = {
+  begin: "BEGIN IMMEDIATE",
+  commit: "COMMIT",
+  // appendMessage checks the session with one column, appendMessages with all of them.
+  selectAppendable: "SELECT end_reason FROM sessions WHERE id = ?",
+  selectSession: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`,
+  insertMessage:
+    `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  updateOne: "UPDATE sessions SET message_count = message_count + 1 WHERE id = ?",
+  updateMany: "UPDATE sessions SET message_count = message_count + ? WHERE id = ?",
+  createSession: `INSERT INTO sessions (id, source, started_at, title) VALUES (?, ?, ?, ?)
+         ON CONFLICT(id) DO UPDATE SET title = COALESCE(sessions.title, excluded.title)`,
+};
+
+/** The store's schema in one transaction, for the replicas. */
+export const SCHEMA_SCRIPT: string = `BEGIN IMMEDIATE;\n${
+  MIGRATIONS.join("\n")
+}\nINSERT INTO schema_version (version) VALUES (${SCHEMA_VERSION});\nCOMMIT;`;
+/** The session every append run writes to. */
+export const SESSION_ID = "bench-session";
+/** About 200 bytes of message text; each message appends its index. */
+export const CONTENT: string = "The quick brown fox jumps over the lazy dog. ".repeat(4) + "#";
+
+/** The store's files that hold the statements the bench copies. */
+const STORE_SOURCES = ["session_db.ts", "_connection.ts", "_rows.ts"];
+
+/** The STORE_SQL statements no longer found in the store's source (the copy drifted). */
+export function storeSqlDrift(): string[] {
+  const squash = (text: string) => text.replace(/\s+/g, " ").trim();
+  let source: string;
+  try {
+    source = squash(
+      STORE_SOURCES.map((file) => Deno.readTextFileSync(join(ROOT, "session_db", file))).join("\n"),
+    );
+  } catch {
+    return [`session_db/{${STORE_SOURCES.join(",")}} is unreadable`];
+  }
+  const expected: [string, string][] = [
+    ["SESSION_COLUMNS", SESSION_COLUMNS],
+    ["selectAppendable", STORE_SQL.selectAppendable],
+    ["selectSession", "SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?"],
+    ["insertMessage", STORE_SQL.insertMessage],
+    ["updateOne", STORE_SQL.updateOne],
+    ["updateMany", STORE_SQL.updateMany],
+    ["createSession", STORE_SQL.createSession],
+  ];
+  return expected.filter(([, sql]) => !source.includes(squash(sql))).map(([name]) => name);
+}

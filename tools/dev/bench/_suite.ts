@@ -1,0 +1,373 @@
+// §4 of the bench: the wall time of `deno test -A` and `deno task matrix`, the crash
+// tiers' states per second, and the peak memory of cell 1's writer child, each measured
+// on a child process.
+import { join } from "node:path";
+import { TASK_PERMISSIONS } from "../../../harness/permissions.ts";
+import { ROOT } from "./_config.ts";
+import { childEnv, denoChild } from "./_children.ts";
+import type { SuiteRow } from "./_report.ts";
+import { atLeast, below } from "./_statistics.ts";
+
+interface Timed {
+  seconds: number;
+  success: boolean;
+  code: number;
+  /** stdout and stderr, without colour escapes (deno test colours even into a pipe). */
+  output: string;
+}
+
+/** Runs `deno <args>` in the project root and times it (wall clock, start-up included). */
+async function timedDeno(args: string[]): Promise<Timed> {
+  const started = performance.now();
+  const output = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    env: childEnv(undefined),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const seconds = (performance.now() - started) / 1000;
+  const decoder = new TextDecoder();
+  const text = decoder.decode(output.stdout) + decoder.decode(output.stderr);
+  // deno-lint-ignore no-control-regex
+  const plain = text.replace(/\x1b\[[0-9;]*m/g, "");
+  return { seconds, success: output.success, code: output.code, output: plain };
+}
+
+/** Runs a tool of the project as its `deno task` would, with `args`. */
+function timedTool(tool: string, args: string[]): Promise<Timed> {
+  return timedDeno(["run", ...TASK_PERMISSIONS, `tools/${tool}`, ...args]);
+}
+
+/** A tool's JSON report, or undefined when it wrote none (its exit code says enough). */
+async function readReport<T>(path: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await Deno.readTextFile(path)) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The slowest top-level tests of a `deno test` output ("name ... ok (1s)"). */
+function slowestTests(output: string, count: number): { name: string; ms: number }[] {
+  const tests: { name: string; ms: number }[] = [];
+  for (const line of output.split("\n")) {
+    const m = /^(\S.*?) \.\.\. (?:ok|FAILED|ignored) \((\d+(?:\.\d+)?)(ms|s|m)\)$/.exec(line);
+    if (!m) continue;
+    const unit = m[3] === "ms" ? 1 : m[3] === "s" ? 1000 : 60_000;
+    tests.push({ name: m[1]!, ms: Number(m[2]) * unit });
+  }
+  return tests.sort((a, b) => b.ms - a.ms).slice(0, count);
+}
+
+/** The names of the failed top-level tests of a `deno test` output. */
+function failedTests(output: string): string[] {
+  const names = new Set<string>();
+  for (const line of output.split("\n")) {
+    const m = /^(\S.*?) \.\.\. FAILED/.exec(line);
+    if (m) names.add(m[1]!);
+  }
+  return [...names];
+}
+
+/** The suite's wall times: their rows, and what the JSON report keeps besides. */
+export interface SuiteWallTimes {
+  rows: SuiteRow[];
+  slowestTests: { name: string; ms: number }[];
+  failedTests: string[];
+  testExit: number;
+  matrixExit: number;
+}
+
+/** `deno test -A` and `deno task matrix`, timed as child processes. */
+export async function suiteWallTimes(
+  work: string,
+  log: (line: string) => void,
+): Promise<SuiteWallTimes> {
+  const rows: SuiteRow[] = [];
+  log("deno test -A");
+  const test = await timedDeno(["test", "-A"]);
+  const slow = slowestTests(test.output, 5);
+  const failed = failedTests(test.output);
+  const summary = /(ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/.exec(
+    test.output,
+  );
+  rows.push({
+    benchmark: "deno test -A, wall time",
+    value: test.seconds,
+    unit: "s",
+    target: "< 30 s",
+    result: test.success ? below(test.seconds, 30) : "FAIL (tests failed)",
+    detail: `${summary ? `${summary[2]} passed, ${summary[4]} failed` : `exit ${test.code}`}; ` +
+      `slowest: ${
+        slow.slice(0, 2).map((t) => `"${t.name.slice(0, 40)}" ${(t.ms / 1000).toFixed(1)} s`)
+          .join(", ")
+      } (more in the JSON)${failed.length ? `; failed: ${failed.join(", ")}` : ""}`,
+  });
+  log("deno task matrix");
+  const matrixJson = join(work, "matrix.json");
+  const matrix = await timedTool("matrix.ts", ["--json", matrixJson]);
+  const report = await readReport<{ pass: number; fail: number; skip: number }>(matrixJson);
+  rows.push({
+    benchmark: "deno task matrix (every cell x leg x library), wall time",
+    value: matrix.seconds,
+    unit: "s",
+    target: "< 120 s",
+    result: matrix.success ? below(matrix.seconds, 120) : "FAIL (matrix failed)",
+    detail: `exit ${matrix.code}` +
+      (report ? `; ${report.pass} PASS, ${report.fail} FAIL, ${report.skip} SKIP` : ""),
+  });
+  return {
+    rows,
+    slowestTests: slow,
+    failedTests: failed,
+    testExit: test.code,
+    matrixExit: matrix.code,
+  };
+}
+
+/** The crash tiers' rates: their rows and the tools' exit codes. */
+export interface CrashTiers {
+  rows: SuiteRow[];
+  sweepExit: number;
+  powerExit: number;
+}
+
+/** A short crash sweep (one leg, a sample of sequences) and a short power-loss run. */
+export async function crashTiers(
+  work: string,
+  fixedPresent: boolean,
+  log: (line: string) => void,
+): Promise<CrashTiers> {
+  const rows: SuiteRow[] = [];
+  log("sweep (default leg, 20 sampled sequences)");
+  const sweepJson = join(work, "sweep.json");
+  const sweep = await timedTool("sweep/main.ts", [
+    "--legs",
+    "default",
+    "--sample",
+    "20",
+    "--json",
+    sweepJson,
+  ]);
+  const sweepReport = await readReport<{ reports: { states: number; seconds: number }[] }>(
+    sweepJson,
+  );
+  let sweepRate: number | undefined;
+  let sweepDetail = `exit ${sweep.code}`;
+  if (sweepReport) {
+    const states = sweepReport.reports.reduce((n, r) => n + r.states, 0);
+    const seconds = sweepReport.reports.reduce((n, r) => n + r.seconds, 0);
+    sweepRate = states / seconds;
+    sweepDetail = `${states} states in ${seconds.toFixed(1)} s (as the sweep prints it; ` +
+      `${sweep.seconds.toFixed(1)} s wall with start-up)`;
+  }
+  rows.push({
+    benchmark: "crash sweep, SIGKILL states checked per second",
+    value: sweepRate,
+    unit: "states/s",
+    target: ">= 10",
+    result: sweep.success ? atLeast(sweepRate, 10) : "FAIL (sweep failed)",
+    detail: sweepDetail,
+  });
+
+  // WAL needs the fixed build (the system SQLite keeps new files in DELETE).
+  const modes = fixedPresent ? "delete,wal" : "delete";
+  log(`power-loss tier (${modes} x FULL,EXTRA, 2 runs per cell)`);
+  const powerJson = join(work, "powerloss.json");
+  const power = await timedTool("powerloss.ts", [
+    "--modes",
+    modes,
+    "--levels",
+    "FULL,EXTRA",
+    "--runs",
+    "2",
+    "--bench",
+    "0",
+    "--json",
+    powerJson,
+  ]);
+  const powerReport = await readReport<{ cells: { statesChecked: number }[] }>(powerJson);
+  let powerRate: number | undefined;
+  let powerDetail = `exit ${power.code}`;
+  if (powerReport) {
+    const states = powerReport.cells.reduce((n, c) => n + c.statesChecked, 0);
+    // The tool prints whole seconds only: the wall time (start-up included) is the figure.
+    powerRate = states / power.seconds;
+    powerDetail = `${states} last-sync/torn states in ${power.seconds.toFixed(1)} s wall ` +
+      `(${modes} x FULL,EXTRA, 2 runs per cell)`;
+  }
+  rows.push({
+    benchmark: "power-loss tier, crash states checked per second",
+    value: powerRate,
+    unit: "states/s",
+    target: ">= 10",
+    result: power.success ? atLeast(powerRate, 10) : "FAIL (powerloss failed)",
+    detail: powerDetail,
+  });
+  rows.push(...await recorderRates(log));
+  return { rows, sweepExit: sweep.code, powerExit: power.code };
+}
+
+/** `N states in S s (R states/s)` as the recorder's tools print it. */
+function printedRate(output: string): { states: number; seconds: number } | undefined {
+  const m = /(\d+) states in ([\d.]+) s \(/.exec(output);
+  return m ? { states: Number(m[1]), seconds: Number(m[2]) } : undefined;
+}
+
+/**
+ * The LD_PRELOAD recorder's tiers: power-loss states checked in-process per second
+ * (`deno task syscalls`, 20 appends, every sync point; `deno task powerloss-cells` on the
+ * reference store and on `node:sqlite`, every cell that applies) and derived SIGKILL
+ * states per second of the syscall sweep (`deno task sweep --syscalls`, programs of one
+ * operation).
+ */
+async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
+  const rows: SuiteRow[] = [];
+  const load = () => Deno.loadavg()[0]!.toFixed(1);
+  log("recorder: power-loss states in-process (syscalls --mode power-loss)");
+  const power = await timedTool("syscalls.ts", ["--mode", "power-loss"]);
+  const pr = printedRate(power.output);
+  rows.push(rateRow(
+    "recorder power-loss states checked per second, in-process",
+    pr,
+    1000,
+    {
+      skipped: /^SKIP: (.*)$/m.exec(power.output)?.[1],
+      success: power.success,
+      failed: "syscalls",
+    },
+    pr ? `${pr.states} states in ${pr.seconds} s; load average ${load()}` : `exit ${power.code}`,
+  ));
+  for (const target of ["cells/reference_target.ts", "targets/node_sqlite.ts"]) {
+    log(`recorder: power-loss cells in-process (powerloss-cells --target ${target})`);
+    const cells = await timedTool("powerloss_cells.ts", ["--target", target]);
+    const skippedCells = /^cell \d+: SKIP in [\d.]+ s: .* SKIP: (.*)$/m.exec(cells.output)?.[1];
+    const cr = printedRate(cells.output);
+    rows.push(rateRow(
+      `power-loss cells states checked per second, in-process (${target})`,
+      cr,
+      1000,
+      {
+        skipped: cr && cr.states === 0 ? skippedCells : undefined,
+        success: cells.success,
+        failed: "powerloss-cells",
+      },
+      cr
+        ? `${/(\d+ states in [^;]*; CPU [^)]*\): [^;]*)/.exec(cells.output)?.[1]}; ` +
+          `load average ${load()}`
+        : `exit ${cells.code}`,
+    ));
+  }
+  log("recorder: syscall sweep (sweep --syscalls --max-length 1)");
+  const sweep = await timedTool("sweep/main.ts", [
+    "--syscalls",
+    "--max-length",
+    "1",
+    "--seed",
+    "1",
+  ]);
+  const sr = printedRate(sweep.output);
+  rows.push(rateRow(
+    "syscall sweep, derived SIGKILL states checked per second",
+    sr,
+    40,
+    {
+      skipped: /^SKIP: /m.test(sweep.output) ? "no recorder" : undefined,
+      success: sweep.success,
+      failed: "sweep --syscalls",
+    },
+    sr
+      ? `${sr.states} states in ${sr.seconds} s (recording excluded); load average ${load()}`
+      : `exit ${sweep.code}`,
+  ));
+  return rows;
+}
+
+/** A states-per-second row: SKIP with its reason, the rate against `min`, or FAIL (tool failed). */
+function rateRow(
+  benchmark: string,
+  rate: { states: number; seconds: number } | undefined,
+  min: number,
+  run: { skipped: string | undefined; success: boolean; failed: string },
+  detail: string,
+): SuiteRow {
+  const value = rate ? rate.states / rate.seconds : undefined;
+  return {
+    benchmark,
+    value,
+    unit: "states/s",
+    target: `>= ${min}`,
+    result: run.skipped
+      ? `SKIP (${run.skipped})`
+      : run.success
+      ? atLeast(value, min)
+      : `FAIL (${run.failed} failed)`,
+    detail,
+  };
+}
+
+/** One measurement of the writer child's memory. */
+export interface WriterRun {
+  vmHwmKiB: number;
+  appends: number;
+  seconds: number;
+}
+
+/**
+ * Peak RSS of cell 1's writer child (`cells/children/prefix_writer.ts` on the reference target)
+ * appending for `ms`: `VmHWM` read from /proc just before the SIGKILL.
+ */
+export async function writerPeakRss(dir: string, ms: number): Promise<WriterRun> {
+  const db = join(dir, "writer.db");
+  const acks = join(dir, "writer.acks");
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "cells/children/prefix_writer.ts",
+      new URL("../../../cells/reference_target.ts", import.meta.url).href,
+      db,
+      acks,
+    ],
+    cwd: ROOT,
+    env: childEnv(undefined),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = child.stderr.pipeTo(new WritableStream());
+  const started = performance.now();
+  try {
+    // Wait (bounded) for the first acknowledgement, then let it append for `ms`.
+    const deadline = started + 30_000;
+    const acked = async () => ((await Deno.stat(acks).catch(() => undefined))?.size ?? 0) > 0;
+    while (performance.now() < deadline && !(await acked())) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    if (!(await acked())) throw new Error("the writer acknowledged no append within 30 s");
+    const firstAck = performance.now();
+    await new Promise((r) => setTimeout(r, ms));
+    // /proc/<pid>/status needs --allow-all in Deno 2, which only the children have.
+    const status = await denoChild({ kind: "proc", pid: child.pid }, undefined) as {
+      vmHwmKiB: number;
+    };
+    const lines = (await Deno.readTextFile(acks)).split("\n").filter(Boolean).length;
+    return {
+      vmHwmKiB: status.vmHwmKiB,
+      appends: lines,
+      seconds: (performance.now() - firstAck) / 1000,
+    };
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await child.status;
+    await stderr.catch(() => {});
+  }
+}

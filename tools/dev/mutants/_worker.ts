@@ -1,0 +1,71 @@
+// One job of `deno task mutants`: runs the given cells against one target on the leg of
+// this process (SESSION_DB_JOURNAL_MODE, DENO_SQLITE_PATH), in-process through
+// runDefinitions (a failed step fails the cell at once), and prints one result line.
+import { type CellId, CELLS } from "../../../cells/register.ts";
+import { runDefinitions } from "../../../cells/run_definitions.ts";
+import { readCellReports } from "../../../cells/cell_report.ts";
+import { sqliteVersion } from "../../../session_db/sqlite/mod.ts";
+
+/** Marks the result line among the cells' own output. */
+export const RESULT_MARK = "@@mutants ";
+
+/** What a job prints after {@linkcode RESULT_MARK}. */
+export interface JobResult {
+  /** The SQLite version of the leg. */
+  sqliteVersion: string;
+  /** One entry per cell run. */
+  cells: JobCell[];
+}
+
+/** One cell's outcome on the target. */
+export interface JobCell {
+  /** The cell. */
+  cell: number;
+  /** PASS, FAIL or SKIP. */
+  status: "PASS" | "FAIL" | "SKIP";
+  /** The failing step and its message, or the skip reason. */
+  detail?: string;
+  /** Seconds the cell took. */
+  seconds: number;
+  /** The kept run directory, when the cell failed and evidence was kept. */
+  evidence?: string;
+  /** The cell's evidence figures. */
+  figures?: Record<string, unknown>;
+}
+
+if (import.meta.main) {
+  const [target, cellList, keep, cellOptions] = Deno.args;
+  const extra = JSON.parse(cellOptions ?? "{}") as Record<string, unknown>;
+  if (!target || !cellList) {
+    console.error(
+      "usage: _worker.ts <target> <cells, e.g. 1,2,3> [keep evidence 0|1] [cell options as JSON]",
+    );
+    Deno.exit(2);
+  }
+  // The cells write their reports here; they carry the evidence path and figures.
+  const reports = await Deno.makeTempDir({ prefix: "mutants-reports-" });
+  Deno.env.set("CELLS_REPORT_DIR", reports);
+  const out: JobCell[] = [];
+  try {
+    for (const cell of cellList.split(",").map(Number) as CellId[]) {
+      const started = performance.now();
+      const [outcome] = await runDefinitions(
+        await CELLS[cell]({ ...extra, target, keepEvidence: keep === "1" }),
+      );
+      const seconds = Number(((performance.now() - started) / 1000).toFixed(1));
+      const report = (await readCellReports(reports)).reports.find((r) => r.cell === cell);
+      out.push({
+        cell,
+        status: outcome?.status ?? "FAIL",
+        ...(outcome?.detail ? { detail: outcome.detail } : {}),
+        seconds,
+        ...(report?.evidence && outcome?.status === "FAIL" ? { evidence: report.evidence } : {}),
+        ...(report?.figures ? { figures: report.figures } : {}),
+      });
+    }
+  } finally {
+    await Deno.remove(reports, { recursive: true }).catch(() => {});
+  }
+  const result: JobResult = { sqliteVersion: sqliteVersion(), cells: out };
+  console.log(RESULT_MARK + JSON.stringify(result));
+}
