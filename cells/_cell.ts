@@ -11,6 +11,7 @@ import {
   observeJournalMode,
 } from "../harness/legs.ts";
 import { RunDir } from "../harness/evidence.ts";
+import { HarnessError, isHarnessError } from "../harness/harness_error.ts";
 import { type ChildPermissions, widenedFlags } from "../harness/permissions.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import { targetSpecifier } from "./target.ts";
@@ -92,8 +93,14 @@ interface Probe {
 
 const probes = new Map<string, Promise<Probe>>();
 
+/** A failed check: its one-line text and whether the suite (not the store) failed. */
+interface FailedCheck {
+  line: string;
+  harness: boolean;
+}
+
 /** `t` whose steps record the failure of their check before rethrowing it. */
-function recordingContext(t: Deno.TestContext, failures: string[]): Deno.TestContext {
+function recordingContext(t: Deno.TestContext, failures: FailedCheck[]): Deno.TestContext {
   return new Proxy(t, {
     get(target, key) {
       if (key !== "step") {
@@ -105,7 +112,10 @@ function recordingContext(t: Deno.TestContext, failures: string[]): Deno.TestCon
           try {
             await fn(inner);
           } catch (error) {
-            failures.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+            failures.push({
+              line: `${name}: ${error instanceof Error ? error.message : String(error)}`,
+              harness: isHarnessError(error),
+            });
             throw error;
           }
         });
@@ -259,7 +269,13 @@ export async function defineCell(
   }
   // What the target's children got beyond the narrow scope: named in every report.
   const widened = widenedFlags(permissions);
-  const report = (status: CellReport["status"], reason?: string, figures = {}, evidence?: string) =>
+  const report = (
+    status: CellReport["status"],
+    reason?: string,
+    figures = {},
+    evidence?: string,
+    checks?: string[],
+  ) =>
     writeReport({
       cell: spec.id,
       title: spec.title,
@@ -269,6 +285,7 @@ export async function defineCell(
       library: leg.library,
       status,
       ...(reason ? { reason } : {}),
+      ...(checks?.length ? { checks } : {}),
       figures,
       ...(widened.length ? { childPermissions: widened } : {}),
       ...(evidence ? { evidence } : {}),
@@ -403,13 +420,16 @@ export async function defineCell(
           );
         }, deadlineMs);
       });
+      // Under `deno test` a failed step returns false instead of throwing: record each
+      // failure so the cell itself fails, reports FAIL (ERROR when only the suite failed)
+      // and keeps its evidence.
+      const failedChecks: FailedCheck[] = [];
       try {
-        // Under `deno test` a failed step returns false instead of throwing: record
-        // each failure so the cell itself fails, reports FAIL and keeps its evidence.
-        const failedChecks: string[] = [];
         const probing = spec.run(ctx, recordingContext(t, failedChecks)).then(() => {
           if (failedChecks.length) {
-            throw new Error(`Failed check(s):\n${failedChecks.join("\n")}`);
+            const text = `Failed check(s):\n${failedChecks.map((f) => f.line).join("\n")}`;
+            // Only the suite failed: an ERROR, never a verdict on the store.
+            throw failedChecks.every((f) => f.harness) ? new HarnessError(text) : new Error(text);
           }
         });
         // Past the deadline the probe is abandoned: its later failure is not news.
@@ -423,16 +443,21 @@ export async function defineCell(
         console.error(
           `cell ${spec.id} failed with seed ${seed}: CELLS_SEED=${seed} replays its random choices`,
         );
+        const message = error instanceof Error ? error.message : String(error);
+        const status = isHarnessError(error) ? "ERROR" : "FAIL";
+        const checks = failedChecks.length
+          ? failedChecks.map((f) => f.line)
+          : [message.split("\n")[0] ?? message];
         if (options.keepEvidence === false) {
           await Deno.remove(run.path, { recursive: true }).catch(() => {});
-          report("FAIL", error instanceof Error ? error.message : String(error), figures);
+          report(status, message, figures, undefined, checks);
           throw error;
         }
         const kept = await run.finish(false, {
           ...evidence(),
           error: error instanceof Error ? error.stack ?? error.message : String(error),
         });
-        report("FAIL", error instanceof Error ? error.message : String(error), figures, kept);
+        report(status, message, figures, kept, checks);
         throw error;
       }
       clearTimeout(timer);

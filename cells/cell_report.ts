@@ -13,6 +13,71 @@
 export const DEFAULT_LEG_ONLY = "default leg only";
 
 /**
+ * A cell's status. `ERROR` is the suite's own failure (a `HarnessError` from `harness/`: a kill
+ * that did not land, a plan the run did not follow): never a verdict on the store, never a
+ * PASS and never a mutant caught.
+ *
+ * @example
+ * ```ts
+ * import type { CellStatus } from "./cell_report.ts";
+ * const judged = (status: CellStatus) => status === "PASS" || status === "FAIL";
+ * console.log(judged("ERROR")); // false
+ * ```
+ */
+export type CellStatus = "PASS" | "FAIL" | "SKIP" | "ERROR";
+
+/**
+ * What a store really runs on, read from evidence rather than from the leg's settings.
+ *
+ * - `binding`: SQLite through this project's FFI binding, on the leg's library (the
+ *   library axis applies);
+ * - `own-sqlite`: a SQLite the store brings (`node:sqlite`, Deno KV, libSQL, a worker in
+ *   another language): the leg's library is never loaded, so there is no library axis;
+ * - `not-sqlite`: the store's file is not SQLite (the journal-mode legs do not apply);
+ * - `unknown`: not observed (the store could not open).
+ *
+ * @example
+ * ```ts
+ * import type { StoreEngine } from "./cell_report.ts";
+ * const kv: StoreEngine = { kind: "own-sqlite", sqliteVersion: "3.53.2" };
+ * console.log(kv.library ?? "no library of ours"); // "no library of ours"
+ * ```
+ */
+export interface StoreEngine {
+  /** Which kind of engine. */
+  kind: "binding" | "own-sqlite" | "not-sqlite" | "unknown";
+  /** The SQLite version: the library's, or the last writer's from the file header. */
+  sqliteVersion?: string;
+  /** The SQLite library the store loaded (only when it did). */
+  library?: string;
+  /** Programs the store's children ran (declared in `childPermissions.run`). */
+  programs?: string[];
+}
+
+/**
+ * A known failure pattern recognised in a FAIL: its cause and its fix, one line each.
+ *
+ * @example
+ * ```ts
+ * import type { Diagnosis } from "./cell_report.ts";
+ * const d: Diagnosis = {
+ *   pattern: "ack-before-commit",
+ *   cause: "the store acknowledges an append before its COMMIT returned",
+ *   fix: "return the row id only after COMMIT returned",
+ * };
+ * console.log(`${d.cause}; fix: ${d.fix}`);
+ * ```
+ */
+export interface Diagnosis {
+  /** A stable id of the pattern, e.g. `delete-full-power-loss`. */
+  pattern: string;
+  /** Why such a store fails, one line. */
+  cause: string;
+  /** What to change, one line. */
+  fix: string;
+}
+
+/**
  * A cell's outcome, as written to the report directory.
  *
  * @example
@@ -37,10 +102,18 @@ export interface CellReport {
   sqliteVersion: string;
   /** The library path. */
   library: string;
-  /** PASS, FAIL or SKIP. */
-  status: "PASS" | "FAIL" | "SKIP";
-  /** Why it failed or was skipped. */
+  /** PASS, FAIL, SKIP or ERROR. */
+  status: CellStatus;
+  /** Why it failed, erred or was skipped (the whole text, children's stderr included). */
   reason?: string;
+  /** A FAIL's or ERROR's failed checks, one line each: `<check>: <expected and found>`. */
+  checks?: string[];
+  /** Known failure patterns the failed checks match, each with a cause and a fix. */
+  diagnoses?: Diagnosis[];
+  /** A command line that replays this run (its seed included). */
+  replay?: string;
+  /** What the store really ran on, observed by the leg probe. */
+  engine?: StoreEngine;
   /** Evidence figures. */
   figures: Record<string, unknown>;
   /** The flags the target's children got beyond the narrow scope (its `childPermissions`). */

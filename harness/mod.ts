@@ -23,3 +23,4 @@ export * from "./db_audit.ts";
 export * from "./self_kill.ts";
 export * from "./seeded_random.ts";
 export * from "./permissions.ts";
+export * from "./harness_error.ts";

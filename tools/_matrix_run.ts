@@ -11,7 +11,7 @@ import { basename, join } from "node:path";
 import type { LegName } from "../harness/legs.ts";
 import { systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { buildFixedSqlite, fixedSqlitePath } from "./build_sqlite.ts";
-import { type CellReport, readCellReports } from "../cells/cell_report.ts";
+import { type CellReport, type CellStatus, readCellReports } from "../cells/cell_report.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -44,7 +44,7 @@ export interface Row {
   /** The SQLite version the leg ran. */
   sqliteVersion: string;
   /** The outcome. */
-  status: "PASS" | "FAIL" | "SKIP";
+  status: CellStatus;
   /** One line: the figures of a PASS, the reason of a FAIL or SKIP. */
   detail: string;
   /** A FAIL's failed checks, each with what was expected and what was found. */

@@ -151,7 +151,7 @@ if (import.meta.main) {
   });
   const seconds = (performance.now() - started) / 1000;
   console.log(`\n${table(rows)}\n`);
-  const failed = rows.filter((r) => r.status === "FAIL").length;
+  const failed = rows.filter((r) => r.status === "FAIL" || r.status === "ERROR").length;
   const summary = {
     date: new Date().toISOString(),
     target: options.target,

@@ -25,13 +25,13 @@ export const LEVELS = ["NONE", "BASE", "DURABLE", "FULL"] as const;
 export type Level = typeof LEVELS[number];
 
 /** What a tier observed. */
-export type RawStatus = "PASS" | "FAIL" | "SKIP";
+export type RawStatus = "PASS" | "FAIL" | "SKIP" | "ERROR";
 
 /** A result after the expectations manifest: XFAIL expected a failure, XPASS did not get it. */
 export type Status = RawStatus | "XFAIL" | "XPASS";
 
 /** The statuses in table order. */
-export const STATUSES: readonly Status[] = ["PASS", "FAIL", "SKIP", "XFAIL", "XPASS"];
+export const STATUSES: readonly Status[] = ["PASS", "FAIL", "ERROR", "SKIP", "XFAIL", "XPASS"];
 
 /** What a manifest expects of a result. */
 export interface Expectation {
@@ -168,13 +168,16 @@ export interface ConformanceReport {
 
 /** Counts the results by status. */
 export function countStatuses(results: readonly Result[]): Record<Status, number> {
-  const counts = { PASS: 0, FAIL: 0, SKIP: 0, XFAIL: 0, XPASS: 0 };
+  const counts = { PASS: 0, FAIL: 0, ERROR: 0, SKIP: 0, XFAIL: 0, XPASS: 0 };
   for (const r of results) counts[r.status]++;
   return counts;
 }
 
 /** The verdict: FAIL on any FAIL, and on any XPASS under `strict`. */
 export function verdictOf(results: readonly Result[], strict: boolean): "PASS" | "FAIL" {
-  const bad = results.some((r) => r.status === "FAIL" || (strict && r.status === "XPASS"));
+  // An ERROR (the suite failed, not the store) is no PASS either.
+  const bad = results.some((r) =>
+    r.status === "FAIL" || r.status === "ERROR" || (strict && r.status === "XPASS")
+  );
   return bad ? "FAIL" : "PASS";
 }
