@@ -3,7 +3,8 @@
 // (the k-th call after the child's opening mark, through the LD_PRELOAD recorder). The
 // walk is deterministic and ends when the operation completes before the k-th call.
 import { countAcks } from "../harness/ack_journal.ts";
-import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
+import { classifyExit, reapAll } from "../harness/child.ts";
+import { HarnessError } from "../harness/harness_error.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { buildRecorder } from "../recorder/build.ts";
 import { recorderEnv, type RecorderOptions } from "../recorder/record.ts";
@@ -108,19 +109,26 @@ export async function killSeries(
         deadlineMs: 60_000,
         observed: () => `${countAcks(marks)} marks`,
       });
-      if (child.exited === undefined) {
-        // The operation finished before its k-th call: every call of it was walked.
-        completed = true;
-        await killWhileAlive(child);
-        break;
-      }
     } finally {
       await reapAll([child]);
     }
+    // The operation closed its marks before its k-th call (this run made fewer calls
+    // than k; the child may have gone on and exited by itself): every call of it was
+    // walked. Decided by the marks, not by how the child ended.
+    if (closed()) {
+      completed = true;
+      break;
+    }
     const label = `${c.op} #${c.occurrence} killed before ${kind} call ${k}`;
-    if (classifyExit(child.exited!).kind !== "killed") {
-      await t.step(`${label}: the child died by SIGKILL`, () => {
-        throw new Error(`the child did not die at the call: ${child.describe()}`);
+    const exit = classifyExit(child.exited!);
+    if (exit.kind !== "killed") {
+      const died = `${label}: the child died by SIGKILL`;
+      // A child that ended cleanly without closing the operation did not run the plan
+      // (the suite's failure); one that crashed did so inside the store.
+      const clean = child.exited!.code === 0 && !child.exited!.signal;
+      await t.step(died, () => {
+        const message = `the child did not die at the call: ${child.describe()}`;
+        throw clean ? new HarnessError(message) : new Error(message);
       });
       return;
     }
