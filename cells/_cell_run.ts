@@ -25,7 +25,7 @@ import {
 } from "./_cell_outcome.ts";
 import type { CellOptions } from "./cell_options.ts";
 import type { StoreEngine } from "./cell_report.ts";
-import { diagnosesOf } from "./diagnoses.ts";
+import { diagnosesOf, diagnosisLines } from "./diagnoses.ts";
 import { targetAccess } from "./target_access.ts";
 
 /** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
@@ -219,10 +219,14 @@ async function failed(
   const diagnoses = status === "FAIL"
     ? diagnosesOf(failedChecks.length ? failedChecks.map((f) => f.error) : [error])
     : [];
-  const fields = { reason: message, figures: evidence.figures, checks, diagnoses };
+  // A FAIL's text ends with the diagnoses (a CellFailure's has them already).
+  const text = error instanceof CellFailure
+    ? message
+    : [message, ...diagnosisLines(diagnoses)].join("\n");
+  const fields = { reason: text, figures: evidence.figures, checks, diagnoses };
   const thrown = status === "ERROR" || error instanceof CellFailure
     ? error
-    : new CellFailure(message, { checks, diagnoses }, { cause: error });
+    : new CellFailure(text, { checks, diagnoses }, { cause: error });
   if (options.keepEvidence === false) {
     await Deno.remove(run.path, { recursive: true }).catch(() => {});
     setup.reporter.write(status, fields);
