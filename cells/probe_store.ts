@@ -178,8 +178,37 @@ export function lastWriterVersion(db: string): string | undefined {
 }
 
 /**
+ * The memory map of the process `pid` (`/proc/<pid>/maps`), or `undefined` where it cannot
+ * be read (not Linux). Deno reads `/proc` only with every permission: without them, and
+ * with the right to run deno, a `deno eval` (which has them) reads it.
+ */
+function mapsOf(pid: number): string | undefined {
+  const path = `/proc/${pid}/maps`;
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotCapable)) return undefined;
+  }
+  const run = Deno.permissions.querySync({ name: "run", command: Deno.execPath() });
+  if (run.state !== "granted") return undefined;
+  try {
+    const code = `Deno.stdout.writeSync(Deno.readFileSync(${JSON.stringify(path)}))`;
+    const out = new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--no-config", "--no-lock", code],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    return out.success ? new TextDecoder().decode(out.stdout) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Whether the process `pid` has `library` (by real path) mapped: `undefined` where
- * `/proc/<pid>/maps` cannot be read (not Linux).
+ * `/proc/<pid>/maps` cannot be read (not Linux, or neither every permission nor the right
+ * to run deno).
  *
  * @param pid A live process.
  * @param library A shared library's path.
@@ -191,12 +220,8 @@ export function lastWriterVersion(db: string): string | undefined {
  * ```
  */
 export function mapsLibrary(pid: number, library: string): boolean | undefined {
-  let maps: string;
-  try {
-    maps = Deno.readTextFileSync(`/proc/${pid}/maps`);
-  } catch {
-    return undefined;
-  }
+  const maps = mapsOf(pid);
+  if (maps === undefined) return undefined;
   let real = library;
   try {
     real = Deno.realPathSync(library);

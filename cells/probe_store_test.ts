@@ -4,6 +4,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { ok, strictEqual } from "node:assert/strict";
 import { liveChildren } from "../harness/child.ts";
+import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import { currentLeg } from "../harness/legs.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 import { PROBE_THREW } from "./_probe_line.ts";
@@ -141,4 +142,33 @@ Deno.test("this process maps the SQLite library it loaded, and no other", () => 
   // The binding loaded it for currentLeg(); a library nobody loaded is mapped by nobody.
   strictEqual(mapsLibrary(Deno.pid, sqliteLibraryPath()), true);
   strictEqual(mapsLibrary(Deno.pid, `${Deno.makeTempDirSync()}/libsqlite3.so`), false);
+});
+
+// `deno task matrix` runs the cells with the tasks' permissions, not -A: Deno reads /proc
+// only with every permission, so the probe must find the maps another way. A store on its
+// own SQLite whose version is the leg library's (node:sqlite's 3.53.2 beside the fixed
+// build) must still read as its own.
+Deno.test({
+  name: "without every permission, a store on its own SQLite of the leg's version is its own",
+  ...options,
+  async fn() {
+    const script = new URL("./testdata/probe_engine.ts", import.meta.url).pathname;
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-lock",
+        ...TASK_PERMISSIONS,
+        script,
+        nodeSqliteTarget.href,
+        leg.library,
+        bundledVersion(),
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout);
+    strictEqual(output.code, 0, new TextDecoder().decode(output.stderr));
+    const probe = JSON.parse(text.trim().split("\n").at(-1)!) as StoreProbe;
+    strictEqual(probe.engine.kind, "own-sqlite", text);
+  },
 });
