@@ -283,7 +283,7 @@ export function engineLabel(engine: StoreEngine): string {
 }
 
 function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 /**
