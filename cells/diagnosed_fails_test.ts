@@ -72,6 +72,21 @@ const CASES: Case[] = [
     pattern: "unsynced-ack-power-loss",
     run: async () => runDefinitions(await powerLossPrefixCell({ ...target("sync_off"), ...small })),
   },
+  // A store nobody here wrote, on its own SQLite, in DELETE mode with FULL (not its default).
+  {
+    mutant: "targets/node_sqlite.ts with NODE_SQLITE_SYNCHRONOUS=full, delete leg",
+    pattern: "delete-full-power-loss",
+    run: async () =>
+      runDefinitions(
+        await powerLossPrefixCell({
+          target: new URL("../targets/node_sqlite.ts", import.meta.url),
+          leg: { ...leg, name: "delete" },
+          keepEvidence: false,
+          env: { NODE_SQLITE_SYNCHRONOUS: "full" },
+          ...small,
+        }),
+      ),
+  },
   // A FAIL whose evidence shows none of the patterns: recovery out of order loses nothing.
   {
     mutant: "recovery_wrong_order",
