@@ -22,6 +22,8 @@ import { RecoveredStates } from "../recorder/recovered.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type StateJudgement, violationsOf } from "./_state_check.ts";
+import { diagnosed, type PatternId } from "./diagnoses.ts";
+import { powerLossPattern } from "./_power_loss_pattern.ts";
 import { CELL_METHODS, loadTarget } from "./target.ts";
 import { declaredPermissions, targetAccess } from "./target_access.ts";
 
@@ -149,6 +151,8 @@ export interface PowerLossRun {
   checking: { seconds: number; statesPerSecond: number };
   /** Where the run's files are (failing states are kept under `states/`). */
   dir: string;
+  /** The durability pattern the log shows at an acknowledgement (attached to a loss). */
+  pattern?: PatternId;
 }
 
 /**
@@ -405,6 +409,7 @@ export async function checkStates(
     String(killed.acks.length),
     verdictOf("SIGKILL", killed.acks),
   );
+  const pattern = powerLossPattern(log, files.db);
   const started = performance.now();
   const cpu = cpuUsage();
   const run: PowerLossRun = {
@@ -429,6 +434,7 @@ export async function checkStates(
     },
     checking: { seconds: 0, statesPerSecond: 0 },
     dir: options.dir,
+    ...(pattern ? { pattern } : {}),
   };
   let kept = 0;
   const states = powerLossStates(log, {
@@ -509,11 +515,17 @@ export async function powerLossSteps(
   await t.step(
     `${label}: nothing acknowledged lost in any power-loss state (${run.profile}): ${run.acknowledged} acknowledged ${what}`,
     () => {
-      ok(
-        run.losingStates === 0,
-        `${run.losingStates} of ${run.statesChecked} power-loss states (${run.profile}) lose acknowledged ${what}, up to ${run.lost}; first: ${run.firstLoss} (seed ${run.seed}; states kept in ${run.dir}/states)`,
+      diagnosed(run.pattern, () =>
+        ok(
+          run.losingStates === 0,
+          `${run.losingStates} of ${run.statesChecked} power-loss states (${run.profile}) lose acknowledged ${what}, up to ${run.lost}; first: ${run.firstLoss} (seed ${run.seed}; states kept in ${run.dir}/states)`,
+        ));
+      // A process crash keeps every committed transaction: a loss there is not power's.
+      diagnosed(
+        "ack-before-commit",
+        () =>
+          ok(run.fullLost === 0, `${run.fullLost} acknowledged ${what} missing after a SIGKILL`),
       );
-      ok(run.fullLost === 0, `${run.fullLost} acknowledged ${what} missing after a SIGKILL`);
     },
   );
   await t.step(

@@ -69,6 +69,7 @@ export async function judgePrefix(
   const checks: StateCheck[] = [
     {
       name: `nothing acknowledged lost: ${acks.length} acknowledged`,
+      pattern: "ack-before-commit",
       violations: [],
       missing: lost.length
         ? [

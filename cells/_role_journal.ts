@@ -30,6 +30,8 @@ export interface RoleEntry {
   name?: string;
   /** An error's message. */
   message?: string;
+  /** Whether the error was SQLite's busy error (classified where it was caught). */
+  busy?: boolean;
 }
 
 /** An acknowledged append with its times, for the real-time order check. */

@@ -115,6 +115,7 @@ export async function judgeRotations(
   const checks: StateCheck[] = [
     {
       name: "no compression orphan",
+      pattern: "rotation-not-atomic",
       violations: lonely.length ? [`compression orphans: ${lonely.join(", ")}`] : [],
       missing: [],
     },
@@ -129,7 +130,12 @@ export async function judgeRotations(
         ]
         : [],
     },
-    { name: `in-flight rotation ${next} complete or absent`, violations: partial, missing: [] },
+    {
+      name: `in-flight rotation ${next} complete or absent`,
+      pattern: "rotation-not-atomic",
+      violations: partial,
+      missing: [],
+    },
     {
       name: "appends to rotated parents refused with the typed error",
       violations: probe.filter((id) => second.appendError[id] !== "CompressionSessionClosedError")

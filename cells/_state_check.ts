@@ -4,6 +4,7 @@
 // (which fails only the states a power loss must keep whole).
 import { ok } from "node:assert/strict";
 import { integrityIfSqlite } from "../harness/db_audit.ts";
+import { diagnosed, type PatternId } from "./diagnoses.ts";
 
 /** One check of a recovered state, named as the SIGKILL cell's step. */
 export interface StateCheck {
@@ -13,6 +14,8 @@ export interface StateCheck {
   violations: string[];
   /** Acknowledged work absent: wrong only where every acknowledged operation must be. */
   missing: string[];
+  /** The known failure pattern this check's failure shows (its cause and fix are reported). */
+  pattern?: PatternId;
 }
 
 /** Runs one step per check; a step fails on any violation or missing work. */
@@ -24,7 +27,7 @@ export async function checkSteps(
   for (const check of checks) {
     await t.step(`${prefix}${check.name}`, () => {
       const problems = [...check.violations, ...check.missing];
-      ok(problems.length === 0, problems.join("; "));
+      diagnosed(check.pattern, () => ok(problems.length === 0, problems.join("; ")));
     });
   }
 }

@@ -4,6 +4,7 @@ import { consumeOnceCell } from "./consume_once.ts";
 import { prefixDurabilityCell } from "./prefix_durability.ts";
 import { runDefinitions } from "./run_definitions.ts";
 import { liveChildren } from "../harness/child.ts";
+import { DatabaseSync } from "node:sqlite";
 import { currentLeg } from "../harness/legs.ts";
 
 const faulty = (name: string) => new URL(`./testdata/faulty/${name}.ts`, import.meta.url);
@@ -150,10 +151,64 @@ Deno.test({
     );
     const elapsed = performance.now() - started;
     strictEqual(outcome?.status, "FAIL");
+    ok(outcome.detail?.startsWith("Gave up waiting for the store of "), outcome.detail);
     ok(outcome.detail?.includes("open_hangs.ts to open"), outcome.detail);
+    ok(outcome.detail?.includes("still running after 2500 ms"), outcome.detail);
     ok(outcome.detail?.includes("open deadline 2500 ms"), outcome.detail);
     ok(outcome.detail?.includes("open hangs: waiting for a lock"), "the child's stderr is missing");
     ok(elapsed < 20_000, `it took ${Math.round(elapsed)} ms`);
     strictEqual(liveChildren().length, 0, "a child outlived its test");
+  },
+});
+
+Deno.test({
+  name: "a store whose openStore throws fails every cell at once, leading with its own error",
+  ...options,
+  async fn() {
+    for (const cell of [prefixDurabilityCell, consumeOnceCell]) {
+      const started = performance.now();
+      const [outcome] = await runDefinitions(
+        await cell({ target: faulty("open_throws"), keepEvidence: false, leg }),
+      );
+      const elapsed = performance.now() - started;
+      strictEqual(outcome?.status, "FAIL", "a store that cannot open must fail");
+      ok(
+        outcome.detail?.startsWith("openStore threw: Error: Cannot open session database"),
+        outcome.detail,
+      );
+      ok(outcome.detail?.includes("exited with code 12 after"), outcome.detail);
+      ok(!/deadline|Gave up/.test(outcome.detail ?? ""), `deadline advice: ${outcome.detail}`);
+      ok(elapsed < 20_000, `it took ${Math.round(elapsed)} ms`);
+    }
+    const [exits] = await runDefinitions(
+      await prefixDurabilityCell({ target: faulty("open_exits"), keepEvidence: false, leg }),
+    );
+    strictEqual(exits?.status, "FAIL");
+    ok(exits.detail?.includes("the probe child exited with code 1 after"), exits.detail);
+    ok(exits.detail?.includes("is not mine, giving up"), exits.detail);
+    ok(!/deadline/.test(exits.detail ?? ""), exits.detail);
+    strictEqual(liveChildren().length, 0, "a child outlived its test");
+  },
+});
+
+Deno.test({
+  name:
+    "the evidence of a store on its own SQLite names that SQLite, never a library it did not load",
+  ...options,
+  async fn() {
+    const [outcome] = await runDefinitions(
+      await prefixDurabilityCell({ target: faulty("own_sqlite_writer_dies"), leg }),
+    );
+    strictEqual(outcome?.status, "FAIL");
+    ok(outcome.evidence, "no evidence kept");
+    const evidence = JSON.parse(Deno.readTextFileSync(`${outcome.evidence}/evidence.json`));
+    await Deno.remove(outcome.evidence!, { recursive: true });
+    const db = new DatabaseSync(":memory:");
+    const version = String(db.prepare("SELECT sqlite_version() AS v").get()!.v);
+    db.close();
+    strictEqual(evidence.engine?.kind, "own-sqlite", JSON.stringify(evidence.engine));
+    strictEqual(evidence.sqliteVersion, version);
+    strictEqual(evidence.library, undefined, `it names ${evidence.library}`);
+    ok(!JSON.stringify(evidence).includes(leg.library), "the leg's library is named");
   },
 });

@@ -1,6 +1,9 @@
 // Runs cell definitions outside `deno test` (for the mutant kill matrix): a minimal
 // TestContext whose steps run in order and whose first failed step fails the cell.
 import { testContext } from "./_test_context.ts";
+import { CellFailure } from "./_cell_outcome.ts";
+import type { Diagnosis } from "./cell_report.ts";
+import { diagnosesOf } from "./diagnoses.ts";
 
 /**
  * The outcome of one definition.
@@ -19,6 +22,12 @@ export interface DefinitionOutcome {
   status: "PASS" | "FAIL" | "SKIP";
   /** The failure message, or the skip reason. */
   detail?: string;
+  /** A FAIL's failed checks, one line each (a cell's; else the message's first line). */
+  checks?: string[];
+  /** Known failure patterns recognised in a FAIL, with cause and fix. */
+  diagnoses?: Diagnosis[];
+  /** Where a FAIL's evidence was kept. */
+  evidence?: string;
 }
 
 // Steps run in order; the first failed step fails the cell, its name leading the message.
@@ -63,10 +72,15 @@ export async function runDefinitions(
       await def.fn(context(def.name));
       out.push({ name: def.name, status: "PASS" });
     } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      const diagnoses = error instanceof CellFailure ? error.diagnoses : diagnosesOf([error]);
       out.push({
         name: def.name,
         status: "FAIL",
-        detail: error instanceof Error ? error.message : String(error),
+        detail,
+        checks: error instanceof CellFailure ? error.checks : [detail.split("\n")[0]!],
+        ...(diagnoses.length ? { diagnoses } : {}),
+        ...(error instanceof CellFailure && error.evidence ? { evidence: error.evidence } : {}),
       });
     }
   }

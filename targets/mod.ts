@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { NodeSqliteStore } from "./mod.ts";
- * const store = new NodeSqliteStore(`${Deno.makeTempDirSync()}/s.db`, {});
+ * const store = await NodeSqliteStore.open(`${Deno.makeTempDirSync()}/s.db`, {});
  * store.close();
  * ```
  *

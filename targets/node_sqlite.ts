@@ -1,34 +1,90 @@
 /**
  * A target nobody here wrote the storage of: a session store on Deno's built-in
- * `node:sqlite` (the SQLite bundled in Deno), for the file-system call recorder's tiers.
+ * `node:sqlite` (the SQLite bundled in Deno, never this project's binding), with every
+ * method of every cell, written from the target contract (`cells/target.ts`).
  *
- * Its durability policy is an option: the journal mode is the leg's
- * (`options.journalMode`), else `NODE_SQLITE_JOURNAL_MODE`, else `wal`; `synchronous` is
- * `NODE_SQLITE_SYNCHRONOUS` (`off`, `normal`, `full`, `extra`; default `full`). WAL with
- * `normal` is SQLite's documented power-loss hole (acknowledged commits can roll back).
+ * Its durability policy: the journal mode is the leg's (`options.journalMode`), else
+ * `NODE_SQLITE_JOURNAL_MODE`, else `wal`; `synchronous` is `NODE_SQLITE_SYNCHRONOUS`
+ * (`off`, `normal`, `full`, `extra`), else what makes an acknowledged commit survive a
+ * power loss: `extra` in DELETE mode (FULL unlinks the journal without syncing its
+ * folder), `full` in WAL mode. Every write is one `BEGIN IMMEDIATE` transaction retried
+ * while SQLite is busy, up to 30 s, then refused with `BusyDeadlineError`.
  *
- * It offers the core methods plus what SQL makes natural: sessions read back, the
- * handoff claim as one predicated `UPDATE`, and `PRAGMA integrity_check` as its
- * invariant check.
+ * What the cells rely on, and how it holds here: the handoff claim is one predicated
+ * `UPDATE`, its completion fenced by the claimant; the compression lock is taken over
+ * when expired or when its holder's `pid=<pid>` is dead, and a rotation checks the lock
+ * and writes the child, its messages and the parent's end in one transaction; a rewind
+ * compares the active ids and deactivates in one transaction; the outbox keeps at most
+ * once on a plain transport (`_node_sqlite_outbox.ts`). Liveness is `kill(pid, 0)` from
+ * the C library (`_liveness.ts`), which the cells' children may load through
+ * {@linkcode childPermissions}.
  *
  * @example
  * ```ts
  * import { openStore } from "./node_sqlite.ts";
- * const store = openStore(`${Deno.makeTempDirSync()}/s.db`, { journalMode: "wal" });
- * store.createSession("s1");
- * console.log(store.appendMessage("s1", { role: "user", content: "hi" })); // 1
+ * const store = await openStore(`${Deno.makeTempDirSync()}/s.db`, { journalMode: "wal" });
+ * await store.createSession("s1");
+ * console.log(await store.appendMessage("s1", { role: "user", content: "hi" })); // 1
  * store.close();
  * ```
  *
  * @module
  */
-import { DatabaseSync, type StatementSync } from "node:sqlite";
-import type { CellMessage, StoredMessage, StoredSession, StoreOptions } from "../cells/target.ts";
+import type {
+  CellMessage,
+  ChildPermissions,
+  RecoveredObligationView,
+  StoredMessage,
+  StoredObligation,
+  StoredSession,
+  StoreOptions,
+} from "../cells/target.ts";
+import {
+  CompressionLockError,
+  CompressionSessionClosedError,
+  Connection,
+  holderPid,
+  InvalidMessageError,
+  processAlive,
+  RewindConflictError,
+  SessionExistsError,
+  SessionNotFoundError,
+} from "./_node_sqlite_db.ts";
+import { Outbox } from "./_node_sqlite_outbox.ts";
+import { libcPath } from "./_liveness.ts";
+
+export {
+  BusyDeadlineError,
+  CompressionLockError,
+  CompressionSessionClosedError,
+  InvalidMessageError,
+  NodeSqliteStoreError,
+  RewindConflictError,
+  SessionExistsError,
+  SessionNotFoundError,
+} from "./_node_sqlite_db.ts";
 
 /** A `PRAGMA synchronous` level. */
 export type Synchronous = "off" | "normal" | "full" | "extra";
 
 const SYNCHRONOUS: readonly Synchronous[] = ["off", "normal", "full", "extra"];
+
+/**
+ * What the cells' children need beyond their scope: FFI to the C library, whose
+ * `kill(pid, 0)` tells a dead lock holder or obligation owner from a live one (Deno's own
+ * `Deno.kill` would need --allow-run, which no child gets).
+ *
+ * @returns The permissions: the C library's path, when this machine has one where looked.
+ * @example
+ * ```ts
+ * import { childPermissions } from "./node_sqlite.ts";
+ * console.log(childPermissions().ffi); // e.g. ["/lib/x86_64-linux-gnu/libc.so.6"]
+ * ```
+ */
+export function childPermissions(): ChildPermissions {
+  const libc = libcPath();
+  return libc ? { ffi: [libc] } : {};
+}
 
 /**
  * Raised for a bad durability option.
@@ -67,7 +123,7 @@ function readEnv(name: string): string | undefined {
  * @example
  * ```ts
  * import { durabilityPolicy } from "./node_sqlite.ts";
- * console.log(durabilityPolicy({ journalMode: "delete" }).journalMode); // delete
+ * console.log(durabilityPolicy({ journalMode: "delete" })); // { journalMode: "delete", synchronous: "extra" }
  * ```
  */
 export function durabilityPolicy(
@@ -79,16 +135,33 @@ export function durabilityPolicy(
       `Invalid NODE_SQLITE_JOURNAL_MODE "${rawMode}": expected wal or delete`,
     );
   }
-  const rawSync = (readEnv("NODE_SQLITE_SYNCHRONOUS") ?? "full").toLowerCase();
-  if (!SYNCHRONOUS.includes(rawSync as Synchronous)) {
+  const journalMode = options.journalMode ?? rawMode ?? "wal";
+  const rawSync = readEnv("NODE_SQLITE_SYNCHRONOUS")?.toLowerCase();
+  if (rawSync !== undefined && !SYNCHRONOUS.includes(rawSync as Synchronous)) {
     throw new NodeSqliteOptionError(
       `Invalid NODE_SQLITE_SYNCHRONOUS "${rawSync}": expected one of ${SYNCHRONOUS.join(", ")}`,
     );
   }
+  const synchronous = (rawSync as Synchronous | undefined) ??
+    (journalMode === "delete" ? "extra" : "full");
+  return { journalMode, synchronous };
+}
+
+type Row = Record<string, unknown>;
+const text = (value: unknown) => value === null || value === undefined ? null : String(value);
+
+function sessionOf(row: Row): StoredSession {
   return {
-    journalMode: options.journalMode ?? rawMode ?? "wal",
-    synchronous: rawSync as Synchronous,
+    id: String(row.id),
+    parentSessionId: text(row.parent_session_id),
+    endedAt: row.ended_at === null ? null : Number(row.ended_at),
+    endReason: text(row.end_reason),
+    handoffState: text(row.handoff_state),
   };
+}
+
+function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
 }
 
 /**
@@ -97,148 +170,362 @@ export function durabilityPolicy(
  * @example
  * ```ts
  * import { NodeSqliteStore } from "./node_sqlite.ts";
- * const store = new NodeSqliteStore(`${Deno.makeTempDirSync()}/s.db`, {});
- * console.log(store.checkInvariants()); // []
+ * const store = await NodeSqliteStore.open(`${Deno.makeTempDirSync()}/s.db`, {});
+ * console.log(await store.checkInvariants()); // []
  * store.close();
  * ```
  */
 export class NodeSqliteStore {
-  #db: DatabaseSync;
-  #insertSession: StatementSync;
-  #insertMessage: StatementSync;
-  #selectMessages: StatementSync;
-  #selectSession: StatementSync;
+  readonly #c: Connection;
+  readonly #outbox: Outbox;
+  /** The handoffs this store claimed, with the claim's fence. */
+  readonly #claims = new Map<string, number>();
+
+  private constructor(connection: Connection) {
+    this.#c = connection;
+    this.#outbox = new Outbox(connection);
+  }
 
   /**
    * Opens (creating) the store.
    *
    * @param path The database file.
    * @param options The leg's journal mode.
+   * @returns The store.
    */
-  constructor(path: string, options: StoreOptions) {
+  static async open(path: string, options: StoreOptions): Promise<NodeSqliteStore> {
     const policy = durabilityPolicy(options);
-    this.#db = new DatabaseSync(path);
-    this.#db.exec("PRAGMA busy_timeout = 5000");
-    this.#db.exec(`PRAGMA journal_mode = ${policy.journalMode}`);
-    this.#db.exec(`PRAGMA synchronous = ${policy.synchronous}`);
-    this.#db.exec(`
-      CREATE TABLE IF NOT EXISTS sessions (
-        id TEXT PRIMARY KEY, parent_session_id TEXT, ended_at REAL, end_reason TEXT,
-        handoff_state TEXT);
-      CREATE TABLE IF NOT EXISTS messages (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id),
-        role TEXT NOT NULL, content TEXT);
-      CREATE INDEX IF NOT EXISTS messages_by_session ON messages(session_id, id);`);
-    this.#insertSession = this.#db.prepare(
-      "INSERT INTO sessions (id) VALUES (?) ON CONFLICT(id) DO NOTHING",
-    );
-    this.#insertMessage = this.#db.prepare(
-      "INSERT INTO messages (session_id, role, content) VALUES (?, ?, ?)",
-    );
-    this.#selectMessages = this.#db.prepare(
-      "SELECT id, role, content FROM messages WHERE session_id = ? ORDER BY id",
-    );
-    this.#selectSession = this.#db.prepare(
-      "SELECT id, parent_session_id, ended_at, end_reason, handoff_state FROM sessions WHERE id = ?",
-    );
+    return new NodeSqliteStore(await Connection.open(path, policy.journalMode, policy.synchronous));
   }
 
-  #write<T>(fn: () => T): T {
-    this.#db.exec("BEGIN IMMEDIATE");
-    try {
-      const result = fn();
-      this.#db.exec("COMMIT");
-      return result;
-    } catch (error) {
-      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
-      throw error;
-    }
+  #session(id: string): Row | undefined {
+    return this.#c.db.prepare("SELECT * FROM sessions WHERE id = ?").get(id);
+  }
+
+  #existing(id: string): Row {
+    const row = this.#session(id);
+    if (!row) throw new SessionNotFoundError(`Session "${id}" does not exist`);
+    return row;
   }
 
   /** Creates a session, keeping an existing one. */
-  createSession(id: string): void {
-    this.#write(() => this.#insertSession.run(id));
+  createSession(id: string): Promise<void> {
+    return this.#c.write("create a session", () => {
+      this.#c.db.prepare("INSERT INTO sessions (id) VALUES (?) ON CONFLICT(id) DO NOTHING").run(id);
+    });
   }
 
   /** Appends a message; returns its id once committed. */
-  appendMessage(sessionId: string, message: CellMessage): number {
-    return this.#write(() => {
-      if (!this.#selectSession.get(sessionId)) {
-        throw new Error(`Cannot append to session "${sessionId}": not found`);
+  appendMessage(sessionId: string, message: CellMessage): Promise<number> {
+    return this.#c.write("append a message", () => {
+      const session = this.#existing(sessionId);
+      if (session.end_reason === "compression") {
+        throw new CompressionSessionClosedError(
+          `Cannot append to session "${sessionId}": a compression rotation ended it`,
+        );
       }
       return Number(
-        this.#insertMessage.run(sessionId, message.role, message.content).lastInsertRowid,
+        this.#c.db.prepare("INSERT INTO messages (session_id, role, content) VALUES (?, ?, ?)")
+          .run(sessionId, message.role, message.content).lastInsertRowid,
       );
     });
   }
 
-  /** The messages of a session in id order. */
-  getMessages(sessionId: string): StoredMessage[] {
-    return this.#selectMessages.all(sessionId).map((row) => ({
-      id: Number(row.id),
-      role: String(row.role),
-      content: row.content === null ? null : String(row.content),
-    }));
+  /** The active messages in id order; with `includeInactive`, every row with its flag. */
+  getMessages(
+    sessionId: string,
+    options: { includeInactive?: boolean } = {},
+  ): Promise<StoredMessage[]> {
+    const sql = options.includeInactive
+      ? "SELECT id, role, content, active FROM messages WHERE session_id = ? ORDER BY id"
+      : "SELECT id, role, content, active FROM messages WHERE session_id = ? AND active = 1 ORDER BY id";
+    return this.#c.read(
+      "read the messages",
+      () =>
+        this.#c.db.prepare(sql).all(sessionId).map((row) => ({
+          id: Number(row.id),
+          role: String(row.role),
+          content: text(row.content),
+          active: Number(row.active) === 1,
+        })),
+    );
   }
 
-  /** Reads a session. */
-  getSession(id: string): StoredSession | undefined {
-    const row = this.#selectSession.get(id);
-    if (!row) return undefined;
-    return {
-      id: String(row.id),
-      parentSessionId: row.parent_session_id === null ? null : String(row.parent_session_id),
-      endedAt: row.ended_at === null ? null : Number(row.ended_at),
-      endReason: row.end_reason === null ? null : String(row.end_reason),
-      handoffState: row.handoff_state === null ? null : String(row.handoff_state),
-    };
+  /** Reads a session, `undefined` when unknown. */
+  getSession(id: string): Promise<StoredSession | undefined> {
+    return this.#c.read("read a session", () => {
+      const row = this.#session(id);
+      return row ? sessionOf(row) : undefined;
+    });
   }
 
   /** Every session. */
-  listSessions(): StoredSession[] {
-    const ids = this.#db.prepare("SELECT id FROM sessions ORDER BY id").all();
-    return ids.map((row) => this.getSession(String(row.id))!);
+  listSessions(): Promise<StoredSession[]> {
+    return this.#c.read(
+      "list the sessions",
+      () => this.#c.db.prepare("SELECT * FROM sessions ORDER BY id").all().map(sessionOf),
+    );
   }
 
-  /** Parks a session for handoff; `false` when one is pending or running. */
-  requestHandoff(sessionId: string): boolean {
-    return this.#write(() =>
-      this.#db.prepare(
-        "UPDATE sessions SET handoff_state = 'pending' WHERE id = ? AND (handoff_state IS NULL OR handoff_state NOT IN ('pending', 'running'))",
-      ).run(sessionId).changes === 1
-    );
+  /** Parks a session for handoff: `false`, changing nothing, when one is pending or running. */
+  requestHandoff(sessionId: string, platform: string): Promise<boolean> {
+    return this.#c.write("request a handoff", () => {
+      this.#existing(sessionId);
+      return this.#c.db.prepare(
+        "UPDATE sessions SET handoff_state = 'pending', handoff_platform = ?, handoff_claimant = NULL, handoff_error = NULL WHERE id = ? AND (handoff_state IS NULL OR handoff_state IN ('completed', 'failed'))",
+      ).run(platform, sessionId).changes === 1;
+    });
   }
 
   /** Claims a pending handoff: one predicated update, so exactly one racer wins. */
-  claimHandoff(sessionId: string): boolean {
-    return this.#write(() =>
-      this.#db.prepare(
-        "UPDATE sessions SET handoff_state = 'running' WHERE id = ? AND handoff_state = 'pending'",
-      ).run(sessionId).changes === 1
-    );
+  async claimHandoff(sessionId: string): Promise<boolean> {
+    const fence = await this.#c.write("claim a handoff", () => {
+      const won = this.#c.db.prepare(
+        "UPDATE sessions SET handoff_state = 'running', handoff_claimant = ?, handoff_fence = handoff_fence + 1 WHERE id = ? AND handoff_state = 'pending'",
+      ).run(Deno.pid, sessionId).changes === 1;
+      return won ? Number(this.#session(sessionId)!.handoff_fence) : null;
+    });
+    if (fence === null) return false;
+    this.#claims.set(sessionId, fence);
+    return true;
+  }
+
+  /** Completes the running handoff this process claimed: `false` when it is not, or not ours. */
+  completeHandoff(sessionId: string): Promise<boolean> {
+    const fence = this.#claims.get(sessionId) ?? null;
+    return this.#c.write("complete a handoff", () =>
+      this.#c.db.prepare(
+        "UPDATE sessions SET handoff_state = 'completed' WHERE id = ? AND handoff_state = 'running' AND handoff_claimant = ? AND (?3 IS NULL OR handoff_fence = ?3)",
+      ).run(sessionId, Deno.pid, fence).changes === 1);
+  }
+
+  /** Fails a pending or running handoff, with the reason (the takeover of a stalled claim). */
+  failHandoff(sessionId: string, error: string): Promise<boolean> {
+    return this.#c.write("fail a handoff", () =>
+      this.#c.db.prepare(
+        "UPDATE sessions SET handoff_state = 'failed', handoff_error = ? WHERE id = ? AND handoff_state IN ('pending', 'running')",
+      ).run(error, sessionId).changes === 1);
   }
 
   /** The handoff state, or `null`. */
-  getHandoffState(sessionId: string): string | null {
-    return this.getSession(sessionId)?.handoffState ?? null;
+  async getHandoffState(sessionId: string): Promise<string | null> {
+    return (await this.getSession(sessionId))?.handoffState ?? null;
   }
 
-  /** `PRAGMA integrity_check` and foreign keys: one line per violation. */
-  checkInvariants(): string[] {
-    const problems: string[] = [];
-    for (const row of this.#db.prepare("PRAGMA integrity_check").all()) {
-      const line = String(Object.values(row)[0]);
-      if (line !== "ok") problems.push(`integrity_check: ${line}`);
-    }
-    for (const row of this.#db.prepare("PRAGMA foreign_key_check").all()) {
-      problems.push(`foreign_key_check: ${JSON.stringify(row)}`);
-    }
-    return problems;
+  /** Takes the compression lock: free, ours, expired, or held by a dead process. */
+  tryAcquireCompressionLock(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.#c.write("take the compression lock", () => {
+      const now = Date.now();
+      const lock = this.#c.db.prepare("SELECT * FROM compression_locks WHERE session_id = ?")
+        .get(sessionId);
+      if (lock && lock.holder !== holder && Number(lock.expires_at) > now) {
+        const pid = holderPid(String(lock.holder));
+        if (pid === undefined || processAlive(pid)) return false;
+      }
+      this.#c.db.prepare(
+        "INSERT INTO compression_locks (session_id, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at",
+      ).run(sessionId, holder, now + ttlMs);
+      return true;
+    });
+  }
+
+  /**
+   * Publishes a rotation in one transaction, under the lock checked in it: the child with
+   * its messages, the parent ended by compression. Returns the child.
+   */
+  publishCompressionChild(publish: {
+    parentId: string;
+    childId: string;
+    holder: string;
+    messages: CellMessage[];
+  }): Promise<StoredSession> {
+    const { parentId, childId, holder, messages } = publish;
+    return this.#c.write("publish a rotation", () => {
+      const lock = this.#c.db.prepare("SELECT * FROM compression_locks WHERE session_id = ?")
+        .get(parentId);
+      if (!lock || lock.holder !== holder) {
+        throw new CompressionLockError(
+          `Cannot publish the rotation of "${parentId}": ${holder} does not hold its compression lock`,
+        );
+      }
+      if (Number(lock.expires_at) <= Date.now()) {
+        throw new CompressionLockError(
+          `Cannot publish the rotation of "${parentId}": the lease of ${holder} expired`,
+        );
+      }
+      const parent = this.#existing(parentId);
+      if (parent.ended_at !== null) {
+        throw new CompressionSessionClosedError(
+          `Cannot publish the rotation of "${parentId}": it ended (${parent.end_reason})`,
+        );
+      }
+      if (this.#session(childId)) {
+        throw new SessionExistsError(`Cannot publish "${childId}": the session exists`);
+      }
+      this.#c.db.prepare("INSERT INTO sessions (id, parent_session_id) VALUES (?, ?)")
+        .run(childId, parentId);
+      const insert = this.#c.db.prepare(
+        "INSERT INTO messages (session_id, role, content) VALUES (?, ?, ?)",
+      );
+      for (const message of messages) insert.run(childId, message.role, message.content);
+      this.#c.db.prepare(
+        "UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ? AND ended_at IS NULL",
+      ).run(Date.now() / 1000, parentId);
+      return sessionOf(this.#session(childId)!);
+    });
+  }
+
+  /** Releases the lock `holder` holds: `false`, changing nothing, when it holds none. */
+  releaseCompressionLock(sessionId: string, holder: string): Promise<boolean> {
+    return this.#c.write(
+      "release the compression lock",
+      () =>
+        this.#c.db.prepare("DELETE FROM compression_locks WHERE session_id = ? AND holder = ?")
+          .run(sessionId, holder).changes === 1,
+    );
+  }
+
+  /**
+   * Rewinds to before a user message, in one transaction: when the active ids are not
+   * `expectedActiveIds`, {@linkcode RewindConflictError} and nothing changes. Returns how
+   * many rows it deactivated.
+   */
+  rewindToMessage(
+    sessionId: string,
+    targetId: number,
+    options: { expectedActiveIds?: readonly number[] } = {},
+  ): Promise<number> {
+    return this.#c.write("rewind", () => {
+      this.#existing(sessionId);
+      const target = this.#c.db.prepare(
+        "SELECT role, active FROM messages WHERE id = ? AND session_id = ?",
+      ).get(targetId, sessionId);
+      if (!target || target.role !== "user" || Number(target.active) !== 1) {
+        throw new InvalidMessageError(
+          `Cannot rewind "${sessionId}" to message ${targetId}: not an active user message of it`,
+        );
+      }
+      const active = this.#c.db.prepare(
+        "SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY id",
+      ).all(sessionId).map((row) => Number(row.id));
+      const expected = options.expectedActiveIds;
+      if (expected && !sameIds(active, expected)) {
+        throw new RewindConflictError(
+          `Cannot rewind "${sessionId}": its active messages are ${JSON.stringify(active)}, not ${
+            JSON.stringify(expected)
+          }`,
+        );
+      }
+      const changed = this.#c.db.prepare(
+        "UPDATE messages SET active = 0 WHERE session_id = ? AND active = 1 AND id >= ?",
+      ).run(sessionId, targetId).changes;
+      this.#c.db.prepare("UPDATE sessions SET rewind_count = rewind_count + 1 WHERE id = ?")
+        .run(sessionId);
+      return Number(changed);
+    });
+  }
+
+  /**
+   * Forks `newId` from the active messages of `sessionId` up to and including
+   * `atMessageId` (copies with new ids), in one transaction; the parent is untouched.
+   */
+  forkSession(sessionId: string, atMessageId: number, newId: string): Promise<StoredSession> {
+    return this.#c.write("fork", () => {
+      this.#existing(sessionId);
+      const at = this.#c.db.prepare(
+        "SELECT 1 FROM messages WHERE id = ? AND session_id = ? AND active = 1",
+      ).get(atMessageId, sessionId);
+      if (!at) {
+        throw new InvalidMessageError(
+          `Cannot fork "${sessionId}" at message ${atMessageId}: not an active message of it`,
+        );
+      }
+      if (this.#session(newId)) {
+        throw new SessionExistsError(`Cannot fork into "${newId}": the session exists`);
+      }
+      this.#c.db.prepare("INSERT INTO sessions (id, parent_session_id) VALUES (?, ?)")
+        .run(newId, sessionId);
+      this.#c.db.prepare(
+        "INSERT INTO messages (session_id, role, content) SELECT ?, role, content FROM messages WHERE session_id = ? AND active = 1 AND id <= ? ORDER BY id",
+      ).run(newId, sessionId, atMessageId);
+      return sessionOf(this.#session(newId)!);
+    });
+  }
+
+  /** Records a pending obligation owned by this process; recording it again is a no-op. */
+  recordObligation(
+    obligation: { sessionId: string; messageRef: string; content: string },
+  ): Promise<StoredObligation> {
+    return this.#outbox.record(obligation);
+  }
+
+  /** Pending → attempting under the fence: the new fence, or `null`. */
+  markAttempting(id: string, expectedFence: number): Promise<number | null> {
+    return this.#outbox.markAttempting(id, expectedFence);
+  }
+
+  /** Attempting → delivered under exactly this fence. */
+  markDelivered(id: string, fence: number): Promise<boolean> {
+    return this.#outbox.markDelivered(id, fence);
+  }
+
+  /** Pending or attempting → failed, with the reason, under this fence. */
+  markFailed(id: string, fence: number, reason: string): Promise<boolean> {
+    return this.#outbox.settle(id, fence, "failed", reason);
+  }
+
+  /** Pending or attempting → unknown (maybe sent), with the reason, under this fence. */
+  markUnknown(id: string, fence: number, reason: string): Promise<boolean> {
+    return this.#outbox.settle(id, fence, "unknown", reason);
+  }
+
+  /** Takes over the dead processes' open obligations, in one transaction. */
+  sweepRecoverable(
+    options: { idempotentTransport?: boolean } = {},
+  ): Promise<RecoveredObligationView[]> {
+    return this.#outbox.sweep(options);
+  }
+
+  /** Every obligation, oldest first. */
+  listObligations(): Promise<StoredObligation[]> {
+    return this.#outbox.list();
+  }
+
+  /** One obligation, or `undefined`. */
+  getObligation(id: string): Promise<StoredObligation | undefined> {
+    return this.#outbox.get(id);
+  }
+
+  /**
+   * `PRAGMA integrity_check` and foreign keys, and the store's own invariants: a session
+   * ended by compression has its continuation, a failed handoff and a settled obligation
+   * their reason. One line per violation.
+   */
+  checkInvariants(): Promise<string[]> {
+    return this.#c.read("check the invariants", () => {
+      const all = (sql: string) => this.#c.db.prepare(sql).all();
+      const problems: string[] = [];
+      for (const row of all("PRAGMA integrity_check")) {
+        const line = String(Object.values(row)[0]);
+        if (line !== "ok") problems.push(`integrity_check: ${line}`);
+      }
+      for (const row of all("PRAGMA foreign_key_check")) {
+        problems.push(`foreign_key_check: ${JSON.stringify(row)}`);
+      }
+      for (
+        const row of all(
+          "SELECT id FROM sessions p WHERE end_reason = 'compression' AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = p.id)",
+        )
+      ) {
+        problems.push(`session ${row.id} ended by compression without its continuation`);
+      }
+      return [...problems, ...this.#outbox.problems()];
+    });
   }
 
   /** Closes the store. */
   close(): void {
-    this.#db.close();
+    this.#c.close();
   }
 }
 
@@ -251,10 +538,10 @@ export class NodeSqliteStore {
  * @example
  * ```ts
  * import { openStore } from "./node_sqlite.ts";
- * const store = openStore(`${Deno.makeTempDirSync()}/s.db`, {});
+ * const store = await openStore(`${Deno.makeTempDirSync()}/s.db`, {});
  * store.close();
  * ```
  */
-export function openStore(path: string, options: StoreOptions): NodeSqliteStore {
-  return new NodeSqliteStore(path, options);
+export function openStore(path: string, options: StoreOptions): Promise<NodeSqliteStore> {
+  return NodeSqliteStore.open(path, options);
 }

@@ -7,6 +7,7 @@ import { awaitBarrier, signalReady } from "../../harness/barrier.ts";
 import { TIMED_OUT } from "../../harness/child.ts";
 import { dirname } from "../../internal/path.ts";
 import { childArgs, lifetimeGuard, openStoreFor } from "../child_runtime.ts";
+import { isBusyError } from "../diagnoses.ts";
 
 const [target, dbPath, journalPath, role, total, start, barrier] = childArgs(
   7,
@@ -108,7 +109,7 @@ try {
 } catch (error) {
   const name = error instanceof Error ? error.name : typeof error;
   const message = error instanceof Error ? error.message : String(error);
-  journal.write({ k: "error", name, message });
+  journal.write({ k: "error", name, message, ...(isBusyError(error) ? { busy: true } : {}) });
   console.error(`role ${role} pid ${Deno.pid}: ${name}: ${message}`);
   Deno.exit(1);
 }
