@@ -12,8 +12,8 @@
  *
  * This module holds what a user of the suite needs: registering the cells, the target
  * contract, the reference store (`SessionDB`) with its base error and the errors a
- * caller acts on, and the report types. The rest is a subpath away: `./cells` (each cell's definition function, the
- * power-loss tier), `./harness` (children, barriers, waits, legs, evidence) and
+ * caller acts on. The rest is a subpath away: `./cells` (each cell's definition function, the
+ * power-loss tier, the cell reports `CellReport`), `./harness` (children, barriers, waits, legs, evidence) and
  * `./session-db` (every store error and type, the FFI SQLite binding `Database`).
  *
  * @module
@@ -26,7 +26,6 @@ export {
   registerCells,
 } from "./cells/register.ts";
 export type { CellOptions } from "./cells/cell_options.ts";
-export type { CellReport } from "./cells/cell_report.ts";
 export type { Leg, LegName } from "./harness/legs.ts";
 export {
   CELL_METHODS,
