@@ -8,7 +8,7 @@ import type { LegName } from "../../harness/legs.ts";
 import { fromFileUrl } from "../../internal/path.ts";
 import { legChildEnv } from "../_cli.ts";
 import { type Library, oneLine, type Row, runMatrix } from "../_matrix_run.ts";
-import type { SweepReport } from "../sweep/_types.ts";
+import type { SweepReport } from "../../runner/sweep/_types.ts";
 import type { Capabilities, Result, TierName, TierRun } from "./_schema.ts";
 
 const ROOT = fromFileUrl(new URL("../../", import.meta.url));

@@ -25,12 +25,12 @@ import {
   parseFlags,
   type ToolSpec,
 } from "../_cli.ts";
-import { parseStateId } from "./_plan.ts";
-import { lastSyncImage } from "./_power_loss.ts";
-import { summaryTable } from "./_report.ts";
-import { REFERENCE_TARGET } from "./_run_state.ts";
-import { sweep, type SweepOptions, type SweepReport } from "./sweep.ts";
-import { syscallSweep } from "./_syscalls.ts";
+import { parseStateId } from "../../runner/sweep/_plan.ts";
+import { lastSyncImage } from "../../runner/sweep/_last_sync.ts";
+import { summaryTable } from "../../runner/sweep/_leg_report.ts";
+import { REFERENCE_TARGET } from "../../runner/sweep/_run_state.ts";
+import { sweep, type SweepOptions, type SweepReport } from "../../runner/sweep/points.ts";
+import { syscallSweep } from "../../runner/sweep/calls.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The longest sequence `--max-length` takes: the space grows 7-fold per operation. */

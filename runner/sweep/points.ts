@@ -62,7 +62,7 @@ import {
   selected,
 } from "./_plan.ts";
 import type { SweepStore } from "./_program.ts";
-import { legAudit, legLines, legReport } from "./_report.ts";
+import { legAudit, legLines, legReport } from "./_leg_report.ts";
 import {
   type LegContext,
   REFERENCE_TARGET,
@@ -261,7 +261,7 @@ async function sweepLeg(
  * child itself), or the default leg is asked for while `SESSION_DB_JOURNAL_MODE` is set.
  * @example
  * ```ts
- * import { sweep } from "./sweep.ts";
+ * import { sweep } from "./points.ts";
  * const report = await sweep({ legs: ["delete"], points: ["appendMessage:"], sequences: "none" });
  * console.log(report.legs[0]?.pointsCovered, report.statesPerSecond);
  * ```

@@ -6,16 +6,16 @@
 //                                runs the program (operations joined by "+"), journaling an
 //                                intent before each operation and the acknowledgement after
 //                                it returned; SESSION_DB_CRASH_AT kills it at the point
-import { AckWriter } from "../../harness/ack_journal.ts";
-import { loadTarget } from "../../cells/target.ts";
-import { childArgs, openStoreFor } from "../../cells/child_runtime.ts";
+import { AckWriter } from "../../../harness/ack_journal.ts";
+import { loadTarget } from "../../../cells/target.ts";
+import { childArgs, openStoreFor } from "../../../cells/child_runtime.ts";
 import {
   parseProgram,
   ProgramRunner,
   seedDeadOwner,
   seedStore,
   type SweepStore,
-} from "./_program.ts";
+} from "../_program.ts";
 
 const USAGE = "_child.ts setup|owner <target> <db> <seed> | run <target> <db> " +
   "<intents> <acks> <seed> <program>";

@@ -3,7 +3,7 @@
 // store's append passes every recorded call. Skipped (said out loud) without the recorder.
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { platformSkipReason } from "../../recorder/build.ts";
-import { syscallSweep } from "./_syscalls.ts";
+import { syscallSweep } from "./calls.ts";
 
 const skip = platformSkipReason();
 const quiet = () => {};

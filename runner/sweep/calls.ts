@@ -31,7 +31,7 @@ import { expandSequence, missingMethods, type ProgramOp, SEQUENCE_OPS } from "./
 import { referenceRun } from "./_run_state.ts";
 import type { SweepStore } from "./_program.ts";
 
-const CHILD = new URL("./_child.ts", import.meta.url);
+const CHILD = new URL("./children/sweep.ts", import.meta.url);
 
 /** Options of {@linkcode syscallSweep}. */
 export interface SyscallSweepOptions {

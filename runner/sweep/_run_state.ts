@@ -37,7 +37,7 @@ import type { CrashImage, SweepFailure } from "./_types.ts";
 /** The reference store's target module, the sweep's default. */
 export const REFERENCE_TARGET: string =
   new URL("../../cells/reference_target.ts", import.meta.url).href;
-const CHILD = new URL("./_child.ts", import.meta.url);
+const CHILD = new URL("./children/sweep.ts", import.meta.url);
 /** A child that has not died after this long is killed and its state failed. */
 const CHILD_DEADLINE_MS = 30_000;
 
