@@ -23,7 +23,10 @@
  * The instants: just before every sync call (where most is pending) and at the end of
  * the log; a crash between two syncs leaves a subset of what the next sync point can,
  * with no more acknowledgements. Per instant: the synced-only state, the everything-kept
- * state, every prefix in call order, then every combination when there are at most
+ * state, every prefix in call order, the torn last writes (enumerated: the last unsynced
+ * write of each file cut at every 512-byte sector boundary it spans, 4 KiB ones
+ * included, and one byte before its end, the part after the cut zeroed and then
+ * garbage, everything else kept), then every combination when there are at most
  * `exhaustive` of them, else `samples` seeded random ones (subsets, reorders, tears).
  *
  * @example
@@ -83,6 +86,57 @@ export interface CrashState {
   key: string;
   /** The acknowledgement lines written before the crash. */
   acks: readonly string[];
+  /** Set on an enumerated torn state: the file whose last unsynced write was cut, and where. */
+  torn?: TornWrite;
+}
+
+/**
+ * Where an enumerated torn state cut a write: the file, the write's record, the file
+ * offset of the cut, the boundary it is (`512`, `4096`, or `byte` for the cut one byte
+ * before the write's end), and what the part after the cut holds.
+ *
+ * @example
+ * ```ts
+ * import type { TornWrite } from "./crash_states.ts";
+ * const torn: TornWrite = { file: "log.jsonl", seq: 12, at: 1023, boundary: "byte", fill: "zero" };
+ * console.log(`${torn.file} cut at ${torn.at} (${torn.boundary}), ${torn.fill}`);
+ * ```
+ */
+export interface TornWrite {
+  /** The file's name in the watched folder. */
+  file: string;
+  /** The write's record. */
+  seq: number;
+  /** The file offset of the cut: bytes before it are the write's, from it on `fill`. */
+  at: number;
+  /** What the cut is: a 512-byte or 4 KiB sector boundary, or one byte before the end. */
+  boundary: "512" | "4096" | "byte";
+  /** The part after the cut: zeros, or seeded garbage. */
+  fill: "zero" | "garbage";
+}
+
+/**
+ * What {@linkcode powerLossStates} went through, filled in as it runs: the instants,
+ * those where some file had an unsynced write that can be torn (2 bytes or more), and
+ * the torn states it made. An instant with such a write always gives torn states, so
+ * `torn === 0` while `tearable > 0` means the enumeration failed.
+ *
+ * @example
+ * ```ts
+ * import { type PowerLossStats, powerLossStates } from "./crash_states.ts";
+ * import { parseLog } from "./log.ts";
+ * const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
+ * for (const _ of powerLossStates(parseLog(new Uint8Array(0)), { profile: "posix", stats }));
+ * console.log(stats); // { instants: 1, tearable: 0, torn: 0 }
+ * ```
+ */
+export interface PowerLossStats {
+  /** Crash instants visited. */
+  instants: number;
+  /** Instants where some file had an unsynced write of 2 bytes or more. */
+  tearable: number;
+  /** Torn states made (enumerated ones, not the random samples' tears). */
+  torn: number;
 }
 
 /**
@@ -111,6 +165,10 @@ export interface PowerLossOptions {
   reorder?: boolean;
   /** Only the last N instants (the end of the log counting as one; default all). */
   lastInstants?: number;
+  /** Whether to enumerate the torn last writes (default true). */
+  tornLast?: boolean;
+  /** Filled in with what the states went through (see {@linkcode PowerLossStats}). */
+  stats?: PowerLossStats;
 }
 
 /**
@@ -200,6 +258,8 @@ interface Choice {
   keep: (index: number) => boolean;
   order?: number[];
   tear?: (index: number, sectors: number) => (0 | 1 | 2)[] | undefined;
+  /** A write cut at a byte: the pending op's index, the cut's file offset, the fill. */
+  cut?: { index: number; at: number; fill: "zero" | "garbage" };
   names: (name: string, history: (Inode | null)[]) => Inode | null;
   garbage: () => number;
 }
@@ -237,6 +297,16 @@ function materialise(model: FsModel, pending: PendingOp[], choice: Choice): File
     let bytes = contents.get(inode);
     // Room for the content now: most states grow a file (a WAL, a journal) to about it.
     if (!bytes) contents.set(inode, bytes = inode.durable.clone(inode.current.length));
+    if (choice.cut?.index === index && "data" in op) {
+      // Torn at a byte: the write's own bytes before the cut, zeros or garbage after it.
+      const part = op.data.slice();
+      const from = choice.cut.at - op.offset;
+      for (let i = from; i < part.length; i++) {
+        part[i] = choice.cut.fill === "zero" ? 0 : choice.garbage();
+      }
+      bytes.apply({ offset: op.offset, data: part });
+      continue;
+    }
     const sectors = "data" in op
       ? Math.ceil((op.offset + op.data.length) / SECTOR_SIZE) - Math.floor(op.offset / SECTOR_SIZE)
       : 0;
@@ -346,9 +416,11 @@ export function* powerLossStates(
     record.counted && (record.kind === "sync" || record.kind === "syncAll");
   const first = log.records.filter(isInstant).length + 1 - (options.lastInstants ?? Infinity);
   let instant = 0;
+  const stats = options.stats;
   const at = function* (seq: number, what: string): Generator<CrashState> {
     instant++;
     if (instant <= first) return;
+    if (stats) stats.instants++;
     yield* statesAt(model, options, seed + instant * 7919, seq, what);
   };
   for (const record of log.records) {
@@ -358,6 +430,86 @@ export function* powerLossStates(
     model.apply(record);
   }
   yield* at(-1, "end");
+}
+
+/**
+ * The cuts of a write at `offset` of `length` bytes: every 512-byte sector boundary
+ * strictly inside it (the 4 KiB ones marked so), then one byte before its end when that
+ * is no boundary already. A write of one byte cannot be torn.
+ *
+ * @param offset The write's file offset.
+ * @param length Its length.
+ * @returns The cuts, as file offsets, in order.
+ * @example
+ * ```ts
+ * import { tearCuts } from "./crash_states.ts";
+ * console.log(tearCuts(4000, 600)); // [{ at: 4096, boundary: "4096" }, { at: 4599, boundary: "byte" }]
+ * ```
+ */
+export function tearCuts(
+  offset: number,
+  length: number,
+): { at: number; boundary: TornWrite["boundary"] }[] {
+  const cuts: { at: number; boundary: TornWrite["boundary"] }[] = [];
+  if (length < 2) return cuts;
+  const end = offset + length;
+  for (let at = (Math.floor(offset / SECTOR_SIZE) + 1) * SECTOR_SIZE; at < end; at += SECTOR_SIZE) {
+    cuts.push({ at, boundary: at % 4096 === 0 ? "4096" : "512" });
+  }
+  if (cuts.at(-1)?.at !== end - 1) cuts.push({ at: end - 1, boundary: "byte" });
+  return cuts;
+}
+
+/** The name an inode has now (or had durably), for labels. */
+function nameOf(model: FsModel, inode: Inode): string {
+  for (const [name, node] of model.names) if (node === inode) return name;
+  for (const [name, node] of model.durableNames) if (node === inode) return name;
+  return `inode ${inode.id}`;
+}
+
+/**
+ * The enumerated torn states of one instant: the last unsynced write (2 bytes or more)
+ * of each file cut at each of its {@linkcode tearCuts}, the part after the cut zeroed,
+ * then seeded garbage; every other pending operation kept, names as they are now.
+ */
+function* tornLastWrites(
+  model: FsModel,
+  pending: PendingOp[],
+  names: Choice["names"],
+  lazy: (label: string, choice: Choice, extra: string, torn?: TornWrite) => CrashState,
+  options: PowerLossOptions,
+): Generator<CrashState> {
+  const last = new Map<Inode, number>();
+  pending.forEach((p, i) => {
+    if ("data" in p.op && p.op.data.length >= 2) last.set(p.inode, i);
+  });
+  if (last.size && options.stats) options.stats.tearable++;
+  for (const [inode, index] of last) {
+    const { seq, op } = pending[index]!;
+    if (!("data" in op)) continue;
+    const file = nameOf(model, inode);
+    for (const { at, boundary } of tearCuts(op.offset, op.data.length)) {
+      for (const fill of ["zero", "garbage"] as const) {
+        // Seeded by the write and the cut alone: one key, one content, at any instant.
+        const random = seededRandom((options.seed ?? 1) ^ Math.imul(seq, 0x9e3779b1) ^ at);
+        const torn: TornWrite = { file, seq, at, boundary, fill };
+        if (options.stats) options.stats.torn++;
+        yield lazy(
+          `torn ${file} #${seq} at ${at} (${
+            boundary === "byte" ? "one byte before its end" : `${boundary}-byte sector`
+          }), ${fill}`,
+          {
+            keep: () => true,
+            names,
+            cut: { index, at, fill },
+            garbage: () => Math.floor(random() * 256),
+          },
+          `cut ${seq}@${at}:${fill}`,
+          torn,
+        );
+      }
+    }
+  }
 }
 
 function* statesAt(
@@ -374,7 +526,7 @@ function* statesAt(
   pending.sort((a, b) => a.seq - b.seq);
   const names = nameChoices(model, options.profile);
   const acks = model.acks.slice();
-  const lazy = (label: string, choice: Choice, extra: string): CrashState => {
+  const lazy = (label: string, choice: Choice, extra: string, torn?: TornWrite): CrashState => {
     let files: FileSet | undefined;
     return {
       at: seq,
@@ -384,6 +536,7 @@ function* statesAt(
       },
       key: stateKey(model, pending, choice, extra),
       acks,
+      ...(torn ? { torn } : {}),
     };
   };
   const state = (label: string, choice: Omit<Choice, "garbage">): CrashState =>
@@ -408,6 +561,7 @@ function* statesAt(
     };
     yield state(`prefix ${j}`, { keep: (i) => i < j, names: prefixNames });
   }
+  if (options.tornLast ?? true) yield* tornLastWrites(model, pending, names.all, lazy, options);
   const total = 2 ** Math.min(pending.length, 40) * names.count;
   if (total <= (options.exhaustive ?? 64)) {
     for (let n = 0; n < names.count; n++) {
