@@ -14,7 +14,12 @@ import { type Leg, legEnv, legVerdict, observeJournalMode } from "../harness/leg
 import { runSeed } from "../harness/seeded_random.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { buildRecorder } from "../recorder/build.ts";
-import { killEnd, powerLossStates, type Profile } from "../recorder/crash_states.ts";
+import {
+  killEnd,
+  powerLossStates,
+  type PowerLossStats,
+  type Profile,
+} from "../recorder/crash_states.ts";
 import { type FileSet, readFolder, writeImage } from "../recorder/image.ts";
 import { logProblems, readLog } from "../recorder/log.ts";
 import { denoCacheDir, recorderEnv } from "../recorder/record.ts";
@@ -22,6 +27,14 @@ import { RecoveredStates } from "../recorder/recovered.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type StateJudgement, violationsOf } from "./_state_check.ts";
+import type { Diagnosis } from "./cell_report.ts";
+import { diagnosisLines, powerLossDiagnoses } from "./power_loss_diagnosis.ts";
+import {
+  type PowerLossResume,
+  type ResumeCandidate,
+  resumeStates,
+  type ResumeTally,
+} from "./_power_loss_resume.ts";
 import { CELL_METHODS, loadTarget } from "./target.ts";
 import { declaredPermissions, targetAccess } from "./target_access.ts";
 
@@ -74,6 +87,10 @@ export interface PowerLossOptions extends CellOptions {
   seed?: number;
   /** Extra environment for the writer (e.g. `SESSION_DB_SYNCHRONOUS` for the tool). */
   env?: Record<string, string>;
+  /** Recovered states continued by a fresh process per run (default 3; 0: none). */
+  resumes?: number;
+  /** Whether the torn last writes are enumerated (default true; off only to show what they catch). */
+  tornLast?: boolean;
 }
 
 /**
@@ -145,8 +162,17 @@ export interface PowerLossRun {
   seed: number;
   /** The log: records, completed syncs, crash points, bytes torn off its end. */
   log: { records: number; syncs: number; calls: number; tornBytes: number };
-  /** Seconds spent checking the states, and states per second. */
-  checking: { seconds: number; statesPerSecond: number };
+  /**
+   * The torn last writes judged, and the instants that had an unsynced write to tear
+   * (torn states are enumerated at each: none there means the enumeration failed).
+   */
+  torn: { states: number; tearable: number };
+  /** Recovered states continued by a fresh process and judged again. */
+  resumes: ResumeTally;
+  /** Known failure patterns of its losses, with cause and fix. */
+  diagnoses: Diagnosis[];
+  /** Seconds spent checking the states, states per second, CPU seconds, images recovered. */
+  checking: { seconds: number; statesPerSecond: number; cpuSeconds: number; recovered: number };
   /** Where the run's files are (failing states are kept under `states/`). */
   dir: string;
 }
@@ -341,7 +367,10 @@ function sameFiles(expected: FileSet, actual: FileSet): string | null {
 }
 
 /** Judges one state's database; `ackLines` are the acknowledgements made before its instant. */
-export type PowerLossJudge = (db: string, ackLines: readonly string[]) => Promise<StateJudgement>;
+export type PowerLossJudge<J extends StateJudgement = StateJudgement> = (
+  db: string,
+  ackLines: readonly string[],
+) => Promise<J>;
 
 /** Parses acknowledgement lines (a torn last line was never acknowledged). */
 export function parseAcks<T>(lines: readonly string[]): T[] {
@@ -363,10 +392,11 @@ export function parseAcks<T>(lines: readonly string[]): T[] {
  * A log the model cannot follow (a write outside the folder, past its bound, an
  * unmodelled call) is an error, never a pass.
  */
-export async function checkStates(
+export async function checkStates<J extends StateJudgement>(
   options: PowerLossRunOptions,
   files: RunFiles,
-  judge: PowerLossJudge,
+  judge: PowerLossJudge<J>,
+  resume?: PowerLossResume<J>,
 ): Promise<PowerLossRun> {
   const log = readLog(files.log);
   const unfit = logProblems(log);
@@ -391,19 +421,32 @@ export async function checkStates(
     ? sameFiles(killed.files, readFolder(files.dbDir))
     : undefined;
   const cache = new RecoveredStates<StateVerdict>(join(options.dir, "scratch"));
-  const verdictOf = (label: string, acks: readonly string[]) => async (dir: string) => {
-    try {
-      const judged = await judge(join(dir, name), acks);
-      return { label, lost: judged.lost, problems: violationsOf(judged.checks) };
-    } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
-      return { label, lost: acks.length, problems: [`recovery failed: ${why}`] };
-    }
-  };
+  const candidates: ResumeCandidate<J>[] = [];
+  const verdictOf =
+    (label: string, acks: readonly string[], stateFiles?: () => FileSet) => async (dir: string) => {
+      try {
+        const judged = await judge(join(dir, name), acks);
+        const verdict = { label, lost: judged.lost, problems: violationsOf(judged.checks) };
+        if (resume && stateFiles && verdict.lost === 0 && verdict.problems.length === 0) {
+          // A sound recovered state a second life may continue (its files as the crash left them).
+          candidates.push({
+            label,
+            files: new Map([...stateFiles()].map(([n, bytes]) => [n, bytes.slice()])),
+            acks,
+            judged,
+            landed: resume.landed(judged, acks),
+          });
+        }
+        return verdict;
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error);
+        return { label, lost: acks.length, problems: [`recovery failed: ${why}`] };
+      }
+    };
   const full = await cache.check(
     { files: killed.files, key: "sigkill" },
     String(killed.acks.length),
-    verdictOf("SIGKILL", killed.acks),
+    verdictOf("SIGKILL", killed.acks, () => killed.files),
   );
   const started = performance.now();
   const cpu = cpuUsage();
@@ -427,11 +470,17 @@ export async function checkStates(
       calls: log.records.filter((r) => r.counted).length,
       tornBytes: log.tornBytes,
     },
-    checking: { seconds: 0, statesPerSecond: 0 },
+    torn: { states: 0, tearable: 0 },
+    resumes: { candidates: 0, run: 0, failed: 0 },
+    diagnoses: [],
+    checking: { seconds: 0, statesPerSecond: 0, cpuSeconds: 0, recovered: 0 },
     dir: options.dir,
   };
   let kept = 0;
+  const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
   const states = powerLossStates(log, {
+    stats,
+    tornLast: options.tornLast ?? true,
     profile,
     baseline: files.baseline,
     samples: options.subsets ?? 12,
@@ -443,9 +492,10 @@ export async function checkStates(
     const verdict = await cache.check(
       state,
       String(state.acks.length),
-      verdictOf(label, state.acks),
+      verdictOf(label, state.acks, () => state.files),
     );
     run.statesChecked++;
+    if (state.torn) run.torn.states++;
     if (verdict.lost > 0) {
       run.losingStates++;
       run.lost = Math.max(run.lost, verdict.lost);
@@ -461,15 +511,28 @@ export async function checkStates(
     }
   }
   run.statesJudged = cache.judged - 1;
+  run.torn.tearable = stats.tearable;
   const seconds = (performance.now() - started) / 1000;
-  run.checking = { seconds, statesPerSecond: seconds > 0 ? run.statesChecked / seconds : 0 };
   const used = cpuUsage(cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
+  run.checking = {
+    seconds,
+    statesPerSecond: seconds > 0 ? run.statesChecked / seconds : 0,
+    cpuSeconds,
+    recovered: cache.recovered - 1,
+  };
   totals.states += run.statesChecked;
   totals.recovered += cache.recovered - 1;
   totals.judged += run.statesJudged;
   totals.seconds += seconds;
-  totals.cpuSeconds += (used.user + used.system) / 1e6;
+  totals.cpuSeconds += cpuSeconds;
   await Deno.remove(cache.scratch, { recursive: true }).catch(() => {});
+  if (run.losingStates) {
+    run.diagnoses = powerLossDiagnoses({ journalMode: onDisk, mostLost: run.lost });
+  }
+  if (resume) {
+    run.resumes = await resumeStates(options.dir, candidates, options.resumes ?? 3, resume);
+  }
   return run;
 }
 
@@ -494,10 +557,24 @@ export async function powerLossSteps(
     onDisk: run.onDisk,
     log: run.log,
     checking: run.checking,
+    torn: run.torn,
+    resumes: run.resumes,
+    ...(run.diagnoses.length ? { diagnoses: run.diagnoses } : {}),
     ...(run.firstLoss ? { firstLoss: run.firstLoss } : {}),
     ...(run.firstProblem ? { firstProblem: run.firstProblem } : {}),
     ...(run.fidelity ? { fidelity: run.fidelity } : {}),
   });
+  // Nothing judged is never a pass, and an instant with an unsynced write always tears it.
+  await t.step(
+    `${label}: states judged: ${run.statesChecked}, ${run.torn.states} of them torn last writes`,
+    () => {
+      ok(run.statesChecked > 0, "no crash state was judged");
+      ok(
+        run.torn.states > 0 || run.torn.tearable === 0,
+        `${run.torn.tearable} instants had an unsynced write, but no torn state was judged`,
+      );
+    },
+  );
   await t.step(`${label}: leg honoured: on-disk mode ${run.onDisk}`, () => {
     ok(run.honoured.ok, run.honoured.reason);
   });
@@ -511,7 +588,12 @@ export async function powerLossSteps(
     () => {
       ok(
         run.losingStates === 0,
-        `${run.losingStates} of ${run.statesChecked} power-loss states (${run.profile}) lose acknowledged ${what}, up to ${run.lost}; first: ${run.firstLoss} (seed ${run.seed}; states kept in ${run.dir}/states)`,
+        [
+          `${run.losingStates} of ${run.statesChecked} power-loss states (${run.profile}) lose acknowledged ${what}, up to ${run.lost}`,
+          `first: ${run.firstLoss}`,
+          ...diagnosisLines(run.diagnoses),
+          `seed ${run.seed}; states kept in ${run.dir}/states`,
+        ].join("\n"),
       );
       ok(run.fullLost === 0, `${run.fullLost} acknowledged ${what} missing after a SIGKILL`);
     },
@@ -525,6 +607,18 @@ export async function powerLossSteps(
       );
     },
   );
+  if (run.resumes.candidates > 0) {
+    await t.step(
+      `${label}: a fresh process continues ${run.resumes.run} of ${run.resumes.candidates} recovered states and both lives' ${what} hold`,
+      () => {
+        ok(run.resumes.run > 0, "no recovered state was continued");
+        ok(
+          run.resumes.failed === 0,
+          `${run.resumes.failed} of ${run.resumes.run} continued states failed, first: ${run.resumes.first}`,
+        );
+      },
+    );
+  }
 }
 
 /**

@@ -1,69 +1,24 @@
-// One crash state of the sweep, end to end: a copy of the leg's template, the crash child
-// armed at the state's point (after a short-lived owner child when the program takes over
-// a dead process's obligations), the classification of how it died, the oracle on what
-// it left (or on its crash image), and the evidence of a failing state.
+// One named-point crash state, end to end: a copy of the leg's template (after a
+// short-lived owner child when the program takes over a dead process's obligations), the
+// crash child armed at the state's point, how it died, the oracle on what it left (or on
+// its crash image), and the evidence of a failing state. One function per job.
 import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
-import {
-  type Child,
-  classifyExit,
-  reapAll,
-  spawnChild,
-  type SpawnOptions,
-} from "../../harness/child.ts";
-import type { RunDir } from "../../harness/evidence.ts";
-import {
-  type JournalObservation,
-  type Leg,
-  legEnv,
-  observeJournalMode,
-} from "../../harness/legs.ts";
-import type { ChildPermissions } from "../../harness/permissions.ts";
-import { exists } from "../../internal/fs.ts";
-import { targetAccess } from "../../cells/target_access.ts";
-import { type Ack, checkRecovered, type Reference, type Verdict } from "./_oracle.ts";
+import { type Child, classifyExit } from "../../harness/child.ts";
+import { type JournalObservation, observeJournalMode } from "../../harness/legs.ts";
+import { type Ack, checkRecovered, type Verdict } from "./_oracle.ts";
 import type { PlannedState } from "./_plan.ts";
+import { methodOf, needsDeadOwner, owns } from "./_program.ts";
 import {
-  methodOf,
-  needsDeadOwner,
-  owns,
-  type ProgramOp,
-  ProgramRunner,
-  snapshot,
-  type SweepStore,
-} from "./_program.ts";
-import type { CrashImage, SweepFailure } from "./_types.ts";
-
-/** The reference store's target module, the sweep's default. */
-export const REFERENCE_TARGET: string =
-  new URL("../../cells/reference_target.ts", import.meta.url).href;
-const CHILD = new URL("./children/sweep.ts", import.meta.url);
-/** A child that has not died after this long is killed and its state failed. */
-const CHILD_DEADLINE_MS = 30_000;
-
-/** What every state of one leg shares. */
-export interface LegContext {
-  /** The leg and its library. */
-  leg: Leg;
-  /** The target module's specifier. */
-  target: string;
-  /** The seed of the message texts. */
-  seed: number;
-  /** The leg's run directory; each state gets a folder in it. */
-  root: RunDir;
-  /** The seeded store every state starts from. */
-  template: string;
-  /** Opens the store on the leg, in this process. */
-  openStore: (path: string) => Promise<SweepStore>;
-  /** The uncrashed runs, by start state and program (shared by the states). */
-  references: Map<string, Promise<Reference>>;
-  /** How crash states become the files checked (unset: as the child left them). */
-  crashImage?: CrashImage;
-  /** Keep failing states as evidence. */
-  keepEvidence: boolean;
-  /** The extra permissions the target declares for its children. */
-  permissions?: ChildPermissions;
-}
+  CHILD_DEADLINE_MS,
+  copyDb,
+  type LegContext,
+  reference,
+  REFERENCE_TARGET,
+  settle,
+  spawnSweepChild,
+} from "./_state_child.ts";
+import type { SweepFailure } from "./_types.ts";
 
 /** How one state went. */
 export interface StateOutcome {
@@ -85,102 +40,28 @@ export interface StateOutcome {
   checkMs: number;
 }
 
-/**
- * Spawns the sweep's child script (`_child.ts`) on the leg with the target's access.
- *
- * @param ctx The leg.
- * @param dir The child's run directory.
- * @param args The mode, then its arguments after the target.
- * @param env Extra environment.
- * @param spawn How to spawn it (a crash image may preload a recorder).
- * @returns The running child.
- */
-export function spawnSweepChild(
-  ctx: LegContext,
-  dir: string,
-  args: string[],
-  env = {},
-  spawn: (options: SpawnOptions) => Child = spawnChild,
-): Child {
-  const access = targetAccess(ctx.target);
-  return spawn({
-    script: CHILD,
-    args: [args[0]!, ctx.target, ...args.slice(1)],
-    runDir: dir,
-    library: ctx.leg.library,
-    env: { ...legEnv(ctx.leg), ...env },
-    ...(access.read ? { read: access.read } : {}),
-    ...(access.importHosts ? { importHosts: access.importHosts } : {}),
-    ...(ctx.permissions ? { permissions: ctx.permissions } : {}),
-  });
+/** A problem of one state, under its clause. */
+interface Problem {
+  clause: string;
+  text: string;
 }
 
-/** Awaits a child's exit, killing it at the deadline; `true` when it ended on its own. */
-export async function settle(child: Child, deadlineMs = CHILD_DEADLINE_MS): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = await Promise.race([
-    child.status.then(() => false),
-    new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(true), deadlineMs)),
-  ]);
-  clearTimeout(timer);
-  if (timedOut) await reapAll([child]);
-  return !timedOut;
-}
-
-/** Copies a database with its journal or WAL (SQLite rebuilds the shm index). */
-export function copyDb(from: string, to: string, suffixes = ["", "-journal", "-wal"]): void {
-  for (const suffix of suffixes) {
-    if (exists(from + suffix)) Deno.copyFileSync(from + suffix, to + suffix);
-  }
-}
-
-/** Runs a program uncrashed in this process from `start`: the state before and after each op. */
-function reference(
-  ctx: LegContext,
-  program: readonly ProgramOp[],
-  start: string,
-): Promise<Reference> {
-  const key = `${start}|${program.join("+")}`;
-  let result = ctx.references.get(key);
-  if (!result) {
-    result = referenceRun(ctx.openStore, ctx.seed, program, start, ctx.root.path);
-    ctx.references.set(key, result);
-  }
-  return result;
-}
-
-/**
- * Runs a program uncrashed in this process on a copy of `start` (in a folder made under
- * `under`): the state before and after each operation, and what each returned.
- */
-export async function referenceRun(
-  openStore: (path: string) => Promise<SweepStore>,
-  seed: number,
-  program: readonly ProgramOp[],
-  start: string,
-  under: string,
-): Promise<Reference> {
-  const dir = Deno.makeTempDirSync({ dir: under, prefix: "reference-" });
-  const db = join(dir, "store.db");
-  copyDb(start, db);
-  const store = await openStore(db);
-  try {
-    const runner = new ProgramRunner(store, seed);
-    const snaps = [await snapshot(store)];
-    const results: unknown[] = [];
-    for (const [i, op] of program.entries()) {
-      results.push(await runner.run(op, i));
-      snaps.push(await snapshot(store));
-    }
-    return { snaps, results };
-  } finally {
-    await store.close();
-    Deno.removeSync(dir, { recursive: true });
-  }
+/** One state's folder, files and what its run left. */
+interface StateRun {
+  dir: string;
+  db: string;
+  /** The database the program starts from (the template, or what the owner child left). */
+  start: string;
+  owner?: Child;
+  child?: Child;
+  /** Whether the crash child ended before its deadline. */
+  ended: boolean;
+  intents: { i: number; op: string }[];
+  acks: Ack[];
 }
 
 function shellQuote(value: string): string {
-  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
 }
 
 function replayCommand(ctx: LegContext, state: PlannedState): string {
@@ -189,6 +70,201 @@ function replayCommand(ctx: LegContext, state: PlannedState): string {
   if (ctx.crashImage?.flag) parts.push(ctx.crashImage.flag);
   parts.push("--legs", ctx.leg.name, "--seed", String(ctx.seed), "--state", shellQuote(state.id));
   return parts.join(" ");
+}
+
+/** The state's folder with the start state in place (an owner child's, when the program needs one). */
+async function prepare(
+  ctx: LegContext,
+  state: PlannedState,
+  n: number,
+  fail: (clause: string, text: string) => void,
+): Promise<StateRun> {
+  const dir = Deno.makeTempDirSync({
+    dir: ctx.root.path,
+    prefix: `${String(n).padStart(4, "0")}-${state.id.replace(/[^\w.@+-]/g, "_")}-`,
+  });
+  const db = join(dir, "store.db");
+  copyDb(ctx.template, db);
+  const run: StateRun = { dir, db, start: ctx.template, ended: true, intents: [], acks: [] };
+  if (needsDeadOwner(state.program)) {
+    // Obligations of a process that has just exited (a pid recycled since the template
+    // was built could look alive): the start state of this one run.
+    run.owner = spawnSweepChild(ctx, dir, ["owner", db, String(ctx.seed)]);
+    if (!await settle(run.owner) || !run.owner.exited?.success) {
+      fail("setup", `the owner child failed: ${run.owner.describe()}`);
+    }
+    run.start = join(dir, "start.db");
+    copyDb(db, run.start);
+  }
+  return run;
+}
+
+/** Runs the crash child armed at the state's point and reads its journals. */
+async function crash(ctx: LegContext, state: PlannedState, run: StateRun): Promise<void> {
+  const intentsPath = join(run.dir, "intents.jsonl");
+  const acksPath = join(run.dir, "acks.jsonl");
+  await ctx.crashImage?.beforeChild?.(run.dir, run.db);
+  run.child = spawnSweepChild(
+    ctx,
+    run.dir,
+    ["run", run.db, intentsPath, acksPath, String(ctx.seed), state.program.join("+")],
+    { ...ctx.crashImage?.childEnv?.(run.dir), SESSION_DB_CRASH_AT: `${state.point}@${state.k}` },
+    ctx.crashImage?.spawn?.bind(ctx.crashImage),
+  );
+  run.ended = await settle(run.child);
+  run.intents = readAckJournal<{ i: number; op: string }>(intentsPath);
+  run.acks = readAckJournal<Ack>(acksPath);
+}
+
+/**
+ * Whether the child died by SIGKILL at the point, in the operation that owns it (the
+ * state is then covered); else why not, as a problem.
+ */
+function killedAtPoint(state: PlannedState, run: StateRun): Problem | undefined {
+  const child = run.child!;
+  if (!run.ended) {
+    return {
+      clause: "not reached",
+      text: `the child did not exit within ${CHILD_DEADLINE_MS} ms: ${child.describe()}`,
+    };
+  }
+  const exit = classifyExit(child.exited!);
+  const interrupted = run.acks.length;
+  if (exit.kind === "won") {
+    return {
+      clause: "not reached",
+      text: `the child ran all ${state.program.length} operations (${
+        state.program.join("+")
+      }) without reaching ${state.point} ${state.k} time(s); the program must reach it`,
+    };
+  }
+  if (exit.kind !== "killed") {
+    return {
+      clause: "child crashed",
+      text: `the child failed before the crash point: ${child.describe()}`,
+    };
+  }
+  if (run.intents.length !== interrupted + 1) {
+    return {
+      clause: "journal",
+      text:
+        `${run.intents.length} intents and ${interrupted} acknowledgements: a crash point fires inside an operation`,
+    };
+  }
+  if (!owns(state.program[interrupted]!, state.point)) {
+    return {
+      clause: "not reached",
+      text: `SIGKILL in operation ${interrupted} (${
+        state.program[interrupted]
+      }), which does not call ${methodOf(state.point)}`,
+    };
+  }
+  if (state.expectedOp !== undefined && interrupted !== state.expectedOp) {
+    return {
+      clause: "not reached",
+      text: `SIGKILL in operation ${interrupted}, not in the last one (${state.expectedOp}): ` +
+        `${state.point} is reached more often per call than hitsPerCall says`,
+    };
+  }
+  return undefined;
+}
+
+/** What the check of a covered state found. */
+interface Checked {
+  verdict: Verdict;
+  imageDiffers?: boolean;
+  observation: JournalObservation;
+}
+
+/** Observes the leg, builds the crash image when there is one, and runs the oracle. */
+async function check(
+  ctx: LegContext,
+  state: PlannedState,
+  run: StateRun,
+  fail: (clause: string, text: string) => void,
+): Promise<Checked> {
+  // The mode the child ran in, from the files it left, before anything reopens them.
+  const observation = observeJournalMode(run.db, state.id);
+  if (ctx.keepEvidence) {
+    Deno.mkdirSync(join(run.dir, "crashed"));
+    copyDb(run.db, join(run.dir, "crashed", "store.db"), ["", "-journal", "-wal", "-shm"]);
+  }
+  let checkedDb = run.db;
+  let imageDiffers: boolean | undefined;
+  try {
+    if (ctx.crashImage) {
+      const built = await ctx.crashImage.image(run.dir, run.db);
+      checkedDb = typeof built === "string" ? built : built.db;
+      imageDiffers = typeof built === "string" ? undefined : built.differs;
+    }
+  } catch (error) {
+    fail(
+      "crash image",
+      `cannot build the ${ctx.crashImage!.name}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    );
+    return { verdict: { candidates: {} }, observation };
+  }
+  const verdict = await checkRecovered({
+    openStore: ctx.openStore,
+    state,
+    interrupted: run.acks.length,
+    acks: run.acks,
+    db: checkedDb,
+    reference: () => reference({ ...ctx, dir: ctx.root.path }, state.program, run.start),
+    fail,
+  });
+  return { verdict, observation, ...(imageDiffers !== undefined ? { imageDiffers } : {}) };
+}
+
+/** Keeps a failing state's evidence (or removes its folder) and names the failure. */
+function failed(
+  ctx: LegContext,
+  state: PlannedState,
+  run: StateRun,
+  problems: Problem[],
+  checked: Checked | undefined,
+): SweepFailure {
+  const failure: SweepFailure = {
+    state: state.id,
+    leg: ctx.leg.name,
+    point: state.point,
+    k: state.k,
+    clause: problems[0]!.clause,
+    problems: problems.map((p) => `${p.clause}: ${p.text}`),
+    replay: replayCommand(ctx, state),
+  };
+  if (!ctx.keepEvidence) {
+    Deno.removeSync(run.dir, { recursive: true });
+    return failure;
+  }
+  const evidence = {
+    ...failure,
+    target: ctx.target,
+    library: ctx.leg.library,
+    sqliteVersion: ctx.leg.sqliteVersion,
+    seed: ctx.seed,
+    program: state.program,
+    crashAt: `${state.point}@${state.k}`,
+    exit: run.child?.exited ?? null,
+    command: run.child?.commandLine ?? run.owner?.commandLine,
+    stderr: run.child?.stderr ?? run.owner?.stderr,
+    intents: run.intents,
+    acks: run.acks,
+    recovered: checked?.verdict.recovered ?? null,
+    candidates: checked?.verdict.candidates ?? {},
+    image: ctx.crashImage?.name ?? "the files as the child left them",
+    imageDiffers: checked?.imageDiffers ?? null,
+    journalMode: checked?.observation ?? null,
+    note: "crashed/ holds the files as the child left them, before recovery" +
+      (ctx.crashImage
+        ? "; baseline/ the start state, <state>.fs.log beside it the recording, last-sync/ the image checked"
+        : ""),
+    keptAt: new Date().toISOString(),
+  };
+  Deno.writeTextFileSync(join(run.dir, "evidence.json"), JSON.stringify(evidence, null, 2) + "\n");
+  return { ...failure, evidence: run.dir };
 }
 
 /**
@@ -205,178 +281,27 @@ export async function runState(
   n: number,
 ): Promise<StateOutcome> {
   const started = performance.now();
-  const dir = Deno.makeTempDirSync({
-    dir: ctx.root.path,
-    prefix: `${String(n).padStart(4, "0")}-${state.id.replace(/[^\w.@+-]/g, "_")}-`,
-  });
-  const db = join(dir, "store.db");
-  copyDb(ctx.template, db);
-  const problems: { clause: string; text: string }[] = [];
+  const problems: Problem[] = [];
   const fail = (clause: string, text: string) => problems.push({ clause, text });
-  let start = ctx.template;
-  let child: Child | undefined;
-  let owner: Child | undefined;
-  let endedOnItsOwn = true;
-  if (needsDeadOwner(state.program)) {
-    // Obligations of a process that has just exited (a pid recycled since the template
-    // was built could look alive): the start state of this one run.
-    owner = spawnSweepChild(ctx, dir, ["owner", db, String(ctx.seed)]);
-    if (!await settle(owner) || !owner.exited?.success) {
-      fail("setup", `the owner child failed: ${owner.describe()}`);
-    }
-    start = join(dir, "start.db");
-    copyDb(db, start);
-  }
-  const intentsPath = join(dir, "intents.jsonl");
-  const acksPath = join(dir, "acks.jsonl");
-  if (!problems.length) {
-    await ctx.crashImage?.beforeChild?.(dir, db);
-    child = spawnSweepChild(
-      ctx,
-      dir,
-      ["run", db, intentsPath, acksPath, String(ctx.seed), state.program.join("+")],
-      { ...ctx.crashImage?.childEnv?.(dir), SESSION_DB_CRASH_AT: `${state.point}@${state.k}` },
-      ctx.crashImage?.spawn?.bind(ctx.crashImage),
-    );
-    endedOnItsOwn = await settle(child);
-  }
+  const run = await prepare(ctx, state, n, fail);
+  if (!problems.length) await crash(ctx, state, run);
   const childMs = performance.now() - started;
-  const checked = performance.now();
-
-  let covered = false;
-  const intents = readAckJournal<{ i: number; op: string }>(intentsPath);
-  const acks = readAckJournal<Ack>(acksPath);
-  let verdict: Verdict = { candidates: {} };
-  let imageDiffers: boolean | undefined;
-  let observation: JournalObservation | undefined;
-  if (child && !endedOnItsOwn) {
-    fail(
-      "not reached",
-      `the child did not exit within ${CHILD_DEADLINE_MS} ms: ${child.describe()}`,
-    );
-  } else if (child) {
-    const exit = classifyExit(child.exited!);
-    const interrupted = acks.length;
-    if (exit.kind === "won") {
-      fail(
-        "not reached",
-        `the child ran all ${state.program.length} operations (${
-          state.program.join("+")
-        }) without reaching ${state.point} ${state.k} time(s); the program must reach it`,
-      );
-    } else if (exit.kind !== "killed") {
-      fail("child crashed", `the child failed before the crash point: ${child.describe()}`);
-    } else if (intents.length !== interrupted + 1) {
-      fail(
-        "journal",
-        `${intents.length} intents and ${interrupted} acknowledgements: a crash point fires inside an operation`,
-      );
-    } else if (!owns(state.program[interrupted]!, state.point)) {
-      fail(
-        "not reached",
-        `SIGKILL in operation ${interrupted} (${state.program[interrupted]}), which does not call ${
-          methodOf(state.point)
-        }`,
-      );
-    } else if (state.expectedOp !== undefined && interrupted !== state.expectedOp) {
-      fail(
-        "not reached",
-        `SIGKILL in operation ${interrupted}, not in the last one (${state.expectedOp}): ` +
-          `${state.point} is reached more often per call than hitsPerCall says`,
-      );
-    } else {
-      covered = true;
-      // The mode the child ran in, from the files it left, before anything reopens them.
-      observation = observeJournalMode(db, state.id);
-      if (ctx.keepEvidence) {
-        Deno.mkdirSync(join(dir, "crashed"));
-        copyDb(db, join(dir, "crashed", "store.db"), ["", "-journal", "-wal", "-shm"]);
-      }
-      let checkedDb = db;
-      try {
-        if (ctx.crashImage) {
-          const built = await ctx.crashImage.image(dir, db);
-          checkedDb = typeof built === "string" ? built : built.db;
-          imageDiffers = typeof built === "string" ? undefined : built.differs;
-        }
-      } catch (error) {
-        checkedDb = "";
-        fail(
-          "crash image",
-          `cannot build the ${ctx.crashImage!.name}: ${
-            error instanceof Error ? error.message : String(error)
-          }`,
-        );
-      }
-      if (checkedDb) {
-        verdict = await checkRecovered({
-          openStore: ctx.openStore,
-          state,
-          interrupted,
-          acks,
-          db: checkedDb,
-          reference: () => reference(ctx, state.program, start),
-          fail,
-        });
-      }
-    }
-  }
-
-  const checkMs = performance.now() - checked;
+  const checkStarted = performance.now();
+  let checked: Checked | undefined;
+  const death = run.child ? killedAtPoint(state, run) : undefined;
+  if (death) problems.push(death);
+  else if (run.child) checked = await check(ctx, state, run, fail);
+  const covered = run.child !== undefined && death === undefined;
   const timing = {
-    ...(imageDiffers !== undefined ? { imageDiffers } : {}),
-    ...(observation ? { observation } : {}),
+    ...(checked?.imageDiffers !== undefined ? { imageDiffers: checked.imageDiffers } : {}),
+    ...(checked ? { observation: checked.observation } : {}),
     childMs,
-    checkMs,
+    checkMs: performance.now() - checkStarted,
   };
   if (!problems.length) {
-    Deno.removeSync(dir, { recursive: true });
-    return { state, covered, ...(verdict.match ? { match: verdict.match } : {}), ...timing };
+    Deno.removeSync(run.dir, { recursive: true });
+    const match = checked?.verdict.match;
+    return { state, covered, ...(match ? { match } : {}), ...timing };
   }
-  const failure: SweepFailure = {
-    state: state.id,
-    leg: ctx.leg.name,
-    point: state.point,
-    k: state.k,
-    clause: problems[0]!.clause,
-    problems: problems.map((p) => `${p.clause}: ${p.text}`),
-    replay: replayCommand(ctx, state),
-  };
-  if (ctx.keepEvidence) {
-    Deno.writeTextFileSync(
-      join(dir, "evidence.json"),
-      JSON.stringify(
-        {
-          ...failure,
-          target: ctx.target,
-          library: ctx.leg.library,
-          sqliteVersion: ctx.leg.sqliteVersion,
-          seed: ctx.seed,
-          program: state.program,
-          crashAt: `${state.point}@${state.k}`,
-          exit: child?.exited ?? null,
-          command: child?.commandLine ?? owner?.commandLine,
-          stderr: child?.stderr ?? owner?.stderr,
-          intents,
-          acks,
-          recovered: verdict.recovered ?? null,
-          candidates: verdict.candidates,
-          image: ctx.crashImage?.name ?? "the files as the child left them",
-          imageDiffers: imageDiffers ?? null,
-          journalMode: observation ?? null,
-          note: "crashed/ holds the files as the child left them, before recovery" +
-            (ctx.crashImage
-              ? "; baseline/ the start state, <state>.fs.log beside it the recording, last-sync/ the image checked"
-              : ""),
-          keptAt: new Date().toISOString(),
-        },
-        null,
-        2,
-      ) + "\n",
-    );
-    failure.evidence = dir;
-  } else {
-    Deno.removeSync(dir, { recursive: true });
-  }
-  return { state, covered, failure, ...timing };
+  return { state, covered, failure: failed(ctx, state, run, problems, checked), ...timing };
 }

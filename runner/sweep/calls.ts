@@ -1,21 +1,44 @@
-// The syscall sweep (`deno task sweep --syscalls`): crash points for any store, without
-// its help. Each program of the sweep (the bounded sequences of its operations the store
-// supports) runs once, uncrashed, under the LD_PRELOAD recorder, with its intents and
-// acknowledgements written to the recorder's mark file so they sit in the log between
-// the calls around them. A SIGKILL before recorded call k keeps the page cache, so the
-// state it leaves is the log's first k-1 calls applied to the start state (`killStates`):
-// every k of every operation is derived from the one log and checked in-process by the
-// sweep's own oracle (`_oracle.ts`: the interrupted operation absent or complete,
-// acknowledged results kept, clauses, invariants, integrity, recovery determinism).
-// A sample of states is cross-checked by real children SIGKILLed before call k
-// (`FSREC_CRASH_AT`), judged by the same oracle. A failing state is shrunk to the
-// shortest program and the earliest call that still fail, printed with its replay.
+/**
+ * The recorded-call sweep: crash states for any store, without its help, in two modes.
+ * Each program (the bounded sequences of the sweep's operations the store supports)
+ * runs once, uncrashed, under the LD_PRELOAD recorder, its intents and acknowledgements
+ * written to the recorder's mark file so that they sit in the log between the calls
+ * around them. From that one log:
+ *
+ * - `crash`: the state a SIGKILL before each recorded call k leaves (the page cache
+ *   keeps every completed call: the log's first k-1 calls applied to the start state),
+ *   cross-checked by real children SIGKILLed before sampled calls (`FSREC_CRASH_AT`);
+ * - `power-loss`: the states a power loss at each sync point may leave under a
+ *   persistence profile (`recorder/crash_states.ts`), the torn last writes enumerated.
+ *
+ * Every state is checked in-process by the sweep's oracle (`_oracle.ts`: the interrupted
+ * operation absent or complete, acknowledged results kept, the clause, invariants,
+ * integrity, recovery determinism), a verdict reused for states recovered to identical
+ * files (`recorder/recovered.ts`). Then a sample of the recovered states is continued
+ * by a fresh process and judged again (`_resume.ts`). A failing state is shrunk to the
+ * shortest program and the earliest state that still fail, with its replay command.
+ *
+ * @example
+ * ```ts ignore
+ * import { sweepCalls } from "./calls.ts";
+ * const target = new URL("../../cells/reference_target.ts", import.meta.url).href;
+ * const report = await sweepCalls({ target, seed: 1, mode: "power-loss", programs: ["append"] });
+ * if (!("skip" in report)) console.log(report.states, report.torn.states, report.resumes.run);
+ * ```
+ *
+ * @module
+ */
 import { join } from "node:path";
 import { buildRecorder } from "../../recorder/build.ts";
-import { killStates } from "../../recorder/crash_states.ts";
-import { type FileSet, readFolder, writeImage } from "../../recorder/image.ts";
+import {
+  type CrashState,
+  killStates,
+  powerLossStates,
+  type PowerLossStats,
+  type Profile,
+} from "../../recorder/crash_states.ts";
+import type { FileSet } from "../../recorder/image.ts";
 import { logProblems, readLog } from "../../recorder/log.ts";
-import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { RecoveredStates } from "../../recorder/recovered.ts";
 import {
   journalModeOf,
@@ -26,340 +49,365 @@ import {
 } from "../../harness/legs.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../../session_db/sqlite/database.ts";
 import { loadTarget, type StoreOptions } from "../../cells/target.ts";
-import { type Ack, checkRecovered, type Reference } from "./_oracle.ts";
-import { expandSequence, missingMethods, type ProgramOp, SEQUENCE_OPS } from "./_program.ts";
-import { referenceRun } from "./_run_state.ts";
-import type { SweepStore } from "./_program.ts";
+import {
+  acksOf,
+  type CallChildren,
+  readLines,
+  record,
+  type Recording,
+  seedTemplate,
+} from "./_calls_record.ts";
+import { type Ack, checkRecovered, CLAUSES, type Reference } from "./_oracle.ts";
+import {
+  expandSequence,
+  missingMethods,
+  parseProgram,
+  type ProgramOp,
+  SEQUENCE_OPS,
+  type SweepStore,
+} from "./_program.ts";
+import { chooseResumes, type ResumeCandidate, type ResumeContext, resumeState } from "./_resume.ts";
+import { reference, REFERENCE_TARGET, type References } from "./_state_child.ts";
+import type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "./_types.ts";
 
-const CHILD = new URL("./children/sweep.ts", import.meta.url);
+export type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "./_types.ts";
 
-/** Options of {@linkcode syscallSweep}. */
-export interface SyscallSweepOptions {
-  /** The target specifier. */
-  target: string;
-  /** The leg (default: `default`). */
-  leg?: LegName;
-  /** The seed of the message texts. */
-  seed: number;
-  /** The longest program (default 2). */
-  maxLength?: number;
-  /** Only these programs (operations joined by `+`), instead of every sequence. */
-  programs?: readonly string[];
-  /** Only this call (1-based, counted over the whole run), for a replay. */
-  call?: number;
-  /** Real SIGKILL children per program, as a cross-check of the derived states (default 1). */
-  kills?: number;
-  /** Shrink a failure (default true). */
-  shrink?: boolean;
-  /** Progress lines (default `console.log`). */
-  log?: (line: string) => void;
-}
-
-/** One failing state of the syscall sweep. */
-export interface SyscallFailure {
-  /** The program, operations joined by `+`. */
-  program: string;
-  /** The crash: SIGKILL before this recorded call (1-based over the run). */
-  call: number;
-  /** The operation the call belongs to (its index), or the close after the last. */
-  operation: number;
-  /** What failed. */
+/** What one state's check found (shared by every state recovered to the same files). */
+interface StateVerdict {
   problems: string[];
-  /** The command that replays it. */
-  replay: string;
+  match?: "without" | "with" | "unchanged";
 }
 
-/** The report of {@linkcode syscallSweep}. */
-export interface SyscallSweepReport {
-  /** Programs recorded. */
-  programs: number;
-  /** Derived SIGKILL states checked. */
-  states: number;
-  /** States the oracle ran on (the others recovered identically to one of these). */
-  judged: number;
-  /** Real SIGKILL children run as a cross-check, and how many disagreed or failed. */
-  children: { run: number; failed: number };
-  /** Seconds spent checking derived states (recording excluded), and the rate. */
-  seconds: number;
-  /** States per second of checking. */
-  statesPerSecond: number;
-  /** Failing states (the shrunk one first when shrinking found one). */
-  failures: SyscallFailure[];
-  /** Whether every state passed. */
-  ok: boolean;
-}
-
+/** Everything one sweep shares. */
 interface Setting {
-  options: SyscallSweepOptions;
-  library: string;
+  options: CallSweepOptions;
+  mode: "crash" | "power-loss";
+  children: CallChildren;
+  methods: string[];
   root: string;
   template: string;
-  templateFiles: FileSet;
-  openStore: (path: string) => Promise<SweepStore>;
-  references: Map<string, Promise<Reference>>;
-  /** The journal mode of every state, observed before recovery (judged by `legVerdict`). */
+  refs: References;
+  cache: RecoveredStates<StateVerdict>;
+  resume: ResumeContext;
+  /** The journal mode of the states, observed before recovery (judged by `legVerdict`). */
   observations: JournalObservation[];
+  clauses: Record<string, ClauseTally>;
+  counts: { states: number; seconds: number; children: number; childFailures: number };
+  torn: { states: number; tearable: number; instants: number };
+  resumes: { run: number; failed: number; candidates: number };
 }
 
-async function child(
-  s: Setting,
-  args: string[],
-  env: Record<string, string>,
-): Promise<Deno.CommandOutput> {
-  const leg = s.options.leg ?? "default";
-  const base: Record<string, string> = { ...Deno.env.toObject(), NO_COLOR: "1", ...env };
-  if (leg !== "default") base.SESSION_DB_JOURNAL_MODE = leg;
-  else delete base.SESSION_DB_JOURNAL_MODE;
-  return await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-lock",
-      "-A",
-      "--unstable-kv",
-      CHILD.href,
-      args[0]!,
-      s.options.target,
-      ...args.slice(1),
-    ],
-    env: base,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+function tally(s: Setting, clause: string): ClauseTally {
+  return s.clauses[clause] ??= { programs: 0, states: 0, torn: 0, resumes: 0, failures: 0 };
 }
 
-function tail(output: Deno.CommandOutput): string {
-  return new TextDecoder().decode(output.stderr).trim().split("\n").slice(-4).join(" | ");
+/** The clause a state belongs to: its interrupted operation's (the last one's, in close). */
+function clauseOf(program: readonly ProgramOp[], interrupted: number): string {
+  return CLAUSES[program[Math.min(interrupted, program.length - 1)]!];
 }
 
-/** Runs `program` on a fresh copy of the template under the recorder (crash at `crashAt`). */
-async function record(
-  s: Setting,
-  program: readonly ProgramOp[],
-  dir: string,
-  crashAt?: number,
-): Promise<{ output: Deno.CommandOutput; log: string; marks: string; db: string }> {
-  Deno.mkdirSync(join(dir, "db"), { recursive: true });
-  writeImage(s.templateFiles, join(dir, "db"));
-  const db = join(dir, "db", "store.db");
-  const marks = join(dir, "marks.jsonl");
-  const log = join(dir, "fs.log");
-  for (const path of [marks, log]) {
-    try {
-      Deno.removeSync(path);
-    } catch { /* absent */ }
-  }
-  const env = recorderEnv({
-    library: s.library,
-    watched: join(dir, "db"),
-    log,
-    data: crashAt === undefined,
-    mark: marks,
-    ignore: [dir, denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
-    ...(crashAt !== undefined ? { crashAt } : {}),
-  });
-  const output = await child(s, [
-    "run",
-    db,
-    marks,
-    marks,
-    String(s.options.seed),
-    program.join("+"),
-  ], env);
-  return { output, log, marks, db };
+function replay(s: Setting, program: string, call: number): string {
+  const o = s.options;
+  return [
+    "deno task sweep --syscalls",
+    ...(s.mode === "power-loss" ? ["--power-loss"] : []),
+    ...(o.target !== REFERENCE_TARGET ? ["--target", o.target] : []),
+    "--legs",
+    o.leg ?? "default",
+    "--seed",
+    String(o.seed),
+    ...(s.mode === "power-loss" && o.subsets !== undefined ? ["--subsets", String(o.subsets)] : []),
+    ...(s.mode === "power-loss" && o.profile ? ["--profile", o.profile] : []),
+    "--program",
+    program,
+    "--call",
+    String(call),
+  ].join(" ");
 }
 
-/** The acknowledgements among mark lines (intents have no `result`). */
-function acksOf(lines: readonly string[]): Ack[] {
-  const acks: Ack[] = [];
-  for (const line of lines) {
-    let entry: Ack;
-    try {
-      entry = JSON.parse(line);
-    } catch {
-      break; // a torn last line was never acknowledged
-    }
-    if ("result" in entry) acks.push(entry);
-  }
-  return acks;
-}
-
-function reference(s: Setting, program: readonly ProgramOp[]): Promise<Reference> {
-  const key = program.join("+");
-  let ref = s.references.get(key);
-  if (!ref) {
-    ref = referenceRun(s.openStore, s.options.seed, program, s.template, s.root);
-    s.references.set(key, ref);
-  }
-  return ref;
-}
-
-/** Checks one state's files; returns its problems (`[]` when it passed). */
+/** Checks one state's files with the oracle; the problems and how it matched. */
 async function judge(
   s: Setting,
   program: readonly ProgramOp[],
   dir: string,
   acks: readonly Ack[],
-): Promise<string[]> {
+): Promise<StateVerdict> {
   const problems: string[] = [];
   const interrupted = acks.length;
   // A crash after the last acknowledgement (in close) must leave the final state: the
   // oracle sees it as a repeat of the last operation that changes nothing.
   const tailEnd = interrupted >= program.length;
   const checked = tailEnd ? [...program, program.at(-1)!] : [...program];
-  await checkRecovered({
-    openStore: s.openStore,
+  const verdict = await checkRecovered({
+    openStore: s.refs.openStore,
     state: { id: "", kind: "sequence", point: "syscall:k", k: 0, program: checked },
     interrupted,
     acks,
     db: join(dir, "store.db"),
     reference: async () => {
-      const ref = await reference(s, program);
+      const ref = await reference(s.refs, program, s.template);
       return tailEnd
         ? { snaps: [...ref.snaps, ref.snaps.at(-1)!], results: [...ref.results, undefined] }
         : ref;
     },
     fail: (clause, text) => problems.push(`${clause}: ${text}`),
   });
-  return problems;
+  return { problems, ...(verdict.match ? { match: verdict.match } : {}) };
 }
 
-function replay(s: Setting, program: string, call: number): string {
-  const leg = s.options.leg ?? "default";
-  return `deno task sweep --syscalls --target ${s.options.target} --legs ${leg} --seed ${s.options.seed} --program ${program} --call ${call}`;
+/** The states of a recording, in the sweep's mode; power-loss counts go to `stats`. */
+function statesOf(
+  s: Setting,
+  recording: Recording,
+  stats: PowerLossStats,
+): Iterable<CrashState & { k?: number }> {
+  const log = readLog(recording.log);
+  if (s.mode === "crash") return killStates(log, s.children.templateFiles);
+  return powerLossStates(log, {
+    profile: s.options.profile ?? "posix",
+    baseline: s.children.templateFiles,
+    samples: s.options.subsets ?? 12,
+    seed: s.options.seed,
+    stats,
+    ...(s.options.instants !== undefined ? { lastInstants: s.options.instants } : {}),
+  });
 }
 
-/** Records a program and checks every derived state; the failures, in call order. */
-async function sweepProgram(
+/** A copy of a state's files (they are made lazily, from a model that moves on). */
+function copied(files: FileSet): FileSet {
+  return new Map([...files].map(([name, bytes]) => [name, bytes.slice()]));
+}
+
+/** Checks every state of one recorded program; its failures and resume candidates. */
+async function checkProgram(
   s: Setting,
   program: readonly ProgramOp[],
-  cache: RecoveredStates<string[]>,
-  counts: { states: number; seconds: number; children: number; childFailures: number },
-): Promise<SyscallFailure[]> {
+  recording: Recording,
+): Promise<{ failures: CallFailure[]; candidates: ResumeCandidate[]; last: number }> {
   const name = program.join("+");
-  const dir = Deno.makeTempDirSync({ dir: s.root, prefix: "program-" });
-  const run = await record(s, program, dir);
-  if (!run.output.success) {
-    return [{
-      program: name,
-      call: 0,
-      operation: -1,
-      problems: [`the uncrashed run failed: ${tail(run.output)}`],
-      replay: replay(s, name, 0),
-    }];
-  }
-  const log = readLog(run.log);
-  const unfit = logProblems(log);
-  if (unfit.length) {
-    return [{ program: name, call: 0, operation: -1, problems: unfit, replay: replay(s, name, 0) }];
-  }
-  const failures: SyscallFailure[] = [];
+  const failures: CallFailure[] = [];
+  const candidates: ResumeCandidate[] = [];
+  const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
+  const seen = new Set<StateVerdict>();
   const started = performance.now();
-  let last = 0;
-  for (const state of killStates(log, s.templateFiles)) {
-    last = state.k;
-    if (s.options.call !== undefined && state.k !== s.options.call) continue;
+  let n = 0;
+  for (const state of statesOf(s, recording, stats)) {
+    const number = state.k ?? ++n;
+    n = number;
+    if (s.options.call !== undefined && number !== s.options.call) continue;
     const acks = acksOf(state.acks);
-    const context = JSON.stringify(acks);
-    counts.states++;
-    s.observations.push(
-      journalModeOf(
+    const clause = tally(s, clauseOf(program, acks.length));
+    s.counts.states++;
+    clause.states++;
+    if (state.torn) clause.torn++;
+    if (s.mode === "crash") {
+      s.observations.push(journalModeOf(
         state.files.get("store.db"),
         state.files.get("store.db-journal"),
-        `${name}: before call ${state.k}`,
-      ),
-    );
-    const problems = await cache.check(
-      state,
-      `${name}\0${context}`,
-      (scratch) => judge(s, program, scratch, acks),
-    );
-    if (problems.length) {
+        `${name}: before call ${number}`,
+      ));
+    }
+    let raw: FileSet | undefined;
+    const verdict = await s.cache.check(state, `${name}\0${JSON.stringify(acks)}`, (dir) => {
+      raw = copied(state.files);
+      return judge(s, program, dir, acks);
+    });
+    if (verdict.problems.length) {
+      clause.failures++;
       failures.push({
         program: name,
-        call: state.k,
+        call: number,
         operation: acks.length,
-        problems,
-        replay: replay(s, name, state.k),
+        clause: clauseOf(program, acks.length),
+        state: state.label,
+        problems: verdict.problems,
+        replay: replay(s, name, number),
+      });
+    } else if (raw && !seen.has(verdict)) {
+      seen.add(verdict);
+      const interrupted = acks.length;
+      const tailEnd = interrupted >= program.length;
+      candidates.push({
+        program,
+        op: program[Math.min(interrupted, program.length - 1)]!,
+        from: tailEnd || verdict.match === "with"
+          ? Math.min(interrupted + 1, program.length)
+          : interrupted,
+        files: raw,
+        call: number,
+        label: state.label,
+        landed: verdict.match === "with" && !tailEnd,
       });
     }
   }
-  counts.seconds += (performance.now() - started) / 1000;
-  // The cross-check: real children killed before sampled calls, judged the same way.
+  s.counts.seconds += (performance.now() - started) / 1000;
+  s.torn.states += stats.torn;
+  s.torn.tearable += stats.tearable;
+  s.torn.instants += stats.instants;
+  if (s.mode === "power-loss" && stats.tearable > 0 && stats.torn === 0) {
+    failures.push({
+      program: name,
+      call: 0,
+      operation: -1,
+      clause: "torn writes",
+      state: "every instant",
+      problems: [
+        `torn writes: ${stats.tearable} instants had an unsynced write but no torn state was made (the enumeration failed)`,
+      ],
+      replay: replay(s, name, 1),
+    });
+  }
+  return { failures, candidates, last: n };
+}
+
+/** The crash mode's cross-check: real children SIGKILLed before sampled calls, judged alike. */
+async function crossCheck(
+  s: Setting,
+  program: readonly ProgramOp[],
+  dir: string,
+  last: number,
+): Promise<CallFailure[]> {
+  const name = program.join("+");
+  const failures: CallFailure[] = [];
   const kills = s.options.call !== undefined ? 1 : s.options.kills ?? 1;
   for (let j = 0; j < kills && last > 1; j++) {
     const k = s.options.call ?? 1 + Math.floor(((j + 0.5) * (last - 1)) / kills);
     const killDir = join(dir, `kill-${k}`);
-    const killed = await record(s, program, killDir, k);
-    counts.children++;
+    const killed = await record(s.children, program, killDir, k);
+    s.counts.children++;
     const recorded = readLog(killed.log).records.filter((r) => r.counted).length;
-    const acks = acksOf(readMarks(killed.marks));
+    const acks = acksOf(readLines(killed.marks));
     let problems: string[];
-    if (killed.output.signal !== "SIGKILL") {
+    if (killed.run.status.signal !== "SIGKILL") {
       problems = [
         `child: expected SIGKILL before call ${k}, it ended with ${
-          killed.output.signal ?? `exit ${killed.output.code}`
-        }: ${tail(killed.output)}`,
+          killed.run.status.signal ?? `exit ${killed.run.status.code}`
+        }: ${killed.run.stderr}`,
       ];
     } else if (recorded !== k - 1) {
       problems = [`child: killed before call ${k} but ${recorded} calls were recorded`];
     } else {
       const db = join(killDir, "db", "store.db");
       s.observations.push(observeJournalMode(db, `${name}: a child killed before call ${k}`));
-      problems = await judge(s, program, join(killDir, "db"), acks);
+      problems = (await judge(s, program, join(killDir, "db"), acks)).problems;
     }
     if (problems.length) {
-      counts.childFailures++;
+      s.counts.childFailures++;
+      tally(s, clauseOf(program, acks.length)).failures++;
       failures.push({
         program: name,
         call: k,
         operation: acks.length,
+        clause: clauseOf(program, acks.length),
+        state: `a real child SIGKILLed before call ${k}`,
         problems: problems.map((p) => `real SIGKILL child: ${p}`),
         replay: replay(s, name, k),
       });
     }
   }
-  if (!failures.length) Deno.removeSync(dir, { recursive: true });
   return failures;
 }
 
-function readMarks(path: string): string[] {
-  try {
-    return Deno.readTextFileSync(path).split("\n").slice(0, -1);
-  } catch {
-    return [];
+/** Records, checks and continues one program; its failures (kept folder when any). */
+async function sweepProgram(
+  s: Setting,
+  program: readonly ProgramOp[],
+  recorded?: Promise<Recording>,
+): Promise<{ failures: CallFailure[]; candidates: ResumeCandidate[] }> {
+  const name = program.join("+");
+  const dir = recorded ? undefined : Deno.makeTempDirSync({ dir: s.root, prefix: "program-" });
+  const recording = await (recorded ?? record(s.children, program, dir!));
+  const fail = (problems: string[]): CallFailure[] => [{
+    program: name,
+    call: 0,
+    operation: -1,
+    clause: clauseOf(program, 0),
+    state: "the uncrashed run",
+    problems,
+    replay: replay(s, name, 0),
+  }];
+  if (!recording.run.status.success) {
+    return {
+      failures: fail([`the uncrashed run failed: ${recording.run.stderr}`]),
+      candidates: [],
+    };
   }
+  const unfit = logProblems(readLog(recording.log));
+  if (unfit.length) return { failures: fail(unfit), candidates: [] };
+  const checked = await checkProgram(s, program, recording);
+  const failures = [...checked.failures];
+  if (s.mode === "crash") {
+    failures.push(...await crossCheck(s, program, recording.dir, checked.last));
+  }
+  if (!failures.length) Deno.removeSync(recording.dir, { recursive: true });
+  return { failures, candidates: checked.candidates };
 }
 
-/** The programs: every sequence up to `maxLength` of operations the store supports. */
-function programs(methods: readonly string[], maxLength: number): ProgramOp[][] {
+/** The programs: every sequence up to `maxLength` of operations the store supports, in the cells asked for. */
+export function programsFor(
+  methods: readonly string[],
+  maxLength: number,
+  cells?: readonly number[],
+): ProgramOp[][] {
   const out: ProgramOp[][] = [];
   let level: (typeof SEQUENCE_OPS[number])[][] = [[]];
   for (let n = 1; n <= maxLength; n++) {
     level = level.flatMap((prefix) => SEQUENCE_OPS.map((op) => [...prefix, op]));
     for (const sequence of level) {
       const program = expandSequence(sequence);
-      if (!missingMethods(program, methods).length) out.push(program);
+      if (missingMethods(program, methods).length) continue;
+      if (cells && !program.every((op) => cells.includes(CLAUSE_CELL_OF[op]))) continue;
+      out.push(program);
     }
   }
   return out;
 }
 
-/** Shrinks a failure: the shortest program (ops dropped before the interrupted one) still failing, then its earliest failing call. */
-async function shrink(
-  s: Setting,
-  failure: SyscallFailure,
-  cache: RecoveredStates<string[]>,
-): Promise<SyscallFailure> {
-  const counts = { states: 0, seconds: 0, children: 0, childFailures: 0 };
+const CLAUSE_CELL_OF: Record<ProgramOp, number> = {
+  append: 1,
+  batch: 1,
+  claim: 2,
+  rotate: 3,
+  rewind: 4,
+  fork: 4,
+  record: 5,
+  attempt: 5,
+  deliver: 5,
+  fail: 5,
+  unknown: 5,
+  sweep: 5,
+};
+
+/** Runs `work` over `items` with `jobs` in flight; results in item order. */
+async function pool<T, R>(
+  items: readonly T[],
+  jobs: number,
+  work: (item: T, i: number) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, worker));
+  return out;
+}
+
+/** Shrinks a failure: the shortest program (operations after the interrupted one dropped, then each earlier one) still failing, then its earliest failing state. */
+async function shrink(s: Setting, failure: CallFailure): Promise<CallFailure> {
   const { call: _call, ...rest } = s.options;
   const quiet: Setting = { ...s, options: { ...rest, kills: 0 } };
-  let program = failure.program.split("+").slice(0, failure.operation + 1) as ProgramOp[];
+  const full = parseProgram(failure.program);
+  let program = full.slice(0, failure.operation + 1);
   let best = failure;
   const failing = async (candidate: ProgramOp[]) =>
-    (await sweepProgram(quiet, candidate, cache, counts))[0];
-  const first = await failing(program);
+    (await sweepProgram(quiet, candidate)).failures[0];
+  const first = program.length ? await failing(program) : undefined;
   if (first) best = first;
-  else program = failure.program.split("+") as ProgramOp[];
+  else program = full;
   for (let i = 0; i < program.length - 1;) {
     const candidate = [...program.slice(0, i), ...program.slice(i + 1)];
     const found = await failing(candidate);
@@ -371,83 +419,225 @@ async function shrink(
   return best;
 }
 
+/** The sweep's setting for a target on a leg, with its template seeded; or why not. */
+async function setting(
+  options: CallSweepOptions,
+  recorder: string,
+): Promise<Setting | { failed: string }> {
+  const root = Deno.makeTempDirSync({ prefix: "sweep-calls-" });
+  const leg = options.leg ?? "default";
+  const seeded = await seedTemplate(
+    { target: options.target, leg, seed: options.seed },
+    join(root, "template"),
+  );
+  if ("failed" in seeded) {
+    Deno.removeSync(root, { recursive: true });
+    return seeded;
+  }
+  const module = await loadTarget(options.target);
+  const storeOptions: StoreOptions = leg === "default" ? {} : { journalMode: leg };
+  const openStore = async (path: string) =>
+    await module.openStore(path, storeOptions) as SweepStore;
+  const children: CallChildren = {
+    target: options.target,
+    leg,
+    seed: options.seed,
+    recorder,
+    templateFiles: seeded.files,
+  };
+  const refs: References = { openStore, seed: options.seed, references: new Map(), dir: root };
+  const template = join(root, "template", "store.db");
+  return {
+    options,
+    mode: options.mode ?? "crash",
+    children,
+    methods: seeded.methods,
+    root,
+    template,
+    refs,
+    cache: new RecoveredStates<StateVerdict>(join(root, "scratch")),
+    resume: {
+      children,
+      methods: seeded.methods,
+      openStore,
+      reference: (program) => reference(refs, program, template),
+      dir: root,
+      expected: new Map(),
+    },
+    observations: [observeJournalMode(template, "the seeded store, at rest", true)],
+    clauses: {},
+    counts: { states: 0, seconds: 0, children: 0, childFailures: 0 },
+    torn: { states: 0, tearable: 0, instants: 0 },
+    resumes: { run: 0, failed: 0, candidates: 0 },
+  };
+}
+
+/** Continues the chosen recovered states in fresh processes; their failures. */
+async function resumeAll(
+  s: Setting,
+  candidates: readonly ResumeCandidate[][],
+): Promise<CallFailure[]> {
+  const perProgram = s.options.resumes ?? 2;
+  const chosen = candidates.flatMap((list) => chooseResumes(list, perProgram));
+  s.resumes.candidates = candidates.reduce((n, list) => n + list.length, 0);
+  const results = await pool(chosen, s.options.jobs ?? 2, (c, i) => resumeState(s.resume, c, i));
+  const failures: CallFailure[] = [];
+  for (const [i, result] of results.entries()) {
+    const c = chosen[i]!;
+    const clause = CLAUSES[c.op];
+    s.resumes.run++;
+    tally(s, clause).resumes++;
+    if (!result.problems.length) continue;
+    s.resumes.failed++;
+    tally(s, clause).failures++;
+    failures.push({
+      program: c.program.join("+"),
+      call: c.call,
+      operation: c.from,
+      clause,
+      state: `${c.label}, continued`,
+      problems: result.problems,
+      replay: replay(s, c.program.join("+"), c.call),
+      evidence: result.dir,
+    });
+  }
+  return failures;
+}
+
 /**
- * The syscall sweep: every recorded call of every program, derived from one recorded
- * run each and checked in-process, with real SIGKILL children as a sampled cross-check.
+ * The recorded-call sweep on the SQLite library this process loaded: every state of
+ * every program in the mode, checked in-process, a sample continued after recovery.
  *
- * @param options Target, leg, seed, programs, cross-check children.
- * @returns The report, or why the recorder cannot run here (a SKIP, never a pass).
+ * @param options Target, leg, mode, seed, programs, cross-check children, resumes.
+ * @returns The report, or why it cannot run here (a SKIP, never a pass).
  */
-export async function syscallSweep(
-  options: SyscallSweepOptions,
-): Promise<SyscallSweepReport | { skip: string }> {
+export async function sweepCalls(
+  options: CallSweepOptions,
+): Promise<CallSweepReport | { skip: string }> {
   const log = options.log ?? console.log;
   const built = await buildRecorder();
   if (!built.ok) return { skip: built.reason };
-  const root = Deno.makeTempDirSync({ prefix: "sweep-syscalls-" });
-  const module = await loadTarget(options.target);
+  const s = await setting(options, built.path);
+  const mode = options.mode ?? "crash";
   const leg = options.leg ?? "default";
-  const storeOptions: StoreOptions = leg === "default" ? {} : { journalMode: leg };
-  const s: Setting = {
-    options,
-    library: built.path,
-    root,
-    template: join(root, "template", "store.db"),
-    templateFiles: new Map(),
-    openStore: async (path) => await module.openStore(path, storeOptions) as SweepStore,
-    references: new Map(),
-    observations: [],
-  };
-  Deno.mkdirSync(join(root, "template"));
-  const setup = await child(s, ["setup", s.template, String(options.seed)], {});
-  if (!setup.success) throw new Error(`Cannot seed the sweep's store: ${tail(setup)}`);
-  const { methods } = JSON.parse(
-    new TextDecoder().decode(setup.stdout).trim().split("\n").at(-1)!,
-  ) as { methods: string[] };
-  s.templateFiles = readFolder(join(root, "template"));
-  s.observations.push(observeJournalMode(s.template, "the seeded store, at rest", true));
-  const chosen = options.programs?.map((p) => p.split("+") as ProgramOp[]) ??
-    programs(methods, options.maxLength ?? 2);
+  if ("failed" in s) return failedToSeed(options, mode, s.failed);
+  const chosen = options.programs?.map(parseProgram) ??
+    programsFor(s.methods, options.maxLength ?? 2, options.cells);
   log(
-    `sweep --syscalls: ${chosen.length} programs on leg ${leg}, seed ${options.seed}; target ${options.target}`,
+    `sweep --syscalls${
+      mode === "power-loss" ? " --power-loss" : ""
+    }: ${chosen.length} programs on leg ${leg}, seed ${options.seed}; target ${options.target}`,
   );
-  const cache = new RecoveredStates<string[]>(join(root, "scratch"));
-  const counts = { states: 0, seconds: 0, children: 0, childFailures: 0 };
-  const failures: SyscallFailure[] = [];
-  for (const program of chosen) {
-    const found = await sweepProgram(s, program, cache, counts);
-    for (const f of found.slice(0, 3)) {
-      log(
-        `  FAIL ${f.program} call ${f.call} (operation ${f.operation}): ${f.problems.join(" | ")}`,
-      );
+  const jobs = options.jobs ?? 2;
+  // Record ahead (children, in parallel); check in order (in-process, one scratch folder).
+  const dirs = chosen.map(() => Deno.makeTempDirSync({ dir: s.root, prefix: "program-" }));
+  const recordings = new Map<number, Promise<Recording>>();
+  let ahead = 0;
+  const recordAhead = (upTo: number) => {
+    for (; ahead < Math.min(upTo, chosen.length); ahead++) {
+      recordings.set(ahead, record(s.children, chosen[ahead]!, dirs[ahead]!));
     }
-    failures.push(...found);
+  };
+  const failures: CallFailure[] = [];
+  const candidates: ResumeCandidate[][] = [];
+  for (const [i, program] of chosen.entries()) {
+    recordAhead(i + jobs);
+    for (const op of new Set(program)) tally(s, CLAUSES[op]).programs++;
+    const found = await sweepProgram(s, program, recordings.get(i));
+    recordings.delete(i);
+    for (const f of found.failures.slice(0, 3)) {
+      log(`  FAIL ${f.program} #${f.call} (${f.state}): ${f.problems[0]}`);
+    }
+    failures.push(...found.failures);
+    candidates.push(found.candidates);
   }
+  if (options.call === undefined) failures.push(...await resumeAll(s, candidates));
   if (failures.length && (options.shrink ?? true) && options.call === undefined) {
-    const shrunk = await shrink(s, failures[0]!, cache);
+    const shrunk = await shrink(s, failures[0]!);
     failures.unshift(shrunk);
     log(
-      `  shrunk: ${shrunk.program} call ${shrunk.call}: ${
+      `  shrunk: ${shrunk.program} #${shrunk.call}: ${
         shrunk.problems[0]
       }\n  replay: ${shrunk.replay}`,
     );
   }
-  if (!failures.length) Deno.removeSync(root, { recursive: true });
-  else log(`  kept: ${root}`);
+  if (!failures.length) Deno.removeSync(s.root, { recursive: true });
+  else log(`  kept: ${s.root}`);
+  return report(s, chosen.length, failures);
+}
+
+function failedToSeed(
+  options: CallSweepOptions,
+  mode: "crash" | "power-loss",
+  reason: string,
+): CallSweepReport {
+  return {
+    ...emptyReport(options, mode),
+    failures: [{
+      program: "",
+      call: 0,
+      operation: -1,
+      clause: "open",
+      state: "the seeded store",
+      problems: [reason],
+      replay: `deno task sweep --syscalls --target ${options.target}`,
+    }],
+    ok: false,
+  };
+}
+
+function emptyReport(options: CallSweepOptions, mode: "crash" | "power-loss"): CallSweepReport {
+  return {
+    mode,
+    leg: options.leg ?? "default",
+    target: options.target,
+    seed: options.seed,
+    library: sqliteLibraryPath(),
+    sqliteVersion: sqliteVersion(),
+    onDisk: "not observed",
+    programs: 0,
+    states: 0,
+    judged: 0,
+    torn: { states: 0, tearable: 0, instants: 0 },
+    resumes: { run: 0, failed: 0, candidates: 0 },
+    children: { run: 0, failed: 0 },
+    seconds: 0,
+    statesPerSecond: 0,
+    clauses: {},
+    failures: [],
+    ok: false,
+  };
+}
+
+function report(s: Setting, programs: number, failures: CallFailure[]): CallSweepReport {
+  const leg = s.options.leg ?? "default";
   // A state in another mode than the leg's voids the run's evidence: SKIP, never PASS.
   const audit = legVerdict(
     { name: leg, library: sqliteLibraryPath(), sqliteVersion: sqliteVersion() },
     s.observations,
   );
-  if (!audit.honoured) return { skip: audit.reason! };
   return {
-    programs: chosen.length,
-    states: counts.states,
-    judged: cache.judged,
-    children: { run: counts.children, failed: counts.childFailures },
-    seconds: counts.seconds,
-    statesPerSecond: counts.seconds > 0 ? counts.states / counts.seconds : 0,
+    ...emptyReport(s.options, s.mode),
+    onDisk: audit.onDisk,
+    ...(audit.honoured ? {} : { notHonoured: audit.reason! }),
+    programs,
+    states: s.counts.states,
+    judged: s.cache.judged,
+    torn: s.torn,
+    resumes: s.resumes,
+    children: { run: s.counts.children, failed: s.counts.childFailures },
+    seconds: s.counts.seconds,
+    statesPerSecond: s.counts.seconds > 0 ? s.counts.states / s.counts.seconds : 0,
+    clauses: s.clauses,
     failures,
-    ok: failures.length === 0,
+    ...(failures.length ? { dir: s.root } : {}),
+    ok: failures.length === 0 && s.counts.states > 0 && audit.honoured,
   };
 }
+
+/** The leg of a name (for callers that pass strings). */
+export type { LegName };
+/** The persistence profile (power-loss mode). */
+export type { Profile };
+/** A reference run (for the resume). */
+export type { Reference };
