@@ -216,6 +216,11 @@ export interface CallFailure {
   clause: string;
   /** How the state was made. */
   state: string;
+  /**
+   * What failed: a derived `state`, a real SIGKILL `child`, the second life of a
+   * `resume`, or the program's `run` as a whole (its uncrashed run, its log).
+   */
+  kind: "state" | "child" | "resume" | "run";
   /** What failed, one line each. */
   problems: string[];
   /** The command that replays it. */

@@ -220,6 +220,7 @@ async function checkProgram(
         operation: acks.length,
         clause: clauseOf(program, acks.length),
         state: state.label,
+        kind: "state",
         problems: verdict.problems,
         replay: replay(s, name, number),
       });
@@ -251,6 +252,7 @@ async function checkProgram(
       operation: -1,
       clause: "torn writes",
       state: "every instant",
+      kind: "run",
       problems: [
         `torn writes: ${stats.tearable} instants had an unsynced write but no torn state was made (the enumeration failed)`,
       ],
@@ -300,6 +302,7 @@ async function crossCheck(
         operation: acks.length,
         clause: clauseOf(program, acks.length),
         state: `a real child SIGKILLed before call ${k}`,
+        kind: "child",
         problems: problems.map((p) => `real SIGKILL child: ${p}`),
         replay: replay(s, name, k),
       });
@@ -323,6 +326,7 @@ async function sweepProgram(
     operation: -1,
     clause: clauseOf(program, 0),
     state: "the uncrashed run",
+    kind: "run",
     problems,
     replay: replay(s, name, 0),
   }];
@@ -496,6 +500,7 @@ async function resumeAll(
       operation: c.from,
       clause,
       state: `${c.label}, continued`,
+      kind: "resume",
       problems: result.problems,
       replay: replay(s, c.program.join("+"), c.call),
       evidence: result.dir,
@@ -552,8 +557,9 @@ export async function sweepCalls(
     candidates.push(found.candidates);
   }
   if (options.call === undefined) failures.push(...await resumeAll(s, candidates));
-  if (failures.length && (options.shrink ?? true) && options.call === undefined) {
-    const shrunk = await shrink(s, failures[0]!);
+  const shrinkable = failures.find((f) => f.kind === "state" || f.kind === "child");
+  if (shrinkable && (options.shrink ?? true) && options.call === undefined) {
+    const shrunk = await shrink(s, shrinkable);
     failures.unshift(shrunk);
     log(
       `  shrunk: ${shrunk.program} #${shrunk.call}: ${
@@ -579,6 +585,7 @@ function failedToSeed(
       operation: -1,
       clause: "open",
       state: "the seeded store",
+      kind: "run",
       problems: [reason],
       replay: `deno task sweep --syscalls --target ${options.target}`,
     }],

@@ -49,3 +49,10 @@ export type {
   SweepOptions,
   SweepReport,
 } from "./_types.ts";
+export type { Outcome, TierOutcome, TierRun } from "../result.ts";
+export type { LegName } from "../../harness/legs.ts";
+export type { Child, SpawnOptions } from "../../harness/child.ts";
+export type { Profile } from "../../recorder/crash_states.ts";
+export type { PowerLossOptions } from "../../cells/power_loss.ts";
+export type { ProgramOp } from "./_program.ts";
+export type { PlannedState } from "./_plan.ts";

@@ -13,7 +13,8 @@ import { observeJournalMode } from "../../harness/legs.ts";
 import { parseStateId } from "./_plan.ts";
 import { seedStore } from "./_program.ts";
 import { legAudit, legReport } from "./_leg_report.ts";
-import { type LegContext, runState } from "./_run_state.ts";
+import { runState } from "./_run_state.ts";
+import type { LegContext } from "./_state_child.ts";
 import { lastSyncImage } from "./_last_sync.ts";
 
 const BETWEEN = "publishCompressionChild:betweenTransactions";
@@ -155,7 +156,7 @@ Deno.test({
       seed: 8,
       root,
       template,
-      openStore: (path) => openStore(path, { journalMode: "delete" }),
+      openStore: (path: string) => openStore(path, { journalMode: "delete" }),
       references: new Map(),
       keepEvidence: false,
     };
