@@ -73,7 +73,7 @@ export interface CellKnobs {
   profile?: Profile;
   /** Random states per instant (default 12; quick: 4). */
   subsets?: number;
-  /** Only the last N sync points of each run (default all). */
+  /** Only the last N sync points of each run (default all; quick: 24). */
   instants?: number;
   /** Recovered states continued per run (default 3; quick: 1). */
   resumes?: number;
@@ -210,7 +210,8 @@ async function cellsShare(r: LibraryRequest, log: (line: string) => void): Promi
             subsets: k.subsets ?? (r.quick ? 4 : 12),
             resumes: k.resumes ?? (r.quick ? 1 : 3),
             ...(k.profile ? { profile: k.profile } : {}),
-            ...(k.instants !== undefined ? { instants: k.instants } : {}),
+            // Quick: the last sync points of each run (where the kill's state is decided).
+            ...(k.instants !== undefined || r.quick ? { instants: k.instants ?? 24 } : {}),
             ...(k.env ? { env: k.env } : {}),
           }),
         ));
