@@ -57,7 +57,7 @@ export interface CallKnobs {
   call?: number;
   /** Crash mode: real SIGKILL children per program (default 1). */
   kills?: number;
-  /** Recovered states continued per program (default 2; quick: 1). */
+  /** Recovered states continued per program (default 1). */
   resumes?: number;
   /** Power loss: the persistence profile (default posix). */
   profile?: Profile;
@@ -170,7 +170,7 @@ async function callsShare(r: LibraryRequest, log: (line: string) => void): Promi
       mode: r.tier === "syscalls-power-loss" ? "power-loss" : "crash",
       log,
       maxLength: k.maxLength ?? (r.quick ? 1 : 2),
-      resumes: k.resumes ?? (r.quick ? 1 : 2),
+      resumes: k.resumes ?? 1,
       ...(r.quick || k.subsets !== undefined ? { subsets: k.subsets ?? 4 } : {}),
       ...(r.jobs !== undefined ? { jobs: r.jobs } : {}),
       ...(r.cells ? { cells: r.cells } : {}),

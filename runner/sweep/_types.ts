@@ -194,7 +194,7 @@ export interface CallSweepOptions {
   subsets?: number;
   /** Power-loss mode: only the last N instants of each program (default all). */
   instants?: number;
-  /** Recovered states continued by a fresh process, per program (default 2). */
+  /** Recovered states continued by a fresh process, per program (default 1). */
   resumes?: number;
   /** Shrink a failure (default true). */
   shrink?: boolean;

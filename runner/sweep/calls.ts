@@ -481,7 +481,7 @@ async function resumeAll(
   s: Setting,
   candidates: readonly ResumeCandidate[][],
 ): Promise<CallFailure[]> {
-  const perProgram = s.options.resumes ?? 2;
+  const perProgram = s.options.resumes ?? 1;
   const chosen = candidates.flatMap((list) => chooseResumes(list, perProgram));
   s.resumes.candidates = candidates.reduce((n, list) => n + list.length, 0);
   const results = await pool(chosen, s.options.jobs ?? 2, (c, i) => resumeState(s.resume, c, i));
@@ -560,6 +560,8 @@ export async function sweepCalls(
   const shrinkable = failures.find((f) => f.kind === "state" || f.kind === "child");
   if (shrinkable && (options.shrink ?? true) && options.call === undefined) {
     const shrunk = await shrink(s, shrinkable);
+    const same = failures.findIndex((f) => f.program === shrunk.program && f.call === shrunk.call);
+    if (same !== -1) failures.splice(same, 1);
     failures.unshift(shrunk);
     log(
       `  shrunk: ${shrunk.program} #${shrunk.call}: ${

@@ -88,9 +88,9 @@ export function failureLines(r: Outcome): string[] {
   return [
     `${r.status} ${r.clause} · ${r.leg} · ${r.library}:`,
     ...checks.flatMap((c) => c.split("\n")).map((c) => `  ${c}`),
-    ...(r.diagnoses ?? []).flatMap((
-      d,
-    ) => [`  cause (${d.pattern}): ${d.cause}`, `  fix: ${d.fix}`]),
+    // A pattern the check itself already names is not repeated.
+    ...(r.diagnoses ?? []).filter((d) => !checks.some((c) => c.includes(`(${d.pattern})`)))
+      .flatMap((d) => [`  cause (${d.pattern}): ${d.cause}`, `  fix: ${d.fix}`]),
     ...(r.replay ? [`  replay: ${r.replay}`] : []),
     ...(r.evidence ? [`  evidence: ${r.evidence}`] : []),
   ];

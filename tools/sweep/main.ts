@@ -88,7 +88,7 @@ fresh process and judged again. A failing state keeps its files with its replay 
       name: "--resumes",
       value: "N",
       help: "--syscalls: recovered states per program continued by a fresh process",
-      default: "2 (--quick: 1)",
+      default: "1",
     },
     {
       name: "--profile",
