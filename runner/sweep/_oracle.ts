@@ -187,21 +187,7 @@ export async function checkRecovered(input: OracleInput): Promise<Verdict> {
     if (op === "rotate" && verdict.match === "with") {
       // Last: the probe writes. A rotated parent must refuse appends with the typed error.
       const rotated = withOp.sessions.find((s) => s.id === ref.results[interrupted])?.parent;
-      const store = await input.openStore(checkedDb);
-      try {
-        await store.appendMessage(rotated!, { role: "user", content: "after rotation" });
-        fail("rotation atomicity", `an append to the rotated parent ${rotated} was accepted`);
-      } catch (error) {
-        const name = error instanceof Error ? error.name : String(error);
-        if (name !== "CompressionSessionClosedError") {
-          fail(
-            "rotation atomicity",
-            `an append to the rotated parent ${rotated} failed with ${name}, not CompressionSessionClosedError`,
-          );
-        }
-      } finally {
-        await store.close();
-      }
+      await probeRotatedParent(input.openStore, checkedDb, rotated!, fail);
     }
   } catch (error) {
     fail(
@@ -214,6 +200,31 @@ export async function checkRecovered(input: OracleInput): Promise<Verdict> {
   return verdict;
 }
 
+/** An append to a rotated parent must be refused with `CompressionSessionClosedError`. */
+async function probeRotatedParent(
+  openStore: (path: string) => Promise<SweepStore>,
+  db: string,
+  rotated: string,
+  fail: (clause: string, text: string) => void,
+): Promise<void> {
+  const store = await openStore(db);
+  try {
+    await store.appendMessage(rotated, { role: "user", content: "after rotation" });
+    fail("rotation atomicity", `an append to the rotated parent ${rotated} was accepted`);
+  } catch (error) {
+    const name = error instanceof Error ? error.name : String(error);
+    if (name !== "CompressionSessionClosedError") {
+      fail(
+        "rotation atomicity",
+        `an append to the rotated parent ${rotated} failed with ${name}, not CompressionSessionClosedError`,
+      );
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Opens the store on `db` once: its state through its own interface, and its invariants. */
 export async function recover(
   openStore: (path: string) => Promise<SweepStore>,
   db: string,

@@ -297,23 +297,8 @@ export class ProgramRunner {
         ]);
         return ids.length;
       }
-      case "rotate": {
-        const parentId = this.#current;
-        const childId = `rot-${i}`;
-        if (!await store.tryAcquireCompressionLock!(parentId, this.#holder, 60_000)) {
-          throw new Error(`sweep: could not take the compression lock of ${parentId}`);
-        }
-        // The continuation carries three user turns, so rewinds after it still work.
-        const messages: CellMessage[] = [{ role: "system", content: text(seed, `sum${i}`) }];
-        for (let t = 0; t < 3; t++) {
-          messages.push({ role: "user", content: text(seed, `c${i}u${t}`) });
-          if (t < 2) messages.push({ role: "assistant", content: text(seed, `c${i}a${t}`) });
-        }
-        await store.publishCompressionChild!({ parentId, childId, holder: this.#holder, messages });
-        await store.releaseCompressionLock!(parentId, this.#holder);
-        this.#current = childId;
-        return childId;
-      }
+      case "rotate":
+        return await this.#rotate(i);
       case "rewind": {
         const active = await store.getMessages(this.#current);
         const target = active.findLast((m) => m.role === "user");
@@ -332,11 +317,52 @@ export class ProgramRunner {
       }
       case "claim":
         return await store.claimHandoff!(`h${this.#claims++}`);
+      case "record":
+      case "attempt":
+      case "deliver":
+      case "fail":
+      case "unknown":
+        return await this.#outbox(op, i);
+      case "sweep": {
+        const taken = await store.sweepRecoverable!({ idempotentTransport: this.#sweeps++ === 0 });
+        return taken.map((t) => [t.action, t.obligation.content]).sort();
+      }
+    }
+  }
+
+  /** Takes the lock of the chain's tip, publishes its continuation, releases the lock. */
+  async #rotate(i: number): Promise<string> {
+    const store = this.#store;
+    const seed = this.#seed;
+    const parentId = this.#current;
+    const childId = `rot-${i}`;
+    if (!await store.tryAcquireCompressionLock!(parentId, this.#holder, 60_000)) {
+      throw new Error(`sweep: could not take the compression lock of ${parentId}`);
+    }
+    // The continuation carries three user turns, so rewinds after it still work.
+    const messages: CellMessage[] = [{ role: "system", content: text(seed, `sum${i}`) }];
+    for (let t = 0; t < 3; t++) {
+      messages.push({ role: "user", content: text(seed, `c${i}u${t}`) });
+      if (t < 2) messages.push({ role: "assistant", content: text(seed, `c${i}a${t}`) });
+    }
+    await store.publishCompressionChild!({ parentId, childId, holder: this.#holder, messages });
+    await store.releaseCompressionLock!(parentId, this.#holder);
+    this.#current = childId;
+    return childId;
+  }
+
+  /** One step of the sender protocol on this program's own obligations. */
+  async #outbox(
+    op: "record" | "attempt" | "deliver" | "fail" | "unknown",
+    i: number,
+  ): Promise<unknown> {
+    const store = this.#store;
+    switch (op) {
       case "record": {
         const o = await store.recordObligation!({
           sessionId: "main",
           messageRef: `ref-${i}`,
-          content: text(seed, `o${i}`),
+          content: text(this.#seed, `o${i}`),
         });
         this.#own.push({ id: o.obligationId, fence: o.deliveryFence, state: "pending" });
         return [o.content, o.state, o.deliveryFence];
@@ -362,10 +388,6 @@ export class ProgramRunner {
         const o = this.#find("attempting", "last");
         o.state = "done";
         return await store.markUnknown!(o.id, o.fence, "sweep: the send timed out");
-      }
-      case "sweep": {
-        const taken = await store.sweepRecoverable!({ idempotentTransport: this.#sweeps++ === 0 });
-        return taken.map((t) => [t.action, t.obligation.content]).sort();
       }
     }
   }

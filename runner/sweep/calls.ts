@@ -35,19 +35,11 @@ import {
   killStates,
   powerLossStates,
   type PowerLossStats,
-  type Profile,
 } from "../../recorder/crash_states.ts";
 import type { FileSet } from "../../recorder/image.ts";
 import { logProblems, readLog } from "../../recorder/log.ts";
 import { RecoveredStates } from "../../recorder/recovered.ts";
-import {
-  journalModeOf,
-  type JournalObservation,
-  type LegName,
-  legVerdict,
-  observeJournalMode,
-} from "../../harness/legs.ts";
-import { sqliteLibraryPath, sqliteVersion } from "../../session_db/sqlite/database.ts";
+import { journalModeOf, type JournalObservation, observeJournalMode } from "../../harness/legs.ts";
 import { loadTarget, type StoreOptions } from "../../cells/target.ts";
 import {
   acksOf,
@@ -57,20 +49,16 @@ import {
   type Recording,
   seedTemplate,
 } from "./_calls_record.ts";
-import { type Ack, checkRecovered, CLAUSES, type Reference } from "./_oracle.ts";
-import {
-  expandSequence,
-  missingMethods,
-  parseProgram,
-  type ProgramOp,
-  SEQUENCE_OPS,
-  type SweepStore,
-} from "./_program.ts";
+import { type Ack, checkRecovered, CLAUSES } from "./_oracle.ts";
+import { parseProgram, type ProgramOp, type SweepStore } from "./_program.ts";
+import { failedToSeed, finalReport } from "./_calls_report.ts";
+import { pool, programsFor } from "./_calls_plan.ts";
 import { chooseResumes, type ResumeCandidate, type ResumeContext, resumeState } from "./_resume.ts";
 import { reference, REFERENCE_TARGET, type References } from "./_state_child.ts";
 import type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "./_types.ts";
 
 export type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "./_types.ts";
+export { programsFor } from "./_calls_plan.ts";
 
 /** What one state's check found (shared by every state recovered to the same files). */
 interface StateVerdict {
@@ -347,59 +335,6 @@ async function sweepProgram(
   return { failures, candidates: checked.candidates };
 }
 
-/** The programs: every sequence up to `maxLength` of operations the store supports, in the cells asked for. */
-export function programsFor(
-  methods: readonly string[],
-  maxLength: number,
-  cells?: readonly number[],
-): ProgramOp[][] {
-  const out: ProgramOp[][] = [];
-  let level: (typeof SEQUENCE_OPS[number])[][] = [[]];
-  for (let n = 1; n <= maxLength; n++) {
-    level = level.flatMap((prefix) => SEQUENCE_OPS.map((op) => [...prefix, op]));
-    for (const sequence of level) {
-      const program = expandSequence(sequence);
-      if (missingMethods(program, methods).length) continue;
-      if (cells && !program.every((op) => cells.includes(CLAUSE_CELL_OF[op]))) continue;
-      out.push(program);
-    }
-  }
-  return out;
-}
-
-const CLAUSE_CELL_OF: Record<ProgramOp, number> = {
-  append: 1,
-  batch: 1,
-  claim: 2,
-  rotate: 3,
-  rewind: 4,
-  fork: 4,
-  record: 5,
-  attempt: 5,
-  deliver: 5,
-  fail: 5,
-  unknown: 5,
-  sweep: 5,
-};
-
-/** Runs `work` over `items` with `jobs` in flight; results in item order. */
-async function pool<T, R>(
-  items: readonly T[],
-  jobs: number,
-  work: (item: T, i: number) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, worker));
-  return out;
-}
-
 /** Shrinks a failure: the shortest program (operations after the interrupted one dropped, then each earlier one) still failing, then its earliest failing state. */
 async function shrink(s: Setting, failure: CallFailure): Promise<CallFailure> {
   const { call: _call, ...rest } = s.options;
@@ -571,82 +506,5 @@ export async function sweepCalls(
   }
   if (!failures.length) Deno.removeSync(s.root, { recursive: true });
   else log(`  kept: ${s.root}`);
-  return report(s, chosen.length, failures);
+  return finalReport({ ...s, judged: s.cache.judged }, chosen.length, failures);
 }
-
-function failedToSeed(
-  options: CallSweepOptions,
-  mode: "crash" | "power-loss",
-  reason: string,
-): CallSweepReport {
-  return {
-    ...emptyReport(options, mode),
-    failures: [{
-      program: "",
-      call: 0,
-      operation: -1,
-      clause: "open",
-      state: "the seeded store",
-      kind: "run",
-      problems: [reason],
-      replay: `deno task sweep --syscalls --target ${options.target}`,
-    }],
-    ok: false,
-  };
-}
-
-function emptyReport(options: CallSweepOptions, mode: "crash" | "power-loss"): CallSweepReport {
-  return {
-    mode,
-    leg: options.leg ?? "default",
-    target: options.target,
-    seed: options.seed,
-    library: sqliteLibraryPath(),
-    sqliteVersion: sqliteVersion(),
-    onDisk: "not observed",
-    programs: 0,
-    states: 0,
-    judged: 0,
-    torn: { states: 0, tearable: 0, instants: 0 },
-    resumes: { run: 0, failed: 0, candidates: 0 },
-    children: { run: 0, failed: 0 },
-    seconds: 0,
-    statesPerSecond: 0,
-    clauses: {},
-    failures: [],
-    ok: false,
-  };
-}
-
-function report(s: Setting, programs: number, failures: CallFailure[]): CallSweepReport {
-  const leg = s.options.leg ?? "default";
-  // A state in another mode than the leg's voids the run's evidence: SKIP, never PASS.
-  const audit = legVerdict(
-    { name: leg, library: sqliteLibraryPath(), sqliteVersion: sqliteVersion() },
-    s.observations,
-  );
-  return {
-    ...emptyReport(s.options, s.mode),
-    onDisk: audit.onDisk,
-    ...(audit.honoured ? {} : { notHonoured: audit.reason! }),
-    programs,
-    states: s.counts.states,
-    judged: s.cache.judged,
-    torn: s.torn,
-    resumes: s.resumes,
-    children: { run: s.counts.children, failed: s.counts.childFailures },
-    seconds: s.counts.seconds,
-    statesPerSecond: s.counts.seconds > 0 ? s.counts.states / s.counts.seconds : 0,
-    clauses: s.clauses,
-    failures,
-    ...(failures.length ? { dir: s.root } : {}),
-    ok: failures.length === 0 && s.counts.states > 0 && audit.honoured,
-  };
-}
-
-/** The leg of a name (for callers that pass strings). */
-export type { LegName };
-/** The persistence profile (power-loss mode). */
-export type { Profile };
-/** A reference run (for the resume). */
-export type { Reference };
