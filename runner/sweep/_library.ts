@@ -1,5 +1,6 @@
-// One library's share of a tier, in this process (the FFI binding loads one SQLite library
-// per process: `tier.ts` runs each other library in a child, `children/library.ts`): the
+// One library's share of a tier, in a process of its own (`children/library.ts`: the FFI
+// binding loads one SQLite library per process, and the cells read their settings from
+// the environment, which this sets): the
 // named-point sweep, the recorded-call sweep in one mode on each leg, or the power-loss
 // cells on each leg; each turned into typed outcomes.
 import type { LegName } from "../../harness/legs.ts";
@@ -243,7 +244,8 @@ async function cellsShare(r: LibraryRequest, log: (line: string) => void): Promi
 }
 
 /**
- * Runs one library's share of a tier in this process (whose SQLite library it must be).
+ * Runs one library's share of a tier in this process (whose SQLite library it must be, and
+ * whose environment it sets: run it in a process of its own, `children/library.ts`).
  *
  * @param request What to run.
  * @param log Progress lines.

@@ -363,7 +363,13 @@ async function setting(
   options: CallSweepOptions,
   recorder: string,
 ): Promise<Setting | { failed: string }> {
-  const root = Deno.makeTempDirSync({ prefix: "sweep-calls-" });
+  // Under the evidence folder when there is one: a failing run keeps its files there.
+  const evidence = Deno.env.get("CELLS_EVIDENCE_DIR");
+  if (evidence) Deno.mkdirSync(evidence, { recursive: true });
+  const root = Deno.makeTempDirSync({
+    prefix: "sweep-calls-",
+    ...(evidence ? { dir: evidence } : {}),
+  });
   const leg = options.leg ?? "default";
   const seeded = await seedTemplate(
     { target: options.target, leg, seed: options.seed },

@@ -11,8 +11,9 @@
  * status, failed checks, evidence folder, replay command, figures and `judged` count. A
  * clause, tier or run that judged nothing is a SKIP with why, never a PASS. A store on its
  * own SQLite (or none) runs once, labelled `own` (or `none`): the library axis is this
- * project's binding's. Each library other than this process's runs in a child process
- * (`children/library.ts`), whose result comes back through a file.
+ * project's binding's. Each library runs in a child process of its own
+ * (`children/library.ts`: the FFI binding loads one library per process, and the cells'
+ * settings are environment variables), whose result comes back through a file.
  *
  * @example
  * ```ts ignore
@@ -33,7 +34,6 @@
 import { join } from "node:path";
 import type { LegName } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
-import { sqliteLibraryPath } from "../../session_db/sqlite/database.ts";
 import { targetSpecifier } from "../../cells/target.ts";
 import type { Outcome, TierName, TierOutcome } from "../result.ts";
 import { seedTemplate } from "./_calls_record.ts";
@@ -43,7 +43,6 @@ import {
   type LibraryRequest,
   type LibraryResult,
   type PointKnobs,
-  runLibrary,
 } from "./_library.ts";
 
 export type { CallKnobs, CellKnobs, LibraryResult, PointKnobs } from "./_library.ts";
@@ -120,14 +119,6 @@ async function probeStore(target: string, library: string, seed: number): Promis
   }
 }
 
-function sameLibrary(path: string): boolean {
-  try {
-    return Deno.realPathSync(path) === Deno.realPathSync(sqliteLibraryPath());
-  } catch {
-    return false;
-  }
-}
-
 /** Runs one library's share in a child with that library; its progress lines go to `log`. */
 async function libraryChild(
   request: LibraryRequest,
@@ -138,7 +129,12 @@ async function libraryChild(
   const requestPath = join(dir, "request.json");
   const resultPath = join(dir, "result.json");
   await Deno.writeTextFile(requestPath, JSON.stringify(request));
-  const env = { ...Deno.env.toObject(), DENO_SQLITE_PATH: path, NO_COLOR: "1" };
+  const env = {
+    ...Deno.env.toObject(),
+    DENO_SQLITE_PATH: path,
+    CELLS_EVIDENCE_DIR: request.evidenceDir,
+    NO_COLOR: "1",
+  };
   delete (env as Record<string, string | undefined>).SESSION_DB_JOURNAL_MODE;
   delete (env as Record<string, string | undefined>).SESSION_DB_CRASH_AT;
   const child = new Deno.Command(Deno.execPath(), {
@@ -210,9 +206,9 @@ async function eachLibrary(
     const share: LibraryRequest = { ...request, label: library.label, replay: replay(library) };
     log(`${tier} on ${library.label} (${library.path}): legs ${options.legs.join(", ")}`);
     try {
-      const result = sameLibrary(library.path)
-        ? await runLibrary(share, log)
-        : await libraryChild(share, library.path, log);
+      // Always a process of its own: the library, and the cells' environment
+      // (CELLS_EVIDENCE_DIR, CELLS_REPORT_DIR), are the process's, never shared with the caller.
+      const result = await libraryChild(share, library.path, log);
       outcomes.push(...result.outcomes);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
