@@ -10,21 +10,38 @@ import { basename, join } from "node:path";
 import { cpuUsage } from "node:process";
 import { countAcks } from "../harness/ack_journal.ts";
 import { classifyExit, killWhileAlive, reapAll, spawnChild } from "../harness/child.ts";
-import { type Leg, legEnv, legVerdict, observeJournalMode } from "../harness/legs.ts";
+import {
+  type Leg,
+  type LegAudit,
+  legEnv,
+  legVerdict,
+  observeJournalMode,
+} from "../harness/legs.ts";
 import { runSeed } from "../harness/seeded_random.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { buildRecorder } from "../recorder/build.ts";
-import { killEnd, powerLossStates, type Profile } from "../recorder/crash_states.ts";
+import {
+  type CrashState,
+  killEnd,
+  powerLossStates,
+  type PowerLossStats,
+  type Profile,
+} from "../recorder/crash_states.ts";
 import { type FileSet, readFolder, writeImage } from "../recorder/image.ts";
-import { logProblems, readLog } from "../recorder/log.ts";
+import { logProblems, readLog, type RecorderLog } from "../recorder/log.ts";
 import { denoCacheDir, recorderEnv } from "../recorder/record.ts";
 import { RecoveredStates } from "../recorder/recovered.ts";
-import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type StateJudgement, violationsOf } from "./_state_check.ts";
-import { diagnosed, type PatternId } from "./diagnoses.ts";
+import type { Diagnosis } from "./cell_report.ts";
+import {
+  type PowerLossResume,
+  type ResumeCandidate,
+  resumeStates,
+  type ResumeTally,
+} from "./_power_loss_resume.ts";
+import { diagnosis, type PatternId } from "./diagnoses.ts";
 import { powerLossPattern } from "./_power_loss_pattern.ts";
-import { CELL_METHODS, loadTarget } from "./target.ts";
 import { declaredPermissions, targetAccess } from "./target_access.ts";
 
 /**
@@ -76,6 +93,10 @@ export interface PowerLossOptions extends CellOptions {
   seed?: number;
   /** Extra environment for the writer (e.g. `SESSION_DB_SYNCHRONOUS` for the tool). */
   env?: Record<string, string>;
+  /** Recovered states continued by a fresh process per run (default 3; 0: none). */
+  resumes?: number;
+  /** Whether the torn last writes are enumerated (default true; off only to show what they catch). */
+  tornLast?: boolean;
 }
 
 /**
@@ -147,8 +168,17 @@ export interface PowerLossRun {
   seed: number;
   /** The log: records, completed syncs, crash points, bytes torn off its end. */
   log: { records: number; syncs: number; calls: number; tornBytes: number };
-  /** Seconds spent checking the states, and states per second. */
-  checking: { seconds: number; statesPerSecond: number };
+  /**
+   * The torn last writes judged, and the instants that had an unsynced write to tear
+   * (torn states are enumerated at each: none there means the enumeration failed).
+   */
+  torn: { states: number; tearable: number };
+  /** Recovered states continued by a fresh process and judged again. */
+  resumes: ResumeTally;
+  /** Known failure patterns of its losses, with cause and fix. */
+  diagnoses: Diagnosis[];
+  /** Seconds spent checking the states, states per second, CPU seconds, images recovered. */
+  checking: { seconds: number; statesPerSecond: number; cpuSeconds: number; recovered: number };
   /** Where the run's files are (failing states are kept under `states/`). */
   dir: string;
   /** The durability pattern the log shows at an acknowledgement (attached to a loss). */
@@ -345,7 +375,10 @@ function sameFiles(expected: FileSet, actual: FileSet): string | null {
 }
 
 /** Judges one state's database; `ackLines` are the acknowledgements made before its instant. */
-export type PowerLossJudge = (db: string, ackLines: readonly string[]) => Promise<StateJudgement>;
+export type PowerLossJudge<J extends StateJudgement = StateJudgement> = (
+  db: string,
+  ackLines: readonly string[],
+) => Promise<J>;
 
 /** Parses acknowledgement lines (a torn last line was never acknowledged). */
 export function parseAcks<T>(lines: readonly string[]): T[] {
@@ -360,17 +393,112 @@ export function parseAcks<T>(lines: readonly string[]): T[] {
   return out;
 }
 
-/**
- * Reads the log, derives every crash state a power loss at each sync point (and at the
- * kill) may leave under the profile, and has `judge` rule on each in-process: its
- * violations make the state inconsistent, its lost operations count against durability.
- * A log the model cannot follow (a write outside the folder, past its bound, an
- * unmodelled call) is an error, never a pass.
- */
-export async function checkStates(
+/** The verdict of each state, with the sound ones a second life may continue collected. */
+function verdicts<J extends StateJudgement>(
+  judge: PowerLossJudge<J>,
+  name: string,
+  resume: PowerLossResume<J> | undefined,
+  candidates: ResumeCandidate<J>[],
+) {
+  return (label: string, acks: readonly string[], stateFiles: () => FileSet) =>
+  async (dir: string): Promise<StateVerdict> => {
+    try {
+      const judged = await judge(join(dir, name), acks);
+      const verdict = { label, lost: judged.lost, problems: violationsOf(judged.checks) };
+      if (resume && verdict.lost === 0 && verdict.problems.length === 0) {
+        // A sound recovered state a second life may continue (its files as the crash left them).
+        candidates.push({
+          label,
+          files: new Map([...stateFiles()].map(([n, bytes]) => [n, bytes.slice()])),
+          acks,
+          judged,
+          landed: resume.landed(judged, acks),
+        });
+      }
+      return verdict;
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return { label, lost: acks.length, problems: [`recovery failed: ${why}`] };
+    }
+  };
+}
+
+/** A run before its states are judged: the log's figures, the leg's audit, what the SIGKILL lost. */
+function newRun(
   options: PowerLossRunOptions,
   files: RunFiles,
-  judge: PowerLossJudge,
+  log: RecorderLog,
+  facts: { seed: number; fullLost: number; fidelity: string | null | undefined; audit: LegAudit },
+): PowerLossRun {
+  return {
+    kill: options.kill,
+    profile: options.profile ?? "posix",
+    acknowledged: countAcks(files.acks),
+    statesChecked: 0,
+    statesJudged: 0,
+    lost: 0,
+    losingStates: 0,
+    fullLost: facts.fullLost,
+    corruptStates: 0,
+    ...(facts.fidelity !== undefined ? { fidelity: facts.fidelity } : {}),
+    onDisk: facts.audit.onDisk,
+    honoured: {
+      ok: facts.audit.honoured,
+      ...(facts.audit.reason ? { reason: facts.audit.reason } : {}),
+    },
+    seed: facts.seed,
+    log: {
+      records: log.records.length,
+      syncs: log.records.filter((r) => r.kind === "sync" || r.kind === "syncAll").length,
+      calls: log.records.filter((r) => r.counted).length,
+      tornBytes: log.tornBytes,
+    },
+    torn: { states: 0, tearable: 0 },
+    resumes: { candidates: 0, run: 0, failed: 0 },
+    diagnoses: [],
+    checking: { seconds: 0, statesPerSecond: 0, cpuSeconds: 0, recovered: 0 },
+    dir: options.dir,
+  };
+}
+
+/** Counts one state's verdict into the run; keeps the first few failing states' files. */
+function tally(
+  run: PowerLossRun,
+  state: CrashState,
+  verdict: StateVerdict,
+  kept: { n: number },
+): void {
+  run.statesChecked++;
+  if (state.torn) run.torn.states++;
+  if (verdict.lost > 0) {
+    run.losingStates++;
+    run.lost = Math.max(run.lost, verdict.lost);
+    run.firstLoss ??=
+      `${state.label}: ${verdict.lost} of ${state.acks.length} acknowledged missing`;
+  }
+  if (verdict.problems.length) {
+    run.corruptStates++;
+    run.firstProblem ??= `${state.label}: ${verdict.problems[0]}`;
+  }
+  // Keep the first few failing states as evidence (the files before recovery).
+  if ((verdict.lost > 0 || verdict.problems.length) && kept.n < 3) {
+    writeImage(state.files, join(run.dir, "states", String(kept.n++)));
+  }
+}
+
+/**
+ * Reads the log, derives every crash state a power loss at each sync point (and at the
+ * kill) may leave under the profile (the torn last writes enumerated), and has `judge`
+ * rule on each in-process: its violations make the state inconsistent, its lost
+ * operations count against durability. Then a sample of the sound recovered states is
+ * continued by a fresh process (`resume`). A log the model cannot follow (a write
+ * outside the folder, past its bound, an unmodelled call) is an error, never a pass.
+ */
+export async function checkStates<J extends StateJudgement>(
+  options: PowerLossRunOptions,
+  files: RunFiles,
+  judge: PowerLossJudge<J>,
+  resume?: PowerLossResume<J>,
 ): Promise<PowerLossRun> {
   const log = readLog(files.log);
   const unfit = logProblems(log);
@@ -379,224 +507,81 @@ export async function checkStates(
       `The recorded run cannot be judged: ${unfit.join("; ")} (run kept in ${options.dir})`,
     );
   }
-  const profile = options.profile ?? "posix";
   const seed = options.seed ?? runSeed();
-  const name = basename(files.db);
   // The mode the writer ran in, observed before anything reopens the file. Only the
   // acknowledgement-instant kill is between operations: a random kill can land mid-
   // transaction, where a journal not yet synced (magic still zero) is DELETE's too.
   const audit = legVerdict(options.leg, [
     observeJournalMode(files.db, `${options.kill} kill`, options.kill === "ack"),
   ]);
-  const onDisk = audit.onDisk;
   // What the SIGKILL itself left: the log's end applied (the page cache survives).
   const killed = killEnd(log, files.baseline);
   const fidelity = options.kill === "ack"
     ? sameFiles(killed.files, readFolder(files.dbDir))
     : undefined;
   const cache = new RecoveredStates<StateVerdict>(join(options.dir, "scratch"));
-  const verdictOf = (label: string, acks: readonly string[]) => async (dir: string) => {
-    try {
-      const judged = await judge(join(dir, name), acks);
-      return { label, lost: judged.lost, problems: violationsOf(judged.checks) };
-    } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
-      return { label, lost: acks.length, problems: [`recovery failed: ${why}`] };
-    }
-  };
+  const candidates: ResumeCandidate<J>[] = [];
+  const verdictOf = verdicts(judge, basename(files.db), resume, candidates);
   const full = await cache.check(
     { files: killed.files, key: "sigkill" },
     String(killed.acks.length),
-    verdictOf("SIGKILL", killed.acks),
+    verdictOf("SIGKILL", killed.acks, () => killed.files),
   );
   const pattern = powerLossPattern(log, files.db);
   const started = performance.now();
   const cpu = cpuUsage();
-  const run: PowerLossRun = {
-    kill: options.kill,
-    profile,
-    acknowledged: countAcks(files.acks),
-    statesChecked: 0,
-    statesJudged: 0,
-    lost: 0,
-    losingStates: 0,
-    fullLost: full.lost,
-    corruptStates: 0,
-    ...(fidelity !== undefined ? { fidelity } : {}),
-    onDisk,
-    honoured: { ok: audit.honoured, ...(audit.reason ? { reason: audit.reason } : {}) },
-    seed,
-    log: {
-      records: log.records.length,
-      syncs: log.records.filter((r) => r.kind === "sync" || r.kind === "syncAll").length,
-      calls: log.records.filter((r) => r.counted).length,
-      tornBytes: log.tornBytes,
-    },
-    checking: { seconds: 0, statesPerSecond: 0 },
-    dir: options.dir,
-    ...(pattern ? { pattern } : {}),
-  };
-  let kept = 0;
+  const run = newRun(options, files, log, { seed, fullLost: full.lost, fidelity, audit });
+  const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
+  if (pattern) run.pattern = pattern;
   const states = powerLossStates(log, {
-    profile,
+    stats,
+    tornLast: options.tornLast ?? true,
+    profile: run.profile,
     baseline: files.baseline,
     samples: options.subsets ?? 12,
     seed,
     ...(options.instants !== undefined ? { lastInstants: options.instants } : {}),
   });
+  const kept = { n: 0 };
   for (const state of states) {
-    const label = state.label;
+    const key = String(state.acks.length);
     const verdict = await cache.check(
       state,
-      String(state.acks.length),
-      verdictOf(label, state.acks),
+      key,
+      verdictOf(state.label, state.acks, () => state.files),
     );
-    run.statesChecked++;
-    if (verdict.lost > 0) {
-      run.losingStates++;
-      run.lost = Math.max(run.lost, verdict.lost);
-      run.firstLoss ??= `${label}: ${verdict.lost} of ${state.acks.length} acknowledged missing`;
-    }
-    if (verdict.problems.length) {
-      run.corruptStates++;
-      run.firstProblem ??= `${label}: ${verdict.problems[0]}`;
-    }
-    // Keep the first few failing states as evidence (the files before recovery).
-    if ((verdict.lost > 0 || verdict.problems.length) && kept < 3) {
-      writeImage(state.files, join(options.dir, "states", String(kept++)));
-    }
+    tally(run, state, verdict, kept);
   }
   run.statesJudged = cache.judged - 1;
+  run.torn.tearable = stats.tearable;
   const seconds = (performance.now() - started) / 1000;
-  run.checking = { seconds, statesPerSecond: seconds > 0 ? run.statesChecked / seconds : 0 };
   const used = cpuUsage(cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
+  run.checking = {
+    seconds,
+    statesPerSecond: seconds > 0 ? run.statesChecked / seconds : 0,
+    cpuSeconds,
+    recovered: cache.recovered - 1,
+  };
   totals.states += run.statesChecked;
   totals.recovered += cache.recovered - 1;
   totals.judged += run.statesJudged;
   totals.seconds += seconds;
-  totals.cpuSeconds += (used.user + used.system) / 1e6;
+  totals.cpuSeconds += cpuSeconds;
   await Deno.remove(cache.scratch, { recursive: true }).catch(() => {});
+  if (run.losingStates) {
+    // The pattern the recorder's log shows at an acknowledgement, read from the calls.
+    run.diagnoses = pattern ? [diagnosis(pattern)] : [];
+  }
+  if (resume) {
+    run.resumes = await resumeStates(options.dir, candidates, options.resumes ?? 3, resume);
+  }
   return run;
 }
 
-/** Notes a run's figures and asserts it in steps: leg, fidelity, durability, consistency. */
-export async function powerLossSteps(
-  ctx: CellRun,
-  t: Deno.TestContext,
-  what: string,
-  run: PowerLossRun,
-  label = `${run.kill} kill`,
-): Promise<void> {
-  ctx.note(label, {
-    profile: run.profile,
-    acknowledged: run.acknowledged,
-    statesChecked: run.statesChecked,
-    statesJudged: run.statesJudged,
-    lost: run.lost,
-    losingStates: run.losingStates,
-    fullLost: run.fullLost,
-    corruptStates: run.corruptStates,
-    seed: run.seed,
-    onDisk: run.onDisk,
-    log: run.log,
-    checking: run.checking,
-    ...(run.firstLoss ? { firstLoss: run.firstLoss } : {}),
-    ...(run.firstProblem ? { firstProblem: run.firstProblem } : {}),
-    ...(run.fidelity ? { fidelity: run.fidelity } : {}),
-  });
-  await t.step(`${label}: leg honoured: on-disk mode ${run.onDisk}`, () => {
-    ok(run.honoured.ok, run.honoured.reason);
-  });
-  if (run.fidelity !== undefined) {
-    await t.step(`${label}: the log replays to the files on disk`, () => {
-      ok(run.fidelity === null, `the recording differs from the disk: ${run.fidelity}`);
-    });
-  }
-  await t.step(
-    `${label}: nothing acknowledged lost in any power-loss state (${run.profile}): ${run.acknowledged} acknowledged ${what}`,
-    () => {
-      diagnosed(run.pattern, () =>
-        ok(
-          run.losingStates === 0,
-          `${run.losingStates} of ${run.statesChecked} power-loss states (${run.profile}) lose acknowledged ${what}, up to ${run.lost}; first: ${run.firstLoss} (seed ${run.seed}; states kept in ${run.dir}/states)`,
-        ));
-      // A process crash keeps every committed transaction: a loss there is not power's.
-      diagnosed(
-        "ack-before-commit",
-        () =>
-          ok(run.fullLost === 0, `${run.fullLost} acknowledged ${what} missing after a SIGKILL`),
-      );
-    },
-  );
-  await t.step(
-    `${label}: every crash state recovers consistent: ${run.statesChecked} states (${run.profile})`,
-    () => {
-      ok(
-        run.corruptStates === 0,
-        `${run.corruptStates} of ${run.statesChecked} states inconsistent, first: ${run.firstProblem} (seed ${run.seed}; states kept in ${run.dir}/states)`,
-      );
-    },
-  );
-}
-
-/**
- * The test definitions of a power-loss cell: a SKIP with the reason when the recorder
- * cannot run here (never counted as a pass), else the cell.
- */
-export async function powerLossCell(
-  spec: Parameters<typeof defineCell>[0],
-  options: PowerLossOptions,
-): Promise<Deno.TestDefinition[]> {
-  const { reason } = await powerLossRecorder();
-  if (reason) {
-    return [{
-      name: `cell ${spec.id} ${spec.title} SKIP: ${reason}`,
-      ignore: true,
-      fn: () => {},
-    }];
-  }
-  return defineCell({ ...spec, preloads: true }, options);
-}
-
-/** What sets one of cells 1, 3 and 4 apart in the tier. */
-export interface KillCellSpec {
-  id: 1 | 3 | 4;
-  title: string;
-  /** What its operations are called in the steps, e.g. `appends`. */
-  what: string;
-  /** Its kills, in order, when the options name none. */
-  kills: readonly PowerLossKill[];
-  /** The crash points the `ack` kill needs the target to list (skipped otherwise). */
-  ackPoints: readonly string[];
-  /** One recorded run. */
-  run: (options: PowerLossRunOptions) => Promise<PowerLossRun>;
-}
-
-/** A cell that runs one recorded run per kill on the current leg and asserts each. */
-export function powerLossKillCell(
-  spec: KillCellSpec,
-  options: PowerLossOptions,
-): Promise<Deno.TestDefinition[]> {
-  return powerLossCell({
-    id: spec.id,
-    title: spec.title,
-    legs: "all",
-    requires: CELL_METHODS[spec.id],
-    async run(ctx, t) {
-      const points = spec.ackPoints.length
-        ? (await loadTarget(ctx.target)).crashPoints?.() ?? []
-        : [];
-      for (const kill of options.kills ?? spec.kills) {
-        if (kill === "ack" && !spec.ackPoints.every((p) => points.includes(p))) continue;
-        const run = await spec.run({
-          ...options,
-          leg: ctx.leg,
-          target: ctx.target,
-          dir: ctx.run.file(kill),
-          kill,
-        });
-        await powerLossSteps(ctx, t, spec.what, run);
-      }
-    },
-  }, options);
-}
+export {
+  type KillCellSpec,
+  powerLossCell,
+  powerLossKillCell,
+  powerLossSteps,
+} from "./_power_loss_cell.ts";

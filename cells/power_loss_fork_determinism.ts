@@ -1,7 +1,55 @@
 import { join } from "node:path";
 import { readAckJournal } from "../harness/ack_journal.ts";
 import { runSeed } from "../harness/seeded_random.ts";
-import { type EditStep, judgeEdits } from "./_fork_state.ts";
+import { type EditJudgement, type EditStep, judgeEdits } from "./_fork_state.ts";
+import { type PowerLossResume, problemsOf, secondLife } from "./_power_loss_resume.ts";
+
+/** Edit steps the second life acknowledges on a recovered store before it is SIGKILLed. */
+const SECOND_LIFE = 3;
+
+/** Whether the step in flight at the crash is in the recovered state (unacknowledged). */
+function inflightLanded(judged: EditJudgement): boolean {
+  const step = judged.inflight;
+  if (!step) return false;
+  if (step.op === "fork") return judged.state.branches[step.branch!]?.exists === true;
+  const active = judged.state.rows.filter((r) => r.active).map((r) => r.content);
+  return JSON.stringify(active) === JSON.stringify(step.expect.map(([, content]) => content));
+}
+
+/**
+ * Cell 4's second life: the editor continues on the recovered store (its steps numbered
+ * after the first life's, so branches and contents stay apart) until SIGKILLed, and the
+ * store must be exactly what the first life's recovered steps and the second life's
+ * leave, never a mix, no row duplicated, rewound rows inactive.
+ */
+function resumeEdits(
+  run: PowerLossRunOptions & { seed: number },
+  journaled: readonly EditStep[],
+): PowerLossResume<EditJudgement> {
+  return {
+    landed: (judged) => inflightLanded(judged),
+    async continue(dir, acks, judged) {
+      const db = join(dir, "db", "store.db");
+      const more = join(dir, "acks.jsonl");
+      const intents = join(dir, "intents.jsonl");
+      const first = Math.max(-1, ...journaled.map((step) => step.s)) + 1;
+      const args = [db, more, intents, String(run.seed + 1), "-", String(first)];
+      const why = await secondLife(run, dir, "editor.ts", args, more, SECOND_LIFE);
+      if (why) return [why];
+      const recovered = [
+        ...parseAcks<EditStep>(acks),
+        ...(inflightLanded(judged) ? [judged.inflight!] : []),
+      ];
+      const judgedAgain = await judgeEdits(
+        run.target,
+        db,
+        [...recovered, ...readAckJournal<EditStep>(more)],
+        [...recovered, ...readAckJournal<EditStep>(intents)],
+      );
+      return problemsOf(judgedAgain.checks);
+    },
+  };
+}
 import {
   checkStates,
   parseAcks,
@@ -37,7 +85,7 @@ const FORK_COMMIT = "forkSession:afterCommit";
  *   dir: Deno.makeTempDirSync(),
  *   kill: "random",
  * });
- * console.log(run.lastSyncLost, run.corruptStates, run.statesChecked);
+ * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
  * ```
  */
 export async function powerLossForkRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
@@ -70,6 +118,7 @@ export async function powerLossForkRun(options: PowerLossRunOptions): Promise<Po
       const acks = parseAcks<EditStep>(lines);
       return judgeEdits(run.target, db, acks, journaled.slice(0, acks.length + 1));
     },
+    resumeEdits(run, journaled),
   );
 }
 

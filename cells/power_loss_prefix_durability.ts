@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import { readAckJournal } from "../harness/ack_journal.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import {
   checkStates,
@@ -9,7 +11,30 @@ import {
   recordAndKill,
   runFiles,
 } from "./_power_loss.ts";
-import { type Append, judgePrefix } from "./_prefix_state.ts";
+import { type Append, judgePrefix, type PrefixJudgement } from "./_prefix_state.ts";
+import { type PowerLossResume, problemsOf, secondLife } from "./_power_loss_resume.ts";
+
+/** Appends the second life acknowledges on a recovered state before it is SIGKILLed. */
+const SECOND_LIFE = 3;
+
+/**
+ * Cell 1's second life: the prefix writer resumes after what the store recovered, appends
+ * until SIGKILLed, and the transcript must hold both lives' acknowledged appends, a
+ * contiguous prefix with their row ids.
+ */
+function resumeAppends(run: PowerLossRunOptions): PowerLossResume<PrefixJudgement> {
+  return {
+    landed: (judged, acks) => judged.rows.length > acks.length,
+    async continue(dir, acks) {
+      const db = join(dir, "db", "store.db");
+      const more = join(dir, "acks.jsonl");
+      const why = await secondLife(run, dir, "prefix_writer.ts", [db, more], more, SECOND_LIFE);
+      if (why) return [why];
+      const both = [...parseAcks<Append>(acks), ...readAckJournal<Append>(more)];
+      return problemsOf((await judgePrefix(run.target, db, both)).checks);
+    },
+  };
+}
 
 /**
  * One recorded run of cell 1's writer: it appends `m0, m1, …` under the recorder
@@ -31,7 +56,7 @@ import { type Append, judgePrefix } from "./_prefix_state.ts";
  *   dir: Deno.makeTempDirSync(),
  *   kill: "ack",
  * });
- * console.log(run.lastSyncLost, run.corruptStates, run.statesChecked);
+ * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
  * ```
  */
 export async function powerLossPrefixRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
@@ -53,6 +78,7 @@ export async function powerLossPrefixRun(options: PowerLossRunOptions): Promise<
     run,
     files,
     (db, lines) => judgePrefix(run.target, db, parseAcks<Append>(lines)),
+    resumeAppends(run),
   );
 }
 

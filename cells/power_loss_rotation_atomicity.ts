@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import { readAckJournal } from "../harness/ack_journal.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import {
   checkStates,
@@ -9,7 +11,44 @@ import {
   recordAndKill,
   runFiles,
 } from "./_power_loss.ts";
-import { judgeRotations, type Rotation } from "./_rotation_state.ts";
+import { judgeRotations, type Rotation, type RotationJudgement } from "./_rotation_state.ts";
+import { type PowerLossResume, problemsOf, secondLife } from "./_power_loss_resume.ts";
+import type { StoredSession } from "./target.ts";
+
+/** Rotations the second life acknowledges on a recovered store before it is SIGKILLed. */
+const SECOND_LIFE = 2;
+
+/** The whole rotations of a recovered store (`parent-i` ended by compression into `child-i`). */
+function wholeRotations(sessions: readonly StoredSession[]): number {
+  const byId = new Map(sessions.map((s) => [s.id, s]));
+  let n = 0;
+  while (
+    byId.get(`child-${n}`)?.parentSessionId === `parent-${n}` &&
+    byId.get(`parent-${n}`)?.endReason === "compression"
+  ) n++;
+  return n;
+}
+
+/**
+ * Cell 3's second life: the rotator continues after the whole rotations the store
+ * recovered until SIGKILLed, and every rotation of both lives acknowledged must be whole,
+ * the in-flight one whole or absent, no orphan.
+ */
+function resumeRotations(run: PowerLossRunOptions): PowerLossResume<RotationJudgement> {
+  return {
+    landed: (judged, acks) => wholeRotations(judged.sessions) > acks.length,
+    async continue(dir, acks, judged) {
+      const db = join(dir, "db", "store.db");
+      const more = join(dir, "acks.jsonl");
+      const start = String(wholeRotations(judged.sessions));
+      const why = await secondLife(run, dir, "rotator.ts", [db, more, start], more, SECOND_LIFE);
+      if (why) return [why];
+      const first = parseAcks<Rotation>(acks);
+      const both = [...first, ...readAckJournal<Rotation>(more)];
+      return problemsOf((await judgeRotations(run.target, db, both)).checks);
+    },
+  };
+}
 
 const AFTER_COMMIT = "publishCompressionChild:afterCommit";
 
@@ -33,7 +72,7 @@ const AFTER_COMMIT = "publishCompressionChild:afterCommit";
  *   dir: Deno.makeTempDirSync(),
  *   kill: "ack",
  * });
- * console.log(run.lastSyncLost, run.corruptStates, run.statesChecked);
+ * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
  * ```
  */
 export async function powerLossRotationRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
@@ -51,6 +90,7 @@ export async function powerLossRotationRun(options: PowerLossRunOptions): Promis
     run,
     files,
     (db, lines) => judgeRotations(run.target, db, parseAcks<Rotation>(lines)),
+    resumeRotations(run),
   );
 }
 

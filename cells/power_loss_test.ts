@@ -1,11 +1,12 @@
 // The power-loss tier on the reference store (current leg; cells 1, 3 and 4), and the reason the tier
-// exists: stores with synchronous=OFF, and in DELETE mode with FULL, are caught by it while
-// the SIGKILL cell stays GREEN on them. Small runs here; `deno task powerloss` is the big one.
+// exists: stores with synchronous=OFF, and in DELETE mode with FULL (named with its cause and
+// fix), are caught by it while the SIGKILL cell stays GREEN on them; a torn last line and a
+// stale next id after recovery are caught too. Small runs here; `deno task powerloss` is the big one.
 import { currentLeg } from "../harness/legs.ts";
 import { ok } from "node:assert/strict";
-import { powerLossForkCell } from "./power_loss_fork_determinism.ts";
-import { powerLossPrefixCell } from "./power_loss_prefix_durability.ts";
-import { powerLossRotationCell } from "./power_loss_rotation_atomicity.ts";
+import { powerLossForkCell, powerLossForkRun } from "./power_loss_fork_determinism.ts";
+import { powerLossPrefixCell, powerLossPrefixRun } from "./power_loss_prefix_durability.ts";
+import { powerLossRotationCell, powerLossRotationRun } from "./power_loss_rotation_atomicity.ts";
 import { prefixDurabilityCell } from "./prefix_durability.ts";
 import { runDefinitions } from "./run_definitions.ts";
 
@@ -90,6 +91,14 @@ for (const mutant of ["sync_off", "delete_full"]) {
           /nothing acknowledged lost in any power-loss state/.test(outcome.detail ?? ""),
           `caught for another reason: ${outcome.detail}`,
         );
+        if (mutant === "delete_full") {
+          // The known pattern says why and what to change, each on its own line.
+          ok(
+            /\ndiagnosis delete-full-power-loss: .*journal/.test(outcome.detail ?? ""),
+            outcome.detail,
+          );
+          ok(/; fix: PRAGMA synchronous = EXTRA/.test(outcome.detail ?? ""), outcome.detail);
+        }
         console.log(`  power loss caught it: ${outcome.detail?.split("\n")[0]}`);
       }
       for (const outcome of sigkill) {
@@ -99,3 +108,94 @@ for (const mutant of ["sync_off", "delete_full"]) {
     },
   });
 }
+
+// The torn last writes: a JSON-lines store that cannot open a torn last line is caught on
+// every run, and only because they are enumerated; the correct one passes with them judged.
+Deno.test({
+  name:
+    "power-loss cell 1: a torn last line the store cannot open is caught by the enumerated torn writes",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const mutant = new URL("./testdata/mutants/jsonl_torn_tail_intolerant.ts", import.meta.url);
+    const correct = new URL("./testdata/jsonl_store/target.ts", import.meta.url);
+    const options = { ...small, kills: ["ack"] as const, keepEvidence: false };
+    for (const seed of [1, 2]) {
+      const [caught] = await runDefinitions(
+        await powerLossPrefixCell({ target: mutant, ...options, seed }),
+      );
+      ok(
+        caught?.status === "FAIL",
+        `seed ${seed}: the torn tail was not caught: ${caught?.detail}`,
+      );
+      ok(/: torn store\.db #\d+ at \d+ /.test(caught.detail ?? ""), caught.detail);
+      console.log(`  caught (seed ${seed}): ${caught.detail?.split("\n")[1]}`);
+    }
+    const [untorn] = await runDefinitions(
+      await powerLossPrefixCell({ target: mutant, ...options, seed: 1, tornLast: false }),
+    );
+    ok(untorn?.status === "PASS", `without the torn writes it is caught anyway: ${untorn?.detail}`);
+    const [green] = await runDefinitions(
+      await powerLossPrefixCell({ target: correct, ...options, seed: 1 }),
+    );
+    ok(green?.status === "PASS", `the correct JSON-lines store failed: ${green?.detail}`);
+  },
+});
+
+// Resume after recovery: a store whose first append after recovery reuses a stale id reads
+// its recovered state right; only the second life shows it (every run).
+Deno.test({
+  name: "power-loss cell 1: a second life on a recovered state catches a stale next id",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const target = new URL("./testdata/mutants/resume_stale_next_id.ts", import.meta.url);
+    for (const seed of [1, 2]) {
+      const [outcome] = await runDefinitions(
+        await powerLossPrefixCell({ target, ...small, kills: ["ack"], keepEvidence: false, seed }),
+      );
+      ok(outcome?.status === "FAIL", `seed ${seed}: a stale next id passed: ${outcome?.detail}`);
+      ok(
+        /^ack kill: a fresh process continues \d+ of \d+ recovered states and both lives' appends hold: \d+ of \d+ continued states failed/
+          .test(outcome.detail ?? ""),
+        `caught for another reason: ${outcome.detail}`,
+      );
+      console.log(`  caught (seed ${seed}): ${outcome.detail?.slice(0, 160)}`);
+    }
+  },
+});
+
+// What the tier counts on the reference store: states, torn last writes, second lives.
+Deno.test({
+  name: "power-loss cells 1, 3, 4 on the reference store: torn writes and second lives judged",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const leg = currentLeg();
+    const target = reference.href;
+    const runs = [
+      await powerLossPrefixRun({ ...small, leg, target, dir: Deno.makeTempDirSync(), kill: "ack" }),
+      await powerLossRotationRun({
+        ...small,
+        minAcknowledged: 5,
+        leg,
+        target,
+        dir: Deno.makeTempDirSync(),
+        kill: "random",
+      }),
+      await powerLossForkRun({
+        ...small,
+        minAcknowledged: 14,
+        leg,
+        target,
+        dir: Deno.makeTempDirSync(),
+        kill: "random",
+      }),
+    ];
+    for (const run of runs) {
+      ok(run.losingStates === 0 && run.corruptStates === 0, `${run.firstLoss} ${run.firstProblem}`);
+      ok(run.torn.states > 0 && run.torn.tearable > 0, JSON.stringify(run.torn));
+      ok(run.resumes.run > 0 && run.resumes.failed === 0, JSON.stringify(run.resumes));
+    }
+  },
+});

@@ -23,7 +23,10 @@
  * The instants: just before every sync call (where most is pending) and at the end of
  * the log; a crash between two syncs leaves a subset of what the next sync point can,
  * with no more acknowledgements. Per instant: the synced-only state, the everything-kept
- * state, every prefix in call order, then every combination when there are at most
+ * state, every prefix in call order, the torn last writes (enumerated: the last unsynced
+ * write of each file cut at every 512-byte sector boundary it spans, 4 KiB ones
+ * included, and one byte before its end, the part after the cut zeroed and then
+ * garbage, everything else kept), then every combination when there are at most
  * `exhaustive` of them, else `samples` seeded random ones (subsets, reorders, tears).
  *
  * @example
@@ -49,8 +52,10 @@ import {
   type Profile,
 } from "./_fs_model.ts";
 import type { LogRecord, RecorderLog } from "./log.ts";
+import { tornLastWrites, type TornWrite } from "./_torn.ts";
 
 export { type FileSet, ModelError, type Profile } from "./_fs_model.ts";
+export { tearCuts, type TornWrite } from "./_torn.ts";
 
 /** The sector size torn writes are cut at. */
 export const SECTOR_SIZE = 512;
@@ -83,6 +88,32 @@ export interface CrashState {
   key: string;
   /** The acknowledgement lines written before the crash. */
   acks: readonly string[];
+  /** Set on an enumerated torn state: the file whose last unsynced write was cut, and where. */
+  torn?: TornWrite;
+}
+
+/**
+ * What {@linkcode powerLossStates} went through, filled in as it runs: the instants,
+ * those where some file had an unsynced write that can be torn (2 bytes or more), and
+ * the torn states it made. An instant with such a write always gives torn states, so
+ * `torn === 0` while `tearable > 0` means the enumeration failed.
+ *
+ * @example
+ * ```ts
+ * import { type PowerLossStats, powerLossStates } from "./crash_states.ts";
+ * import { parseLog } from "./log.ts";
+ * const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
+ * for (const _ of powerLossStates(parseLog(new Uint8Array(0)), { profile: "posix", stats }));
+ * console.log(stats); // { instants: 1, tearable: 0, torn: 0 }
+ * ```
+ */
+export interface PowerLossStats {
+  /** Crash instants visited. */
+  instants: number;
+  /** Instants where some file had an unsynced write of 2 bytes or more. */
+  tearable: number;
+  /** Torn states made (enumerated ones, not the random samples' tears). */
+  torn: number;
 }
 
 /**
@@ -111,6 +142,10 @@ export interface PowerLossOptions {
   reorder?: boolean;
   /** Only the last N instants (the end of the log counting as one; default all). */
   lastInstants?: number;
+  /** Whether to enumerate the torn last writes (default true). */
+  tornLast?: boolean;
+  /** Filled in with what the states went through (see {@linkcode PowerLossStats}). */
+  stats?: PowerLossStats;
 }
 
 /**
@@ -189,17 +224,20 @@ export function killEnd(
   };
 }
 
-interface PendingOp {
+/** A write or size change not yet synced, with its inode and record (for `_torn.ts`). */
+export interface PendingOp {
   inode: Inode;
   seq: number;
   op: Op;
 }
 
-/** One way the pending state at an instant can land. */
-interface Choice {
+/** One way the pending state at an instant can land (for `_torn.ts`). */
+export interface Choice {
   keep: (index: number) => boolean;
   order?: number[];
   tear?: (index: number, sectors: number) => (0 | 1 | 2)[] | undefined;
+  /** A write cut at a byte: the pending op's index, the cut's file offset, the fill. */
+  cut?: { index: number; at: number; fill: "zero" | "garbage" };
   names: (name: string, history: (Inode | null)[]) => Inode | null;
   garbage: () => number;
 }
@@ -237,6 +275,16 @@ function materialise(model: FsModel, pending: PendingOp[], choice: Choice): File
     let bytes = contents.get(inode);
     // Room for the content now: most states grow a file (a WAL, a journal) to about it.
     if (!bytes) contents.set(inode, bytes = inode.durable.clone(inode.current.length));
+    if (choice.cut?.index === index && "data" in op) {
+      // Torn at a byte: the write's own bytes before the cut, zeros or garbage after it.
+      const part = op.data.slice();
+      const from = choice.cut.at - op.offset;
+      for (let i = from; i < part.length; i++) {
+        part[i] = choice.cut.fill === "zero" ? 0 : choice.garbage();
+      }
+      bytes.apply({ offset: op.offset, data: part });
+      continue;
+    }
     const sectors = "data" in op
       ? Math.ceil((op.offset + op.data.length) / SECTOR_SIZE) - Math.floor(op.offset / SECTOR_SIZE)
       : 0;
@@ -346,9 +394,11 @@ export function* powerLossStates(
     record.counted && (record.kind === "sync" || record.kind === "syncAll");
   const first = log.records.filter(isInstant).length + 1 - (options.lastInstants ?? Infinity);
   let instant = 0;
+  const stats = options.stats;
   const at = function* (seq: number, what: string): Generator<CrashState> {
     instant++;
     if (instant <= first) return;
+    if (stats) stats.instants++;
     yield* statesAt(model, options, seed + instant * 7919, seq, what);
   };
   for (const record of log.records) {
@@ -374,7 +424,7 @@ function* statesAt(
   pending.sort((a, b) => a.seq - b.seq);
   const names = nameChoices(model, options.profile);
   const acks = model.acks.slice();
-  const lazy = (label: string, choice: Choice, extra: string): CrashState => {
+  const lazy = (label: string, choice: Choice, extra: string, torn?: TornWrite): CrashState => {
     let files: FileSet | undefined;
     return {
       at: seq,
@@ -384,6 +434,7 @@ function* statesAt(
       },
       key: stateKey(model, pending, choice, extra),
       acks,
+      ...(torn ? { torn } : {}),
     };
   };
   const state = (label: string, choice: Omit<Choice, "garbage">): CrashState =>
@@ -408,6 +459,7 @@ function* statesAt(
     };
     yield state(`prefix ${j}`, { keep: (i) => i < j, names: prefixNames });
   }
+  if (options.tornLast ?? true) yield* tornLastWrites(model, pending, names.all, lazy, options);
   const total = 2 ** Math.min(pending.length, 40) * names.count;
   if (total <= (options.exhaustive ?? 64)) {
     for (let n = 0; n < names.count; n++) {
@@ -420,6 +472,17 @@ function* statesAt(
     }
     return;
   }
+  yield* sampledStates(pending, names, seed, lazy, options);
+}
+
+/** `samples` seeded random states of one instant: subsets, reorders, every other one torn. */
+function* sampledStates(
+  pending: PendingOp[],
+  names: ReturnType<typeof nameChoices>,
+  seed: number,
+  lazy: (label: string, choice: Choice, extra: string) => CrashState,
+  options: PowerLossOptions,
+): Generator<CrashState> {
   for (let s = 0; s < (options.samples ?? 12); s++) {
     const random = seededRandom(seed + s);
     const keep = pending.map(() => random() < 0.5);

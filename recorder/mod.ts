@@ -35,9 +35,12 @@ export {
   ModelError,
   type PowerLossOptions,
   powerLossStates,
+  type PowerLossStats,
   type Profile,
   PROFILES,
   SECTOR_SIZE,
+  tearCuts,
+  type TornWrite,
 } from "./crash_states.ts";
 export { imageDigest, readFolder, writeImage } from "./image.ts";
 export { RecoveredStates, recoverSqliteFiles, type StateFiles } from "./recovered.ts";

@@ -179,7 +179,10 @@ export class RecoveredStates<V> {
   #recovered = 0;
   #judged = 0;
 
-  /** @param scratch The folder the states are written into (created when missing). */
+  /** Judges states in `scratch` (created when missing).
+   *
+   * @param scratch The folder the states are written into.
+   */
   constructor(scratch: string) {
     this.#scratch = scratch;
   }

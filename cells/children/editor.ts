@@ -4,7 +4,8 @@
 // transcript as [id, content] pairs. Rewinds (compare-and-swap on the active ids) keep
 // the transcript short; a fork journals its branch and the contents it must hold. With
 // `stop` (fork or rewind) it stops right after journaling the first acknowledged step of
-// that kind and waits to be killed, with no further write and no close.
+// that kind and waits to be killed, with no further write and no close. `first` numbers
+// its first step (a second life on a recovered store continues after the first life's).
 import { AckWriter } from "../../harness/ack_journal.ts";
 import {
   childArgs,
@@ -14,9 +15,9 @@ import {
   waitToBeKilled,
 } from "../child_runtime.ts";
 
-const [target, dbPath, acksPath, intentsPath, seed, stop] = childArgs(
+const [target, dbPath, acksPath, intentsPath, seed, stop, first] = childArgs(
   5,
-  "editor.ts <target> <db> <acks> <intents> <seed> [stop after: fork|rewind]",
+  "editor.ts <target> <db> <acks> <intents> <seed> [stop after: fork|rewind|-] [first step]",
 );
 const store = await openStoreFor(target!, dbPath!);
 await store.createSession("main");
@@ -39,7 +40,7 @@ const isUser = (content: string) => content.startsWith("u") || content.startsWit
 const guard = lifetimeGuard();
 let editNext = false;
 let rewinds = 0;
-for (let s = 0;; s++) {
+for (let s = Number(first ?? 0);; s++) {
   guard();
   const current: Row[] = (await store.getMessages("main")).map((m) => [m.id, m.content ?? ""]);
   const users = current.filter(([, content]) => isUser(content));

@@ -1,127 +1,112 @@
 /**
- * `deno task sweep`: the deterministic crash sweep's command line. It sweeps the SQLite
- * library this process loads ({@linkcode sweep} in `sweep.ts`), or, with `--libraries`,
- * runs itself once per library (the FFI binding loads one library per process); then
- * prints a table of every library and leg, writes a JSON report, and exits 1 when a
- * state failed or a point was not covered.
+ * `deno task sweep`: the crash sweep's command line, over the engine in `runner/sweep/`
+ * ({@linkcode sweepTier}). One engine, three tiers:
  *
- * Flags: see `deno task sweep --help` ({@linkcode SWEEP_CLI}).
+ * - `deno task sweep`: named crash points (the target's `crashPoints()`), each state
+ *   SIGKILLed at its point; `--power-loss` checks the last-sync image instead;
+ * - `deno task sweep --syscalls`: SIGKILL before every recorded file-system call, for any
+ *   store (no crash points needed), each recovered state continued by a fresh process;
+ * - `deno task sweep --syscalls --power-loss`: every state a power loss at each sync point
+ *   may leave, the torn last writes enumerated.
+ *
+ * Prints a table, each FAIL with its checks, cause and fix, replay and evidence, and a
+ * verdict line; writes the typed results to `--json`; exits 0 on PASS, 1 on FAIL or
+ * SKIP (nothing judged is never green), 2 on a usage error.
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
-import { join, resolve } from "node:path";
-import { parseLeg } from "../../harness/legs.ts";
-import { TASK_PERMISSIONS } from "../../harness/permissions.ts";
-import { exists } from "../../internal/fs.ts";
-import { systemLibraryPath } from "../../session_db/sqlite/library.ts";
-import { targetSpecifier } from "../../cells/target.ts";
-import { fixedSqlitePath } from "../build_sqlite.ts";
 import {
-  fail,
-  legChildEnv,
-  legListArg,
-  type ParsedFlags,
-  parseFlags,
-  type ToolSpec,
-} from "../_cli.ts";
-import { parseStateId } from "./_plan.ts";
-import { lastSyncImage } from "./_power_loss.ts";
-import { summaryTable } from "./_report.ts";
-import { REFERENCE_TARGET } from "./_run_state.ts";
-import { sweep, type SweepOptions, type SweepReport } from "./sweep.ts";
-import { syscallSweep } from "./_syscalls.ts";
+  type CallKnobs,
+  parseStateId,
+  type PointKnobs,
+  sweepTier,
+} from "../../runner/sweep/mod.ts";
+import { type Profile, PROFILES } from "../../recorder/crash_states.ts";
+import { fail, type ParsedFlags, parseFlags, type ToolSpec } from "../_cli.ts";
+import { commonArgs, commonFlags, writeReport } from "./_args.ts";
+import { printTier } from "./_print.ts";
+import type { Outcome } from "../../runner/result.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The longest sequence `--max-length` takes: the space grows 7-fold per operation. */
 const MAX_LENGTH = 5;
 
 /** The sweep's command line (its `--help`). */
 export const SWEEP_CLI: ToolSpec = {
   usage: "deno task sweep",
-  summary: `Moves a SIGKILL forward one named crash point at a time (every point x occurrence,
-and the bounded sequences crashed in their last operation), on every honoured journal-mode
-leg, and checks every recovered state: acknowledged operations kept, the interrupted one
-all-or-nothing, the owning clause, invariants, integrity and recovery determinism. A
-failing state keeps its files as evidence with the command that replays it.`,
+  summary: `One crash-sweep engine. By default it moves a SIGKILL forward one named crash point
+at a time (every point x occurrence, and the bounded sequences crashed in their last
+operation); --syscalls crashes before every recorded file-system call instead (any store,
+no crash points), and --power-loss judges the states a power loss leaves (with --syscalls:
+every sync point, the torn last writes enumerated). Every recovered state is checked:
+acknowledged operations kept, the interrupted one all-or-nothing, the owning clause,
+invariants, integrity, recovery determinism; with --syscalls a sample is continued by a
+fresh process and judged again. A failing state keeps its files with its replay command.`,
   flags: [
-    {
-      name: "--target",
-      value: "MODULE",
-      help: "the store's target module",
-      default: "the reference store",
-    },
-    { name: "--legs", value: "LIST", help: "journal-mode legs", default: "default,delete,wal" },
-    {
-      name: "--libraries",
-      value: "LIST",
-      help: "SQLite libraries, one process each: system, fixed or a path",
-      default: "the library this process loads",
-    },
+    ...commonFlags(".cache/sweep/report.json", "1,2,3,4,5"),
+    { name: "--syscalls", help: "crash before every recorded file-system call (any store)" },
+    { name: "--power-loss", help: "judge power-loss states instead of what a SIGKILL leaves" },
     {
       name: "--points",
       value: "LIST",
-      help: "crash points: exact names, or method prefixes ending with ':'",
+      help: "named points: exact names, or method prefixes ending with ':'",
       default: "all",
     },
     {
       name: "--k",
       value: "LIST",
-      help: "occurrences of each point, whole numbers >= 1",
+      help: "named points: occurrences of each point",
       default: "1,2,3",
     },
-    { name: "--full", help: "every sequence state instead of a sample" },
-    { name: "--sample", value: "N", help: "sequence states per leg in the sample", default: "100" },
-    { name: "--no-sequences", help: "only the point sweep" },
+    { name: "--full", help: "named points: every sequence state instead of a sample" },
+    {
+      name: "--sample",
+      value: "N",
+      help: "named points: sequence states in the sample",
+      default: "100",
+    },
+    { name: "--no-sequences", help: "named points: only the point sweep" },
     {
       name: "--max-length",
       value: "N",
-      help: `the longest sequence, 1 to ${MAX_LENGTH}`,
-      default: "3",
+      help: `the longest sequence or program, 1 to ${MAX_LENGTH}`,
+      default: "3 (--syscalls: 2)",
     },
-    {
-      name: "--seed",
-      value: "N",
-      help: "the seed of the texts and the sample",
-      default: "random, printed",
-    },
-    { name: "--state", value: "LIST", help: "replay exactly these states (ids as reported)" },
-    { name: "--jobs", value: "N", help: "children in flight at once, 1 to 64", default: "2" },
-    {
-      name: "--json",
-      value: "PATH",
-      help: "the JSON report",
-      default: ".cache/sweep/report.json",
-    },
-    {
-      name: "--power-loss",
-      help: "check the last-sync image (power loss) instead of the files left",
-    },
-    { name: "--no-summary", help: "no final table (the per-library runs of --libraries)" },
-    {
-      name: "--syscalls",
-      help: "crash before every recorded file-system call (any store, no crash points; one leg)",
-    },
+    { name: "--state", value: "LIST", help: "named points: replay exactly these states" },
     { name: "--program", value: "LIST", help: "--syscalls: only these programs (ops joined by +)" },
-    { name: "--call", value: "N", help: "--syscalls: only the crash before recorded call N" },
+    {
+      name: "--call",
+      value: "N",
+      help: "--syscalls: only state N of each program (the crash before call N)",
+    },
     {
       name: "--kills",
       value: "N",
       help: "--syscalls: real SIGKILL children per program (cross-check)",
       default: "1",
     },
+    {
+      name: "--resumes",
+      value: "N",
+      help: "--syscalls: recovered states per program continued by a fresh process",
+      default: "1",
+    },
+    {
+      name: "--profile",
+      value: "NAME",
+      help: "power loss: posix or ext4-ordered",
+      default: "posix",
+    },
+    {
+      name: "--subsets",
+      value: "N",
+      help: "power loss: random states per sync point beyond 64 combinations",
+      default: "12 (--quick: 4)",
+    },
   ],
   exitCodes: {
-    0: "every leg that ran covered every point with no failing state",
-    1: "a state failed, a point was not covered, or no leg ran",
+    0: "PASS: something was judged and nothing failed",
+    1: "FAIL (a state failed, a point was not covered), or SKIP (nothing was judged)",
   },
-};
-
-type CliOptions = SweepOptions & {
-  libraries?: string[];
-  json: string;
-  summary: boolean;
-  powerLoss?: boolean;
 };
 
 /** A comma-separated list of whole numbers >= `min`; anything else is a usage error. */
@@ -138,37 +123,11 @@ function intList(flags: ParsedFlags, name: string, min: number): number[] | unde
   });
 }
 
-function parseArgs(args: readonly string[]): CliOptions {
-  const flags = parseFlags(SWEEP_CLI, args);
-  const options: CliOptions = {
-    json: resolve(flags.string("--json") ?? join(ROOT, ".cache/sweep/report.json")),
-    summary: !flags.has("--no-summary"),
-  };
-  const target = flags.string("--target");
-  if (target !== undefined) options.target = targetSpecifier(target);
-  if (flags.has("--legs")) options.legs = legListArg(flags.string("--legs")!);
-  const libraries = flags.list("--libraries");
-  for (const label of libraries ?? []) {
-    if (label !== "system" && label !== "fixed" && !label.includes("/")) {
-      fail(`Unknown library "${label}": use system, fixed or a path to a SQLite shared library`);
-    }
-  }
-  if (libraries) options.libraries = libraries;
-  const points = flags.list("--points");
-  if (points) options.points = points;
-  const occurrences = intList(flags, "--k", 1);
-  if (occurrences) options.occurrences = occurrences;
+/** The named-point sweep's knobs. */
+function pointKnobs(flags: ParsedFlags): PointKnobs {
   if (flags.has("--full") && flags.has("--no-sequences")) {
     fail("Invalid arguments: --full and --no-sequences exclude each other (use one)");
   }
-  if (flags.has("--full")) options.sequences = "full";
-  if (flags.has("--no-sequences")) options.sequences = "none";
-  const sampleSize = flags.int("--sample");
-  if (sampleSize !== undefined) options.sample = sampleSize;
-  const maxLength = flags.int("--max-length", 1, MAX_LENGTH);
-  if (maxLength !== undefined) options.maxLength = maxLength;
-  const seed = flags.int("--seed", 0, 0xffff_ffff);
-  if (seed !== undefined) options.seed = seed;
   const states = flags.list("--state");
   for (const id of states ?? []) {
     try {
@@ -177,187 +136,91 @@ function parseArgs(args: readonly string[]): CliOptions {
       fail((error as Error).message);
     }
   }
-  if (states) options.states = states;
-  const jobs = flags.int("--jobs", 1, 64);
-  if (jobs !== undefined) options.jobs = jobs;
-  if (flags.has("--power-loss")) options.powerLoss = true;
-  return options;
-}
-
-/** The arguments without the named flags (`--x v` and `--x=v`), for a per-library run. */
-function withoutFlags(args: readonly string[], names: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (names.includes(arg)) i++; // and its value
-    else if (!names.some((name) => arg.startsWith(`${name}=`))) out.push(arg);
-  }
-  return out;
-}
-
-function libraryPath(label: string): string | undefined {
-  if (label === "fixed") return fixedSqlitePath();
-  if (label === "system") return systemLibraryPath();
-  return resolve(label);
-}
-
-/** Sweeps each library in its own process (same flags and seed); one report each. */
-async function sweepLibraries(
-  options: CliOptions & { libraries: string[]; seed: number },
-  envLeg: string | undefined,
-): Promise<SweepReport[]> {
-  const reports: SweepReport[] = [];
-  const forward = withoutFlags(Deno.args, ["--libraries", "--json", "--seed"]);
-  const legsGiven = Deno.args.some((arg) => arg === "--legs" || arg.startsWith("--legs="));
-  if (envLeg && !legsGiven) forward.push("--legs", options.legs!.join(","));
-  for (const label of options.libraries) {
-    const path = libraryPath(label);
-    if (!path || !exists(path)) {
-      console.error(
-        `sweep: the ${label} library is not available${
-          label === "fixed" ? " (build it with deno task sqlite)" : ""
-        }; skipping it`,
-      );
-      continue;
-    }
-    const json = await Deno.makeTempFile({ prefix: "sweep-", suffix: ".json" });
-    const status = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        ...TASK_PERMISSIONS,
-        fileURLToPath(import.meta.url),
-        ...forward,
-        "--seed",
-        String(options.seed),
-        "--json",
-        json,
-        "--no-summary",
-      ],
-      cwd: ROOT,
-      clearEnv: true,
-      // The legs go as --legs: the child's own opens must not see SESSION_DB_JOURNAL_MODE.
-      env: legChildEnv(path, "default"),
-      stdout: "inherit",
-      stderr: "inherit",
-    }).output();
-    try {
-      const sub = JSON.parse(await Deno.readTextFile(json)) as { reports: SweepReport[] };
-      reports.push(...sub.reports);
-    } catch {
-      console.error(`sweep: the ${label} library's run wrote no report (exit ${status.code})`);
-      reports.push({
-        target: targetSpecifier(options.target ?? REFERENCE_TARGET),
-        seed: options.seed,
-        library: path,
-        sqliteVersion: "?",
-        image: "",
-        legs: [],
-        states: 0,
-        seconds: 0,
-        statesPerSecond: 0,
-        failingPoints: [],
-        ok: false,
-      });
-    }
-    await Deno.remove(json).catch(() => {});
-  }
-  return reports;
-}
-
-/** `--syscalls`: the sweep over recorded file-system calls; exits with its verdict. */
-async function mainSyscalls(args: readonly string[]): Promise<never> {
-  const flags = parseFlags(SWEEP_CLI, args);
-  const legs = flags.has("--legs") ? legListArg(flags.string("--legs")!) : ["default" as const];
-  if (legs.length !== 1) fail(`Invalid --legs with --syscalls: name one leg (it sweeps one)`);
-  const seed = flags.int("--seed", 0, 0xffff_ffff) ?? Math.floor(Math.random() * 2 ** 31);
-  const call = flags.int("--call", 1);
-  const programs = flags.list("--program");
-  const kills = flags.int("--kills", 0);
+  const occurrences = intList(flags, "--k", 1);
+  const points = flags.list("--points");
+  const sample = flags.int("--sample");
   const maxLength = flags.int("--max-length", 1, MAX_LENGTH);
-  const target = targetSpecifier(flags.string("--target") ?? REFERENCE_TARGET);
-  const report = await syscallSweep({
-    target,
-    leg: legs[0]!,
-    seed,
-    ...(call !== undefined ? { call } : {}),
-    ...(programs ? { programs } : {}),
-    ...(kills !== undefined ? { kills } : {}),
+  return {
+    ...(points ? { points } : {}),
+    ...(occurrences ? { occurrences } : {}),
+    ...(flags.has("--full") ? { sequences: "full" as const } : {}),
+    ...(flags.has("--no-sequences") ? { sequences: "none" as const } : {}),
+    ...(sample !== undefined ? { sample } : {}),
     ...(maxLength !== undefined ? { maxLength } : {}),
-  });
-  if ("skip" in report) {
-    console.log(`SKIP: ${report.skip}`);
-    Deno.exit(0);
+    ...(states ? { states } : {}),
+    ...(flags.has("--power-loss") ? { powerLoss: true } : {}),
+  };
+}
+
+/** The recorded-call sweep's knobs. */
+function callKnobs(flags: ParsedFlags): CallKnobs {
+  const profile = flags.string("--profile") as Profile | undefined;
+  if (profile !== undefined && !PROFILES.includes(profile)) {
+    fail(`Invalid --profile "${profile}": use ${PROFILES.join(" or ")}`);
   }
-  console.log(
-    `sweep --syscalls: ${report.states} states in ${report.seconds.toFixed(2)} s (${
-      Math.round(report.statesPerSecond)
-    } states/s; load average ${
-      Deno.loadavg()[0]!.toFixed(2)
-    }), ${report.judged} recovered states judged, ${report.programs} programs, ${report.children.run} real SIGKILL children (${report.children.failed} failed), seed ${seed}: ${
-      report.ok ? "PASS" : `FAIL (${report.failures.length} failing states)`
-    }`,
-  );
-  if (!report.ok) console.log(`replay the shortest: ${report.failures[0]!.replay}`);
-  Deno.exit(report.ok ? 0 : 1);
+  const programs = flags.list("--program");
+  const call = flags.int("--call", 1);
+  const kills = flags.int("--kills", 0);
+  const resumes = flags.int("--resumes", 0);
+  const subsets = flags.int("--subsets", 0);
+  const maxLength = flags.int("--max-length", 1, MAX_LENGTH);
+  return {
+    ...(programs ? { programs } : {}),
+    ...(call !== undefined ? { call } : {}),
+    ...(kills !== undefined ? { kills } : {}),
+    ...(resumes !== undefined ? { resumes } : {}),
+    ...(subsets !== undefined ? { subsets } : {}),
+    ...(profile ? { profile } : {}),
+    ...(maxLength !== undefined ? { maxLength } : {}),
+  };
+}
+
+/**
+ * The in-process checking rate of the recorded-call tiers (recording and children left
+ * out): `checking: N states in S s (R states/s)`, one figure per leg × library.
+ */
+function checkingLine(results: readonly Outcome[]): string {
+  const runs = new Map<string, number>();
+  for (const r of results) {
+    if (typeof r.figures?.seconds === "number") {
+      runs.set(`${r.leg}|${r.library}`, r.figures.seconds);
+    }
+  }
+  const states = results.reduce((n, r) => n + (r.judged ?? 0), 0);
+  const seconds = [...runs.values()].reduce((a, b) => a + b, 0);
+  return `checking: ${states} states in ${seconds.toFixed(2)} s (${
+    Math.round(states / Math.max(seconds, 1e-9))
+  } states/s; recording, children and resumes left out)`;
 }
 
 if (import.meta.main) {
-  if (Deno.args.includes("--syscalls")) await mainSyscalls(Deno.args);
-  const options = parseArgs(Deno.args);
-  if (Deno.env.get("SESSION_DB_CRASH_AT")) {
-    fail("Cannot sweep: SESSION_DB_CRASH_AT is set (unset it; the sweep arms each child itself)");
-  }
-  const envLeg = Deno.env.get("SESSION_DB_JOURNAL_MODE");
-  if (envLeg) {
-    // The variable names the leg to sweep; this process's own opens pass it explicitly.
-    try {
-      options.legs ??= [parseLeg(envLeg)];
-    } catch (error) {
-      fail((error as Error).message);
-    }
-    Deno.env.delete("SESSION_DB_JOURNAL_MODE");
-  }
-  const seed = options.seed ??= Math.floor(Math.random() * 2 ** 31);
-  if (options.powerLoss && !options.libraries) {
-    try {
-      options.crashImage = await lastSyncImage();
-    } catch (error) {
-      console.log(`SKIP: ${(error as Error).message}`);
-      Deno.exit(0);
-    }
-  }
-  const reports: SweepReport[] = [];
-  if (!options.libraries) {
-    try {
-      reports.push(await sweep(options));
-    } catch (error) {
-      fail(error instanceof Error ? error.message : String(error));
-    }
-  } else {
-    reports.push(
-      ...await sweepLibraries({ ...options, libraries: options.libraries, seed }, envLeg),
-    );
-  }
-  const states = reports.reduce((s, r) => s + r.states, 0);
-  const seconds = reports.reduce((s, r) => s + r.seconds, 0);
-  const ok = reports.length > 0 && reports.every((r) => r.ok);
-  await Deno.mkdir(join(options.json, ".."), { recursive: true });
-  await Deno.writeTextFile(
-    options.json,
-    JSON.stringify({ date: new Date().toISOString(), seed, reports }, null, 2) + "\n",
-  );
-  if (!options.summary) Deno.exit(ok ? 0 : 1);
-  console.log(`\n${summaryTable(reports)}\n`);
-  const failing = reports.flatMap((r) =>
-    r.failingPoints.map((p) => `${p.point} (${p.states} states, SQLite ${r.sqliteVersion})`)
-  );
-  if (failing.length) console.log(`failing crash points: ${failing.join(", ")}`);
+  const flags = parseFlags(SWEEP_CLI, Deno.args);
+  const syscalls = flags.has("--syscalls");
+  const tier = syscalls
+    ? (flags.has("--power-loss") ? "syscalls-power-loss" : "syscalls-crash")
+    : "sweep";
+  const knobs = syscalls ? { calls: callKnobs(flags) } : { points: pointKnobs(flags) };
+  const args = await commonArgs(flags, ".cache/sweep/report.json", [1, 2, 3, 4, 5]);
+  const name = `sweep${syscalls ? " --syscalls" : ""}${
+    flags.has("--power-loss") ? " --power-loss" : ""
+  }`;
   console.log(
-    `sweep${options.powerLoss ? " --power-loss" : ""}: ${states} states in ${
-      seconds.toFixed(1)
-    } s (${seconds ? (states / seconds).toFixed(1) : "0"} states/s), seed ${seed}, ${
-      ok ? "PASS" : "FAIL"
-    }; report: ${options.json}`,
+    `${name}: target ${args.target}; legs ${args.legs.join(", ")}; libraries ${
+      args.libraries.map((l) => l.label).join(", ")
+    }; seed ${args.seed} (replay with --seed ${args.seed})`,
   );
-  Deno.exit(ok ? 0 : 1);
+  const started = performance.now();
+  const outcome = await sweepTier({
+    ...args,
+    tier,
+    evidenceDir: Deno.env.get("CELLS_EVIDENCE_DIR") ?? ".cache/evidence",
+    log: (line) => console.log(line),
+    ...knobs,
+  });
+  const seconds = (performance.now() - started) / 1000;
+  await writeReport(args.json, args, outcome);
+  if (syscalls) console.log(checkingLine(outcome.results));
+  const code = printTier(name, outcome, seconds);
+  console.log(`report: ${args.json}`);
+  Deno.exit(code);
 }

@@ -1,8 +1,8 @@
 /**
  * A store that is not SQLite: an append-only JSON-lines log, one line per session or
  * message, each append written in one `write` under an exclusive lock and synced before it
- * returns. A torn last line (a line without its newline, from a writer that died) is
- * dropped and cut off the file. Used to
+ * returns. A torn tail (a last line without its newline, from a writer that died, or last
+ * lines a power loss left zeroed or garbage) is dropped and cut off the file. Used to
  * show that the cells judge any kind of store: the journal-mode legs do not apply to it.
  *
  * @module
@@ -12,6 +12,37 @@ import type { CellMessage, StoredMessage, StoredSession } from "../../target.ts"
 type Line =
   | { t: "session"; id: string; at: number }
   | { t: "message"; id: number; session: string; role: string; content: string };
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+function syncFolder(path: string): void {
+  const folder = Deno.openSync(path.slice(0, path.lastIndexOf("/")) || ".", { read: true });
+  try {
+    folder.syncSync();
+  } finally {
+    folder.close();
+  }
+}
+
+/** A line of the log, or `undefined` when it is not one (torn, garbage, empty). */
+function parseLine(text: string): Line | undefined {
+  try {
+    const line = JSON.parse(text);
+    if (line?.t === "session" && typeof line.id === "string") return line;
+    if (line?.t === "message" && typeof line.id === "number") return line;
+  } catch {
+    // not a line of ours
+  }
+  return undefined;
+}
 
 /** Options of {@linkcode JsonlStore.open}. */
 export interface JsonlOptions {
@@ -47,7 +78,10 @@ export class JsonlStore {
         throw new Error(`Cannot open store "${path}": it is locked (${lock} exists)`);
       }
     }
+    const created = !exists(path);
     const file = Deno.openSync(path, { read: true, append: true, create: true });
+    // A new file's name is durable only once its folder is synced (strict POSIX).
+    if (created) syncFolder(path);
     const store = new JsonlStore(file, path, lock);
     store.#locked(true, () => store.#catchUp());
     return store;
@@ -62,31 +96,37 @@ export class JsonlStore {
     }
   }
 
-  /** Reads what was appended since the last read; under an exclusive lock, cuts a torn tail. */
+  /**
+   * Reads what was appended since the last read; under an exclusive lock, cuts a torn tail.
+   * A torn tail is what follows the last whole line: a line without its newline, or lines
+   * none of which parses (a power loss can leave the last write's bytes zeroed or garbage,
+   * newlines included). A line that does not parse before one that does is corruption.
+   */
   #catchUp(exclusive = true): void {
     const bytes = Deno.readFileSync(this.#path);
     const fresh = new TextDecoder().decode(bytes.subarray(this.#size));
-    const end = fresh.lastIndexOf("\n") + 1;
-    if (exclusive && end < fresh.length) {
-      // A torn tail: an append whose writer died before it finished, never acknowledged.
+    const lines = fresh.split("\n");
+    const parsed = lines.map(parseLine);
+    // The whole lines: up to the last one that parses, each ending with its newline.
+    const whole = parsed.findLastIndex((line, i) => line !== undefined && i < lines.length - 1) + 1;
+    const bad = parsed.slice(0, whole).findIndex((line, i) =>
+      line === undefined && lines[i] !== ""
+    );
+    if (bad !== -1) {
+      throw new Error(
+        `Cannot open store "${this.#path}": line ${this.#lines.length + bad + 1} is corrupt`,
+      );
+    }
+    const complete = lines.slice(0, whole).map((line) => `${line}\n`).join("");
+    const size = this.#size + this.#encoder.encode(complete).length;
+    if (exclusive && size < bytes.length) {
+      // A torn tail: an append whose writer died before it was whole, never acknowledged.
       // Cut only under the exclusive lock, when no live writer can be mid-append.
-      this.#file.truncateSync(this.#size + this.#encoder.encode(fresh.slice(0, end)).length);
+      this.#file.truncateSync(size);
       this.#file.syncSync();
     }
-    const complete = fresh.slice(0, end);
-    complete.split("\n").filter((line) => line).forEach((line, i) => {
-      try {
-        this.#lines.push(JSON.parse(line) as Line);
-      } catch (error) {
-        throw new Error(
-          `Cannot open store "${this.#path}": line ${this.#lines.length + i + 1} is corrupt`,
-          {
-            cause: error,
-          },
-        );
-      }
-    });
-    this.#size += this.#encoder.encode(complete).length;
+    for (const line of parsed.slice(0, whole)) if (line) this.#lines.push(line);
+    this.#size = size;
   }
 
   #append(make: () => Line | undefined): Line | undefined {

@@ -244,3 +244,59 @@ export function mutantTarget(name: string): URL {
 
 /** The correct-but-different store's target, which every cell must pass. */
 export const ALT_STORE_TARGET: URL = new URL("../alt_store/target.ts", import.meta.url);
+
+/** A tier beyond the SIGKILL cells (named as the engine's results name them). */
+export type DeeperTier = "syscalls-crash" | "syscalls-power-loss" | "powerloss-cells";
+
+/**
+ * A mutant no SIGKILL cell can catch by design (a power loss, a torn write, a second life
+ * on a recovered state shows it): the tiers meant to catch it, each failing `clause` (a
+ * failed check of the clause's cell 1 outcome). The mutants task leaves these to the
+ * tiers' own tests (`runner/sweep/mutants_test.ts`).
+ */
+export interface TierMutantSpec {
+  /** The module's file name in this folder, without `.ts`. */
+  name: string;
+  /** What it breaks, in a few words. */
+  breaks: string;
+  /** The tiers meant to catch it, with what a failed check must match. */
+  tiers: Readonly<Partial<Record<DeeperTier, RegExp>>>;
+}
+
+/** The mutants of the deeper tiers (power loss, torn writes, resume after recovery). */
+export const TIER_MUTANTS: readonly TierMutantSpec[] = [
+  {
+    name: "sync_off",
+    breaks: "commits appends with synchronous=OFF",
+    tiers: {
+      "syscalls-power-loss": /durability: acknowledged operations? .* lost/,
+      "powerloss-cells": /nothing acknowledged lost in any power-loss state/,
+    },
+  },
+  {
+    name: "delete_full",
+    breaks: "commits appends in DELETE mode with synchronous=FULL",
+    tiers: {
+      "syscalls-power-loss": /durability: acknowledged operation 0 \(append\) lost/,
+      "powerloss-cells": /nothing acknowledged lost in any power-loss state/,
+    },
+  },
+  {
+    name: "jsonl_torn_tail_intolerant",
+    breaks: "a JSON-lines log that cannot open when its last line is torn",
+    tiers: {
+      "syscalls-power-loss": /torn store\.db #\d+ at \d+ .*Cannot open store/,
+      "powerloss-cells": /: torn store\.db #\d+ at \d+ /,
+    },
+  },
+  {
+    name: "resume_stale_next_id",
+    breaks: "takes the next message id from a counter a crash can leave stale",
+    tiers: {
+      "syscalls-crash": /resume after recovery \(append\+append\): the store after the second life/,
+      "syscalls-power-loss":
+        /resume after recovery \(append\+append\): the store after the second life/,
+      "powerloss-cells": /a fresh process continues \d+ of \d+ recovered states/,
+    },
+  },
+];

@@ -147,19 +147,21 @@ export async function crashTiers(
   const sweep = await timedTool("sweep/main.ts", [
     "--legs",
     "default",
+    "--libraries",
+    "system",
     "--sample",
     "20",
     "--json",
     sweepJson,
   ]);
-  const sweepReport = await readReport<{ reports: { states: number; seconds: number }[] }>(
-    sweepJson,
-  );
+  const sweepReport = await readReport<
+    { run: { seconds: number }; results: { judged?: number }[] }
+  >(sweepJson);
   let sweepRate: number | undefined;
   let sweepDetail = `exit ${sweep.code}`;
   if (sweepReport) {
-    const states = sweepReport.reports.reduce((n, r) => n + r.states, 0);
-    const seconds = sweepReport.reports.reduce((n, r) => n + r.seconds, 0);
+    const states = sweepReport.results.reduce((n, r) => n + (r.judged ?? 0), 0);
+    const seconds = sweepReport.run.seconds;
     sweepRate = states / seconds;
     sweepDetail = `${states} states in ${seconds.toFixed(1)} s (as the sweep prints it; ` +
       `${sweep.seconds.toFixed(1)} s wall with start-up)`;
@@ -219,7 +221,8 @@ function printedRate(output: string): { states: number; seconds: number } | unde
 
 /**
  * The LD_PRELOAD recorder's tiers: power-loss states checked in-process per second
- * (`deno task syscalls`, 20 appends, every sync point; `deno task powerloss-cells` on the
+ * (`deno task sweep --syscalls --power-loss --cells 1`, the append programs, every sync
+ * point; `deno task powerloss-cells` on the
  * reference store and on `node:sqlite`, every cell that applies) and derived SIGKILL
  * states per second of the syscall sweep (`deno task sweep --syscalls`, programs of one
  * operation).
@@ -227,24 +230,42 @@ function printedRate(output: string): { states: number; seconds: number } | unde
 async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
   const rows: SuiteRow[] = [];
   const load = () => Deno.loadavg()[0]!.toFixed(1);
-  log("recorder: power-loss states in-process (syscalls --mode power-loss)");
-  const power = await timedTool("syscalls.ts", ["--mode", "power-loss"]);
+  log("recorder: power-loss states in-process (sweep --syscalls --power-loss --cells 1)");
+  const power = await timedTool("sweep/main.ts", [
+    "--syscalls",
+    "--power-loss",
+    "--cells",
+    "1",
+    "--legs",
+    "default",
+    "--libraries",
+    "system",
+    "--seed",
+    "1",
+  ]);
   const pr = printedRate(power.output);
   rows.push(rateRow(
     "recorder power-loss states checked per second, in-process",
     pr,
     1000,
     {
-      skipped: /^SKIP: (.*)$/m.exec(power.output)?.[1],
+      skipped: /: SKIP \((.*)\)$/m.exec(power.output)?.[1],
       success: power.success,
-      failed: "syscalls",
+      failed: "sweep --syscalls --power-loss",
     },
     pr ? `${pr.states} states in ${pr.seconds} s; load average ${load()}` : `exit ${power.code}`,
   ));
   for (const target of ["cells/reference_target.ts", "targets/node_sqlite.ts"]) {
     log(`recorder: power-loss cells in-process (powerloss-cells --target ${target})`);
-    const cells = await timedTool("powerloss_cells.ts", ["--target", target]);
-    const skippedCells = /^cell \d+: SKIP in [\d.]+ s: .* SKIP: (.*)$/m.exec(cells.output)?.[1];
+    const cells = await timedTool("powerloss_cells.ts", [
+      "--target",
+      target,
+      "--legs",
+      "default",
+      "--libraries",
+      "system",
+    ]);
+    const skippedCells = /^SKIP \([^)]*\): (.*)$/m.exec(cells.output)?.[1];
     const cr = printedRate(cells.output);
     rows.push(rateRow(
       `power-loss cells states checked per second, in-process (${target})`,
@@ -266,6 +287,10 @@ async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
     "--syscalls",
     "--max-length",
     "1",
+    "--legs",
+    "default",
+    "--libraries",
+    "system",
     "--seed",
     "1",
   ]);
@@ -275,7 +300,7 @@ async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
     sr,
     40,
     {
-      skipped: /^SKIP: /m.test(sweep.output) ? "no recorder" : undefined,
+      skipped: /: SKIP \(/m.test(sweep.output) ? "no recorder" : undefined,
       success: sweep.success,
       failed: "sweep --syscalls",
     },

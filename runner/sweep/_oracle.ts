@@ -6,9 +6,16 @@
 // invariants. The journal mode is observed by the callers at each kill, before anything
 // reopens the files (`observeJournalMode`, judged per leg by `legVerdict`).
 import { deepStrictEqual } from "node:assert/strict";
-import { integrityCheck } from "../../harness/db_audit.ts";
+import { integrityIfSqlite } from "../../harness/db_audit.ts";
+import type { FileSet } from "../../recorder/image.ts";
 import type { PlannedState } from "./_plan.ts";
-import { type ProgramOp, snapshot, type StoreState, type SweepStore } from "./_program.ts";
+import {
+  OP_METHODS,
+  type ProgramOp,
+  snapshot,
+  type StoreState,
+  type SweepStore,
+} from "./_program.ts";
 
 /** The uncrashed run of a program: the state before and after each operation, and results. */
 export interface Reference {
@@ -16,6 +23,8 @@ export interface Reference {
   snaps: StoreState[];
   /** What each operation returned. */
   results: unknown[];
+  /** The store's files before operation `i`, and after the program (what a resume starts from). */
+  files?: FileSet[];
 }
 
 /** An acknowledgement the crash child journaled after an operation returned. */
@@ -57,19 +66,41 @@ export interface Verdict {
 }
 
 /** The clause each operation's state is owned by. */
-const CLAUSES: Record<ProgramOp, string> = {
+export const CLAUSES: Record<ProgramOp, string> = {
   append: "prefix durability",
   batch: "prefix durability",
   claim: "consume-once",
   rotate: "rotation atomicity",
   rewind: "fork determinism",
   fork: "fork determinism",
-  record: "outbox exactly-once",
-  attempt: "outbox exactly-once",
-  deliver: "outbox exactly-once",
-  fail: "outbox exactly-once",
-  unknown: "outbox exactly-once",
-  sweep: "outbox exactly-once",
+  record: "delivery outbox exactly-once",
+  attempt: "delivery outbox exactly-once",
+  deliver: "delivery outbox exactly-once",
+  fail: "delivery outbox exactly-once",
+  unknown: "delivery outbox exactly-once",
+  sweep: "delivery outbox exactly-once",
+};
+
+/**
+ * The clause of a crash point: that of the operation whose methods it is in (`crash
+ * points` for a method no operation calls).
+ *
+ * @param point The crash point, `<method>:<name>`.
+ * @returns The clause.
+ */
+export function clauseOfPoint(point: string): string {
+  const method = point.slice(0, point.indexOf(":"));
+  const op = (Object.keys(OP_METHODS) as ProgramOp[]).find((o) => OP_METHODS[o].includes(method));
+  return op ? CLAUSES[op] : "crash points";
+}
+
+/** The cell of each clause the sweep judges. */
+export const CLAUSE_CELLS: Readonly<Record<string, number>> = {
+  "prefix durability": 1,
+  "consume-once": 2,
+  "rotation atomicity": 3,
+  "fork determinism": 4,
+  "delivery outbox exactly-once": 5,
 };
 
 /**
@@ -146,42 +177,55 @@ export async function checkRecovered(input: OracleInput): Promise<Verdict> {
       );
     }
     // The cross-cutting checks after the owning clause, so a failure is named by its clause.
-    const integrity = integrityCheck(checkedDb);
-    if (integrity !== "ok") fail("integrity", `integrity_check: ${integrity}`);
+    const integrity = integrityIfSqlite(checkedDb);
+    if (integrity !== undefined && integrity !== "ok") {
+      fail("integrity", `integrity_check: ${integrity}`);
+    }
     if (recovered.invariants.length) {
       fail("invariants", recovered.invariants.join("; "));
     }
     if (op === "rotate" && verdict.match === "with") {
       // Last: the probe writes. A rotated parent must refuse appends with the typed error.
       const rotated = withOp.sessions.find((s) => s.id === ref.results[interrupted])?.parent;
-      const store = await input.openStore(checkedDb);
-      try {
-        await store.appendMessage(rotated!, { role: "user", content: "after rotation" });
-        fail("rotation atomicity", `an append to the rotated parent ${rotated} was accepted`);
-      } catch (error) {
-        const name = error instanceof Error ? error.name : String(error);
-        if (name !== "CompressionSessionClosedError") {
-          fail(
-            "rotation atomicity",
-            `an append to the rotated parent ${rotated} failed with ${name}, not CompressionSessionClosedError`,
-          );
-        }
-      } finally {
-        await store.close();
-      }
+      await probeRotatedParent(input.openStore, checkedDb, rotated!, fail);
     }
   } catch (error) {
     fail(
       "recovery",
       `cannot check the recovered store: ${
-        error instanceof Error ? error.stack ?? error.message : String(error)
+        error instanceof Error ? `${error.name}: ${error.message}` : String(error)
       }`,
     );
   }
   return verdict;
 }
 
-async function recover(
+/** An append to a rotated parent must be refused with `CompressionSessionClosedError`. */
+async function probeRotatedParent(
+  openStore: (path: string) => Promise<SweepStore>,
+  db: string,
+  rotated: string,
+  fail: (clause: string, text: string) => void,
+): Promise<void> {
+  const store = await openStore(db);
+  try {
+    await store.appendMessage(rotated, { role: "user", content: "after rotation" });
+    fail("rotation atomicity", `an append to the rotated parent ${rotated} was accepted`);
+  } catch (error) {
+    const name = error instanceof Error ? error.name : String(error);
+    if (name !== "CompressionSessionClosedError") {
+      fail(
+        "rotation atomicity",
+        `an append to the rotated parent ${rotated} failed with ${name}, not CompressionSessionClosedError`,
+      );
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Opens the store on `db` once: its state through its own interface, and its invariants. */
+export async function recover(
   openStore: (path: string) => Promise<SweepStore>,
   db: string,
 ): Promise<{ state: StoreState; invariants: string[] }> {
@@ -203,7 +247,7 @@ function orphans(state: StoreState): string[] {
 }
 
 /** A short description of how two states differ (at most `limit` lines). */
-function diff(a: StoreState, b: StoreState, limit = 4): string[] {
+export function diff(a: StoreState, b: StoreState, limit = 4): string[] {
   const out: string[] = [];
   const sessionsA = new Map(a.sessions.map((s) => [s.id, s]));
   const sessionsB = new Map(b.sessions.map((s) => [s.id, s]));
@@ -242,7 +286,7 @@ function diff(a: StoreState, b: StoreState, limit = 4): string[] {
   return out.length > limit ? [...out.slice(0, limit), `… ${out.length - limit} more`] : out;
 }
 
-function same(a: unknown, b: unknown): boolean {
+export function same(a: unknown, b: unknown): boolean {
   try {
     deepStrictEqual(a, b);
     return true;

@@ -7,8 +7,9 @@ import {
   type LegName,
   legVerdict,
 } from "../../harness/legs.ts";
+import { clauseOfPoint } from "./_oracle.ts";
 import type { StateOutcome } from "./_run_state.ts";
-import type { LegSweep, SweepReport } from "./_types.ts";
+import type { ClauseTally, LegSweep } from "./_types.ts";
 
 /** What a leg's report needs besides its outcomes. */
 export interface LegFacts {
@@ -76,6 +77,14 @@ export function legReport(facts: LegFacts, outcomes: readonly StateOutcome[]): L
       });
     }
   }
+  const clauses: Record<string, ClauseTally> = {};
+  const tally = (point: string) =>
+    clauses[clauseOfPoint(point)] ??= { programs: 0, states: 0, torn: 0, resumes: 0, failures: 0 };
+  for (const o of outcomes) {
+    tally(o.state.point).states++;
+    if (o.failure) tally(o.state.point).failures++;
+  }
+  for (const u of uncovered) tally(u.point).failures++;
   const mean = (f: (o: StateOutcome) => number) =>
     outcomes.length ? Math.round(outcomes.reduce((s, o) => s + f(o), 0) / outcomes.length) : 0;
   return {
@@ -106,6 +115,7 @@ export function legReport(facts: LegFacts, outcomes: readonly StateOutcome[]): L
       }
       : {}),
     failures: outcomes.filter((o) => o.failure).map((o) => o.failure!),
+    clauses,
     seconds: facts.seconds,
     meanChildMs: mean((o) => o.childMs),
     meanCheckMs: mean((o) => o.checkMs),
@@ -138,38 +148,4 @@ export function legLines(result: LegSweep): string[] {
     ...result.uncovered.map((u) => `  UNCOVERED ${u.point} [${name}]: ${u.reason}`),
     ...result.notApplicable.map((u) => `  N/A ${u.point} [${name}]: ${u.reason}`),
   ];
-}
-
-/**
- * The final table: one row per library and leg.
- *
- * @param reports One report per library.
- * @returns The table's text.
- */
-export function summaryTable(reports: readonly SweepReport[]): string {
-  const head = ["library", "SQLite", "leg", "points covered", "states", "states/s", "result"];
-  const body = reports.flatMap((r) =>
-    r.legs.map((l) => [
-      r.library.split("/").slice(-2).join("/"),
-      r.sqliteVersion,
-      l.leg,
-      l.status === "SKIP"
-        ? "-"
-        : `${l.pointsCovered}/${l.pointsTotal}${
-          l.pointsTotal ? ` (${Math.round((100 * l.pointsCovered) / l.pointsTotal)}%)` : ""
-        }`,
-      l.status === "SKIP" ? "-" : `${l.states} (${l.pointStates} + ${l.sequenceStates} seq)`,
-      l.status === "SKIP" || !l.seconds ? "-" : (l.states / l.seconds).toFixed(1),
-      l.status === "SKIP"
-        ? `SKIP: ${l.reason}`
-        : l.failures.length || l.uncovered.length || l.reason
-        ? `FAIL: ${l.failures.length} states, ${l.uncovered.length} uncovered${
-          l.reason ? `; ${l.reason.split("\n")[0]}` : ""
-        }`
-        : "PASS",
-    ])
-  );
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [line(head), line(widths.map((w) => "-".repeat(w))), ...body.map(line)].join("\n");
 }

@@ -3,7 +3,7 @@
 // operations, the programs that own each crash point, the seeded store, and the state
 // snapshot the oracle compares. Everything here is deterministic given the seed and the
 // program, so the parent's uncrashed run is the child's run minus the crash.
-import type { CellMessage, MaybePromise, Store } from "../../cells/target.ts";
+import type { CellMessage, MaybePromise, Store, StoredSession } from "../../cells/target.ts";
 import { seededRandom } from "../../harness/seeded_random.ts";
 
 /** The operations of the bounded sequences (issue 8), in enumeration order. */
@@ -50,9 +50,9 @@ export const OP_METHODS: Record<ProgramOp, readonly string[]> = {
 const OP_NEEDS: Record<ProgramOp, readonly string[]> = {
   append: [],
   batch: [],
-  rotate: [],
+  rotate: ["listSessions"],
   rewind: [],
-  fork: [],
+  fork: ["listSessions"],
   claim: ["requestHandoff"],
   record: ["listObligations"],
   attempt: ["recordObligation", "listObligations"],
@@ -62,12 +62,15 @@ const OP_NEEDS: Record<ProgramOp, readonly string[]> = {
   sweep: ["recordObligation", "markAttempting", "listObligations"],
 };
 
-/** Methods every program needs: to seed the store and read its state back. */
+/**
+ * Methods every program needs: to seed the store and read its state back (a store
+ * without `listSessions` is read by the sessions its programs name: cell 1's methods
+ * are enough for the append programs).
+ */
 export const BASE_METHODS = [
   "createSession",
   "appendMessage",
   "getMessages",
-  "listSessions",
   "close",
 ] as const;
 
@@ -294,23 +297,8 @@ export class ProgramRunner {
         ]);
         return ids.length;
       }
-      case "rotate": {
-        const parentId = this.#current;
-        const childId = `rot-${i}`;
-        if (!await store.tryAcquireCompressionLock!(parentId, this.#holder, 60_000)) {
-          throw new Error(`sweep: could not take the compression lock of ${parentId}`);
-        }
-        // The continuation carries three user turns, so rewinds after it still work.
-        const messages: CellMessage[] = [{ role: "system", content: text(seed, `sum${i}`) }];
-        for (let t = 0; t < 3; t++) {
-          messages.push({ role: "user", content: text(seed, `c${i}u${t}`) });
-          if (t < 2) messages.push({ role: "assistant", content: text(seed, `c${i}a${t}`) });
-        }
-        await store.publishCompressionChild!({ parentId, childId, holder: this.#holder, messages });
-        await store.releaseCompressionLock!(parentId, this.#holder);
-        this.#current = childId;
-        return childId;
-      }
+      case "rotate":
+        return await this.#rotate(i);
       case "rewind": {
         const active = await store.getMessages(this.#current);
         const target = active.findLast((m) => m.role === "user");
@@ -329,11 +317,52 @@ export class ProgramRunner {
       }
       case "claim":
         return await store.claimHandoff!(`h${this.#claims++}`);
+      case "record":
+      case "attempt":
+      case "deliver":
+      case "fail":
+      case "unknown":
+        return await this.#outbox(op, i);
+      case "sweep": {
+        const taken = await store.sweepRecoverable!({ idempotentTransport: this.#sweeps++ === 0 });
+        return taken.map((t) => [t.action, t.obligation.content]).sort();
+      }
+    }
+  }
+
+  /** Takes the lock of the chain's tip, publishes its continuation, releases the lock. */
+  async #rotate(i: number): Promise<string> {
+    const store = this.#store;
+    const seed = this.#seed;
+    const parentId = this.#current;
+    const childId = `rot-${i}`;
+    if (!await store.tryAcquireCompressionLock!(parentId, this.#holder, 60_000)) {
+      throw new Error(`sweep: could not take the compression lock of ${parentId}`);
+    }
+    // The continuation carries three user turns, so rewinds after it still work.
+    const messages: CellMessage[] = [{ role: "system", content: text(seed, `sum${i}`) }];
+    for (let t = 0; t < 3; t++) {
+      messages.push({ role: "user", content: text(seed, `c${i}u${t}`) });
+      if (t < 2) messages.push({ role: "assistant", content: text(seed, `c${i}a${t}`) });
+    }
+    await store.publishCompressionChild!({ parentId, childId, holder: this.#holder, messages });
+    await store.releaseCompressionLock!(parentId, this.#holder);
+    this.#current = childId;
+    return childId;
+  }
+
+  /** One step of the sender protocol on this program's own obligations. */
+  async #outbox(
+    op: "record" | "attempt" | "deliver" | "fail" | "unknown",
+    i: number,
+  ): Promise<unknown> {
+    const store = this.#store;
+    switch (op) {
       case "record": {
         const o = await store.recordObligation!({
           sessionId: "main",
           messageRef: `ref-${i}`,
-          content: text(seed, `o${i}`),
+          content: text(this.#seed, `o${i}`),
         });
         this.#own.push({ id: o.obligationId, fence: o.deliveryFence, state: "pending" });
         return [o.content, o.state, o.deliveryFence];
@@ -360,11 +389,44 @@ export class ProgramRunner {
         o.state = "done";
         return await store.markUnknown!(o.id, o.fence, "sweep: the send timed out");
       }
-      case "sweep": {
-        const taken = await store.sweepRecoverable!({ idempotentTransport: this.#sweeps++ === 0 });
-        return taken.map((t) => [t.action, t.obligation.content]).sort();
+    }
+  }
+
+  /**
+   * A runner for a fresh process on a recovered store: it acts on the tip of `main`'s
+   * rotation chain and the first handoff still parked, as the program's runner would
+   * have, without knowing the program.
+   *
+   * @param store The recovered store.
+   * @param seed The seed of the message texts.
+   * @returns The runner.
+   */
+  static async resumed(store: SweepStore, seed: number): Promise<ProgramRunner> {
+    const runner = new ProgramRunner(store, seed);
+    if (store.listSessions) {
+      const sessions = await store.listSessions();
+      for (
+        let tip = sessions.find((s) =>
+          s.parentSessionId === runner.#current && s.id.startsWith("rot-")
+        );
+        tip;
+        tip = sessions.find((s) => s.parentSessionId === runner.#current && s.id.startsWith("rot-"))
+      ) {
+        runner.#current = tip.id;
       }
     }
+    if (store.requestHandoff && store.getHandoffState) {
+      while (
+        runner.#claims < PARKED_HANDOFFS &&
+        await store.getHandoffState(`h${runner.#claims}`) !== "pending"
+      ) runner.#claims++;
+    }
+    return runner;
+  }
+
+  /** Whether a `claim` has a parked handoff left to claim. */
+  get canClaim(): boolean {
+    return this.#claims < PARKED_HANDOFFS;
   }
 
   #find(state: Own["state"], which: "first" | "last"): Own {
@@ -409,7 +471,8 @@ export interface StoreState {
  * @returns Sessions, messages (with the active flag) and obligations, in a fixed order.
  */
 export async function snapshot(store: SweepStore): Promise<StoreState> {
-  const sessions = (await store.listSessions!()).map((s) => ({
+  const listed = store.listSessions ? await store.listSessions() : await namedSessions(store);
+  const sessions = listed.map((s) => ({
     id: s.id,
     parent: s.parentSessionId,
     ended: s.endedAt !== null,
@@ -444,6 +507,62 @@ export async function snapshot(store: SweepStore): Promise<StoreState> {
     : [];
   return { sessions, messages, obligations };
 }
+
+/**
+ * The sessions of a store without `listSessions`: those the programs name that exist
+ * (`main`, and the parked handoffs when the store parks them), by `getSession` when it
+ * has one. Programs that create sessions (rotate, fork) need `listSessions`.
+ */
+async function namedSessions(store: SweepStore): Promise<StoredSession[]> {
+  const ids = ["main"];
+  if (store.requestHandoff) ids.push(...Array.from({ length: PARKED_HANDOFFS }, (_, h) => `h${h}`));
+  const out: StoredSession[] = [];
+  for (const id of ids) {
+    const found = store.getSession
+      ? await store.getSession(id)
+      : { id, parentSessionId: null, endedAt: null, endReason: null };
+    if (found) out.push(found);
+  }
+  return out;
+}
+
+/**
+ * What a fresh process does on a recovered state to show that it takes the clause's
+ * own operation (resume after recovery): the operation the crash interrupted again (an
+ * outbox step: a whole new obligation, recorded, attempted and delivered; a claim, when
+ * a parked handoff is left), then an append, each as far as the store has the methods.
+ * A takeover (`sweep`) is not repeated: what it takes depends on whose process is alive.
+ *
+ * @param op The interrupted operation.
+ * @param methods The store's methods.
+ * @returns The operations, always at least one append.
+ * @example
+ * ```ts
+ * import { continuation } from "./_program.ts";
+ * console.log(continuation("rotate", ["listSessions", "tryAcquireCompressionLock"])); // ["append"]
+ * ```
+ */
+export function continuation(op: ProgramOp, methods: readonly string[]): ProgramOp[] {
+  const own: Record<ProgramOp, ProgramOp[]> = {
+    append: ["append"],
+    batch: ["batch"],
+    rotate: ["rotate"],
+    rewind: ["rewind"],
+    fork: ["fork"],
+    claim: ["claim"],
+    record: ["record", "attempt", "deliver"],
+    attempt: ["record", "attempt", "deliver"],
+    deliver: ["record", "attempt", "deliver"],
+    fail: ["record", "fail"],
+    unknown: ["record", "attempt", "unknown"],
+    sweep: [],
+  };
+  const ops = [...own[op], "append" as const];
+  return missingMethods(ops, methods).length ? ["append"] : ops;
+}
+
+/** The first index of the continuation's operations: names apart from the program's. */
+export const CONTINUATION_INDEX = 100;
 
 /**
  * Parses a program written as operation names joined by `+`.

@@ -2,6 +2,8 @@
 // options, the crash-image hook the power-loss variant plugs into, and the report.
 import type { Child, SpawnOptions } from "../../harness/child.ts";
 import type { LegName } from "../../harness/legs.ts";
+import type { Profile } from "../../recorder/crash_states.ts";
+import type { PatternId } from "../../cells/diagnoses.ts";
 
 /**
  * The power-loss hook: how a crash state is turned into the files the oracle checks.
@@ -128,6 +130,8 @@ export interface LegSweep {
   imaged?: { states: number; differing: number };
   /** Failing states. */
   failures: SweepFailure[];
+  /** Per clause (the clause of each state's crash point; an uncovered point fails its clause). */
+  clauses?: Record<string, ClauseTally>;
   /** Wall time of the leg. */
   seconds: number;
   /** Mean child run and check times per state, for profiling. */
@@ -162,5 +166,126 @@ export interface SweepReport {
    * Whether some leg ran, and every leg that ran covered every selected point with no
    * failing state (a sweep where every leg was skipped is not a pass).
    */
+  ok: boolean;
+}
+
+/** Options of the recorded-call sweep (`sweepCalls` in `calls.ts`). */
+export interface CallSweepOptions {
+  /** The target specifier. */
+  target: string;
+  /** The leg (default: `default`). */
+  leg?: LegName;
+  /** The seed of the message texts and of the random power-loss states. */
+  seed: number;
+  /** `crash` (SIGKILL before each recorded call, default) or `power-loss` (every sync point). */
+  mode?: "crash" | "power-loss";
+  /** The longest program (default 2). */
+  maxLength?: number;
+  /** Only these programs (operations joined by `+`), instead of every sequence. */
+  programs?: readonly string[];
+  /** Only programs whose every operation belongs to these cells' clauses. */
+  cells?: readonly number[];
+  /** Only this state of each program (crash: the call; power-loss: the state's number), for a replay. */
+  call?: number;
+  /** Crash mode: real SIGKILL children per program, as a cross-check (default 1). */
+  kills?: number;
+  /** Power-loss mode: the persistence profile (default `posix`). */
+  profile?: Profile;
+  /** Power-loss mode: random states per instant beyond the exhaustive bound (default 12). */
+  subsets?: number;
+  /** Power-loss mode: only the last N instants of each program (default all). */
+  instants?: number;
+  /** Recovered states continued by a fresh process, per program (default 1). */
+  resumes?: number;
+  /** Shrink a failure (default true). */
+  shrink?: boolean;
+  /** Children in flight at once (default 2). */
+  jobs?: number;
+  /** Progress lines (default `console.log`). */
+  log?: (line: string) => void;
+}
+
+/** One failing state of the recorded-call sweep. */
+export interface CallFailure {
+  /** The program, operations joined by `+`. */
+  program: string;
+  /** The state's number in the program (crash: SIGKILL before this recorded call). */
+  call: number;
+  /** The operation the crash interrupted (its index), or -1 for the run as a whole. */
+  operation: number;
+  /** The clause it breaks (its interrupted operation's). */
+  clause: string;
+  /** How the state was made. */
+  state: string;
+  /**
+   * What failed: a derived `state`, a real SIGKILL `child`, the second life of a
+   * `resume`, or the program's `run` as a whole (its uncrashed run, its log).
+   */
+  kind: "state" | "child" | "resume" | "run";
+  /** What failed, one line each. */
+  problems: string[];
+  /** The command that replays it. */
+  replay: string;
+  /** A power loss's known pattern, read from the program's recorded calls. */
+  pattern?: PatternId;
+  /** Where its files were kept. */
+  evidence?: string;
+}
+
+/** What one clause of the recorded-call sweep judged. */
+export interface ClauseTally {
+  /** Programs with an operation of the clause. */
+  programs: number;
+  /** States whose interrupted operation is the clause's. */
+  states: number;
+  /** Torn states among them (power-loss mode). */
+  torn: number;
+  /** Recovered states continued by a fresh process and judged again. */
+  resumes: number;
+  /** Failing states (and resumes). */
+  failures: number;
+}
+
+/** The report of the recorded-call sweep. */
+export interface CallSweepReport {
+  /** The mode. */
+  mode: "crash" | "power-loss";
+  /** The leg. */
+  leg: LegName;
+  /** The target. */
+  target: string;
+  /** The seed. */
+  seed: number;
+  /** The SQLite library this process loaded (the oracle's). */
+  library: string;
+  /** Its version. */
+  sqliteVersion: string;
+  /** The journal modes observed. */
+  onDisk: string;
+  /** Why the leg was not honoured (the states are then no evidence). */
+  notHonoured?: string;
+  /** Programs recorded. */
+  programs: number;
+  /** States checked. */
+  states: number;
+  /** Distinct recovered contents the oracle ran on. */
+  judged: number;
+  /** Power-loss mode: torn states, instants with a tearable write, instants. */
+  torn: { states: number; tearable: number; instants: number };
+  /** Recovered states continued, their failures, and the distinct ones that could be. */
+  resumes: { run: number; failed: number; candidates: number };
+  /** Crash mode: real SIGKILL children run as a cross-check, and how many failed. */
+  children: { run: number; failed: number };
+  /** Seconds spent checking states (recording excluded). */
+  seconds: number;
+  /** States per second of checking. */
+  statesPerSecond: number;
+  /** Per clause. */
+  clauses: Record<string, ClauseTally>;
+  /** Failing states (the shrunk one first). */
+  failures: CallFailure[];
+  /** The run folder, kept when something failed. */
+  dir?: string;
+  /** Whether some state was judged, none failed and the leg was honoured. */
   ok: boolean;
 }

@@ -7,14 +7,15 @@ import { deepStrictEqual, ok } from "node:assert/strict";
 import { currentLeg } from "../../harness/legs.ts";
 import { crashPoints } from "../../cells/reference_target.ts";
 import { planPoints, sequenceSpace } from "./_plan.ts";
-import { sweep, type SweepReport } from "./sweep.ts";
+import { sweep, type SweepReport } from "./points.ts";
 import { RunDir } from "../../harness/evidence.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
 import { parseStateId } from "./_plan.ts";
 import { seedStore } from "./_program.ts";
-import { legAudit, legReport } from "./_report.ts";
-import { type LegContext, runState } from "./_run_state.ts";
-import { lastSyncImage } from "./_power_loss.ts";
+import { legAudit, legReport } from "./_leg_report.ts";
+import { runState } from "./_run_state.ts";
+import type { LegContext } from "./_state_child.ts";
+import { lastSyncImage } from "./_last_sync.ts";
 
 const BETWEEN = "publishCompressionChild:betweenTransactions";
 const MUTANT = new URL(
@@ -155,7 +156,7 @@ Deno.test({
       seed: 8,
       root,
       template,
-      openStore: (path) => openStore(path, { journalMode: "delete" }),
+      openStore: (path: string) => openStore(path, { journalMode: "delete" }),
       references: new Map(),
       keepEvidence: false,
     };

@@ -1,0 +1,14 @@
+// One library's share of a tier, in a process of its own (the FFI binding loads the library
+// `DENO_SQLITE_PATH` names, once per process):
+//   library.ts <request.json> <result.json>
+// Progress lines go to stdout; the typed result is written to <result.json>.
+import { type LibraryRequest, runLibrary } from "../_library.ts";
+
+const [requestPath, resultPath] = Deno.args;
+if (!requestPath || !resultPath) {
+  console.error("usage: library.ts <request.json> <result.json>");
+  Deno.exit(2);
+}
+const request = JSON.parse(Deno.readTextFileSync(requestPath)) as LibraryRequest;
+const result = await runLibrary(request, (line) => console.log(line));
+Deno.writeTextFileSync(resultPath, JSON.stringify(result) + "\n");

@@ -1,0 +1,326 @@
+/**
+ * The crash-sweep tiers as typed results, for the conformance front door and the tools:
+ *
+ * - {@linkcode sweepTier}: `sweep` (named crash points, SIGKILL or the last-sync image),
+ *   `syscalls-crash` (SIGKILL before every recorded file-system call) and
+ *   `syscalls-power-loss` (every power-loss state of every sync point, the torn last
+ *   writes enumerated), each with resume after recovery in the recorded-call tiers;
+ * - {@linkcode powerLossCellsTier}: the power-loss cells 1, 3, 4 and 5.
+ *
+ * Each returns a {@linkcode TierOutcome}: an `Outcome` per clause × leg × library with its
+ * status, failed checks, evidence folder, replay command, figures and `judged` count. A
+ * clause, tier or run that judged nothing is a SKIP with why, never a PASS. A store on its
+ * own SQLite (or none) runs once, labelled `own` (or `none`): the library axis is this
+ * project's binding's. Each library runs in a child process of its own
+ * (`children/library.ts`: the FFI binding loads one library per process, and the cells'
+ * settings are environment variables), whose result comes back through a file.
+ *
+ * @example
+ * ```ts ignore
+ * import { sweepTier } from "./tier.ts";
+ * const outcome = await sweepTier({
+ *   target: new URL("../../cells/reference_target.ts", import.meta.url).href,
+ *   tier: "syscalls-power-loss",
+ *   legs: ["default"],
+ *   libraries: [{ label: "system", path: "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0" }],
+ *   quick: true,
+ *   evidenceDir: Deno.makeTempDirSync(),
+ * });
+ * for (const r of outcome.results) console.log(r.clause, r.status, r.judged);
+ * ```
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { LegName } from "../../harness/legs.ts";
+import { buildRecorder } from "../../recorder/build.ts";
+import { targetSpecifier } from "../../cells/target.ts";
+import type { Outcome, TierName, TierOutcome } from "../result.ts";
+import { seedTemplate } from "./_calls_record.ts";
+import {
+  type CallKnobs,
+  type CellKnobs,
+  type LibraryRequest,
+  type LibraryResult,
+  type PointKnobs,
+} from "./_library.ts";
+
+export type { CallKnobs, CellKnobs, LibraryResult, PointKnobs } from "./_library.ts";
+
+/** A SQLite library of the run: its label in the results and its path. */
+export interface TierLibrary {
+  /** `system`, `fixed`, or another name. */
+  label: string;
+  /** The shared library's path. */
+  path: string;
+}
+
+/** What every tier of the sweep takes (the front door's common options). */
+export interface TierOptions {
+  /** The target module (path or URL). */
+  target: string;
+  /** The journal-mode legs. */
+  legs: LegName[];
+  /** The SQLite libraries (a store on its own SQLite runs once, on the first). */
+  libraries: TierLibrary[];
+  /** Fewer states, shorter runs. */
+  quick: boolean;
+  /** Where failing states keep their evidence. */
+  evidenceDir: string;
+  /** The seed (default: drawn, and reported in each outcome). */
+  seed?: number;
+  /** Children in flight at once (default 2). */
+  jobs?: number;
+  /** Only these cells' clauses (default every one the tier judges). */
+  cells?: number[];
+  /** Progress lines (default: none). */
+  log?: (line: string) => void;
+}
+
+/** Options of {@linkcode sweepTier}. */
+export interface SweepTierOptions extends TierOptions {
+  /** `sweep` (default), `syscalls-crash` or `syscalls-power-loss`. */
+  tier?: "sweep" | "syscalls-crash" | "syscalls-power-loss";
+  /** The named-point sweep's knobs. */
+  points?: PointKnobs;
+  /** The recorded-call sweep's knobs. */
+  calls?: CallKnobs;
+}
+
+/** Options of {@linkcode powerLossCellsTier}. */
+export interface PowerLossCellsTierOptions extends TierOptions {
+  /** The power-loss cells' knobs. */
+  powerLoss?: CellKnobs;
+}
+
+/** What the seeding child saw of the store: whether it runs on the binding, its file, its points. */
+interface Store {
+  failed?: string;
+  binding?: boolean;
+  sqliteFile: boolean;
+  crashPoints: number;
+}
+
+async function probeStore(target: string, library: string, seed: number): Promise<Store> {
+  const dir = await Deno.makeTempDir({ prefix: "sweep-probe-" });
+  try {
+    const seeded = await seedTemplate({ target, leg: "default", seed }, dir, {
+      DENO_SQLITE_PATH: library,
+    });
+    if ("failed" in seeded) return { failed: seeded.failed, sqliteFile: false, crashPoints: 0 };
+    const head = seeded.files.get("store.db")?.subarray(0, 16);
+    return {
+      ...(seeded.binding !== undefined ? { binding: seeded.binding } : {}),
+      sqliteFile: head !== undefined && new TextDecoder().decode(head) === "SQLite format 3\0",
+      crashPoints: seeded.crashPoints.length,
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Runs one library's share in a child with that library; its progress lines go to `log`. */
+async function libraryChild(
+  request: LibraryRequest,
+  path: string,
+  log: (line: string) => void,
+): Promise<LibraryResult> {
+  const dir = await Deno.makeTempDir({ prefix: "sweep-library-" });
+  const requestPath = join(dir, "request.json");
+  const resultPath = join(dir, "result.json");
+  await Deno.writeTextFile(requestPath, JSON.stringify(request));
+  const env = {
+    ...Deno.env.toObject(),
+    DENO_SQLITE_PATH: path,
+    CELLS_EVIDENCE_DIR: request.evidenceDir,
+    NO_COLOR: "1",
+  };
+  delete (env as Record<string, string | undefined>).SESSION_DB_JOURNAL_MODE;
+  delete (env as Record<string, string | undefined>).SESSION_DB_CRASH_AT;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-lock",
+      "-A",
+      "--unstable-kv",
+      new URL("./children/library.ts", import.meta.url).href,
+      requestPath,
+      resultPath,
+    ],
+    env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  let pending = "";
+  for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
+    const lines = (pending + text).split("\n");
+    pending = lines.pop()!;
+    for (const line of lines) log(line);
+  }
+  if (pending) log(pending);
+  const status = await child.status;
+  try {
+    return JSON.parse(await Deno.readTextFile(resultPath)) as LibraryResult;
+  } catch {
+    const tail = (await stderr).trim().split("\n").slice(-4).join(" | ");
+    throw new Error(
+      `The ${request.label} library's run wrote no result (exit ${status.code}): ${tail}`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** The libraries a store is judged on: each of ours on the binding, else one, labelled. */
+function librariesFor(store: Store, libraries: readonly TierLibrary[]): TierLibrary[] {
+  if (store.binding !== false) return [...libraries];
+  return [{ label: store.sqliteFile ? "own" : "none", path: libraries[0]!.path }];
+}
+
+function errorOutcomes(options: TierOptions, tier: TierName, reason: string): Outcome[] {
+  return options.legs.map((leg) => ({
+    clause: "open",
+    tier,
+    leg,
+    library: options.libraries[0]?.label ?? "system",
+    status: "FAIL" as const,
+    reason,
+    checks: [reason],
+    judged: 0,
+  }));
+}
+
+/** Runs every library's share; the outcomes, or one ERROR per library that could not run. */
+async function eachLibrary(
+  options: TierOptions,
+  tier: TierName,
+  store: Store,
+  request: Omit<LibraryRequest, "label" | "replay">,
+  replay: (library: TierLibrary) => string,
+): Promise<Outcome[]> {
+  const log = options.log ?? (() => {});
+  const outcomes: Outcome[] = [];
+  for (const library of librariesFor(store, options.libraries)) {
+    const share: LibraryRequest = { ...request, label: library.label, replay: replay(library) };
+    log(`${tier} on ${library.label} (${library.path}): legs ${options.legs.join(", ")}`);
+    try {
+      // Always a process of its own: the library, and the cells' environment
+      // (CELLS_EVIDENCE_DIR, CELLS_REPORT_DIR), are the process's, never shared with the caller.
+      const result = await libraryChild(share, library.path, log);
+      outcomes.push(...result.outcomes);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      outcomes.push(...options.legs.map((leg) => ({
+        clause: "run",
+        tier,
+        leg,
+        library: library.label,
+        status: "ERROR" as const,
+        reason,
+        judged: 0,
+      })));
+    }
+  }
+  return outcomes;
+}
+
+/** The tier's run: RAN when something was judged, else SKIP with the first reason given. */
+function finish(tier: TierName, started: number, results: Outcome[]): TierOutcome {
+  const seconds = (performance.now() - started) / 1000;
+  const judged = results.some((r) => (r.judged ?? 0) > 0 || r.status === "FAIL");
+  if (judged) return { run: { tier, status: "RAN", seconds }, results };
+  const reason = results.find((r) => r.reason)?.reason ?? "nothing was judged";
+  return { run: { tier, status: "SKIP", reason, seconds }, results };
+}
+
+function skipped(tier: TierName, reason: string): TierOutcome {
+  return { run: { tier, status: "SKIP", reason, seconds: 0 }, results: [] };
+}
+
+/**
+ * The crash sweep as a tier: named points (`sweep`), or every recorded file-system call
+ * under SIGKILL (`syscalls-crash`) or power loss (`syscalls-power-loss`), on every leg ×
+ * library asked for.
+ *
+ * @param options Target, tier, legs, libraries, quick, evidence folder, seed, jobs, cells.
+ * @returns The tier's run and an outcome per clause × leg × library.
+ */
+export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome> {
+  const tier = options.tier ?? "sweep";
+  const started = performance.now();
+  const target = targetSpecifier(options.target);
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  if (tier !== "sweep") {
+    const built = await buildRecorder();
+    if (!built.ok) return skipped(tier, built.reason);
+  }
+  const store = await probeStore(target, options.libraries[0]!.path, seed);
+  if (store.failed) {
+    return {
+      run: { tier, status: "RAN", seconds: 0 },
+      results: errorOutcomes(options, tier, store.failed),
+    };
+  }
+  if (tier === "sweep" && store.crashPoints === 0) {
+    return skipped(
+      tier,
+      "the target declares no crash points (export crashPoints() from the target module to be swept; the syscalls tiers need none)",
+    );
+  }
+  const flag = tier === "syscalls-crash"
+    ? " --syscalls"
+    : tier === "syscalls-power-loss"
+    ? " --syscalls --power-loss"
+    : "";
+  const results = await eachLibrary(options, tier, store, {
+    tier,
+    target,
+    legs: options.legs,
+    seed,
+    quick: options.quick,
+    evidenceDir: options.evidenceDir,
+    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+    ...(options.cells ? { cells: options.cells } : {}),
+    ...(options.points ? { points: options.points } : {}),
+    ...(options.calls ? { calls: options.calls } : {}),
+  }, (library) => `DENO_SQLITE_PATH=${library.path} deno task sweep${flag} --target ${target}`);
+  return finish(tier, started, results);
+}
+
+/**
+ * The power-loss cells (1, 3, 4, 5) as a tier, on every leg × library asked for: states,
+ * torn states and resumes judged per cell, a FAIL with its checks and, for a known
+ * pattern, its cause and fix.
+ *
+ * @param options Target, legs, libraries, quick, evidence folder, seed, cells.
+ * @returns The tier's run and an outcome per cell × leg × library.
+ */
+export async function powerLossCellsTier(options: PowerLossCellsTierOptions): Promise<TierOutcome> {
+  const tier = "powerloss-cells";
+  const started = performance.now();
+  const target = targetSpecifier(options.target);
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const built = await buildRecorder();
+  if (!built.ok) return skipped(tier, built.reason);
+  const store = await probeStore(target, options.libraries[0]!.path, seed);
+  if (store.failed) {
+    return {
+      run: { tier, status: "RAN", seconds: 0 },
+      results: errorOutcomes(options, tier, store.failed),
+    };
+  }
+  const results = await eachLibrary(options, tier, store, {
+    tier,
+    target,
+    legs: options.legs,
+    seed,
+    quick: options.quick,
+    evidenceDir: options.evidenceDir,
+    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+    ...(options.cells ? { cells: options.cells } : {}),
+    ...(options.powerLoss ? { powerLoss: options.powerLoss } : {}),
+  }, (library) => `DENO_SQLITE_PATH=${library.path} deno task powerloss-cells --target ${target}`);
+  return finish(tier, started, results);
+}

@@ -1,0 +1,123 @@
+// The sweep tiers' typed results: nothing judged is a SKIP with why (never a PASS), a store
+// without crash points gets the named-point tier SKIPPED and the recorded-call tiers run,
+// a store on its own SQLite runs once labelled `own`, and a power-loss FAIL on DELETE +
+// synchronous=FULL carries its checks, cause and fix, replay and evidence, from the
+// recorded-call tier and from the power-loss cells alike.
+import { deepStrictEqual, ok } from "node:assert/strict";
+import { platformSkipReason } from "../../recorder/build.ts";
+import { sqliteLibraryPath } from "../../session_db/sqlite/database.ts";
+import type { Outcome } from "../result.ts";
+import { powerLossCellsTier, sweepTier, type TierOptions } from "./tier.ts";
+
+const skip = platformSkipReason();
+const target = (path: string) => new URL(`../../${path}`, import.meta.url).href;
+const base = (path: string): TierOptions => ({
+  target: target(path),
+  legs: ["default"],
+  libraries: [{ label: "system", path: sqliteLibraryPath() }],
+  quick: true,
+  evidenceDir: Deno.makeTempDirSync({ prefix: "tier-test-" }),
+  seed: 5,
+});
+const show = (results: Outcome[]) =>
+  results.map((r) => `${r.clause} ${r.status} ${r.judged}: ${r.reason ?? ""}`).join("\n");
+
+function test(name: string, fn: () => Promise<void>) {
+  Deno.test({
+    name: `${name}${skip ? ` SKIP: ${skip}` : ""}`,
+    ignore: skip !== undefined,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn,
+  });
+}
+
+test("sweepTier: nothing judged is a SKIP with why, never a PASS", async () => {
+  // Deno KV has no rotation: cell 3's clause judges no program.
+  const outcome = await sweepTier({
+    ...base("targets/deno_kv.ts"),
+    tier: "syscalls-crash",
+    cells: [3],
+  });
+  deepStrictEqual(outcome.run.status, "SKIP", show(outcome.results));
+  ok(outcome.results.every((r) => r.status === "SKIP" && r.judged === 0), show(outcome.results));
+  ok(/lacks/.test(outcome.run.reason ?? ""), outcome.run.reason);
+  deepStrictEqual(outcome.results[0]!.library, "own", "Deno KV brings its own SQLite");
+});
+
+test("sweepTier: no crash points SKIPs the named-point tier; the recorded calls judge the store", async () => {
+  const points = await sweepTier({
+    ...base("cells/testdata/jsonl_store/target.ts"),
+    tier: "sweep",
+  });
+  deepStrictEqual(points.run.status, "SKIP");
+  ok(/declares no crash points/.test(points.run.reason ?? ""), points.run.reason);
+  const calls = await sweepTier({
+    ...base("cells/testdata/jsonl_store/target.ts"),
+    tier: "syscalls-power-loss",
+  });
+  deepStrictEqual(calls.run.status, "RAN");
+  const cell1 = calls.results.find((r) => r.cell === 1)!;
+  deepStrictEqual([cell1.status, cell1.library], ["PASS", "none"], show(calls.results));
+  ok(
+    (cell1.judged ?? 0) > 0 && Number(cell1.figures?.tornStates) > 0,
+    JSON.stringify(cell1.figures),
+  );
+  ok(
+    calls.results.filter((r) => r.cell !== 1).every((r) => r.status === "SKIP"),
+    show(calls.results),
+  );
+});
+
+test("sweepTier: a DELETE + FULL power-loss FAIL names its checks, cause, fix, replay and evidence", async () => {
+  const outcome = await sweepTier({
+    ...base("cells/testdata/mutants/delete_full.ts"),
+    tier: "syscalls-power-loss",
+    cells: [1],
+    calls: { programs: ["append+append"], resumes: 0 },
+  });
+  const [cell1] = outcome.results;
+  deepStrictEqual(cell1?.status, "FAIL", show(outcome.results));
+  ok(
+    cell1!.checks!.some((c) => /durability: acknowledged operation 0 \(append\) lost/.test(c)),
+    cell1!.checks!.join("\n"),
+  );
+  deepStrictEqual(cell1!.diagnoses?.map((d) => d.pattern), ["delete-full-power-loss"]);
+  ok(/synchronous ?= ?EXTRA/.test(cell1!.diagnoses![0]!.fix), cell1!.diagnoses![0]!.fix);
+  ok(
+    cell1!.replay?.includes("--syscalls --power-loss") && cell1!.replay.includes("--call"),
+    cell1!.replay,
+  );
+  ok(cell1!.evidence !== undefined, "no evidence kept");
+});
+
+test("powerLossCellsTier: the cells' FAIL carries the pattern; states, torn states and resumes are counted", async () => {
+  const bad = await powerLossCellsTier({
+    ...base("cells/testdata/mutants/delete_full.ts"),
+    cells: [1],
+    powerLoss: { instants: 8 },
+  });
+  const [cell1] = bad.results;
+  deepStrictEqual(cell1?.status, "FAIL", show(bad.results));
+  deepStrictEqual(cell1!.diagnoses?.map((d) => d.pattern), ["delete-full-power-loss"]);
+  ok(
+    cell1!.checks!.some((c) => /diagnosis delete-full-power-loss: /.test(c)),
+    cell1!.checks!.join("\n"),
+  );
+  ok(
+    cell1!.replay?.startsWith("DENO_SQLITE_PATH=") && cell1!.replay.includes("--cells 1"),
+    cell1!.replay,
+  );
+  const good = await powerLossCellsTier({
+    ...base("cells/reference_target.ts"),
+    cells: [1],
+    powerLoss: { instants: 8 },
+  });
+  const [ref] = good.results;
+  deepStrictEqual(ref?.status, "PASS", show(good.results));
+  ok((ref!.judged ?? 0) > 0, "nothing judged");
+  ok(
+    Number(ref!.figures?.tornStates) > 0 && Number(ref!.figures?.resumes) > 0,
+    JSON.stringify(ref!.figures),
+  );
+});
