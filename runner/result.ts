@@ -78,6 +78,8 @@ export interface Outcome {
   judged?: number;
   /** The evidence figures (counts, timings, observations). */
   figures?: Record<string, unknown>;
+  /** The repetition it came from (from 1), when the tier ran more than once (`--repeat`). */
+  run?: number;
 }
 
 /** How a tier went as a whole. */

@@ -80,6 +80,7 @@ persistence profile (power-loss). Linux/glibc with cc only; elsewhere it SKIPs (
     { name: "--from", value: "DIR", help: "judge a kept run folder again instead of recording" },
     { name: "--state", value: "N", help: "judge only state N and leave its files in DIR/state-N" },
     { name: "--keep", help: "keep the run folder even when every state passes" },
+    { name: "--json", value: "PATH", help: "also write the verdict as JSON there" },
   ],
   exitCodes: {
     0: "every state passed, or SKIP (the reason is printed)",
@@ -177,8 +178,22 @@ function rate(count: number, ms: number): string {
   } states/s)`;
 }
 
+/** The verdict `--json` writes: what `runner/` reads instead of this tool's console. */
+interface SyscallsVerdict {
+  status: "PASS" | "FAIL" | "SKIP" | "ERROR";
+  reason?: string;
+  states: number;
+  failures: string[];
+  replay?: string;
+  runFolder?: string;
+}
+
 async function main(): Promise<number> {
   const flags = parseFlags(SYSCALLS_CLI, Deno.args);
+  const json = flags.string("--json");
+  const verdict = (v: SyscallsVerdict) => {
+    if (json) Deno.writeTextFileSync(json, JSON.stringify(v) + "\n");
+  };
   const mode = flags.string("--mode") ?? "power-loss";
   if (mode !== "crash" && mode !== "power-loss") {
     fail(`Invalid --mode "${mode}": use crash or power-loss`);
@@ -208,6 +223,7 @@ async function main(): Promise<number> {
   const built = await buildRecorder();
   if (!built.ok) {
     console.log(`SKIP: ${built.reason}`);
+    verdict({ status: "SKIP", reason: built.reason, states: 0, failures: [] });
     return 0;
   }
   const from = flags.string("--from");
@@ -242,6 +258,13 @@ async function main(): Promise<number> {
   const problems = logProblems(parsed);
   if (problems.length) {
     console.error(`The run cannot be judged:\n  ${problems.join("\n  ")}\nrun folder: ${dir}`);
+    verdict({
+      status: "ERROR",
+      reason: `The run cannot be judged: ${problems.join("; ")}`,
+      states: 0,
+      failures: problems,
+      runFolder: dir,
+    });
     return 1;
   }
   const counted = parsed.records.filter((r) => r.counted).length;
@@ -273,7 +296,7 @@ async function main(): Promise<number> {
   const checked = onlyState === undefined ? index : 1;
   console.log(`${rate(checked, elapsed)}; ${oracle.opened} distinct file sets opened`);
 
-  let killFailures = 0;
+  const killFailed: string[] = [];
   if (mode === "crash" && kills > 0 && !from) {
     const ks = kills >= counted
       ? Array.from({ length: counted }, (_, i) => i + 1)
@@ -300,7 +323,7 @@ async function main(): Promise<number> {
           readAcks(`${dir}/acks.jsonl`),
         );
       if (why) {
-        killFailures++;
+        killFailed.push(`kill k=${k}: ${why}`);
         console.error(`FAIL kill k=${k}: ${why}`);
       }
     }
@@ -312,23 +335,37 @@ async function main(): Promise<number> {
     console.error(`FAIL state ${failure.index} (${failure.state.label}): ${failure.why}`);
   }
   if (failures.length > 5) console.error(`… and ${failures.length - 5} more failed states`);
-  if (failures.length || killFailures) {
+  const failed = [
+    ...failures.map((f) => `state ${f.index} (${f.state.label}): ${f.why}`),
+    ...killFailed,
+  ];
+  if (failed.length) {
     const first = failures[0];
+    let replay: string | undefined;
     if (first) {
       const envs = ["NODE_SQLITE_JOURNAL_MODE", "NODE_SQLITE_SYNCHRONOUS", "REFERENCE_SYNCHRONOUS"]
         .filter((name) => Deno.env.get(name)).map((name) => `${name}=${Deno.env.get(name)} `).join(
           "",
         );
-      console.error(
-        `replay: ${envs}deno task syscalls --target ${target} --mode ${mode} --profile ${profile} --samples ${samples} --seed ${seed}${
+      replay =
+        `${envs}deno task syscalls --target ${target} --mode ${mode} --profile ${profile} --samples ${samples} --seed ${seed}${
           journal ? ` --journal-mode ${journal}` : ""
-        } --from ${dir} --state ${first.index}`,
-      );
+        } --from ${dir} --state ${first.index}`;
+      console.error(`replay: ${replay}`);
     }
     console.error(`run folder kept: ${dir}`);
+    verdict({
+      status: "FAIL",
+      reason: `${failed.length} crash state(s) lost acknowledged appends: ${failed[0]}`,
+      states: checked,
+      failures: failed,
+      ...(replay ? { replay } : {}),
+      runFolder: dir,
+    });
     return 1;
   }
   console.log(`PASS: every acknowledged append survived ${checked} states`);
+  verdict({ status: "PASS", states: checked, failures: [] });
   if (!flags.has("--keep") && !from) Deno.removeSync(dir, { recursive: true });
   return 0;
 }

@@ -28,7 +28,7 @@ import { RunDir } from "../../harness/evidence.ts";
 import { scopedPermissions } from "../../harness/permissions.ts";
 import type { PowerLossKill, PowerLossRun } from "../../cells/power_loss.ts";
 import { median } from "../../internal/stats.ts";
-import { fixedSqlitePath } from "../build_sqlite.ts";
+import { fixedSqlitePath } from "../../runner/sqlite_build.ts";
 import { explicitLibraryPath } from "../../session_db/sqlite/library.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import { type Profile, PROFILES } from "../../recorder/crash_states.ts";

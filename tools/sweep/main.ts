@@ -16,7 +16,7 @@ import { TASK_PERMISSIONS } from "../../harness/permissions.ts";
 import { exists } from "../../internal/fs.ts";
 import { systemLibraryPath } from "../../session_db/sqlite/library.ts";
 import { targetSpecifier } from "../../cells/target.ts";
-import { fixedSqlitePath } from "../build_sqlite.ts";
+import { fixedSqlitePath } from "../../runner/sqlite_build.ts";
 import {
   fail,
   legChildEnv,

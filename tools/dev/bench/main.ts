@@ -24,7 +24,7 @@
  */
 import { dirname, resolve } from "node:path";
 import { median } from "../../../internal/stats.ts";
-import { fixedSqlitePath } from "../../build_sqlite.ts";
+import { fixedSqlitePath } from "../../../runner/sqlite_build.ts";
 import { parseFlags, type ToolSpec } from "../../_cli.ts";
 import {
   BENCH_DIR,

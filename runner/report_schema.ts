@@ -1,22 +1,29 @@
-// The conformance report's vocabulary (schema in docs/conformance.md): tiers, statuses,
-// results, capabilities and the report itself. Shared by every file of the folder.
+/**
+ * The conformance report's vocabulary (schema in docs/conformance.md): levels, statuses,
+ * results (the engine's {@linkcode Outcome} after the expectations manifest),
+ * capabilities and the report itself.
+ *
+ * @example
+ * ```ts
+ * import { countStatuses, verdictOf } from "./report_schema.ts";
+ * console.log(verdictOf([]), countStatuses([]).PASS); // { verdict: "SKIP", ... } 0
+ * ```
+ *
+ * @module
+ */
+import type { CellStatus, StoreEngine } from "../cells/cell_report.ts";
+import type { Outcome, TierRun } from "./result.ts";
+
+export { TIERS } from "./result.ts";
+export type { TierName, TierRun } from "./result.ts";
 
 /** The report's schema name and version: bump the version on any incompatible change. */
 export const SCHEMA = "session-conformance/report";
-/** The schema version this code writes and reads. */
-export const SCHEMA_VERSION = 1;
-
-/** The tiers, in the order they run. */
-export const TIERS = [
-  "cells",
-  "sweep",
-  "syscalls-crash",
-  "syscalls-power-loss",
-  "powerloss-cells",
-] as const;
-
-/** A tier's name. */
-export type TierName = typeof TIERS[number];
+/**
+ * The schema version this code writes and reads (2: ERROR results, a SKIP or ERROR
+ * verdict, the store's engine, failed checks and diagnoses).
+ */
+export const SCHEMA_VERSION = 2;
 
 /** The levels, weakest first. */
 export const LEVELS = ["NONE", "BASE", "DURABLE", "FULL"] as const;
@@ -25,7 +32,7 @@ export const LEVELS = ["NONE", "BASE", "DURABLE", "FULL"] as const;
 export type Level = typeof LEVELS[number];
 
 /** What a tier observed. */
-export type RawStatus = "PASS" | "FAIL" | "SKIP" | "ERROR";
+export type RawStatus = CellStatus;
 
 /** A result after the expectations manifest: XFAIL expected a failure, XPASS did not get it. */
 export type Status = RawStatus | "XFAIL" | "XPASS";
@@ -43,50 +50,19 @@ export interface Expectation {
   link?: string;
 }
 
-/** One clause on one tier, leg and library (on one machine). */
-export interface Result {
-  /** The clause, e.g. `1 prefix durability`, or `crash points` for the sweep. */
-  clause: string;
-  /** The cell number whose clause it is, when there is one. */
-  cell?: number;
-  /** The tier. */
-  tier: TierName;
-  /** The journal-mode leg (`default`, `delete`, `wal`). */
-  leg: string;
-  /** The SQLite library (`system`, `fixed`), or `own` for a store bundling its own. */
-  library: string;
-  /** The SQLite version of the library, when known. */
-  sqliteVersion?: string;
+/**
+ * One clause on one tier, leg and library (on one machine): the engine's outcome, what
+ * it observed, and its status after the expectations manifest.
+ */
+export interface Result extends Omit<Outcome, "status"> {
   /** The machine (set by `--merge`, from the report's `machine.id`). */
   machine?: string;
   /** What the tier observed. */
   observed: RawStatus;
   /** The verdict after the expectations: XFAIL, XPASS, or the observed status. */
   status: Status;
-  /** Why it failed or was skipped (one line; the evidence has the rest). */
-  reason?: string;
   /** The manifest entry that matched. */
   expectation?: Expectation;
-  /** Where the evidence was kept. */
-  evidence?: string;
-  /** The seed of its random choices. */
-  seed?: number;
-  /** The command that replays it. */
-  replay?: string;
-  /** Wall time, when measured per result. */
-  seconds?: number;
-}
-
-/** How a tier went as a whole. */
-export interface TierRun {
-  /** The tier. */
-  tier: TierName;
-  /** `RAN`, or `SKIP` when it does not apply or cannot run here (with the reason). */
-  status: "RAN" | "SKIP";
-  /** Why it was skipped. */
-  reason?: string;
-  /** Wall time. */
-  seconds: number;
 }
 
 /** What the target offers, detected. */
@@ -105,6 +81,8 @@ export interface Capabilities {
   sqliteFile: boolean;
   /** Whether the store reaches SQLite through this project's binding (the library mapped). */
   binding: boolean;
+  /** What the store runs on: the library axis applies to `binding` only. */
+  engine: StoreEngine;
   /** Whether the file-system call recorder can be built here (power loss recordable). */
   recorder: { ok: boolean; reason?: string };
   /**
@@ -114,8 +92,11 @@ export interface Capabilities {
   childPermissions?: string[];
   /** Why the target cannot run under the cells' scoped children, if it cannot. */
   scopedChildren?: string;
-  /** Why the target cannot run here at all (e.g. its package is not installed), if not. */
-  unavailable?: string;
+  /**
+   * The store's own error when it cannot open and write here with every permission
+   * (`openStore threw: Error: …`): a FAIL, never a SKIP.
+   */
+  openError?: string;
 }
 
 /** The machine a report comes from. */
@@ -140,8 +121,10 @@ export interface ConformanceReport {
   level: Level;
   /** The next level and what it lacks (absent at FULL). */
   next?: { level: Level; missing: string[] };
-  /** `PASS` or `FAIL`: the run's one-line verdict (FAIL, XPASS under strict, fail it). */
-  verdict: "PASS" | "FAIL";
+  /** The run's one-line verdict ({@linkcode verdictOf}). */
+  verdict: Verdict;
+  /** Why the verdict is not PASS, one line. */
+  why?: string;
   /** The target specifier. */
   target: string;
   /** When it ran (ISO). */
@@ -166,6 +149,13 @@ export interface ConformanceReport {
   counts: Record<Status, number>;
 }
 
+/**
+ * A run's verdict: `FAIL` when a result failed (an XPASS too under strict); `ERROR` when
+ * the suite failed somewhere (never a verdict on the store, never a PASS); `SKIP` when
+ * nothing was judged (every tier skipped, or every result a SKIP); `PASS` otherwise.
+ */
+export type Verdict = "PASS" | "FAIL" | "ERROR" | "SKIP";
+
 /** Counts the results by status. */
 export function countStatuses(results: readonly Result[]): Record<Status, number> {
   const counts = { PASS: 0, FAIL: 0, ERROR: 0, SKIP: 0, XFAIL: 0, XPASS: 0 };
@@ -173,11 +163,37 @@ export function countStatuses(results: readonly Result[]): Record<Status, number
   return counts;
 }
 
-/** The verdict: FAIL on any FAIL, and on any XPASS under `strict`. */
-export function verdictOf(results: readonly Result[], strict: boolean): "PASS" | "FAIL" {
-  // An ERROR (the suite failed, not the store) is no PASS either.
-  const bad = results.some((r) =>
-    r.status === "FAIL" || r.status === "ERROR" || (strict && r.status === "XPASS")
-  );
-  return bad ? "FAIL" : "PASS";
+/**
+ * The verdict and, unless PASS, why.
+ *
+ * @param results Every result.
+ * @param strict Whether an XPASS fails the run.
+ * @param tiers How the tiers went (named when every one was skipped).
+ * @returns The verdict.
+ */
+export function verdictOf(
+  results: readonly Result[],
+  strict = false,
+  tiers: readonly (TierRun & { machine?: string })[] = [],
+): { verdict: Verdict; why?: string } {
+  const n = (status: Status) => results.filter((r) => r.status === status).length;
+  if (n("FAIL")) return { verdict: "FAIL", why: `${n("FAIL")} result(s) failed` };
+  if (strict && n("XPASS")) {
+    return { verdict: "FAIL", why: `${n("XPASS")} expected failure(s) passed (--strict)` };
+  }
+  if (n("ERROR")) {
+    return { verdict: "ERROR", why: `the suite failed on ${n("ERROR")} result(s), not the store` };
+  }
+  if (!n("PASS") && !n("XPASS") && !n("XFAIL")) {
+    const skipped = tiers.filter((t) => t.status === "SKIP");
+    const why = tiers.length && skipped.length === tiers.length
+      ? `every tier was skipped: ${
+        [...new Set(skipped.map((t) => `${t.tier}: ${t.reason ?? "?"}`))].join("; ")
+      }`
+      : `nothing was judged (${results.length} result(s), every one a SKIP${
+        results[0]?.reason ? `: ${results[0].reason.split("\n")[0]}` : ""
+      })`;
+    return { verdict: "SKIP", why };
+  }
+  return { verdict: "PASS" };
 }

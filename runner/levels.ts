@@ -1,12 +1,23 @@
-// Conformance levels from results (docs/conformance.md#levels). Only a PASS (or an XPASS:
-// it passed) counts; a SKIP never does, and an XFAIL is a failure that was expected.
-import { DEFAULT_LEG_ONLY } from "../../cells/cell_report.ts";
-import { CELLS } from "../../cells/register.ts";
-import type { Level, Result, TierName, TierRun } from "./_schema.ts";
-import { LEVELS } from "./_schema.ts";
+/**
+ * Conformance levels from results (docs/conformance.md#levels). Only a PASS (or an
+ * XPASS: it passed) counts; a SKIP never does, an XFAIL is a failure that was expected,
+ * and an ERROR (the suite failed) is no evidence either way.
+ *
+ * @example
+ * ```ts
+ * import { levelOf } from "./levels.ts";
+ * console.log(levelOf([], []).level); // "NONE"
+ * ```
+ *
+ * @module
+ */
+import { DEFAULT_LEG_ONLY } from "../cells/cell_report.ts";
+import { CELLS } from "../cells/register.ts";
+import type { Level, Result, TierName, TierRun } from "./report_schema.ts";
+import { LEVELS } from "./report_schema.ts";
 
 const passed = (r: Result) => r.status === "PASS" || r.status === "XPASS";
-const failed = (r: Result) => r.status === "FAIL" || r.status === "XFAIL";
+const failed = (r: Result) => r.status === "FAIL" || r.status === "XFAIL" || r.status === "ERROR";
 const where = (r: Result) =>
   `${r.tier} ${r.leg} × ${r.library}${r.machine ? ` on ${r.machine}` : ""}`;
 const POWER_LOSS: readonly TierName[] = ["syscalls-power-loss", "powerloss-cells"];
@@ -23,6 +34,12 @@ export interface LevelVerdict {
 /**
  * The honoured legs: leg × library (× machine) where the cells tier ran cell 1 (it needs
  * only the core methods, so it runs wherever the store honours the leg).
+ *
+ * @example
+ * ```ts
+ * import { honouredLegs } from "./levels.ts";
+ * console.log(honouredLegs([]).length); // 0
+ * ```
  */
 export function honouredLegs(results: readonly Result[]): Result[] {
   return results.filter((r) => r.tier === "cells" && r.cell === 1 && r.observed !== "SKIP");
@@ -57,7 +74,7 @@ function durableMissing(results: readonly Result[]): string[] {
   const missing = loss.filter(failed).map((r) => `power loss on ${where(r)}: ${r.status}`);
   if (!loss.some(passed)) {
     missing.push(
-      "no power-loss tier passed cell 1's clause (syscalls-power-loss needs the recorder: Linux/glibc with cc; powerloss-cells needs this project's binding)",
+      "no power-loss tier passed cell 1's clause (both power-loss tiers need the file-system call recorder: Linux/glibc with cc)",
     );
   }
   return missing;
@@ -116,6 +133,12 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
  * @param results Every result (of one machine, or merged: every machine must reach it).
  * @param tiers How the tiers went.
  * @returns The level, and what the next one lacks.
+ * @example
+ * ```ts
+ * import { levelOf } from "./levels.ts";
+ * const { level, next } = levelOf([], [{ tier: "cells", status: "RAN", seconds: 1 }]);
+ * console.log(level, next?.missing[0]); // "NONE" "cell 1 (prefix durability) ran on no leg"
+ * ```
  */
 export function levelOf(results: readonly Result[], tiers: readonly TierRun[]): LevelVerdict {
   const checks: [Level, string[]][] = [
@@ -131,7 +154,15 @@ export function levelOf(results: readonly Result[], tiers: readonly TierRun[]): 
   return { level };
 }
 
-/** The weaker of two levels. */
+/**
+ * The weaker of two levels.
+ *
+ * @example
+ * ```ts
+ * import { weakest } from "./levels.ts";
+ * console.log(weakest("FULL", "BASE")); // "BASE"
+ * ```
+ */
 export function weakest(a: Level, b: Level): Level {
   return LEVELS.indexOf(a) <= LEVELS.indexOf(b) ? a : b;
 }
