@@ -85,10 +85,14 @@ export interface CellsOptions {
 }
 
 /** What one leg's `deno test` did: its reports, and how it ended. */
-interface LegResult {
+export interface LegResult {
+  /** The cells' reports. */
   reports: CellReport[];
+  /** The test run's exit code (`null`: killed at its timeout). */
   code: number | null;
+  /** The last lines of its output (only ever the reason of an ERROR). */
   tail: string;
+  /** Its wall time. */
   seconds: number;
 }
 
@@ -223,20 +227,18 @@ export function legOutcomes(run: LegRun, result: LegResult, options: CellsOption
       : {}),
     ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
   });
-  for (const cell of options.cells) {
-    if (!result.reports.some((r) => r.cell === cell)) {
-      outcomes.push(error(
-        `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
-        `The test run ${ended} and wrote no report for cell ${cell}: ${
-          result.tail.split("\n").slice(-3).join(" | ")
-        }\n${result.tail}`,
-        cell,
-      ));
-    }
+  const missing = options.cells.filter((cell) => !result.reports.some((r) => r.cell === cell));
+  for (const cell of missing) {
+    outcomes.push(error(
+      `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
+      `The test run ${ended} and wrote no report for cell ${cell}: ${
+        result.tail.split("\n").slice(-3).join(" | ")
+      }\n${result.tail}`,
+      cell,
+    ));
   }
-  if (
-    result.code !== 0 && result.reports.length && result.reports.every((r) => r.status === "PASS")
-  ) {
+  const allPassed = result.reports.every((r) => r.status === "PASS");
+  if (result.code !== 0 && !missing.length && allPassed) {
     outcomes.push(error(
       "test run",
       `The test run ${ended} although every cell reported PASS: ${result.tail}`,

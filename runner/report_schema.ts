@@ -186,9 +186,14 @@ export function verdictOf(
   }
   if (!n("PASS") && !n("XPASS") && !n("XFAIL")) {
     const skipped = tiers.filter((t) => t.status === "SKIP");
+    const byReason = new Map<string, string[]>();
+    for (const t of skipped) {
+      byReason.set(t.reason ?? "?", [...byReason.get(t.reason ?? "?") ?? [], t.tier]);
+    }
     const why = tiers.length && skipped.length === tiers.length
       ? `every tier was skipped: ${
-        [...new Set(skipped.map((t) => `${t.tier}: ${t.reason ?? "?"}`))].join("; ")
+        [...byReason].map(([reason, names]) => `${[...new Set(names)].join(", ")}: ${reason}`)
+          .join("; ")
       }`
       : `nothing was judged (${results.length} result(s), every one a SKIP${
         results[0]?.reason ? `: ${results[0].reason.split("\n")[0]}` : ""

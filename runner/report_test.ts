@@ -305,7 +305,10 @@ Deno.test("verdict: nothing judged is SKIP with why, an ERROR is never PASS or F
   assertEquals(none.verdict, "SKIP");
   assertMatch(none.why!, /nothing was judged \(2 result\(s\), every one a SKIP: leg not honoured/);
   const allSkipped = ran().map((t) => ({ ...t, status: "SKIP" as const, reason: "no recorder" }));
-  assertMatch(verdictOf([], false, allSkipped).why!, /every tier was skipped: cells: no recorder/);
+  assertMatch(
+    verdictOf([], false, allSkipped).why!,
+    /every tier was skipped: cells, sweep, syscalls-crash, syscalls-power-loss, powerloss-cells: no recorder$/,
+  );
   const erred = verdictOf([result(1, "PASS"), result(2, "ERROR", { reason: "kill missed" })]);
   assertEquals(erred.verdict, "ERROR");
   assertEquals(verdictOf([result(1, "FAIL"), result(2, "ERROR")]).verdict, "FAIL");

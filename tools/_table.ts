@@ -92,7 +92,8 @@ function skipLine(rows: readonly TableRow[], showTier: boolean, width: number): 
     : rows.length === 1
     ? first.clause
     : `${rows.length} results`;
-  if (cells.length && rows.length > cells.length) what += ` (${rows.length} runs)`;
+  const runs = new Set(rows.map((r) => r.run).filter((run) => run !== undefined));
+  if (runs.size > 1) what += ` in ${runs.size} runs`;
   if (showTier && first.tier !== "cells") what = `${first.tier} ${what}`;
   const where = `${distinct(rows.map((r) => r.leg))} × ${distinct(rows.map((r) => r.library))}`;
   return cut(

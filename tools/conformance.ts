@@ -125,7 +125,9 @@ function outputPaths(flags: ParsedFlags) {
 
 function printReport(report: ConformanceReport, json: string, seconds?: number): void {
   const width = terminalWidth();
-  console.log(`\n${renderTable(report.results, { tier: true, width })}\n`);
+  if (report.results.length) {
+    console.log(`\n${renderTable(report.results, { tier: true, width })}\n`);
+  }
   console.log(`level: ${report.level}${report.next ? ` (next ${report.next.level} needs:` : ""}`);
   for (const line of report.next?.missing.slice(0, 8) ?? []) console.log(cut(`  - ${line}`, width));
   if ((report.next?.missing.length ?? 0) > 8) {
