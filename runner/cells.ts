@@ -68,8 +68,8 @@ export interface CellsOptions {
    * leading with it, and no cell runs.
    */
   openError?: string;
-  /** Legs run at once (default 2), or a pool shared with other tiers. */
-  jobs?: number | Pool;
+  /** Legs run at once (default 2). */
+  jobs?: number;
   /** Runs of every leg × library (default 1). */
   repeat?: number;
   /** The seed of every cell's random choices (`CELLS_SEED`; default: each draws one). */
@@ -273,7 +273,7 @@ export async function runCells(options: CellsOptions): Promise<TierOutcome> {
     };
   }
   const dir = await Deno.makeTempDir({ prefix: "cells-" });
-  const pool = options.jobs instanceof Pool ? options.jobs : new Pool(options.jobs ?? 2);
+  const pool = new Pool(options.jobs ?? 2);
   const runs: LegRun[] = [];
   for (let run = 1; run <= (options.repeat ?? 1); run++) {
     for (const library of options.libraries) {
