@@ -128,6 +128,37 @@ function failureBlock(row: TableRow, showTier: boolean, width: number): string[]
   return lines;
 }
 
+/**
+ * Columns padded to their widest cell (numbers to the right), a rule under the header,
+ * within `width`: the last column is cut with an ellipsis first, then the first.
+ *
+ * @param head The header.
+ * @param rows The cells.
+ * @param options The widest line (default: no limit) and the numeric columns.
+ * @returns The lines.
+ */
+export function columns(
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  options: { width?: number; numeric?: ReadonlySet<number> } = {},
+): string[] {
+  const width = options.width ?? Infinity;
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const total = () => widths.reduce((a, b) => a + b + 2, -2);
+  const last = widths.length - 1;
+  if (total() > width) widths[last] = Math.max(8, widths[last]! - (total() - width));
+  if (total() > width) widths[0] = Math.max(12, widths[0]! - (total() - width));
+  const line = (cells: readonly string[]) =>
+    cut(
+      cells.map((c, i) => {
+        const text = cut(c, widths[i]!);
+        return options.numeric?.has(i) ? text.padStart(widths[i]!) : text.padEnd(widths[i]!);
+      }).join("  ").trimEnd(),
+      width,
+    );
+  return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)];
+}
+
 /** Options of {@linkcode renderTable}. */
 export interface TableOptions {
   /** The widest line (default {@linkcode terminalWidth}). */
@@ -168,19 +199,7 @@ export function renderTable(rows: readonly TableRow[], options: TableOptions = {
     r.status,
     detailOf(r),
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const fixed = widths.slice(0, -1).reduce((a, b) => a + b + 2, 0);
-  // The clause column gives way first when even an empty detail would not fit.
-  if (fixed + 8 > width) widths[0] = Math.max(12, widths[0]! - (fixed + 8 - width));
-  widths[widths.length - 1] = Math.max(
-    0,
-    width - widths.slice(0, -1).reduce((a, b) => a + b + 2, 0),
-  );
-  const line = (cells: string[]) =>
-    cut(cells.map((c, i) => cut(c, widths[i]!).padEnd(widths[i]!)).join("  ").trimEnd(), width);
-  const out = shown.length
-    ? [line(head), line(widths.map((w) => "-".repeat(Math.min(w, 60)))), ...body.map(line)]
-    : [];
+  const out = shown.length ? columns(head, body, { width }) : [];
   const groups = new Map<string, TableRow[]>();
   for (const row of rows.filter((r) => r.status === "SKIP")) {
     groups.set(skipKey(row), [...groups.get(skipKey(row)) ?? [], row]);

@@ -214,8 +214,8 @@ export async function crashTiers(
   const modes = fixedPresent ? "delete,wal" : "delete";
   log(`power-loss tier (${modes} x FULL,EXTRA, 2 runs per cell)`);
   const powerJson = join(work, "powerloss.json");
-  const power = await timedTool("powerloss.ts", [
-    "--modes",
+  const power = await timedTool("dev/powerloss.ts", [
+    "--legs",
     modes,
     "--levels",
     "FULL,EXTRA",
