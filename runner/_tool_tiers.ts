@@ -10,6 +10,7 @@ import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { CELL_TITLES } from "./cells.ts";
 import { legChildEnv } from "./leg_child.ts";
+import { NO_CRASH_POINTS } from "./levels.ts";
 import type { Library } from "./libraries.ts";
 import type { Capabilities } from "./report_schema.ts";
 import type { Outcome, TierName } from "./result.ts";

@@ -6,7 +6,7 @@ import {
   ok as assert,
   throws,
 } from "node:assert/strict";
-import { levelOf } from "./levels.ts";
+import { levelOf, NO_CRASH_POINTS } from "./levels.ts";
 import { applyManifest, ManifestError, parseManifest } from "./manifest.ts";
 import { MergeError, mergeReports, parseReport } from "./merge.ts";
 import { junitReport, markdownReport } from "./report_formats.ts";
@@ -138,6 +138,19 @@ Deno.test("levels: power loss failing or absent stops at BASE; a skipped tier st
   const verdict = levelOf(fullResults(), tiers);
   assertEquals(verdict.level, "DURABLE");
   assertEquals(verdict.next?.missing, ["tier sweep: SKIP (no crash points)"]);
+});
+
+Deno.test("levels: a store without crash points reaches FULL once its file-system calls were crashed", () => {
+  const noPoints = ran().map((t) =>
+    t.tier === "sweep" ? { ...t, status: "SKIP" as const, reason: NO_CRASH_POINTS } : t
+  );
+  const results = fullResults().filter((r) => r.tier !== "sweep");
+  assertEquals(levelOf(results, noPoints), { level: "FULL" });
+  // Without the file-system call crashes the named points are missed after all.
+  const neither = noPoints.map((t) =>
+    t.tier === "syscalls-crash" ? { ...t, status: "SKIP" as const, reason: "no cc" } : t
+  );
+  assertEquals(levelOf(results, neither).level, "DURABLE");
 });
 
 const MANIFEST = JSON.stringify({
