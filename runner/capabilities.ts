@@ -69,6 +69,7 @@ export function storeEngine(probe: StoreProbe, library?: string): StoreEngine {
 
 /** The store's own error, leading: `openStore threw: Error: boom`. */
 function openErrorOf(probe: StoreProbe): string {
+  if (probe.name === "Timeout") return probe.message ?? "the store did not open in time";
   if (probe.step === "load the target" || !probe.step) {
     return `${probe.name ?? "Error"}: ${probe.message ?? "the probe failed"}`;
   }

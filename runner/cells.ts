@@ -267,7 +267,7 @@ export async function runCells(options: CellsOptions): Promise<TierOutcome> {
         ...(options.engine ? { engine: options.engine } : {}),
         status: "FAIL",
         reason: options.openError,
-        checks: [`the store opens and takes a session and an append: ${options.openError}`],
+        checks: [options.openError],
         replay: `deno task conformance --target ${options.target} --tiers cells`,
       }],
     };

@@ -76,6 +76,21 @@ Deno.test("conformance: a store whose openStore throws is a FAIL (exit 1) leadin
   strictEqual(run.report?.results[0]?.reason, own);
   // The other tiers say why they did not run: the store cannot open.
   ok(run.report!.tiers.slice(1).every((t) => t.reason === `the store cannot open: ${own}`));
+  // Deadline advice only when the deadline passed with the child alive.
+  ok(!run.stdout.includes("CELLS_OPEN_DEADLINE_MS"), run.stdout);
+  const hung = await conformance(
+    "--target",
+    path("../cells/testdata/faulty/open_hangs.ts"),
+    "--libraries",
+    "system",
+    "--open-deadline",
+    "1500",
+  );
+  strictEqual(hung.code, 1, hung.stdout + hung.stderr);
+  strictEqual(
+    hung.report?.results[0]?.reason,
+    "openStore did not return within 1500 ms (the child was alive at the deadline; raise CELLS_OPEN_DEADLINE_MS for a slow store)",
+  );
 });
 
 Deno.test("conformance: nothing judged is SKIP with why (exit 1), never PASS", async () => {
