@@ -193,16 +193,37 @@ async function toolTier(
   return { run: { tier, status: "RAN", seconds }, results };
 }
 
+/** Per leg × library: whether cell 1 ran there, and the one on-disk mode it observed. */
+export interface LegFound {
+  /** Cell 1 ran (not SKIPPED). */
+  honoured: boolean;
+  /** The on-disk mode of every kill's observation, when they all agree. */
+  mode?: string;
+}
+
+/**
+ * Under `--quick`: whether the default leg ran in the very mode of a leg asked for by name
+ * on the same library, so that the later tiers would do that leg's work twice there (the
+ * full run does both: a store may set up its default differently, its `synchronous`, say).
+ *
+ * @param found The default leg.
+ * @param named The legs asked for by name on the same library.
+ * @returns Whether the default leg is left to its twin.
+ */
+export function isTwin(found: LegFound, named: readonly LegFound[]): boolean {
+  return found.mode !== undefined && named.some((n) => n.honoured && n.mode === found.mode);
+}
+
 /** The cells tier, resolving `honoured` per leg × library as each leg finishes. */
 function cellsTier(
   ctx: { target: string; caps: Capabilities; libraries: Library[]; legs: readonly LegName[] },
   options: ConformanceOptions,
   evidenceDir: string,
 ): { outcome: Promise<TierOutcome>; honoured: Honoured } {
-  const waiting = new Map<string, PromiseWithResolvers<boolean>>();
+  const waiting = new Map<string, PromiseWithResolvers<LegFound>>();
   const slot = (leg: string, library: string) => {
     const key = `${leg} × ${library}`;
-    if (!waiting.has(key)) waiting.set(key, Promise.withResolvers<boolean>());
+    if (!waiting.has(key)) waiting.set(key, Promise.withResolvers<LegFound>());
     return waiting.get(key)!;
   };
   const requested = options.tiers?.includes("cells") ?? true;
@@ -249,7 +270,11 @@ function cellsTier(
     env: { CELLS_EVIDENCE_DIR: evidenceDir, ...(options.quick ? { CELLS_SPAN: "0.25" } : {}) },
     onLeg(run: LegRun, outcomes, seconds) {
       const cell1 = outcomes.find((o) => o.cell === 1);
-      slot(run.leg, run.library.label).resolve(cell1 !== undefined && cell1.status !== "SKIP");
+      const modes = Object.keys(cell1?.figures?.legObservations ?? {});
+      slot(run.leg, run.library.label).resolve({
+        honoured: cell1 !== undefined && cell1.status !== "SKIP",
+        ...(modes.length === 1 ? { mode: modes[0] } : {}),
+      });
       options.onEvent?.({
         kind: "unit",
         tier: "cells",
@@ -260,9 +285,16 @@ function cellsTier(
       });
     },
   }).finally(() => {
-    for (const waiter of waiting.values()) waiter.resolve(false);
+    for (const waiter of waiting.values()) waiter.resolve({ honoured: false });
   });
-  return { outcome, honoured: (leg, library) => slot(leg, library).promise };
+  const honoured: Honoured = async (leg, library) => {
+    const found = await slot(leg, library).promise;
+    if (!found.honoured) return false;
+    if (!options.quick || leg !== "default" || !found.mode) return true;
+    const named = ctx.legs.filter((l) => l !== "default").map((l) => slot(l, library).promise);
+    return !isTwin(found, await Promise.all(named));
+  };
+  return { outcome, honoured };
 }
 
 /**
@@ -314,7 +346,21 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     if (o.status !== "SKIP") caps.legsHonoured.push(`${o.leg} × ${o.library}`);
     else caps.legsNotHonoured.push({ leg: o.leg, library: o.library, reason: o.reason ?? "" });
   }
-  const results = resultsOf(outcomes.flatMap((o) => o.results), options.manifest);
+  // Tier by tier; within a tier by cell, then leg, then library.
+  const place = (
+    o: Outcome,
+  ) => [
+    TIERS.indexOf(o.tier),
+    o.cell ?? 0,
+    ctx.legs.indexOf(o.leg as LegName),
+    ctx.libraries.findIndex((l) => l.label === o.library),
+    o.run ?? 0,
+  ];
+  const ordered = outcomes.flatMap((o) => o.results).sort((a, b) => {
+    const [x, y] = [place(a), place(b)];
+    return x.reduce((d, v, i) => d || v - y[i]!, 0);
+  });
+  const results = resultsOf(ordered, options.manifest);
   const tierRuns = outcomes.map((o) => o.run);
   const level = levelOf(results, tierRuns);
   const { verdict, why } = verdictOf(results, options.strict ?? false, tierRuns);

@@ -3,6 +3,7 @@
 // open has every later tier skipped with its own error (its cells tier is the FAIL).
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { tierSkipReason, tierUnits } from "./_tool_tiers.ts";
+import { isTwin } from "./conformance.ts";
 import type { Capabilities } from "./report_schema.ts";
 
 const caps = (extra: Partial<Capabilities> = {}): Capabilities => ({
@@ -44,4 +45,17 @@ Deno.test("tiers: without the recorder or an open store, the later tiers say why
     tierSkipReason("powerloss-cells", broken),
     "the store cannot open: openStore threw: Error: boom",
   );
+});
+
+Deno.test("--quick: the default leg in the very mode of a named leg is left to it, nothing else", () => {
+  // The reference on SQLite 3.40.1: its default is DELETE, the delete leg too.
+  strictEqual(
+    isTwin({ honoured: true, mode: "delete" }, [{ honoured: true, mode: "delete" }]),
+    true,
+  );
+  // The named twin did not run (not honoured): the default leg keeps its work.
+  strictEqual(isTwin({ honoured: true, mode: "wal" }, [{ honoured: false }]), false);
+  strictEqual(isTwin({ honoured: true, mode: "wal" }, [{ honoured: true, mode: "delete" }]), false);
+  // Observations in two modes: no twin.
+  strictEqual(isTwin({ honoured: true }, [{ honoured: true, mode: "delete" }]), false);
 });
