@@ -11,6 +11,7 @@
  *
  * @module
  */
+import type { StoreEngine } from "../cells/cell_report.ts";
 import type { Capabilities, ConformanceReport, Result } from "./report_schema.ts";
 import { STATUSES } from "./report_schema.ts";
 
@@ -97,11 +98,11 @@ export function markdownReport(report: ConformanceReport): string {
         cells.join(", ") || "none"
       }; ${caps.crashPoints} crash points; legs honoured ${
         caps.legsHonoured.join(", ") || "none"
-      }; ${caps.sqliteFile ? "SQLite file" : "not an SQLite file"}; ${engineText(caps)}; recorder ${
-        caps.recorder.ok ? "available" : `unavailable (${caps.recorder.reason})`
-      }${widenedNote(caps)}${
-        caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""
-      }`,
+      }; ${caps.sqliteFile ? "SQLite file" : "not an SQLite file"}; ${
+        engineText(caps.engine)
+      }; recorder ${caps.recorder.ok ? "available" : `unavailable (${caps.recorder.reason})`}${
+        widenedNote(caps)
+      }${caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""}`,
     );
   }
   lines.push("");
@@ -227,11 +228,15 @@ export async function writeReports(
 /**
  * What the store runs on, as the report and the console say it.
  *
- * @param caps The capabilities.
+ * @param e The engine.
  * @returns E.g. `its own SQLite (3.45.1)`.
+ * @example
+ * ```ts
+ * import { engineText } from "./report_formats.ts";
+ * console.log(engineText({ kind: "own-sqlite", sqliteVersion: "3.45.1" })); // "its own SQLite (3.45.1)"
+ * ```
  */
-export function engineText(caps: Capabilities): string {
-  const e = caps.engine;
+export function engineText(e: StoreEngine): string {
   const version = e.sqliteVersion ? ` (${e.sqliteVersion})` : "";
   return e.kind === "binding"
     ? "this project's binding"
@@ -239,7 +244,7 @@ export function engineText(caps: Capabilities): string {
     ? `its own SQLite${version}`
     : e.kind === "not-sqlite"
     ? "no SQLite"
-    : "not observed";
+    : "an engine not observed (the store did not open)";
 }
 
 /**

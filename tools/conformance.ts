@@ -201,7 +201,7 @@ function printEvent(event: ConformanceEvent): void {
   console.log(cut(
     `capabilities: cells ${cells.join(", ") || "none"}; ${caps.crashPoints} crash points; ${
       caps.sqliteFile ? "SQLite file" : "not an SQLite file"
-    }; runs on ${engineText(caps)}; recorder ${
+    }; runs on ${engineText(caps.engine)}; recorder ${
       caps.recorder.ok ? "ok" : `unavailable (${caps.recorder.reason})`
     }${widenedNote(caps)}${caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""}`,
     terminalWidth(),

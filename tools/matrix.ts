@@ -15,6 +15,7 @@ import { fromFileUrl } from "../internal/path.ts";
 import { probeEngine } from "../runner/capabilities.ts";
 import { runCells } from "../runner/cells.ts";
 import { hostLibrary, libraryAxis } from "../runner/libraries.ts";
+import { engineText } from "../runner/report_formats.ts";
 import type { Outcome } from "../runner/result.ts";
 import { type SoakSums, soakSums, startHogs } from "../runner/soak.ts";
 import {
@@ -116,9 +117,9 @@ async function main(args: string[]): Promise<number> {
   }
   if (!axis.libraries.length) fail("Cannot run the matrix: no SQLite library is available");
   console.log(
-    `matrix: ${options.target} on ${engine.kind}${
-      engine.sqliteVersion ? ` (SQLite ${engine.sqliteVersion})` : ""
-    }; libraries ${axis.libraries.map((l) => l.label).join(", ")}`,
+    `matrix: ${options.target} runs on ${engineText(engine)}; libraries ${
+      axis.libraries.map((l) => l.label).join(", ")
+    }`,
   );
   const evidenceDir = Deno.env.get("CELLS_EVIDENCE_DIR") || join(ROOT, ".cache/evidence");
   const env: Record<string, string> = {
