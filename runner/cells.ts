@@ -41,7 +41,15 @@ export const CELL_TITLES: Readonly<Record<number, string>> = {
   7: "fenced ownership",
 };
 
-/** One leg on one library, in one repetition. */
+/**
+ * One leg on one library, in one repetition.
+ *
+ * @example
+ * ```ts
+ * import type { LegRun } from "./cells.ts";
+ * const run: LegRun = { leg: "wal", library: { label: "fixed", path: "/lib.so" }, run: 1 };
+ * ```
+ */
 export interface LegRun {
   /** The journal-mode leg. */
   leg: LegName;
@@ -51,7 +59,21 @@ export interface LegRun {
   run: number;
 }
 
-/** Options of {@linkcode runCells}. */
+/**
+ * Options of {@linkcode runCells}.
+ *
+ * @example
+ * ```ts
+ * import type { CellsOptions } from "./cells.ts";
+ * const soak: CellsOptions = {
+ *   target: "file:///srv/my_target.ts",
+ *   cells: [1, 2],
+ *   legs: ["default"],
+ *   libraries: [{ label: "own", path: "" }],
+ *   repeat: 30,
+ * };
+ * ```
+ */
 export interface CellsOptions {
   /** The target specifier. */
   target: string;
@@ -252,6 +274,17 @@ export function legOutcomes(run: LegRun, result: LegResult, options: CellsOption
  *
  * @param options What to run.
  * @returns The tier's outcome: one result per cell × leg × library (× run).
+ * @example
+ * ```ts ignore
+ * import { runCells } from "./cells.ts";
+ * const tier = await runCells({
+ *   target: "file:///srv/my_target.ts",
+ *   cells: [1],
+ *   legs: ["default"],
+ *   libraries: [{ label: "system", path: "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0" }],
+ * });
+ * console.log(tier.results.filter((r) => r.status !== "PASS"));
+ * ```
  */
 export async function runCells(options: CellsOptions): Promise<TierOutcome> {
   const started = performance.now();

@@ -37,7 +37,16 @@ import { type Outcome, type TierName, type TierOutcome, TIERS } from "./result.t
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
-/** The suite could not run for a reason of its setting (no SQLite library at all, say). */
+/**
+ * The suite could not run for a reason of its setting (no SQLite library at all, say).
+ *
+ * @example
+ * ```ts
+ * import { ConformanceSetupError } from "./conformance.ts";
+ * const error = new ConformanceSetupError("Cannot run: no SQLite library is available");
+ * console.log(error.name); // "ConformanceSetupError"
+ * ```
+ */
 export class ConformanceSetupError extends Error {
   /** Creates the error. */
   constructor(message: string, options?: ErrorOptions) {
@@ -46,7 +55,16 @@ export class ConformanceSetupError extends Error {
   }
 }
 
-/** What the run tells as it goes. */
+/**
+ * What the run tells as it goes.
+ *
+ * @example
+ * ```ts
+ * import type { ConformanceEvent } from "./conformance.ts";
+ * const print = (e: ConformanceEvent) =>
+ *   e.kind === "unit" && console.log(`${e.tier} ${e.leg} × ${e.library}: ${e.seconds} s`);
+ * ```
+ */
 export type ConformanceEvent =
   | {
     kind: "capabilities";
@@ -65,7 +83,20 @@ export type ConformanceEvent =
     seconds: number;
   };
 
-/** Options of {@linkcode runConformance}. */
+/**
+ * Options of {@linkcode runConformance}.
+ *
+ * @example
+ * ```ts
+ * import type { ConformanceOptions } from "./conformance.ts";
+ * const options: ConformanceOptions = {
+ *   target: "file:///srv/my_target.ts",
+ *   tiers: ["cells", "syscalls-crash"],
+ *   machine: { id: "laptop", os: "linux", arch: "x86_64", deno: "2.9.6" },
+ *   command: "my script",
+ * };
+ * ```
+ */
 export interface ConformanceOptions {
   /** The target specifier. */
   target: string;
@@ -304,6 +335,16 @@ function cellsTier(
  * @returns The report (the caller writes it).
  * @throws {ConformanceSetupError} When no SQLite library is available for a store on
  * this project's binding.
+ * @example
+ * ```ts ignore
+ * import { runConformance } from "./conformance.ts";
+ * const report = await runConformance({
+ *   target: "file:///srv/my_target.ts",
+ *   machine: { id: "ci", os: Deno.build.os, arch: Deno.build.arch, deno: Deno.version.deno },
+ *   command: "conformance in CI",
+ * });
+ * if (report.level !== "FULL") console.log(report.next?.missing.join("\n"));
+ * ```
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
   const evidenceDir = options.evidenceDir ?? Deno.env.get("CELLS_EVIDENCE_DIR") ??

@@ -39,7 +39,15 @@ function standsIn(t: TierRun & { machine?: string }, tiers: readonly TierRun[]):
     );
 }
 
-/** A level and, below FULL, the next one with what it lacks. */
+/**
+ * A level and, below FULL, the next one with what it lacks.
+ *
+ * @example
+ * ```ts
+ * import type { LevelVerdict } from "./levels.ts";
+ * const base: LevelVerdict = { level: "BASE", next: { level: "DURABLE", missing: ["no power-loss tier passed"] } };
+ * ```
+ */
 export interface LevelVerdict {
   /** The level reached. */
   level: Level;

@@ -20,7 +20,15 @@ import { buildFixedSqlite, fixedSqlitePath } from "./sqlite_build.ts";
 
 export { buildFixedSqlite, fixedSqlitePath } from "./sqlite_build.ts";
 
-/** A SQLite library a run loads, or the label of a store's own engine. */
+/**
+ * A SQLite library a run loads, or the label of a store's own engine.
+ *
+ * @example
+ * ```ts
+ * import type { Library } from "./libraries.ts";
+ * const own: Library = { label: "own", path: "" };
+ * ```
+ */
 export interface Library {
   /**
    * `system`, `fixed`, a path the user named, or `own` / `none` for a store that brings
@@ -34,7 +42,18 @@ export interface Library {
   path: string;
 }
 
-/** The libraries found, and those asked for that are not available, with why. */
+/**
+ * The libraries found, and those asked for that are not available, with why.
+ *
+ * @example
+ * ```ts
+ * import type { LibraryChoice } from "./libraries.ts";
+ * const choice: LibraryChoice = {
+ *   libraries: [],
+ *   unavailable: [{ label: "fixed", why: "not built (deno task sqlite)" }],
+ * };
+ * ```
+ */
 export interface LibraryChoice {
   /** The available ones, in the order asked. */
   libraries: Library[];
@@ -42,7 +61,15 @@ export interface LibraryChoice {
   unavailable: { label: string; why: string }[];
 }
 
-/** Options of {@linkcode resolveLibraries}. */
+/**
+ * Options of {@linkcode resolveLibraries}.
+ *
+ * @example
+ * ```ts
+ * import type { ResolveOptions } from "./libraries.ts";
+ * const options: ResolveOptions = { build: true, log: console.error };
+ * ```
+ */
 export interface ResolveOptions {
   /** Build the fixed SQLite when it is missing (about 30 s; default false). */
   build?: boolean;
@@ -56,6 +83,11 @@ export interface ResolveOptions {
  * @param wanted The labels asked for.
  * @param options Whether to build the fixed SQLite.
  * @returns The available libraries and why the others are not.
+ * @example
+ * ```ts ignore
+ * import { resolveLibraries } from "./libraries.ts";
+ * const { libraries } = await resolveLibraries(["system", "fixed"], { build: false });
+ * ```
  */
 export async function resolveLibraries(
   wanted: readonly string[],
@@ -107,6 +139,12 @@ export function hostLibrary(): string | undefined {
  * @param wanted The labels asked for.
  * @param options Whether to build the fixed SQLite.
  * @returns The libraries to run on.
+ * @example
+ * ```ts ignore
+ * import { libraryAxis } from "./libraries.ts";
+ * const { libraries } = await libraryAxis({ kind: "own-sqlite" }, ["system", "fixed"]);
+ * console.log(libraries.map((l) => l.label)); // ["own"]
+ * ```
  */
 export async function libraryAxis(
   engine: StoreEngine,

@@ -17,7 +17,15 @@ import { LEGS } from "../harness/legs.ts";
 import type { Expectation, Result, TierName } from "./report_schema.ts";
 import { TIERS } from "./report_schema.ts";
 
-/** One manifest entry: which results it matches (absent keys match any) and what it expects. */
+/**
+ * One manifest entry: which results it matches (absent keys match any) and what it expects.
+ *
+ * @example
+ * ```ts
+ * import type { ManifestEntry } from "./manifest.ts";
+ * const entry: ManifestEntry = { cell: 6, expect: "INTERMITTENT", reason: "busy storms on slow disks" };
+ * ```
+ */
 export interface ManifestEntry extends Expectation {
   /** The cell number (its clause), e.g. `4`. */
   cell?: number;
@@ -29,7 +37,15 @@ export interface ManifestEntry extends Expectation {
   library?: string;
 }
 
-/** A loaded manifest. */
+/**
+ * A loaded manifest.
+ *
+ * @example
+ * ```ts
+ * import type { Manifest } from "./manifest.ts";
+ * const none: Manifest = { path: "my_target.expectations.json", entries: [] };
+ * ```
+ */
 export interface Manifest {
   /** Its path. */
   path: string;
@@ -116,7 +132,14 @@ export function parseManifest(path: string, text: string): Manifest {
 /**
  * Reads the manifest at `path`; `undefined` when there is none.
  *
+ * @param path The manifest's path.
+ * @returns The manifest.
  * @throws {ManifestError} When it exists but cannot be read or used.
+ * @example
+ * ```ts
+ * import { readManifest } from "./manifest.ts";
+ * console.log(readManifest("/nowhere/target.expectations.json")); // undefined
+ * ```
  */
 export function readManifest(path: string | undefined): Manifest | undefined {
   if (path === undefined) return undefined;

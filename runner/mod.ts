@@ -19,10 +19,10 @@
  * @module
  */
 export type { Outcome, TierName, TierOutcome, TierRun } from "./result.ts";
-export type { CellReport, CellStatus, Diagnosis, StoreEngine } from "../cells/cell_report.ts";
-export type { LegName } from "../harness/legs.ts";
 export { TIERS } from "./result.ts";
-export { type CellsOptions, type LegResult, type LegRun, runCells } from "./cells.ts";
+export type { CellStatus, Diagnosis, StoreEngine } from "../cells/cell_report.ts";
+export type { LegName } from "../harness/legs.ts";
+export { type CellsOptions, type LegRun, runCells } from "./cells.ts";
 export {
   type ConformanceEvent,
   type ConformanceOptions,
@@ -42,9 +42,8 @@ export type {
 } from "./report_schema.ts";
 export { LEVELS, SCHEMA, SCHEMA_VERSION, verdictOf } from "./report_schema.ts";
 export { levelOf, type LevelVerdict } from "./levels.ts";
-export { type Manifest, type ManifestEntry, ManifestError, readManifest } from "./manifest.ts";
-export { MergeError, mergeReports, parseReport } from "./merge.ts";
-export { junitReport, markdownReport, writeReports } from "./report_formats.ts";
+export { type Manifest, type ManifestEntry, readManifest } from "./manifest.ts";
+export { junitReport, markdownReport } from "./report_formats.ts";
 export {
   type Library,
   libraryAxis,
@@ -52,5 +51,3 @@ export {
   resolveLibraries,
   type ResolveOptions,
 } from "./libraries.ts";
-export { buildFixedSqlite, fixedSqlitePath } from "./sqlite_build.ts";
-export { type Hogs, type SoakSums, soakSums, type SoakTally, startHogs } from "./soak.ts";

@@ -66,6 +66,12 @@ export function statusText(r: Result): string {
  *
  * @param report The report.
  * @returns Its Markdown.
+ * @example
+ * ```ts ignore
+ * import { markdownReport } from "./report_formats.ts";
+ * const report = JSON.parse(Deno.readTextFileSync(".cache/conformance/report.json"));
+ * console.log(markdownReport(report));
+ * ```
  */
 export function markdownReport(report: ConformanceReport): string {
   const merged = report.machines.length > 1;
@@ -158,6 +164,12 @@ const xml = (text: string) =>
  *
  * @param report The report.
  * @returns Its XML.
+ * @example
+ * ```ts ignore
+ * import { junitReport } from "./report_formats.ts";
+ * const report = JSON.parse(Deno.readTextFileSync(".cache/conformance/report.json"));
+ * Deno.writeTextFileSync("conformance.xml", junitReport(report));
+ * ```
  */
 export function junitReport(report: ConformanceReport): string {
   const out = ['<?xml version="1.0" encoding="UTF-8"?>'];

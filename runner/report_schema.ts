@@ -17,30 +17,86 @@ import type { Outcome, TierRun } from "./result.ts";
 export { TIERS } from "./result.ts";
 export type { TierName, TierRun } from "./result.ts";
 
-/** The report's schema name and version: bump the version on any incompatible change. */
+/**
+ * The report's schema name (its version: {@linkcode SCHEMA_VERSION}).
+ *
+ * @example
+ * ```ts
+ * import { SCHEMA } from "./report_schema.ts";
+ * const looksLikeOne = (data: { schema?: string }) => data.schema === SCHEMA;
+ * ```
+ */
 export const SCHEMA = "session-conformance/report";
 /**
  * The schema version this code writes and reads (2: ERROR results, a SKIP or ERROR
- * verdict, the store's engine, failed checks and diagnoses).
+ * verdict, the store's engine, failed checks and diagnoses); bumped on any incompatible
+ * change.
+ *
+ * @example
+ * ```ts
+ * import { SCHEMA_VERSION } from "./report_schema.ts";
+ * console.log(SCHEMA_VERSION); // 2
+ * ```
  */
 export const SCHEMA_VERSION = 2;
 
-/** The levels, weakest first. */
+/**
+ * The levels, weakest first.
+ *
+ * @example
+ * ```ts
+ * import { LEVELS } from "./report_schema.ts";
+ * const atLeast = (level: typeof LEVELS[number], floor: typeof LEVELS[number]) =>
+ *   LEVELS.indexOf(level) >= LEVELS.indexOf(floor);
+ * ```
+ */
 export const LEVELS = ["NONE", "BASE", "DURABLE", "FULL"] as const;
 
-/** A conformance level. */
+/**
+ * A conformance level.
+ *
+ * @example
+ * ```ts
+ * import type { Level } from "./report_schema.ts";
+ * const required: Level = "DURABLE";
+ * ```
+ */
 export type Level = typeof LEVELS[number];
 
-/** What a tier observed. */
+/**
+ * What a tier observed.
+ *
+ * @example
+ * ```ts
+ * import type { RawStatus } from "./report_schema.ts";
+ * const judged = (s: RawStatus) => s === "PASS" || s === "FAIL";
+ * ```
+ */
 export type RawStatus = CellStatus;
 
-/** A result after the expectations manifest: XFAIL expected a failure, XPASS did not get it. */
+/**
+ * A result after the expectations manifest: XFAIL expected a failure, XPASS did not get it.
+ *
+ * @example
+ * ```ts
+ * import type { Status } from "./report_schema.ts";
+ * const green = (s: Status) => s === "PASS" || s === "XFAIL";
+ * ```
+ */
 export type Status = RawStatus | "XFAIL" | "XPASS";
 
 /** The statuses in table order. */
 export const STATUSES: readonly Status[] = ["PASS", "FAIL", "ERROR", "SKIP", "XFAIL", "XPASS"];
 
-/** What a manifest expects of a result. */
+/**
+ * What a manifest expects of a result.
+ *
+ * @example
+ * ```ts
+ * import type { Expectation } from "./report_schema.ts";
+ * const known: Expectation = { expect: "FAIL", reason: "no folder sync after unlink" };
+ * ```
+ */
 export interface Expectation {
   /** `FAIL`: known broken; `INTERMITTENT`: passes or fails (either is accepted). */
   expect: "FAIL" | "INTERMITTENT";
@@ -53,6 +109,21 @@ export interface Expectation {
 /**
  * One clause on one tier, leg and library (on one machine): the engine's outcome, what
  * it observed, and its status after the expectations manifest.
+ *
+ * @example
+ * ```ts
+ * import type { Result } from "./report_schema.ts";
+ * const expected: Result = {
+ *   clause: "1 prefix durability",
+ *   cell: 1,
+ *   tier: "syscalls-power-loss",
+ *   leg: "default",
+ *   library: "own",
+ *   observed: "FAIL",
+ *   status: "XFAIL",
+ *   expectation: { expect: "FAIL", reason: "DELETE without a folder sync" },
+ * };
+ * ```
  */
 export interface Result extends Omit<Outcome, "status"> {
   /** The machine (set by `--merge`, from the report's `machine.id`). */
@@ -65,7 +136,15 @@ export interface Result extends Omit<Outcome, "status"> {
   expectation?: Expectation;
 }
 
-/** What the target offers, detected. */
+/**
+ * What the target offers, detected.
+ *
+ * @example
+ * ```ts
+ * import type { Capabilities } from "./report_schema.ts";
+ * const summary = (c: Capabilities) => `${c.engine.kind}, ${c.crashPoints} crash points`;
+ * ```
+ */
 export interface Capabilities {
   /** Methods of the opened store. */
   methods: string[];
@@ -99,7 +178,15 @@ export interface Capabilities {
   openError?: string;
 }
 
-/** The machine a report comes from. */
+/**
+ * The machine a report comes from.
+ *
+ * @example
+ * ```ts
+ * import type { Machine } from "./report_schema.ts";
+ * const here: Machine = { id: "ci", os: Deno.build.os, arch: Deno.build.arch, deno: Deno.version.deno };
+ * ```
+ */
 export interface Machine {
   /** A stable name: `--machine`, else `CONFORMANCE_MACHINE`, else os-arch-hostname. */
   id: string;
@@ -111,7 +198,15 @@ export interface Machine {
   deno: string;
 }
 
-/** The report `deno task conformance` writes (JSON), and `--merge` reads and writes. */
+/**
+ * The report `deno task conformance` writes (JSON), and `--merge` reads and writes.
+ *
+ * @example
+ * ```ts
+ * import type { ConformanceReport } from "./report_schema.ts";
+ * const line = (r: ConformanceReport) => `${r.verdict}, level ${r.level}${r.why ? ` (${r.why})` : ""}`;
+ * ```
+ */
 export interface ConformanceReport {
   /** Always {@linkcode SCHEMA}. */
   schema: typeof SCHEMA;
@@ -153,6 +248,12 @@ export interface ConformanceReport {
  * A run's verdict: `FAIL` when a result failed (an XPASS too under strict); `ERROR` when
  * the suite failed somewhere (never a verdict on the store, never a PASS); `SKIP` when
  * nothing was judged (every tier skipped, or every result a SKIP); `PASS` otherwise.
+ *
+ * @example
+ * ```ts
+ * import type { Verdict } from "./report_schema.ts";
+ * const exitCode = (v: Verdict) => v === "PASS" ? 0 : 1;
+ * ```
  */
 export type Verdict = "PASS" | "FAIL" | "ERROR" | "SKIP";
 
@@ -170,6 +271,11 @@ export function countStatuses(results: readonly Result[]): Record<Status, number
  * @param strict Whether an XPASS fails the run.
  * @param tiers How the tiers went (named when every one was skipped).
  * @returns The verdict.
+ * @example
+ * ```ts
+ * import { verdictOf } from "./report_schema.ts";
+ * console.log(verdictOf([]).verdict); // "SKIP": nothing judged is never a PASS
+ * ```
  */
 export function verdictOf(
   results: readonly Result[],
