@@ -104,6 +104,11 @@ export interface CellsOptions {
   timeoutMs?: number;
   /** Called once per finished leg with its outcomes and wall time. */
   onLeg?(run: LegRun, outcomes: Outcome[], seconds: number): void;
+  /**
+   * Called as each cell's report appears, while its leg still runs (a cell reports once
+   * per leg: what it says is final), so that later work need not wait for the whole leg.
+   */
+  onReport?(run: LegRun, outcome: Outcome): void;
 }
 
 /** What one leg's `deno test` did: its reports, and how it ended. */
@@ -161,8 +166,10 @@ async function runLeg(
       child.kill("SIGKILL");
     } catch { /* exited meanwhile */ }
   }, timeoutMs);
+  const poll = options.onReport ? setInterval(() => watch(run, reportDir, options), 200) : 0;
   const output = await child.output();
   clearTimeout(timer);
+  clearInterval(poll);
   const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
   const tail = text.trim().split("\n").slice(-12).join("\n");
   const { reports } = await readCellReports(reportDir);
@@ -172,6 +179,26 @@ async function runLeg(
     tail: timedOut ? `killed past the leg's timeout of ${timeoutMs} ms\n${tail}` : tail,
     seconds: (performance.now() - started) / 1000,
   };
+}
+
+const seen = new Set<string>();
+
+/** Hands each new report of a running leg to `onReport` (a half-written one waits). */
+function watch(run: LegRun, reportDir: string, options: CellsOptions): void {
+  try {
+    for (const entry of Deno.readDirSync(reportDir)) {
+      const path = join(reportDir, entry.name);
+      if (!entry.name.endsWith(".json") || seen.has(path)) continue;
+      let report: CellReport;
+      try {
+        report = JSON.parse(Deno.readTextFileSync(path));
+      } catch {
+        continue; // still being written: the next look reads it whole
+      }
+      seen.add(path);
+      options.onReport?.(run, outcomeOf(report, run, options));
+    }
+  } catch { /* the folder is gone: the leg ended */ }
 }
 
 /** The failed checks of a reason written as `Failed check(s):` then one per line. */

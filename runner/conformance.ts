@@ -289,6 +289,13 @@ function cellsTier(
     const run = { tier: "cells" as const, status: "SKIP" as const, reason: why, seconds: 0 };
     return { outcome: Promise.resolve({ run, results }), honoured: fallback };
   }
+  const found = (run: LegRun, cell1: Outcome | undefined) => {
+    const modes = Object.keys(cell1?.figures?.legObservations ?? {});
+    slot(run.leg, run.library.label).resolve({
+      honoured: cell1 !== undefined && cell1.status !== "SKIP",
+      ...(modes.length === 1 ? { mode: modes[0] } : {}),
+    });
+  };
   const outcome = runCells({
     target: ctx.target,
     cells,
@@ -299,13 +306,12 @@ function cellsTier(
     jobs: options.jobs ?? 2,
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     env: { CELLS_EVIDENCE_DIR: evidenceDir, ...(options.quick ? { CELLS_SPAN: "0.25" } : {}) },
+    // Cell 1 runs first in its leg: the later tiers may start there once it reported.
+    onReport(run, outcome) {
+      if (outcome.cell === 1) found(run, outcome);
+    },
     onLeg(run: LegRun, outcomes, seconds) {
-      const cell1 = outcomes.find((o) => o.cell === 1);
-      const modes = Object.keys(cell1?.figures?.legObservations ?? {});
-      slot(run.leg, run.library.label).resolve({
-        honoured: cell1 !== undefined && cell1.status !== "SKIP",
-        ...(modes.length === 1 ? { mode: modes[0] } : {}),
-      });
+      found(run, outcomes.find((o) => o.cell === 1) ?? outcomes.find((o) => o.status !== "SKIP"));
       options.onEvent?.({
         kind: "unit",
         tier: "cells",
