@@ -186,7 +186,7 @@ export const FLAGS = {
   libraries: {
     name: "--libraries",
     value: "LIST",
-    help: "SQLite libraries: system, fixed or a path (one run for a store on its own SQLite)",
+    help: "SQLite libraries: system, fixed, paths",
     default: "system,fixed",
   },
   seed: { name: "--seed", value: "N", help: "replay a run's random choices", default: "random" },

@@ -38,7 +38,8 @@ const ROOT = fromFileUrl(new URL("../", import.meta.url));
 /** The tool's command line (its `--help`). */
 export const CONFORMANCE_CLI: ToolSpec = {
   usage: "deno task conformance --target MODULE | --merge A.json B.json …",
-  summary: `A store's verdict: runs every tier that can judge it (${TIERS.join(", ")}),
+  summary: `A store's verdict: runs every tier that can judge it
+(${TIERS.join(", ")}):
 the cells on every leg it honours × library (one run for a store on its own SQLite or on
 none), the others on the legs the cells found honoured, side by side. Prints its
 capabilities, a line per leg of each tier, the results, its level and a one-line verdict
