@@ -207,7 +207,13 @@ export async function detectCapabilities(
     const permissions = await declaredPermissions(target);
     const widened = widenedFlags(permissions);
     if (widened.length) caps.childPermissions = widened;
-    const scoped = await scopedProbe(target, library, dir, permissions);
+    const scoped = await scopedProbe(
+      target,
+      library,
+      dir,
+      permissions,
+      options.openDeadlineMs ?? 30_000,
+    );
     if (!scoped.ok && isPermissionRefusal(scoped)) {
       caps.scopedChildren =
         `the store needs permissions the cells' children do not get (declare them in the target's childPermissions, see cells/target.ts): ${scoped.message}`;
@@ -224,6 +230,7 @@ async function scopedProbe(
   library: string | undefined,
   dir: string,
   permissions: Awaited<ReturnType<typeof declaredPermissions>>,
+  deadlineMs: number,
 ): Promise<StoreProbe> {
   const scopedDir = await Deno.makeTempDir({ dir, prefix: "scoped-" });
   const access = targetAccess(target);
@@ -238,6 +245,13 @@ async function scopedProbe(
     ...(access.config ? { config: access.config } : {}),
     ...(permissions ? { permissions } : {}),
   });
+  let late: string | undefined;
+  const timer = setTimeout(() => {
+    late =
+      `openStore did not return within ${deadlineMs} ms under the cells' permissions (the child was alive at the deadline)`;
+    child.signal("SIGKILL");
+  }, deadlineMs);
   const status = await child.status;
-  return await readProbe(out, status, child.stderr);
+  clearTimeout(timer);
+  return await readProbe(out, status, child.stderr, late);
 }
