@@ -24,7 +24,15 @@
  */
 import type { CellStatus, Diagnosis, StoreEngine } from "../cells/cell_report.ts";
 
-/** The tiers, in the order they run. */
+/**
+ * The tiers, in the order they run.
+ *
+ * @example
+ * ```ts
+ * import { TIERS } from "./result.ts";
+ * console.log(TIERS[0]); // "cells"
+ * ```
+ */
 export const TIERS = [
   "cells",
   "sweep",
@@ -33,12 +41,35 @@ export const TIERS = [
   "powerloss-cells",
 ] as const;
 
-/** A tier's name. */
+/**
+ * A tier's name.
+ *
+ * @example
+ * ```ts
+ * import type { TierName } from "./result.ts";
+ * const tier: TierName = "powerloss-cells";
+ * ```
+ */
 export type TierName = typeof TIERS[number];
 
 /**
  * One clause on one tier × leg × library: what was observed, why, and where to look.
  * A result that judged nothing (no state, program or kill) is never `PASS`.
+ *
+ * @example
+ * ```ts
+ * import type { Outcome } from "./result.ts";
+ * const lost: Outcome = {
+ *   clause: "1 prefix durability",
+ *   cell: 1,
+ *   tier: "cells",
+ *   leg: "delete",
+ *   library: "own",
+ *   status: "FAIL",
+ *   checks: ["prefix: acknowledged m7 is missing"],
+ *   replay: "deno task matrix --target my_target.ts --cells 1 --legs delete --seed 7",
+ * };
+ * ```
  */
 export interface Outcome {
   /** The clause, e.g. `1 prefix durability`, or `crash points` for the sweep. */
@@ -78,9 +109,19 @@ export interface Outcome {
   judged?: number;
   /** The evidence figures (counts, timings, observations). */
   figures?: Record<string, unknown>;
+  /** The repetition it came from (from 1), when the tier ran more than once (`--repeat`). */
+  run?: number;
 }
 
-/** How a tier went as a whole. */
+/**
+ * How a tier went as a whole.
+ *
+ * @example
+ * ```ts
+ * import type { TierRun } from "./result.ts";
+ * const run: TierRun = { tier: "sweep", status: "SKIP", reason: "no crash points", seconds: 0 };
+ * ```
+ */
 export interface TierRun {
   /** The tier. */
   tier: TierName;
@@ -92,7 +133,15 @@ export interface TierRun {
   seconds: number;
 }
 
-/** A tier's outcome: how it went and its results. */
+/**
+ * A tier's outcome: how it went and its results.
+ *
+ * @example
+ * ```ts
+ * import type { TierOutcome } from "./result.ts";
+ * const none: TierOutcome = { run: { tier: "cells", status: "RAN", seconds: 1 }, results: [] };
+ * ```
+ */
 export interface TierOutcome {
   /** How the tier went. */
   run: TierRun;

@@ -23,7 +23,8 @@ import {
   SessionDBStorageError,
   SessionNotFoundError,
 } from "./errors.ts";
-import { SESSION_COLUMNS, type SessionRow, toSession } from "./_rows.ts";
+import { type SessionRow, toSession } from "./_rows.ts";
+import { APPEND_SQL } from "./statements.ts";
 import type { NewMessage, Session } from "./types.ts";
 
 /** Result codes of the file, not the caller: read-only, I/O, corrupt, full, can't open, not a database. */
@@ -191,10 +192,10 @@ export class Connection {
     try {
       return untilNotBusy(
         () => {
-          this.stmt("BEGIN IMMEDIATE").run();
+          this.stmt(APPEND_SQL.begin).run();
           try {
             const result = fn();
-            this.stmt("COMMIT").run();
+            this.stmt(APPEND_SQL.commit).run();
             return result;
           } catch (error) {
             if (db.inTransaction) this.stmt("ROLLBACK").run();
@@ -262,16 +263,14 @@ export class Connection {
   session(id: string): Session | undefined {
     const row = this.read(
       "read a session",
-      () => this.stmt(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`).get<SessionRow>(id),
+      () => this.stmt(APPEND_SQL.selectSession).get<SessionRow>(id),
     );
     return row ? toSession(row) : undefined;
   }
 
   /** The session's row; throws {@linkcode SessionNotFoundError} when there is none. */
   requireSession(id: string): SessionRow {
-    const row = this.stmt(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`).get<
-      SessionRow
-    >(id);
+    const row = this.stmt(APPEND_SQL.selectSession).get<SessionRow>(id);
     if (!row) {
       throw new SessionNotFoundError(
         `Unknown session "${id}": create it first with createSession`,
@@ -282,9 +281,7 @@ export class Connection {
 
   /** requireWritable for the append hot path: reads one column, not thirteen. */
   requireAppendable(id: string): void {
-    const row = this.stmt("SELECT end_reason FROM sessions WHERE id = ?").value<[string | null]>(
-      id,
-    );
+    const row = this.stmt(APPEND_SQL.selectAppendable).value<[string | null]>(id);
     if (!row) this.requireSession(id); // throws SessionNotFoundError
     else if (row[0] === "compression") this.requireWritable(id, "append to"); // throws
   }
@@ -314,10 +311,7 @@ export class Connection {
 
   /** Inserts one message row (the caller updates the count); returns its row id. */
   insertMessage(sessionId: string, message: NewMessage): number {
-    this.stmt(
-      `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
+    this.stmt(APPEND_SQL.insertMessage).run(
       sessionId,
       message.role,
       message.content,

@@ -1,5 +1,6 @@
 import { sqliteVersion } from "./sqlite/database.ts";
 import { crashPoint } from "./crash_points.ts";
+import { APPEND_SQL } from "./statements.ts";
 import type { JournalMode } from "./journal_mode.ts";
 import { CompressionSessionClosedError } from "./errors.ts";
 import { type Connection, now } from "./_connection.ts";
@@ -120,10 +121,12 @@ export class SessionDB {
     checkText(options.source, "session source");
     checkText(options.title, "session title");
     this.#conn.write("createSession", () => {
-      this.#conn.stmt(
-        `INSERT INTO sessions (id, source, started_at, title) VALUES (?, ?, ?, ?)
-         ON CONFLICT(id) DO UPDATE SET title = COALESCE(sessions.title, excluded.title)`,
-      ).run(id, options.source ?? "cli", now(), options.title ?? null);
+      this.#conn.stmt(APPEND_SQL.createSession).run(
+        id,
+        options.source ?? "cli",
+        now(),
+        options.title ?? null,
+      );
     });
     return this.getSession(id)!;
   }
@@ -224,9 +227,7 @@ export class SessionDB {
       this.#conn.requireAppendable(sessionId);
       const rowId = this.#conn.insertMessage(sessionId, message);
       crashPoint("appendMessage:afterInsert");
-      this.#conn.stmt("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?").run(
-        sessionId,
-      );
+      this.#conn.stmt(APPEND_SQL.updateOne).run(sessionId);
       crashPoint("appendMessage:afterCount");
       return rowId;
     }, this.#conn.appendDeadlineMs);
@@ -251,10 +252,7 @@ export class SessionDB {
         out.push(this.#conn.insertMessage(sessionId, message));
         crashPoint("appendMessages:afterInsert");
       }
-      this.#conn.stmt("UPDATE sessions SET message_count = message_count + ? WHERE id = ?").run(
-        out.length,
-        sessionId,
-      );
+      this.#conn.stmt(APPEND_SQL.updateMany).run(out.length, sessionId);
       crashPoint("appendMessages:afterCount");
       return out;
     }, this.#conn.appendDeadlineMs);

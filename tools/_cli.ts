@@ -1,6 +1,16 @@
-// What every tool's command line shares: usage errors and the --legs list.
-import { type LegName, parseLeg } from "../harness/legs.ts";
-import { TASK_PERMISSIONS } from "../harness/permissions.ts";
+// What every tool's command line shares: usage errors, the flag table and `--help`, and
+// the one flag vocabulary (FLAGS) with its defaults and parsers (sharedOptions).
+import { CELLS } from "../cells/register.ts";
+import { loadTarget, targetSpecifier } from "../cells/target.ts";
+import { declaredPermissions } from "../cells/target_access.ts";
+import { widenedFlags } from "../harness/permissions.ts";
+import { exists } from "../internal/fs.ts";
+import { fromFileUrl } from "../internal/path.ts";
+import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
+import { LEVELS } from "../runner/report_schema.ts";
+import { type TierName, TIERS } from "../runner/result.ts";
+
+export { LEG_PERMISSIONS, legChildEnv } from "../runner/leg_child.ts";
 
 /** Prints a usage error and exits 2 (1 is kept for a failed run). */
 export function fail(message: string): never {
@@ -76,6 +86,11 @@ export class ParsedFlags {
     return this.#values.has(name);
   }
 
+  /** Prints a usage error naming the problem and the fix, and exits 2 (or calls onError). */
+  fail(message: string): never {
+    return this.#fail(message);
+  }
+
   /** The flag's value, or `undefined` when it was not given. */
   string(name: string): string | undefined {
     const value = this.#values.get(name);
@@ -144,47 +159,174 @@ export function parseFlags(
 }
 
 /** Parses `--legs default,delete,wal`; an unknown leg is a usage error naming the valid ones. */
-export function legListArg(value: string): LegName[] {
+export function legListArg(value: string, onError: (message: string) => never = fail): LegName[] {
+  // An empty item is the default leg, as an unset SESSION_DB_JOURNAL_MODE is.
   return value.split(",").map((leg) => {
     try {
       return parseLeg(leg);
     } catch (error) {
-      return fail((error as Error).message);
+      return onError((error as Error).message);
     }
   });
 }
 
-/** What a leg's child takes from our environment: Deno's own, and the cells' settings. */
-const CELLS_PASSED_ON = [
-  "PATH",
-  "HOME",
-  "DENO_DIR",
-  "TMPDIR",
-  "CELLS_EVIDENCE_DIR",
-  "CELLS_SEED",
-  "CELLS_SPAN",
-  "CELLS_KILL_SERIES",
-  "CELLS_RACE_SERIES",
-  "CELLS_OPEN_DEADLINE_MS",
-];
+/**
+ * The one flag vocabulary: every task that takes one of these takes it with this name,
+ * value, meaning and default (docs/design.md#flags).
+ */
+export const FLAGS = {
+  target: {
+    name: "--target",
+    value: "MODULE",
+    help: "the store's target module (path or URL)",
+    default: "the reference store",
+  },
+  cells: { name: "--cells", value: "LIST", help: "cells to run", default: "1,2,3,4,5,6,7" },
+  legs: { name: "--legs", value: "LIST", help: "journal-mode legs", default: "default,delete,wal" },
+  libraries: {
+    name: "--libraries",
+    value: "LIST",
+    help: "SQLite libraries: system, fixed, paths",
+    default: "system,fixed",
+  },
+  seed: { name: "--seed", value: "N", help: "replay a run's random choices", default: "random" },
+  jobs: { name: "--jobs", value: "N", help: "runs at once, 1 to 64", default: "2" },
+  quick: { name: "--quick", help: "short spans and fewer states: a smoke run, not a verdict" },
+  repeat: {
+    name: "--repeat",
+    value: "N",
+    help: "run it all N times and sum the runs (a soak)",
+    default: "1",
+  },
+  hogs: {
+    name: "--hogs",
+    value: "N",
+    help: "busy-loop CPU hogs alongside, 0 to 64",
+    default: "0",
+  },
+  tiers: { name: "--tiers", value: "LIST", help: `tiers: ${TIERS.join(", ")}`, default: "all" },
+  requireLevel: {
+    name: "--require-level",
+    value: "LEVEL",
+    help: "exit 1 below this level: BASE, DURABLE or FULL",
+  },
+  openDeadline: {
+    name: "--open-deadline",
+    value: "MS",
+    help: "how long a store may take to open (CELLS_OPEN_DEADLINE_MS)",
+    default: "30000",
+  },
+  noBuild: { name: "--no-build", help: "do not build the fixed SQLite when it is missing" },
+} as const satisfies Record<string, FlagSpec>;
 
-/** The permissions of a leg's `deno test`/`deno run` child: everything but the network. */
-export const LEG_PERMISSIONS: readonly string[] = ["--no-lock", ...TASK_PERMISSIONS];
+/** The `--json` flag of a tool, with its default path. */
+export function jsonFlag(defaultPath: string): FlagSpec {
+  return { name: "--json", value: "PATH", help: "the JSON report", default: defaultPath };
+}
+
+/** The shared flags' values, with the vocabulary's defaults. */
+export interface SharedOptions {
+  /** `--target`: a specifier (default the reference store). */
+  target: string;
+  /** `--cells`. */
+  cells: number[];
+  /** `--legs`. */
+  legs: LegName[];
+  /** `--libraries`: `system`, `fixed` or absolute paths. */
+  libraries: string[];
+  /** `--seed`, when given. */
+  seed?: number;
+  /** `--jobs`. */
+  jobs: number;
+  /** `--quick`. */
+  quick: boolean;
+  /** `--repeat`. */
+  repeat: number;
+  /** `--hogs`. */
+  hogs: number;
+  /** `--tiers`. */
+  tiers: TierName[];
+  /** `--require-level`, when given. */
+  requireLevel?: "BASE" | "DURABLE" | "FULL";
+}
+
+/** The reference store's target module. */
+export const REFERENCE_TARGET: string =
+  new URL("../cells/reference_target.ts", import.meta.url).href;
+
+function listOf<T extends string>(
+  flags: ParsedFlags,
+  name: string,
+  valid: readonly T[],
+  what: string,
+): T[] | undefined {
+  const list = flags.list(name);
+  if (list === undefined) return undefined;
+  if (!list.length) flags.fail(`Invalid ${name}: name some of ${valid.join(", ")}`);
+  for (const item of list) {
+    if (!valid.includes(item as T)) {
+      flags.fail(`Unknown ${what} "${item}" in ${name}: use some of ${valid.join(", ")}`);
+    }
+  }
+  return list as T[];
+}
 
 /**
- * The cleared environment of a leg's child: its library, its journal-mode leg, and
- * what the cells and Deno need from ours (PATH, HOME, DENO_DIR, evidence, seed, TMPDIR).
+ * Reads the shared flags a tool's table has, checking each value (a bad one is a usage
+ * error naming the flag, the value and what to use) and filling the vocabulary's defaults.
+ *
+ * @param flags The parsed flags.
+ * @returns The values.
  */
-export function legChildEnv(
-  library: string,
-  leg: LegName,
-  extra: Record<string, string> = {},
-): Record<string, string> {
-  const env: Record<string, string> = { DENO_SQLITE_PATH: library, NO_COLOR: "1", ...extra };
-  if (leg !== "default") env.SESSION_DB_JOURNAL_MODE = leg;
-  for (const name of CELLS_PASSED_ON) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
+export function sharedOptions(flags: ParsedFlags): SharedOptions {
+  const cellIds = Object.keys(CELLS);
+  const cells = listOf(flags, "--cells", cellIds, "cell")?.map(Number);
+  const legs = flags.has("--legs")
+    ? legListArg(flags.string("--legs")!, (m) => flags.fail(m))
+    : [...LEGS];
+  const libraries = (flags.list("--libraries") ?? ["system", "fixed"]).map((library) => {
+    if (library === "system" || library === "fixed") return library;
+    if (library.includes("/")) {
+      return library.startsWith("/") ? library : `${Deno.cwd()}/${library}`;
+    }
+    return flags.fail(`Unknown library "${library}" in --libraries: use system, fixed or a path`);
+  });
+  if (!libraries.length) flags.fail("Invalid --libraries: name system, fixed or a path");
+  const level = flags.string("--require-level");
+  const levels = LEVELS.filter((l) => l !== "NONE");
+  if (level !== undefined && !(levels as readonly string[]).includes(level)) {
+    flags.fail(`Invalid --require-level "${level}": use ${levels.join(", ")}`);
   }
-  return env;
+  const target = flags.string("--target");
+  const seed = flags.int("--seed", 0, 2 ** 31 - 1);
+  return {
+    target: target === undefined ? REFERENCE_TARGET : targetSpecifier(target),
+    cells: cells ?? cellIds.map(Number),
+    legs,
+    libraries: [...new Set(libraries)],
+    ...(seed !== undefined ? { seed } : {}),
+    jobs: flags.int("--jobs", 1, 64) ?? 2,
+    quick: flags.has("--quick"),
+    repeat: flags.int("--repeat", 1, 100_000) ?? 1,
+    hogs: flags.int("--hogs", 0, 64) ?? 0,
+    tiers: listOf(flags, "--tiers", TIERS, "tier") ?? [...TIERS],
+    ...(level !== undefined ? { requireLevel: level as "BASE" | "DURABLE" | "FULL" } : {}),
+  };
+}
+
+/**
+ * A target that cannot be found or loaded, or whose `childPermissions` is bad, is one
+ * usage error naming it (not a FAIL per cell and leg). Returns the flags the target's
+ * children get beyond the narrow scope (its `childPermissions`), for the tool to print.
+ */
+export async function checkTarget(target: string): Promise<string[]> {
+  if (target.startsWith("file:") && !exists(fromFileUrl(target))) {
+    fail(`Cannot find the target module ${fromFileUrl(target)}: check the --target path`);
+  }
+  try {
+    await loadTarget(target);
+    return widenedFlags(await declaredPermissions(target));
+  } catch (error) {
+    return fail(error instanceof Error ? error.message : String(error));
+  }
 }

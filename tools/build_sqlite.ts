@@ -1,43 +1,21 @@
 /**
- * Builds a WAL-reset-fixed libsqlite3 (SQLite 3.53.2, which is >= 3.51.3) from the official
- * amalgamation shipped inside the npm package `better-sqlite3@12.11.1`, into the ignored cache
- * folder `.cache/sqlite/3.53.2/`.
+ * `deno task sqlite`: builds the WAL-reset-fixed SQLite 3.53.2 into `.cache/sqlite/`
+ * (`runner/sqlite_build.ts`). The last line printed is the library's path.
  *
- * Run with `deno task sqlite` (flags and exit codes: `--help`, {@linkcode BUILD_SQLITE_CLI}).
- * A second run is a no-op once the library exists and verifies. The last line printed is
- * the library's path.
+ * Flags and exit codes: `--help` ({@linkcode BUILD_SQLITE_CLI}).
  *
  * @module
  */
-
-import { fileURLToPath } from "node:url";
-import { join } from "node:path";
-import { exists } from "../internal/fs.ts";
+import { buildFixedSqlite, FIXED_SQLITE_VERSION, NPM_PACKAGE } from "../runner/sqlite_build.ts";
 import { parseFlags, type ToolSpec } from "./_cli.ts";
-
-/** SQLite version of the amalgamation in {@link NPM_PACKAGE}. */
-const SQLITE_VERSION = "3.53.2";
-/** npm package whose tarball carries the official SQLite amalgamation. */
-const NPM_PACKAGE = "better-sqlite3@12.11.1";
-/** Paths of the amalgamation files inside the npm tarball. */
-const TAR_MEMBERS = ["package/deps/sqlite3/sqlite3.c", "package/deps/sqlite3/sqlite3.h"];
-/** Compile-time options for the shared library. */
-const SQLITE_DEFINES = [
-  "-DSQLITE_THREADSAFE=1",
-  "-DSQLITE_DQS=0",
-  "-DSQLITE_DEFAULT_WAL_SYNCHRONOUS=2",
-  "-DSQLITE_ENABLE_FTS5",
-];
-
-const PROJECT_ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /** The build's command line (its `--help`). */
 export const BUILD_SQLITE_CLI: ToolSpec = {
   usage: "deno task sqlite",
-  summary: `Builds SQLite ${SQLITE_VERSION} (WAL-reset fixed) from the amalgamation inside the npm
-package ${NPM_PACKAGE} into .cache/sqlite/${SQLITE_VERSION}/ (about 30 s; needs npm, tar
-and a C compiler: $CC, else cc, gcc or clang). A no-op once the library exists and
-reports ${SQLITE_VERSION}. The last line printed is the library's path.`,
+  summary: `Builds SQLite ${FIXED_SQLITE_VERSION} (WAL-reset fixed) from the amalgamation inside
+the npm package ${NPM_PACKAGE} into .cache/sqlite/${FIXED_SQLITE_VERSION}/ (about 30 s;
+needs npm, tar and a C compiler: $CC, else cc, gcc or clang). A no-op once the library
+exists and reports ${FIXED_SQLITE_VERSION}. The last line printed is the library's path.`,
   flags: [{ name: "--quiet", help: "print only the library's path" }],
   exitCodes: {
     0: "the library is built and verified",
@@ -45,252 +23,10 @@ reports ${SQLITE_VERSION}. The last line printed is the library's path.`,
   },
 };
 
-/**
- * Returns the path where the fixed SQLite library is (or will be) built:
- * `<project root>/.cache/sqlite/3.53.2/libsqlite3.so` (`libsqlite3.dylib` on macOS).
- *
- * The file may not exist yet; call {@link buildFixedSqlite} to create it.
- *
- * @returns The absolute path of the fixed libsqlite3 shared library.
- *
- * @example Point the session database at the fixed library
- * ```ts
- * import { fixedSqlitePath } from "./build_sqlite.ts";
- *
- * Deno.env.set("DENO_SQLITE_PATH", fixedSqlitePath());
- * ```
- */
-export function fixedSqlitePath(): string {
-  const ext = Deno.build.os === "darwin" ? "dylib" : "so";
-  return join(PROJECT_ROOT, ".cache", "sqlite", SQLITE_VERSION, `libsqlite3.${ext}`);
-}
-
-/**
- * Builds the fixed SQLite library at {@link fixedSqlitePath} unless it already exists and
- * reports version 3.53.2.
- *
- * Needs `npm`, `tar` and a C compiler (`$CC`, else `cc`, `gcc` or `clang`), plus read, write,
- * env, run and ffi permissions. The build takes about 30 seconds.
- *
- * @param options Build options.
- * @param options.quiet When true, print no progress lines (errors are still thrown).
- * @returns The absolute path of the verified library.
- * @throws {Error} When a tool is missing, a step fails or the built library has the wrong
- * version.
- *
- * @example Build (or reuse) the library and open it
- * ```ts
- * import { buildFixedSqlite } from "./build_sqlite.ts";
- *
- * const path = await buildFixedSqlite({ quiet: true });
- * console.log(`fixed SQLite at ${path}`);
- * ```
- */
-export async function buildFixedSqlite(options: { quiet?: boolean } = {}): Promise<string> {
-  const quiet = options.quiet ?? false;
-  const started = performance.now();
-  const log = (line: string): void => {
-    if (!quiet) {
-      const seconds = ((performance.now() - started) / 1000).toFixed(1);
-      console.log(`sqlite: ${line} [${seconds} s]`);
-    }
-  };
-  const target = fixedSqlitePath();
-
-  if (exists(target)) {
-    const version = tryLoadVersion(target);
-    if (version === SQLITE_VERSION) {
-      if (!quiet) console.log(`sqlite: already built: ${target}`);
-      return target;
-    }
-    log(`existing library is not usable (${version ?? "cannot load"}): rebuilding`);
-  }
-
-  const npm = await findTool(["npm"]);
-  if (npm === undefined) {
-    throw new Error(
-      "Cannot build SQLite: npm not found: install Node.js with npm (Debian: apt-get install npm)",
-    );
-  }
-  const tar = await findTool(["tar"]);
-  if (tar === undefined) {
-    throw new Error("Cannot build SQLite: tar not found: install it (Debian: apt-get install tar)");
-  }
-  const cc = await findCompiler();
-
-  const targetDir = join(target, "..");
-  await Deno.mkdir(targetDir, { recursive: true });
-  const tmpDir = await Deno.makeTempDir({ prefix: "build-sqlite-" });
-  const tmpOut = `${target}.tmp-${Deno.pid}-${Date.now()}`;
-  try {
-    log(`downloading amalgamation from npm package ${NPM_PACKAGE}…`);
-    await run(npm, [
-      "pack",
-      NPM_PACKAGE,
-      "--pack-destination",
-      tmpDir,
-      "--prefer-offline",
-      "--silent",
-    ], tmpDir);
-    const tarball = await findTarball(tmpDir);
-
-    log("extracting sqlite3.c and sqlite3.h…");
-    await run(tar, ["-xzf", tarball, "-C", tmpDir, ...TAR_MEMBERS], tmpDir);
-    const srcDir = join(tmpDir, "package", "deps", "sqlite3");
-    const header = await Deno.readTextFile(join(srcDir, "sqlite3.h"));
-    const headerVersion = /#define SQLITE_VERSION\s+"([^"]+)"/.exec(header)?.[1];
-    if (headerVersion !== SQLITE_VERSION) {
-      throw new Error(
-        `Cannot build SQLite: ${NPM_PACKAGE} ships SQLite ${headerVersion ?? "(unknown)"}, ` +
-          `expected ${SQLITE_VERSION}`,
-      );
-    }
-
-    log(`compiling with ${cc.join(" ")} (about 30 s)…`);
-    await run(cc[0]!, [
-      ...cc.slice(1),
-      "-O2",
-      "-shared",
-      "-fPIC",
-      ...SQLITE_DEFINES,
-      "-o",
-      tmpOut,
-      "sqlite3.c",
-      "-lpthread",
-      "-lm",
-    ], srcDir);
-    log("compiled");
-
-    const built = tryLoadVersion(tmpOut);
-    if (built !== SQLITE_VERSION) {
-      throw new Error(
-        `Cannot build SQLite: built library reports version ${built ?? "(cannot load)"}, ` +
-          `expected ${SQLITE_VERSION}`,
-      );
-    }
-    await Deno.rename(tmpOut, target);
-  } finally {
-    await Deno.remove(tmpOut).catch(() => {});
-    await Deno.remove(tmpDir, { recursive: true }).catch(() => {});
-  }
-
-  const version = tryLoadVersion(target);
-  if (version !== SQLITE_VERSION) {
-    throw new Error(
-      `Cannot verify SQLite: ${target} reports version ${version ?? "(cannot load)"}, ` +
-        `expected ${SQLITE_VERSION}`,
-    );
-  }
-  log(`built and verified SQLite ${version}`);
-  if (!quiet) console.log(target);
-  return target;
-}
-
-/**
- * Loads the library at `path` and returns `sqlite3_libversion()`, or undefined if it cannot
- * be loaded. Reads the C string with strlen + memcpy, since `Deno.UnsafePointerView` is not
- * allowed under scoped ffi permissions.
- */
-function tryLoadVersion(path: string): string | undefined {
-  let lib;
-  try {
-    lib = Deno.dlopen(
-      path,
-      {
-        sqlite3_libversion: { parameters: [], result: "usize" },
-        strlen: { parameters: ["usize"], result: "usize" },
-        memcpy: { parameters: ["buffer", "usize", "usize"], result: "usize" },
-      } as const,
-    );
-  } catch {
-    return undefined;
-  }
-  try {
-    const ptr = lib.symbols.sqlite3_libversion();
-    if (BigInt(ptr) === 0n) return undefined;
-    const len = Number(lib.symbols.strlen(ptr));
-    const bytes = new Uint8Array(len);
-    lib.symbols.memcpy(bytes, ptr, BigInt(len));
-    return new TextDecoder().decode(bytes);
-  } finally {
-    lib.close();
-  }
-}
-
-/** Returns the first of `names` that runs with `--version`, or undefined. */
-async function findTool(names: string[]): Promise<string | undefined> {
-  for (const name of names) {
-    if (await runs([name, "--version"])) return name;
-  }
-  return undefined;
-}
-
-/** Returns the C compiler command (program and leading arguments) to use. */
-async function findCompiler(): Promise<string[]> {
-  const fromEnv = Deno.env.get("CC")?.trim();
-  if (fromEnv) {
-    const cc = fromEnv.split(/\s+/);
-    if (await runs([...cc, "--version"])) return cc;
-    throw new Error(
-      `Cannot build SQLite: the C compiler in CC does not run: ${fromEnv}: fix or unset CC`,
-    );
-  }
-  const cc = await findTool(["cc", "gcc", "clang"]);
-  if (cc === undefined) {
-    throw new Error(
-      "Cannot build SQLite: no C compiler found (tried cc, gcc, clang): " +
-        "install one (Debian: apt-get install gcc) or set CC",
-    );
-  }
-  return [cc];
-}
-
-async function runs(argv: string[]): Promise<boolean> {
-  try {
-    const { success } = await new Deno.Command(argv[0]!, {
-      args: argv.slice(1),
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return success;
-  } catch {
-    return false;
-  }
-}
-
-/** Runs a command, failing with its output when it exits non-zero. */
-async function run(cmd: string, args: string[], cwd: string): Promise<void> {
-  const { success, code, stdout, stderr } = await new Deno.Command(cmd, {
-    args,
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!success) {
-    const decoder = new TextDecoder();
-    const full = (decoder.decode(stderr) + decoder.decode(stdout)).trim();
-    const output = full.length > 4000 ? `…${full.slice(-4000)}` : full;
-    throw new Error(
-      `Cannot build SQLite: ${cmd} ${args.join(" ")} exited with code ${code}` +
-        (output ? `: ${output}` : ""),
-    );
-  }
-}
-
-async function findTarball(dir: string): Promise<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    if (entry.isFile && entry.name.endsWith(".tgz")) return join(dir, entry.name);
-  }
-  throw new Error(`Cannot build SQLite: npm pack left no tarball: ${dir}`);
-}
-
 if (import.meta.main) {
   const quiet = parseFlags(BUILD_SQLITE_CLI, Deno.args).has("--quiet");
   try {
-    const path = await buildFixedSqlite({ quiet });
-    if (quiet) console.log(path);
+    console.log(await buildFixedSqlite(quiet ? {} : { log: console.log }));
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     Deno.exit(1);

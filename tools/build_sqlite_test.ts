@@ -1,4 +1,4 @@
-import { fixedSqlitePath } from "./build_sqlite.ts";
+import { fixedSqlitePath } from "../runner/sqlite_build.ts";
 import { runTool } from "./_test_helpers.ts";
 
 const path = fixedSqlitePath();

@@ -1,55 +1,55 @@
 /**
- * `deno task matrix`: every cell on every journal-mode leg (default, delete, wal) for
- * every SQLite library (the system one and the WAL-reset-fixed build), each leg in its
- * own `deno test` process without network access. Prints a progress line per leg, a
- * final PASS / FAIL / SKIP (reason) table, writes a JSON report, and exits non-zero on
- * any FAIL.
+ * `deno task matrix`: the cells tier (`runner/cells.ts`) on every journal-mode leg ×
+ * SQLite library (one run for a store on its own SQLite or on none), each leg in its own
+ * `deno test` process without network access; a line per leg, the table, a JSON report,
+ * exit 1 on any FAIL or ERROR. `--repeat N --hogs N` makes it a soak: the runs again and
+ * again beside CPU hogs, with their sums (SIGKILLs, acknowledged operations, lost).
  *
- * Flags: see `deno task matrix --help` ({@linkcode MATRIX_CLI}).
+ * Flags: `deno task matrix --help` ({@linkcode MATRIX_CLI}).
  *
  * @module
  */
-import { targetSpecifier } from "../cells/target.ts";
-import { CELLS } from "../cells/register.ts";
-import { fail, legListArg, parseFlags, type ToolSpec } from "./_cli.ts";
-import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
-import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
-import { checkTarget, resolveLibraries, runMatrix, table, unexercisedLegs } from "./_matrix_run.ts";
+import { parseLeg } from "../harness/legs.ts";
+import { fromFileUrl } from "../internal/path.ts";
+import { probeEngine } from "../runner/capabilities.ts";
+import { runCells } from "../runner/cells.ts";
+import { hostLibrary, libraryAxis } from "../runner/libraries.ts";
+import { engineText } from "../runner/report_formats.ts";
+import type { Outcome } from "../runner/result.ts";
+import { type SoakSums, soakSums, startHogs } from "../runner/soak.ts";
+import {
+  checkTarget,
+  fail,
+  FLAGS,
+  jsonFlag,
+  parseFlags,
+  sharedOptions,
+  type ToolSpec,
+} from "./_cli.ts";
+import { renderTable, terminalWidth } from "./_table.ts";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
 /** The matrix's command line (its `--help`). */
 export const MATRIX_CLI: ToolSpec = {
   usage: "deno task matrix",
-  summary: `Runs every cell on every journal-mode leg for every SQLite library, each leg in its
-own \`deno test\` process without network access; prints a progress line per leg, a
-PASS / FAIL / SKIP (reason) table, and writes a JSON report.`,
+  summary: `Runs every cell on every journal-mode leg for every SQLite library (once for a store
+on its own SQLite or on none), each leg in its own \`deno test\` process without network
+access; prints a line per leg, the PASS / FAIL / ERROR / SKIP table and writes a JSON
+report. --repeat N --hogs N make it a soak: N runs beside CPU hogs, summed.`,
   flags: [
-    { name: "--legs", value: "LIST", help: "journal-mode legs", default: "default,delete,wal" },
-    { name: "--libraries", value: "LIST", help: "SQLite libraries", default: "system,fixed" },
-    { name: "--cells", value: "LIST", help: "cells to run", default: "1,2,3,4,5,6,7" },
-    {
-      name: "--target",
-      value: "MODULE",
-      help: "the store's target module",
-      default: "the reference store",
-    },
-    { name: "--jobs", value: "N", help: "legs run at once", default: "2" },
-    {
-      name: "--json",
-      value: "PATH",
-      help: "the JSON report",
-      default: ".cache/matrix/report.json",
-    },
-    { name: "--seed", value: "N", help: "replay the random choices of a run (CELLS_SEED)" },
-    {
-      name: "--open-deadline",
-      value: "MS",
-      help: "how long a store may take to open (CELLS_OPEN_DEADLINE_MS)",
-      default: "30000",
-    },
-    { name: "--no-build", help: "do not build the fixed SQLite when it is missing" },
+    FLAGS.target,
+    FLAGS.cells,
+    FLAGS.legs,
+    FLAGS.libraries,
+    FLAGS.seed,
+    FLAGS.jobs,
+    jsonFlag(".cache/matrix/report.json"),
+    FLAGS.repeat,
+    FLAGS.hogs,
+    FLAGS.openDeadline,
+    FLAGS.noBuild,
     {
       name: "--strict",
       help:
@@ -57,137 +57,148 @@ PASS / FAIL / SKIP (reason) table, and writes a JSON report.`,
     },
   ],
   exitCodes: {
-    0: "no cell failed (with --strict: and every requested leg ran somewhere)",
-    1: "a cell failed, or (--strict) a requested leg was never exercised",
+    0: "no cell failed or erred, nothing acknowledged was lost (--strict: every leg ran)",
+    1: "a cell failed or erred, an acknowledged operation was lost, or (--strict) a leg never ran",
   },
 };
 
-function parseArgs(args: string[]) {
-  const flags = parseFlags(MATRIX_CLI, args);
-  const target = flags.string("--target");
-  const options = {
-    legs: flags.has("--legs") ? legListArg(flags.string("--legs")!) : [...LEGS] as LegName[],
-    libraries: flags.list("--libraries") ?? ["system", "fixed"],
-    cells: (flags.list("--cells") ?? Object.keys(CELLS)).map(Number),
-    target: target === undefined
-      ? new URL("../cells/reference_target.ts", import.meta.url).href
-      : targetSpecifier(target),
-    jobs: flags.int("--jobs", 1, 64) ?? 2,
-    json: resolve(flags.string("--json") ?? join(ROOT, ".cache/matrix/report.json")),
-    build: !flags.has("--no-build"),
-    strict: flags.has("--strict"),
-    openDeadlineMs: flags.int("--open-deadline", 1),
-  };
-  const seed = flags.int("--seed");
-  if (seed !== undefined) Deno.env.set("CELLS_SEED", String(seed)); // every leg draws from it
-  for (const library of options.libraries) {
-    if (library !== "system" && library !== "fixed") {
-      fail(`Unknown library "${library}": use system and/or fixed`);
-    }
-  }
-  for (const cell of options.cells) {
-    if (!(cell in CELLS)) fail(`Unknown cell "${cell}": use ${Object.keys(CELLS).join(", ")}`);
-  }
-  return options;
+/** The requested legs no library exercised (every outcome a SKIP), each with why. */
+function unexercisedLegs(
+  legs: readonly string[],
+  unavailable: readonly { label: string; why: string }[],
+  outcomes: readonly Outcome[],
+): { leg: string; why: string }[] {
+  return legs.flatMap((leg) => {
+    const these = outcomes.filter((o) => o.leg === leg);
+    if (these.some((o) => o.status !== "SKIP")) return [];
+    const reasons = [
+      ...unavailable.map((u) => `the ${u.label} library is not available: ${u.why}`),
+      ...new Set(these.map((o) => `${o.library}: ${(o.reason ?? "").split("\n")[0]}`)),
+    ];
+    return [{ leg, why: reasons.join("; ") || "no library ran it" }];
+  });
 }
 
-if (import.meta.main) {
-  const envLeg = Deno.env.get("SESSION_DB_JOURNAL_MODE");
-  if (envLeg) {
-    try {
-      parseLeg(envLeg);
-    } catch (error) {
-      fail((error as Error).message);
-    }
+function printSums(sums: SoakSums, hogs: number, hogSeconds: number): void {
+  console.log(
+    `soak: ${sums.runs} runs beside ${hogs} hog(s) (${
+      hogSeconds.toFixed(0)
+    } CPU-s): ${sums.failedRuns.length} failed run(s); ${sums.pass} PASS, ${sums.fail} FAIL, ${sums.error} ERROR, ${sums.skip} SKIP; ${sums.sigkills} SIGKILLs delivered, ${sums.acknowledgedOps} acknowledged operations, ${sums.lost} lost`,
+  );
+  for (const [cell, t] of Object.entries(sums.byCell)) {
+    console.log(
+      `  ${cell}: ${t.pass} PASS, ${t.fail} FAIL, ${t.error} ERROR, ${t.skip} SKIP; ${t.sigkills} SIGKILLs, ${t.acknowledgedOps} acknowledged, ${t.lost} lost`,
+    );
   }
-  const options = parseArgs(Deno.args);
+}
+
+async function main(args: string[]): Promise<number> {
+  try {
+    parseLeg(Deno.env.get("SESSION_DB_JOURNAL_MODE"));
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const flags = parseFlags(MATRIX_CLI, args);
+  const options = sharedOptions(flags);
+  const json = resolve(flags.string("--json") ?? join(ROOT, ".cache/matrix/report.json"));
+  const openDeadline = flags.int("--open-deadline", 1);
   const widened = await checkTarget(options.target);
   if (widened.length) {
     console.log(`children widened by the target's childPermissions: ${widened.join(" ")}`);
   }
-  const libraries = await resolveLibraries(options.libraries, options.build);
-  if (libraries.length === 0) fail("Cannot run the matrix: no SQLite library is available");
-
-  await Deno.mkdir(join(ROOT, ".cache/matrix"), { recursive: true });
-  // Every leg's evidence under one folder, listed at the end.
-  const evidenceDir = Deno.env.get("CELLS_EVIDENCE_DIR") || join(ROOT, ".cache/evidence");
-  // The race series (off in `deno test`) runs here unless CELLS_RACE_SERIES says off.
-  const legExtra: Record<string, string> = {
-    CELLS_EVIDENCE_DIR: evidenceDir,
-    CELLS_RACE_SERIES: "locks",
-  };
-  if (options.openDeadlineMs !== undefined) {
-    legExtra.CELLS_OPEN_DEADLINE_MS = String(options.openDeadlineMs);
-  }
-  const started = performance.now();
-  const { rows, attachments: attachmentsKept } = await runMatrix({
-    target: options.target,
-    cells: options.cells,
-    legs: options.legs,
-    libraries,
-    jobs: options.jobs,
-    env: legExtra,
-    attachDir: join(dirname(options.json), "attachments"),
-    onLeg(run, legRows, legSeconds) {
-      const counts = ["PASS", "FAIL", "SKIP"].map((s) =>
-        `${legRows.filter((r) => r.status === s).length} ${s.toLowerCase()}`
-      );
-      console.log(
-        `leg ${run.leg.padEnd(7)} on ${run.library.label.padEnd(6)} (${
-          legRows[0]?.sqliteVersion ?? "?"
-        }): ${counts.join(", ")} in ${legSeconds.toFixed(1)} s`,
-      );
-      for (const row of legRows.filter((r) => r.status === "FAIL")) {
-        console.log(
-          `  FAIL cell ${row.cell}${row.evidence ? ` (evidence: ${row.evidence})` : ""}:`,
-        );
-        const lines = (row.reason ?? row.detail).trim().split("\n");
-        for (const line of lines.slice(0, 40)) console.log(`    ${line}`);
-        if (lines.length > 40) {
-          console.log(`    … ${lines.length - 40} more lines in ${options.json}`);
-        }
-      }
-    },
+  const deadline = openDeadline ?? Number(Deno.env.get("CELLS_OPEN_DEADLINE_MS") || 30_000);
+  const { engine, openError } = await probeEngine(options.target, hostLibrary(), deadline);
+  const axis = await libraryAxis(engine, options.libraries, {
+    build: !flags.has("--no-build"),
+    log: (line) => console.error(line),
   });
-  const seconds = (performance.now() - started) / 1000;
-  console.log(`\n${table(rows)}\n`);
-  const failed = rows.filter((r) => r.status === "FAIL" || r.status === "ERROR").length;
-  const summary = {
-    date: new Date().toISOString(),
-    target: options.target,
-    seconds: Number(seconds.toFixed(1)),
-    libraries,
-    pass: rows.filter((r) => r.status === "PASS").length,
-    fail: failed,
-    skip: rows.filter((r) => r.status === "SKIP").length,
-    rows,
-  };
-  const unexercised = unexercisedLegs(options.legs, options.libraries, libraries, rows);
-  await Deno.mkdir(join(options.json, ".."), { recursive: true });
-  await Deno.writeTextFile(
-    options.json,
-    JSON.stringify({ ...summary, evidenceDir, unexercised }, null, 2) + "\n",
+  for (const u of axis.unavailable) {
+    console.error(`matrix: skipping the ${u.label} library: ${u.why}`);
+  }
+  if (!axis.libraries.length) fail("Cannot run the matrix: no SQLite library is available");
+  console.log(
+    `matrix: ${options.target} runs on ${engineText(engine)}; libraries ${
+      axis.libraries.map((l) => l.label).join(", ")
+    }`,
   );
-  const kept = rows.filter((r) => r.evidence);
-  if (kept.length) {
-    console.log(`evidence (${evidenceDir}):`);
-    for (const row of kept) {
-      console.log(`  cell ${row.cell} ${row.leg} ${row.library} ${row.status}: ${row.evidence}`);
-    }
+  const evidenceDir = Deno.env.get("CELLS_EVIDENCE_DIR") || join(ROOT, ".cache/evidence");
+  const env: Record<string, string> = {
+    CELLS_EVIDENCE_DIR: evidenceDir,
+    // The race series (off in `deno test`) runs here unless CELLS_RACE_SERIES says off.
+    CELLS_RACE_SERIES: Deno.env.get("CELLS_RACE_SERIES") ?? "locks",
+    ...(openDeadline !== undefined ? { CELLS_OPEN_DEADLINE_MS: String(openDeadline) } : {}),
+  };
+  // Hogs end by themselves at a generous bound, or when this process dies.
+  const hogs = startHogs(options.hogs, options.repeat * 3 * 60 * 60_000);
+  const started = performance.now();
+  let tier;
+  try {
+    tier = await runCells({
+      target: options.target,
+      cells: options.cells,
+      legs: options.legs,
+      libraries: axis.libraries,
+      engine,
+      ...(openError ? { openError } : {}),
+      jobs: options.jobs,
+      repeat: options.repeat,
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      env,
+      attachDir: join(dirname(json), "attachments"),
+      onLeg(run, outcomes, seconds) {
+        const n = (s: string) => outcomes.filter((o) => o.status === s).length;
+        const counts = ["PASS", "FAIL", "ERROR", "SKIP"].filter(n).map((s) => `${n(s)} ${s}`);
+        console.log(
+          `${options.repeat > 1 ? `run ${run.run}: ` : ""}leg ${run.leg} × ${run.library.label} (${
+            outcomes[0]?.sqliteVersion ?? "?"
+          }): ${counts.join(", ")} in ${seconds.toFixed(1)} s`,
+        );
+      },
+    });
+  } finally {
+    await hogs.stop();
   }
-  if (attachmentsKept.length) {
-    console.log(`attachments (plots): ${dirname(attachmentsKept[0]!)}/`);
-  }
+  const seconds = (performance.now() - started) / 1000;
+  const outcomes = tier.results;
+  const shown = options.repeat > 1 ? outcomes.filter((o) => o.status !== "PASS") : outcomes;
+  console.log(`\n${renderTable(shown, { width: terminalWidth() })}\n`);
+  const n = (s: string) => outcomes.filter((o) => o.status === s).length;
+  const unexercised = unexercisedLegs(options.legs, axis.unavailable, outcomes);
+  const sums = options.repeat > 1 || options.hogs ? soakSums(outcomes, options.repeat) : undefined;
+  await Deno.mkdir(dirname(json), { recursive: true });
+  await Deno.writeTextFile(
+    json,
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        target: options.target,
+        engine,
+        seconds: Number(seconds.toFixed(1)),
+        libraries: axis.libraries,
+        counts: { PASS: n("PASS"), FAIL: n("FAIL"), ERROR: n("ERROR"), SKIP: n("SKIP") },
+        evidenceDir,
+        unexercised,
+        ...(sums
+          ? { soak: { ...sums, hogs: options.hogs, hogCpuSeconds: hogs.cpuSeconds() } }
+          : {}),
+        results: outcomes,
+      },
+      null,
+      2,
+    ) + "\n",
+  );
+  if (sums) printSums(sums, options.hogs, hogs.cpuSeconds());
   for (const leg of unexercised) {
     console.log(`matrix: leg ${leg.leg} was never exercised: ${leg.why}`);
   }
   console.log(
-    `matrix: ${summary.pass} passed, ${summary.fail} failed, ${summary.skip} skipped in ${
-      seconds.toFixed(1)
-    } s; report: ${options.json}`,
+    `matrix: ${n("PASS")} passed, ${n("FAIL")} failed, ${n("ERROR")} erred, ${
+      n("SKIP")
+    } skipped in ${seconds.toFixed(1)} s; report: ${json}`,
   );
-  if (options.strict && unexercised.length) {
-    console.log("matrix: --strict: a requested leg that never ran is a failure");
-  }
-  Deno.exit(failed || (options.strict && unexercised.length) ? 1 : 0);
+  const strict = flags.has("--strict") && unexercised.length > 0;
+  if (strict) console.log("matrix: --strict: a requested leg that never ran is a failure");
+  return n("FAIL") || n("ERROR") || (sums?.lost ?? 0) || strict ? 1 : 0;
 }
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -23,7 +23,7 @@ and lists those that do not, with where each is declared.`,
     name: "--modules",
     value: "LIST",
     help: "the modules to check, relative to the package root",
-    default: "mod.ts",
+    default: "mod.ts,runner/mod.ts",
   }],
   exitCodes: { 0: "every exported symbol has an example", 1: "some lack one (listed)" },
 };
@@ -160,7 +160,8 @@ export async function checkDocExamples(
 }
 
 if (import.meta.main) {
-  const modules = parseFlags(DOC_EXAMPLES_CLI, Deno.args).list("--modules") ?? ["mod.ts"];
+  const modules = parseFlags(DOC_EXAMPLES_CLI, Deno.args).list("--modules") ??
+    ["mod.ts", "runner/mod.ts"];
   if (!modules.length) fail("Invalid --modules: name at least one module, e.g. mod.ts");
   const isFile = (module: string) => {
     try {

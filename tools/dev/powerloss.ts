@@ -20,7 +20,8 @@
  *
  * @module
  */
-import { fail, parseFlags, type ToolSpec } from "../_cli.ts";
+import { fail, FLAGS, legListArg, parseFlags, type ToolSpec } from "../_cli.ts";
+import { columns } from "../_table.ts";
 import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
 import type { Leg, LegName } from "../../harness/legs.ts";
@@ -28,7 +29,7 @@ import { RunDir } from "../../harness/evidence.ts";
 import { scopedPermissions } from "../../harness/permissions.ts";
 import type { PowerLossKill, PowerLossRun } from "../../cells/power_loss.ts";
 import { median } from "../../internal/stats.ts";
-import { fixedSqlitePath } from "../build_sqlite.ts";
+import { fixedSqlitePath } from "../../runner/sqlite_build.ts";
 import { explicitLibraryPath } from "../../session_db/sqlite/library.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import { type Profile, PROFILES } from "../../recorder/crash_states.ts";
@@ -81,7 +82,11 @@ fixed build (deno task sqlite). Linux/glibc with cc only; elsewhere it SKIPs (ex
     },
     { name: "--instants", value: "N", help: "only the last N sync points of a run" },
     { name: "--profile", value: "NAME", help: "posix or ext4-ordered", default: "posix" },
-    { name: "--modes", value: "LIST", help: "journal modes", default: "delete,wal" },
+    {
+      ...FLAGS.legs,
+      help: "journal-mode legs: this table's rows are delete and wal",
+      default: "delete,wal",
+    },
     { name: "--levels", value: "LIST", help: "synchronous levels", default: LEVELS.join(",") },
     {
       name: "--bench",
@@ -89,7 +94,7 @@ fixed build (deno task sqlite). Linux/glibc with cc only; elsewhere it SKIPs (ex
       help: "appends per overhead round; 0 skips the bench",
       default: "300",
     },
-    { name: "--seed", value: "N", help: "the first run's seed (run r adds r * 1000)" },
+    { ...FLAGS.seed, help: "the first run's seed (run r adds r * 1000)" },
     {
       name: "--json",
       value: "PATH",
@@ -112,10 +117,9 @@ function profileArg(value: string): Profile {
 
 function parseArgs(args: readonly string[]) {
   const flags = parseFlags(POWERLOSS_CLI, args);
-  const modes = (flags.list("--modes") ?? ["delete", "wal"]).map((m) => m.toLowerCase());
-  if (modes.length === 0) fail(`Invalid --modes: name delete and/or wal`);
+  const modes = flags.has("--legs") ? legListArg(flags.string("--legs")!) : ["delete", "wal"];
   for (const m of modes) {
-    if (m !== "delete" && m !== "wal") fail(`Unknown mode "${m}": use delete and/or wal`);
+    if (m !== "delete" && m !== "wal") fail(`Invalid leg "${m}" in --legs: use delete and/or wal`);
   }
   const levels = (flags.list("--levels") ?? [...LEVELS]).map((l) => l.toUpperCase());
   if (levels.length === 0) fail(`Invalid --levels: name some of ${LEVELS.join(", ")}`);
@@ -230,11 +234,7 @@ async function benchRound(
   }
 }
 
-function table(head: string[], rows: string[][]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
-  return [line(head), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
-}
+const table = (head: string[], rows: string[][]) => columns(head, rows).join("\n");
 
 if (import.meta.main) {
   const options = parseArgs(Deno.args);

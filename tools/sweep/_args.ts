@@ -8,9 +8,9 @@ import { REFERENCE_TARGET, type TierLibrary } from "../../runner/sweep/mod.ts";
 import type { TierOutcome } from "../../runner/result.ts";
 import { systemLibraryPath } from "../../session_db/sqlite/library.ts";
 import { targetSpecifier } from "../../cells/target.ts";
-import { fail, type FlagSpec, legListArg, type ParsedFlags } from "../_cli.ts";
-import { checkTarget, resolveLibraries } from "../_matrix_run.ts";
-import { fixedSqlitePath } from "../build_sqlite.ts";
+import { checkTarget, fail, type FlagSpec, legListArg, type ParsedFlags } from "../_cli.ts";
+import { resolveLibraries } from "../../runner/libraries.ts";
+import { fixedSqlitePath } from "../../runner/sqlite_build.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -119,11 +119,11 @@ export async function commonArgs(
   if (wanted) {
     const named = wanted.filter((l) => l === "system" || l === "fixed");
     libraries = [
-      ...await resolveLibraries(named, false, "sweep"),
+      ...(await resolveLibraries(named)).libraries,
       ...wanted.filter((l) => l !== "system" && l !== "fixed").map(libraryOf),
     ];
   } else if (env) libraries = [envLibrary(env)];
-  else libraries = await resolveLibraries(["system", "fixed"], false, "sweep");
+  else libraries = (await resolveLibraries(["system", "fixed"])).libraries;
   if (!libraries.length) {
     fail("No SQLite library is available: install libsqlite3 or run deno task sqlite");
   }

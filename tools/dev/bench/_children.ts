@@ -1,6 +1,6 @@
 // Starting the bench's children: the implementations and libraries they run (variants),
 // their cleared environment, one-shot jobs, and append children in slices.
-import { fixedSqlitePath } from "../../build_sqlite.ts";
+import { fixedSqlitePath } from "../../../runner/sqlite_build.ts";
 import {
   CONTENT,
   type Impl,

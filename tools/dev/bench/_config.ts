@@ -1,8 +1,9 @@
 // The bench's settings: where it writes, how long each measurement runs (full and
-// --quick), the append scenarios, and the store's SQL that the replicas run.
+// --quick), the append scenarios, and the store's own SQL that the replicas run.
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../session_db/schema.ts";
+import { APPEND_SQL } from "../../../session_db/statements.ts";
 
 /** The project's root folder (children run there). */
 export const ROOT: string = resolve(fileURLToPath(new URL("../../../", import.meta.url)));
@@ -100,27 +101,8 @@ export const APPEND_SCENARIOS: readonly { mode: Mode; sync: Sync; store: boolean
   { mode: "delete", sync: "FULL", store: false },
 ];
 
-// The store's SQL, copied from session_db/session_db.ts (appendMessage, appendMessages,
-// createSession) so that the replicas run the very same statements. The schema is the
-// store's own migrations.
-const SESSION_COLUMNS =
-  "id, source, parent_session_id, branch_kind, started_at, ended_at, end_reason, message_count, handoff_state, handoff_platform, handoff_error, rewind_count, title";
-
-/** The store's statements, as the replicas run them. */
-export const STORE_SQL = {
-  begin: "BEGIN IMMEDIATE",
-  commit: "COMMIT",
-  // appendMessage checks the session with one column, appendMessages with all of them.
-  selectAppendable: "SELECT end_reason FROM sessions WHERE id = ?",
-  selectSession: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`,
-  insertMessage:
-    `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  updateOne: "UPDATE sessions SET message_count = message_count + 1 WHERE id = ?",
-  updateMany: "UPDATE sessions SET message_count = message_count + ? WHERE id = ?",
-  createSession: `INSERT INTO sessions (id, source, started_at, title) VALUES (?, ?, ?, ?)
-         ON CONFLICT(id) DO UPDATE SET title = COALESCE(sessions.title, excluded.title)`,
-};
+/** The store's statements, as the replicas run them: the store's own (session_db/statements.ts). */
+export const STORE_SQL = APPEND_SQL;
 
 /** The store's schema in one transaction, for the replicas. */
 export const SCHEMA_SCRIPT: string = `BEGIN IMMEDIATE;\n${
@@ -130,29 +112,3 @@ export const SCHEMA_SCRIPT: string = `BEGIN IMMEDIATE;\n${
 export const SESSION_ID = "bench-session";
 /** About 200 bytes of message text; each message appends its index. */
 export const CONTENT: string = "The quick brown fox jumps over the lazy dog. ".repeat(4) + "#";
-
-/** The store's files that hold the statements the bench copies. */
-const STORE_SOURCES = ["session_db.ts", "_connection.ts", "_rows.ts"];
-
-/** The STORE_SQL statements no longer found in the store's source (the copy drifted). */
-export function storeSqlDrift(): string[] {
-  const squash = (text: string) => text.replace(/\s+/g, " ").trim();
-  let source: string;
-  try {
-    source = squash(
-      STORE_SOURCES.map((file) => Deno.readTextFileSync(join(ROOT, "session_db", file))).join("\n"),
-    );
-  } catch {
-    return [`session_db/{${STORE_SOURCES.join(",")}} is unreadable`];
-  }
-  const expected: [string, string][] = [
-    ["SESSION_COLUMNS", SESSION_COLUMNS],
-    ["selectAppendable", STORE_SQL.selectAppendable],
-    ["selectSession", "SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?"],
-    ["insertMessage", STORE_SQL.insertMessage],
-    ["updateOne", STORE_SQL.updateOne],
-    ["updateMany", STORE_SQL.updateMany],
-    ["createSession", STORE_SQL.createSession],
-  ];
-  return expected.filter(([, sql]) => !source.includes(squash(sql))).map(([name]) => name);
-}

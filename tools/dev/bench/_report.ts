@@ -3,6 +3,7 @@ import { median } from "../../../internal/stats.ts";
 import type { AppendResult } from "./_jobs.ts";
 import type { VariantKey } from "./_children.ts";
 import { pairRatio, ratio } from "./_statistics.ts";
+import { columns } from "../../_table.ts";
 
 /** A row of the §1-§3 table: ours beside Python and node:sqlite. */
 export interface TableRow {
@@ -57,15 +58,6 @@ export function rowRatio(r: TableRow, peer: "python" | "node"): number | undefin
   return r.rounds ? pairRatio(r.rounds.ours, r.rounds[peer]) : ratio(r.ours, r[peer]);
 }
 
-/** Columns padded to their widest cell, numbers on the right, a rule under the header. */
-function columns(header: string[], cells: string[][], numeric: Set<number>): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) =>
-    c.map((v, i) => numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)).join("  ")
-      .trimEnd();
-  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map(line)];
-}
-
 /** Prints the §1-§3 table, a blank line between sections. */
 export function printTable(rows: TableRow[]): void {
   const header = [
@@ -96,7 +88,8 @@ export function printTable(rows: TableRow[]): void {
     r.target,
     r.result,
   ]);
-  const [head, rule, ...body] = columns(header, cells, new Set([3, 4, 5, 6, 7, 8, 9]));
+  const numeric = new Set([3, 4, 5, 6, 7, 8, 9]);
+  const [head, rule, ...body] = columns(header, cells, { numeric });
   console.log(head);
   console.log(rule);
   for (const [i, line] of body.entries()) {
@@ -118,7 +111,7 @@ export function printSuiteTable(rows: SuiteRow[]): void {
     r.result,
     r.detail,
   ]);
-  for (const line of columns(header, cells, new Set([2]))) console.log(line);
+  for (const line of columns(header, cells, { numeric: new Set([2]) })) console.log(line);
 }
 
 /**

@@ -1,6 +1,6 @@
-// §4 of the bench: the wall time of `deno test -A` and `deno task matrix`, the crash
-// tiers' states per second, and the peak memory of cell 1's writer child, each measured
-// on a child process.
+// §4 of the bench: the wall time of `deno test -A`, `deno task matrix` and
+// `deno task conformance --quick` on the reference, the crash tiers' states per second,
+// and the peak memory of cell 1's writer child, each measured on a child process.
 import { join } from "node:path";
 import { TASK_PERMISSIONS } from "../../../harness/permissions.ts";
 import { ROOT } from "./_config.ts";
@@ -79,9 +79,10 @@ export interface SuiteWallTimes {
   failedTests: string[];
   testExit: number;
   matrixExit: number;
+  conformanceExit: number;
 }
 
-/** `deno test -A` and `deno task matrix`, timed as child processes. */
+/** `deno test -A`, `deno task matrix` and `deno task conformance --quick`, timed. */
 export async function suiteWallTimes(
   work: string,
   log: (line: string) => void,
@@ -109,7 +110,8 @@ export async function suiteWallTimes(
   log("deno task matrix");
   const matrixJson = join(work, "matrix.json");
   const matrix = await timedTool("matrix.ts", ["--json", matrixJson]);
-  const report = await readReport<{ pass: number; fail: number; skip: number }>(matrixJson);
+  type Counts = Record<"PASS" | "FAIL" | "ERROR" | "SKIP", number>;
+  const report = (await readReport<{ counts: Counts }>(matrixJson))?.counts;
   rows.push({
     benchmark: "deno task matrix (every cell x leg x library), wall time",
     value: matrix.seconds,
@@ -117,7 +119,32 @@ export async function suiteWallTimes(
     target: "< 120 s",
     result: matrix.success ? below(matrix.seconds, 120) : "FAIL (matrix failed)",
     detail: `exit ${matrix.code}` +
-      (report ? `; ${report.pass} PASS, ${report.fail} FAIL, ${report.skip} SKIP` : ""),
+      (report
+        ? `; ${report.PASS} PASS, ${report.FAIL} FAIL, ${report.ERROR} ERROR, ${report.SKIP} SKIP`
+        : ""),
+  });
+  log("deno task conformance --quick");
+  const out = join(work, "conformance");
+  const load = loadAverage();
+  const quick = await timedTool("conformance.ts", [
+    "--quick",
+    ...["--json", `${out}/report.json`, "--markdown", `${out}/report.md`],
+    ...["--junit", `${out}/report.xml`],
+  ]);
+  const verdict = await readReport<{ verdict: string; level: string; counts: Counts }>(
+    `${out}/report.json`,
+  );
+  rows.push({
+    benchmark: "deno task conformance --quick on the reference, wall time",
+    value: quick.seconds,
+    unit: "s",
+    target: "< 60 s",
+    result: quick.success ? below(quick.seconds, 60) : "FAIL (conformance failed)",
+    detail: `exit ${quick.code}` +
+      (verdict
+        ? `; ${verdict.verdict}, level ${verdict.level}, ${verdict.counts.PASS} PASS, ${verdict.counts.SKIP} SKIP`
+        : "") +
+      `; load average ${load} before, ${loadAverage()} after`,
   });
   return {
     rows,
@@ -125,7 +152,17 @@ export async function suiteWallTimes(
     failedTests: failed,
     testExit: test.code,
     matrixExit: matrix.code,
+    conformanceExit: quick.code,
   };
+}
+
+/** The 1-minute load average (the machine may be shared), or `?`. */
+function loadAverage(): string {
+  try {
+    return Deno.loadavg()[0]!.toFixed(2);
+  } catch {
+    return "?";
+  }
 }
 
 /** The crash tiers' rates: their rows and the tools' exit codes. */
@@ -179,8 +216,8 @@ export async function crashTiers(
   const modes = fixedPresent ? "delete,wal" : "delete";
   log(`power-loss tier (${modes} x FULL,EXTRA, 2 runs per cell)`);
   const powerJson = join(work, "powerloss.json");
-  const power = await timedTool("powerloss.ts", [
-    "--modes",
+  const power = await timedTool("dev/powerloss.ts", [
+    "--legs",
     modes,
     "--levels",
     "FULL,EXTRA",

@@ -9,8 +9,9 @@
  * 2. Statement rates: the binding vs `node:sqlite`, same SQL (prepared INSERT of
  *    100k rows in one transaction, point SELECT by rowid, 100-row SELECT).
  * 3. Batch appends (100 messages per `appendMessages` transaction).
- * 4. Wall time of `deno test -A` and `deno task matrix` (skipped by `--no-suite`), crash
- *    states per second of a short sweep and a short power-loss run, and the peak RSS
+ * 4. Wall time of `deno test -A`, `deno task matrix` and `deno task conformance --quick`
+ *    on the reference (skipped by `--no-suite`), crash states per second of a short sweep
+ *    and a short power-loss run, and the peak RSS
  *    (`VmHWM`) of cell 1's writer child.
  *
  * Every measurement runs in a child process (`_worker.ts` or `_python_worker.py`), so
@@ -24,16 +25,9 @@
  */
 import { dirname, resolve } from "node:path";
 import { median } from "../../../internal/stats.ts";
-import { fixedSqlitePath } from "../../build_sqlite.ts";
+import { fixedSqlitePath } from "../../../runner/sqlite_build.ts";
 import { parseFlags, type ToolSpec } from "../../_cli.ts";
-import {
-  BENCH_DIR,
-  type Config,
-  DEFAULT_JSON,
-  FULL_CONFIG,
-  QUICK_CONFIG,
-  storeSqlDrift,
-} from "./_config.ts";
+import { BENCH_DIR, type Config, DEFAULT_JSON, FULL_CONFIG, QUICK_CONFIG } from "./_config.ts";
 import type { InfoResult } from "./_jobs.ts";
 import { denoChild, type Lib, pythonChild } from "./_children.ts";
 import { cpuModel, fsyncRate, isFile } from "./_machine.ts";
@@ -66,7 +60,10 @@ writes it as JSON. About 5 minutes; the targets are benchmarks, never timed test
       help: "rounds per measurement, 1 to 100",
       default: "5; 1 with --quick",
     },
-    { name: "--no-suite", help: "skip the timing of deno test -A and deno task matrix" },
+    {
+      name: "--no-suite",
+      help: "skip the timing of deno test -A, the matrix and conformance --quick",
+    },
     { name: "--json", value: "PATH", help: "the JSON report", default: ".cache/bench/bench.json" },
   ],
   exitCodes: {
@@ -147,7 +144,7 @@ function notes(
     "tmpfs rows: the same runs on /dev/shm, where fsync is free: what is left is CPU.",
     "§4: wall times of child processes (start-up included), one run each; the sweep runs " +
     "the default leg with 20 sampled sequences, the power-loss tier 2 runs per cell. " +
-    `${suite ? "" : "--no-suite: deno test and the matrix were not run. "}` +
+    `${suite ? "" : "--no-suite: deno test, the matrix and conformance --quick were not run. "}` +
     "Targets are benchmarks, never timed tests.",
   ];
 }
@@ -184,14 +181,6 @@ async function main(options: Options): Promise<void> {
       `          Python ${info.python?.python ?? "n/a"} sqlite3 ${info.python?.sqlite ?? "n/a"}`,
       `settings: median of ${config.rounds} round(s), implementations alternate within a round`,
     ];
-    const drift = storeSqlDrift();
-    if (drift.length) {
-      header.push(
-        `WARNING:  session_db.ts no longer has the statements the replicas copy (${
-          drift.join(", ")
-        }): update STORE_SQL in tools/dev/bench/_config.ts`,
-      );
-    }
 
     // The fsync rate: sampled at the start, before §3 and at the end (the disk drifts).
     const fsyncSamples: number[] = [];

@@ -30,8 +30,8 @@ import { join, resolve } from "node:path";
 import { currentLeg, LEGS } from "../../../harness/legs.ts";
 import { systemLibraryPath } from "../../../session_db/sqlite/library.ts";
 import { sqliteLibraryPath } from "../../../session_db/sqlite/mod.ts";
-import { fixedSqlitePath } from "../../build_sqlite.ts";
-import { reasonLine } from "../../_matrix_run.ts";
+import { fixedSqlitePath } from "../../../runner/sqlite_build.ts";
+import { oneLine } from "../../_table.ts";
 import { CELLS } from "../../../cells/register.ts";
 import {
   ALT_STORE_TARGET,
@@ -218,7 +218,7 @@ function printRow(row: Row): void {
     const caughtGenerated = row.kind === "generated" && c.mark === "caught";
     if (c.mark === "survived" || c.mark === "other" || c.mark === "FAIL" || caughtGenerated) {
       console.log(
-        `    cell ${c.cell} ${c.mark}: ${reasonLine(c.detail ?? c.status)}${
+        `    cell ${c.cell} ${c.mark}: ${oneLine(c.detail ?? c.status, 600)}${
           c.evidence ? ` (evidence: ${c.evidence})` : ""
         }`,
       );

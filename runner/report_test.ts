@@ -6,10 +6,10 @@ import {
   ok as assert,
   throws,
 } from "node:assert/strict";
-import { levelOf } from "./_levels.ts";
-import { applyManifest, ManifestError, parseManifest } from "./_manifest.ts";
-import { MergeError, mergeReports, parseReport } from "./_merge.ts";
-import { junitReport, markdownReport } from "./_report.ts";
+import { levelOf, NO_CRASH_POINTS } from "./levels.ts";
+import { applyManifest, ManifestError, parseManifest } from "./manifest.ts";
+import { MergeError, mergeReports, parseReport } from "./merge.ts";
+import { junitReport, markdownReport } from "./report_formats.ts";
 import {
   type ConformanceReport,
   countStatuses,
@@ -21,7 +21,7 @@ import {
   type TierRun,
   TIERS,
   verdictOf,
-} from "./_schema.ts";
+} from "./report_schema.ts";
 
 function assertStringIncludes(text: string, part: string): void {
   assert(text.includes(part), `expected to find ${JSON.stringify(part)} in:\n${text}`);
@@ -140,6 +140,19 @@ Deno.test("levels: power loss failing or absent stops at BASE; a skipped tier st
   assertEquals(verdict.next?.missing, ["tier sweep: SKIP (no crash points)"]);
 });
 
+Deno.test("levels: a store without crash points reaches FULL once its file-system calls were crashed", () => {
+  const noPoints = ran().map((t) =>
+    t.tier === "sweep" ? { ...t, status: "SKIP" as const, reason: NO_CRASH_POINTS } : t
+  );
+  const results = fullResults().filter((r) => r.tier !== "sweep");
+  assertEquals(levelOf(results, noPoints), { level: "FULL" });
+  // Without the file-system call crashes the named points are missed after all.
+  const neither = noPoints.map((t) =>
+    t.tier === "syscalls-crash" ? { ...t, status: "SKIP" as const, reason: "no cc" } : t
+  );
+  assertEquals(levelOf(results, neither).level, "DURABLE");
+});
+
 const MANIFEST = JSON.stringify({
   expectations: [
     { cell: 4, tier: "cells", expect: "FAIL", reason: "rewind not atomic", link: "https://x/1" },
@@ -152,8 +165,8 @@ Deno.test("manifest: an expected failure is XFAIL and keeps the run green", () =
   const results = applyManifest([result(1, "PASS"), result(4, "FAIL")], manifest);
   assertEquals(results.map((r) => r.status), ["PASS", "XFAIL"]);
   assertEquals(results[1]!.expectation?.link, "https://x/1");
-  assertEquals(verdictOf(results, true), "PASS");
-  assertEquals(verdictOf(applyManifest([result(4, "FAIL")], undefined), false), "FAIL");
+  assertEquals(verdictOf(results, true).verdict, "PASS");
+  assertEquals(verdictOf(applyManifest([result(4, "FAIL")], undefined), false).verdict, "FAIL");
 });
 
 Deno.test("manifest: an unexpected pass is XPASS and fails only with --strict", () => {
@@ -163,8 +176,8 @@ Deno.test("manifest: an unexpected pass is XPASS and fails only with --strict", 
     manifest,
   );
   assertEquals(results.map((r) => r.status), ["XPASS", "PASS", "SKIP"]);
-  assertEquals(verdictOf(results, false), "PASS");
-  assertEquals(verdictOf(results, true), "FAIL");
+  assertEquals(verdictOf(results, false).verdict, "PASS");
+  assertEquals(verdictOf(results, true).verdict, "FAIL");
   assertEquals(countStatuses(results), { PASS: 1, FAIL: 0, ERROR: 0, SKIP: 1, XFAIL: 0, XPASS: 1 });
 });
 
@@ -201,7 +214,7 @@ function report(machine: string, results: Result[], extra: Partial<ConformanceRe
     version: SCHEMA_VERSION,
     level: level.level,
     ...(level.next ? { next: level.next } : {}),
-    verdict: verdictOf(results, false),
+    verdict: verdictOf(results, false).verdict,
     target: "file:///x/targets/store.ts",
     date: "2026-01-01T00:00:00.000Z",
     command: "deno task conformance --target targets/store.ts",
@@ -299,53 +312,27 @@ Deno.test("report: Markdown table, failures with replay and evidence; JUnit fail
   assertStringIncludes(lenient, 'failures="1"');
 });
 
-Deno.test("main: an unknown cell in a manifest is a usage error (exit 2) naming the file", async () => {
-  const dir = await Deno.makeTempDir();
-  const manifest = `${dir}/bad.expectations.json`;
-  await Deno.writeTextFile(
-    manifest,
-    JSON.stringify({ expectations: [{ cell: 12, expect: "FAIL", reason: "x" }] }),
-  );
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("./main.ts", import.meta.url).pathname,
-      "--target",
-      new URL("../../cells/reference_target.ts", import.meta.url).pathname,
-      "--expectations",
-      manifest,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  await Deno.remove(dir, { recursive: true });
-  assertEquals(out.code, 2);
+Deno.test("verdict: nothing judged is SKIP with why, an ERROR is never PASS or FAIL", () => {
+  const skips = [result(1, "SKIP", { reason: "leg not honoured" }), result(2, "SKIP")];
+  const none = verdictOf(skips, false, ran());
+  assertEquals(none.verdict, "SKIP");
+  assertMatch(none.why!, /nothing was judged \(2 result\(s\), every one a SKIP: leg not honoured/);
+  const allSkipped = ran().map((t) => ({ ...t, status: "SKIP" as const, reason: "no recorder" }));
   assertMatch(
-    new TextDecoder().decode(out.stderr),
-    /bad\.expectations\.json: entry 0 names an unknown cell 12/,
+    verdictOf([], false, allSkipped).why!,
+    /every tier was skipped: cells, sweep, syscalls-crash, syscalls-power-loss, powerloss-cells: no recorder$/,
   );
-});
-
-Deno.test("matrix rows: a leg's late SKIPs are not a broken run; an unexplained exit is", async () => {
-  const { legRows } = await import("../_matrix_run.ts");
-  const run = { leg: "delete" as const, library: { label: "system", path: "/lib.so" } };
-  const skipped = {
-    cell: 1,
-    title: "prefix durability",
-    target: "t",
-    leg: "delete",
-    sqliteVersion: "3.40.1",
-    library: "/lib.so",
-    status: "SKIP" as const,
-    reason: "leg delete not honoured",
-    figures: {},
-    evidence: "/e",
-  };
-  const output =
-    "error: SKIP, not evidence: leg delete not honoured\nFAILED | 0 passed | 1 failed |";
-  const late = legRows(run, [skipped], [1], { code: 1, output });
-  assertEquals(late.map((r) => [r.cell, r.status]), [[1, "SKIP"]]);
-  const crashed = legRows(run, [skipped], [1], { code: 1, output: "panic | 1 failed |" });
-  assertEquals(crashed.map((r) => [r.cell, r.status]), [[1, "SKIP"], [0, "FAIL"]]);
+  const erred = verdictOf([result(1, "PASS"), result(2, "ERROR", { reason: "kill missed" })]);
+  assertEquals(erred.verdict, "ERROR");
+  assertEquals(verdictOf([result(1, "FAIL"), result(2, "ERROR")]).verdict, "FAIL");
+  // An ERROR stays an ERROR under the manifest: no expectation turns it into XFAIL.
+  const manifest = parseManifest("t.json", MANIFEST);
+  assertEquals(applyManifest([result(4, "ERROR")], manifest)[0]!.status, "ERROR");
+  // An ERROR of cell 1 on an honoured leg stops BASE.
+  const broken = fullResults().map((r) =>
+    r.cell === 1 && r.tier === "cells" && r.leg === "delete"
+      ? { ...r, observed: "ERROR" as const, status: "ERROR" as const }
+      : r
+  );
+  assertEquals(levelOf(broken, ran()).level, "NONE");
 });

@@ -1,13 +1,24 @@
-// Merges conformance reports from several machines (OS × file system × SQLite build)
-// into one: every result keyed by its machine, the level recomputed over them all.
-import { levelOf } from "./_levels.ts";
+/**
+ * Merges conformance reports from several machines (OS × file system × SQLite build)
+ * into one: every result keyed by its machine, the level recomputed over them all.
+ *
+ * @example
+ * ```ts ignore
+ * import { mergeReports, parseReport } from "./merge.ts";
+ * const reports = ["a.json", "b.json"].map((f) => parseReport(f, Deno.readTextFileSync(f)));
+ * console.log(mergeReports(reports, "merge").level);
+ * ```
+ *
+ * @module
+ */
+import { levelOf } from "./levels.ts";
 import {
   type ConformanceReport,
   countStatuses,
   SCHEMA,
   SCHEMA_VERSION,
   verdictOf,
-} from "./_schema.ts";
+} from "./report_schema.ts";
 
 /** A report that cannot be merged: a usage error naming the file and the fix. */
 export class MergeError extends Error {
@@ -21,6 +32,9 @@ export class MergeError extends Error {
 /**
  * Parses one report for merging, checking its schema and version.
  *
+ * @param path The file, for messages.
+ * @param text Its text.
+ * @returns The report.
  * @throws {MergeError} When it is not JSON, not a conformance report, or another version.
  */
 export function parseReport(path: string, text: string): ConformanceReport {
@@ -55,6 +69,7 @@ export function parseReport(path: string, text: string): ConformanceReport {
  *
  * @param reports The parsed reports.
  * @param command The merge's command line.
+ * @returns The merged report.
  * @throws {MergeError} When none is given or they are about different targets.
  */
 export function mergeReports(
@@ -104,13 +119,14 @@ export function mergeReports(
       merged.results.push(...report.results.filter(mine).map((r) => ({ ...r, machine: id })));
     }
     if (report.expectations) expectations.add(report.expectations);
-    if (report.verdict === "FAIL") merged.verdict = "FAIL";
   }
   if (expectations.size) merged.expectations = [...expectations].join(", ");
   const verdict = levelOf(merged.results, merged.tiers);
   merged.level = verdict.level;
   if (verdict.next) merged.next = verdict.next;
   merged.counts = countStatuses(merged.results);
-  if (verdictOf(merged.results, merged.strict) === "FAIL") merged.verdict = "FAIL";
+  const { verdict: overall, why } = verdictOf(merged.results, merged.strict, merged.tiers);
+  merged.verdict = overall;
+  if (why) merged.why = why;
   return merged;
 }

@@ -1,18 +1,53 @@
-// Conformance levels from results (docs/conformance.md#levels). Only a PASS (or an XPASS:
-// it passed) counts; a SKIP never does, and an XFAIL is a failure that was expected.
-import { DEFAULT_LEG_ONLY } from "../../cells/cell_report.ts";
-import { CELLS } from "../../cells/register.ts";
-import type { Level, Result, TierName, TierRun } from "./_schema.ts";
-import { LEVELS } from "./_schema.ts";
+/**
+ * Conformance levels from results (docs/conformance.md#levels). Only a PASS (or an
+ * XPASS: it passed) counts; a SKIP never does, an XFAIL is a failure that was expected,
+ * and an ERROR (the suite failed) is no evidence either way.
+ *
+ * @example
+ * ```ts
+ * import { levelOf } from "./levels.ts";
+ * console.log(levelOf([], []).level); // "NONE"
+ * ```
+ *
+ * @module
+ */
+import { DEFAULT_LEG_ONLY } from "../cells/cell_report.ts";
+import { CELLS } from "../cells/register.ts";
+import type { Level, Result, TierName, TierRun } from "./report_schema.ts";
+import { LEVELS } from "./report_schema.ts";
 
 const passed = (r: Result) => r.status === "PASS" || r.status === "XPASS";
-const failed = (r: Result) => r.status === "FAIL" || r.status === "XFAIL";
+const failed = (r: Result) => r.status === "FAIL" || r.status === "XFAIL" || r.status === "ERROR";
 const where = (r: Result) =>
   `${r.tier} ${r.leg} × ${r.library}${r.machine ? ` on ${r.machine}` : ""}`;
 const POWER_LOSS: readonly TierName[] = ["syscalls-power-loss", "powerloss-cells"];
 const SIGKILL: readonly TierName[] = ["cells", "syscalls-crash"];
 
-/** A level and, below FULL, the next one with what it lacks. */
+/** Why the sweep of named crash points skips a target that declares none. */
+export const NO_CRASH_POINTS = "the target declares no crash points (export crashPoints())";
+
+/**
+ * A store written elsewhere declares no crash points: its kills land at its file-system
+ * calls instead (the `syscalls-crash` tier, and the cells' kill series inside operations),
+ * so the sweep of named points skipped for that reason stands in for no gap once that
+ * tier ran on the same machine.
+ */
+function standsIn(t: TierRun & { machine?: string }, tiers: readonly TierRun[]): boolean {
+  return t.tier === "sweep" && t.reason === NO_CRASH_POINTS &&
+    tiers.some((o: TierRun & { machine?: string }) =>
+      o.tier === "syscalls-crash" && o.status === "RAN" && o.machine === t.machine
+    );
+}
+
+/**
+ * A level and, below FULL, the next one with what it lacks.
+ *
+ * @example
+ * ```ts
+ * import type { LevelVerdict } from "./levels.ts";
+ * const base: LevelVerdict = { level: "BASE", next: { level: "DURABLE", missing: ["no power-loss tier passed"] } };
+ * ```
+ */
 export interface LevelVerdict {
   /** The level reached. */
   level: Level;
@@ -23,6 +58,12 @@ export interface LevelVerdict {
 /**
  * The honoured legs: leg × library (× machine) where the cells tier ran cell 1 (it needs
  * only the core methods, so it runs wherever the store honours the leg).
+ *
+ * @example
+ * ```ts
+ * import { honouredLegs } from "./levels.ts";
+ * console.log(honouredLegs([]).length); // 0
+ * ```
  */
 export function honouredLegs(results: readonly Result[]): Result[] {
   return results.filter((r) => r.tier === "cells" && r.cell === 1 && r.observed !== "SKIP");
@@ -57,7 +98,7 @@ function durableMissing(results: readonly Result[]): string[] {
   const missing = loss.filter(failed).map((r) => `power loss on ${where(r)}: ${r.status}`);
   if (!loss.some(passed)) {
     missing.push(
-      "no power-loss tier passed cell 1's clause (syscalls-power-loss needs the recorder: Linux/glibc with cc; powerloss-cells needs this project's binding)",
+      "no power-loss tier passed cell 1's clause (both power-loss tiers need the file-system call recorder: Linux/glibc with cc)",
     );
   }
   return missing;
@@ -95,7 +136,9 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
     }
   }
   for (const t of tiers) {
-    if (t.status === "SKIP") missing.push(`tier ${t.tier}: SKIP (${t.reason ?? "?"})`);
+    if (t.status === "SKIP" && !standsIn(t, tiers)) {
+      missing.push(`tier ${t.tier}: SKIP (${t.reason ?? "?"})`);
+    }
   }
   for (const r of results) {
     if (r.tier !== "cells" && failed(r)) missing.push(`${r.clause} on ${where(r)}: ${r.status}`);
@@ -116,6 +159,12 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
  * @param results Every result (of one machine, or merged: every machine must reach it).
  * @param tiers How the tiers went.
  * @returns The level, and what the next one lacks.
+ * @example
+ * ```ts
+ * import { levelOf } from "./levels.ts";
+ * const { level, next } = levelOf([], [{ tier: "cells", status: "RAN", seconds: 1 }]);
+ * console.log(level, next?.missing[0]); // "NONE" "cell 1 (prefix durability) ran on no leg"
+ * ```
  */
 export function levelOf(results: readonly Result[], tiers: readonly TierRun[]): LevelVerdict {
   const checks: [Level, string[]][] = [
@@ -131,7 +180,15 @@ export function levelOf(results: readonly Result[], tiers: readonly TierRun[]): 
   return { level };
 }
 
-/** The weaker of two levels. */
+/**
+ * The weaker of two levels.
+ *
+ * @example
+ * ```ts
+ * import { weakest } from "./levels.ts";
+ * console.log(weakest("FULL", "BASE")); // "BASE"
+ * ```
+ */
 export function weakest(a: Level, b: Level): Level {
   return LEVELS.indexOf(a) <= LEVELS.indexOf(b) ? a : b;
 }

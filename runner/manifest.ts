@@ -1,12 +1,31 @@
-// The expectations manifest: a target's file `<module>.expectations.json` listing the
-// results it is known to get (FAIL with a reason and a link; INTERMITTENT). An expected
-// failure is XFAIL and keeps the run green; an expected failure that passes is XPASS.
-import { CELLS } from "../../cells/register.ts";
-import { LEGS } from "../../harness/legs.ts";
-import type { Expectation, Result, TierName } from "./_schema.ts";
-import { TIERS } from "./_schema.ts";
+/**
+ * The expectations manifest: a target's file `<module>.expectations.json` listing the
+ * results it is known to get (FAIL with a reason and a link; INTERMITTENT). An expected
+ * failure is XFAIL and keeps the run green; an expected failure that passes is XPASS.
+ *
+ * @example
+ * ```ts
+ * import { parseManifest } from "./manifest.ts";
+ * const manifest = parseManifest("m.json", '{"expectations": [{"cell": 6, "expect": "INTERMITTENT", "reason": "slow disks"}]}');
+ * console.log(manifest.entries.length); // 1
+ * ```
+ *
+ * @module
+ */
+import { CELLS } from "../cells/register.ts";
+import { LEGS } from "../harness/legs.ts";
+import type { Expectation, Result, TierName } from "./report_schema.ts";
+import { TIERS } from "./report_schema.ts";
 
-/** One manifest entry: which results it matches (absent keys match any) and what it expects. */
+/**
+ * One manifest entry: which results it matches (absent keys match any) and what it expects.
+ *
+ * @example
+ * ```ts
+ * import type { ManifestEntry } from "./manifest.ts";
+ * const entry: ManifestEntry = { cell: 6, expect: "INTERMITTENT", reason: "busy storms on slow disks" };
+ * ```
+ */
 export interface ManifestEntry extends Expectation {
   /** The cell number (its clause), e.g. `4`. */
   cell?: number;
@@ -14,11 +33,19 @@ export interface ManifestEntry extends Expectation {
   tier?: TierName;
   /** The leg. */
   leg?: string;
-  /** The library (`system`, `fixed`, `own`). */
+  /** The library (`system`, `fixed`, `own`, `none`). */
   library?: string;
 }
 
-/** A loaded manifest. */
+/**
+ * A loaded manifest.
+ *
+ * @example
+ * ```ts
+ * import type { Manifest } from "./manifest.ts";
+ * const none: Manifest = { path: "my_target.expectations.json", entries: [] };
+ * ```
+ */
 export interface Manifest {
   /** Its path. */
   path: string;
@@ -36,7 +63,7 @@ export class ManifestError extends Error {
 }
 
 const KEYS = ["cell", "tier", "leg", "library", "expect", "reason", "link"];
-const LIBRARIES = ["system", "fixed", "own"];
+const LIBRARIES = ["system", "fixed", "own", "none"];
 
 /** The manifest path beside a `file:` target: `<module>.expectations.json`. */
 export function manifestPathOf(target: string): string | undefined {
@@ -105,7 +132,14 @@ export function parseManifest(path: string, text: string): Manifest {
 /**
  * Reads the manifest at `path`; `undefined` when there is none.
  *
+ * @param path The manifest's path.
+ * @returns The manifest.
  * @throws {ManifestError} When it exists but cannot be read or used.
+ * @example
+ * ```ts
+ * import { readManifest } from "./manifest.ts";
+ * console.log(readManifest("/nowhere/target.expectations.json")); // undefined
+ * ```
  */
 export function readManifest(path: string | undefined): Manifest | undefined {
   if (path === undefined) return undefined;
@@ -132,7 +166,11 @@ function matches(entry: ManifestEntry, result: Result): boolean {
 /**
  * Applies the manifest: a result an entry expects to FAIL is XFAIL when it failed and
  * XPASS when it passed; INTERMITTENT accepts either (a failure is XFAIL, a pass PASS).
- * A SKIP stays a SKIP: it is no evidence either way.
+ * A SKIP stays a SKIP and an ERROR an ERROR: neither is evidence either way.
+ *
+ * @param results The observed results.
+ * @param manifest The manifest, if any.
+ * @returns The results with their status.
  */
 export function applyManifest(
   results: readonly Result[],
@@ -140,7 +178,9 @@ export function applyManifest(
 ): Result[] {
   return results.map((result) => {
     const entry = manifest?.entries.find((e) => matches(e, result));
-    if (!entry || result.observed === "SKIP") return { ...result, status: result.observed };
+    if (!entry || result.observed === "SKIP" || result.observed === "ERROR") {
+      return { ...result, status: result.observed };
+    }
     const expectation: Expectation = {
       expect: entry.expect,
       reason: entry.reason,

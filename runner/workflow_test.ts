@@ -3,8 +3,8 @@
 // job per OS × library × leg, and that the artifact layout it downloads is what
 // `--merge` takes (merged here from synthetic reports laid out the same way).
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { levelOf } from "./_levels.ts";
-import { mergeReports, parseReport } from "./_merge.ts";
+import { levelOf } from "./levels.ts";
+import { mergeReports, parseReport } from "./merge.ts";
 import {
   type ConformanceReport,
   countStatuses,
@@ -12,7 +12,7 @@ import {
   SCHEMA,
   SCHEMA_VERSION,
   TIERS,
-} from "./_schema.ts";
+} from "./report_schema.ts";
 
 type Yaml = string | Yaml[] | { [key: string]: Yaml };
 
@@ -74,7 +74,7 @@ function parseYaml(text: string): Yaml {
   return doc;
 }
 
-const WORKFLOW = new URL("../../.github/workflows/conformance.yml", import.meta.url);
+const WORKFLOW = new URL("../.github/workflows/conformance.yml", import.meta.url);
 const obj = (y: Yaml | undefined) => y as Record<string, Yaml>;
 
 Deno.test("workflow: parses, fans out OS × library × leg, and merges every artifact", () => {

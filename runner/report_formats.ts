@@ -1,18 +1,57 @@
-// The report's three forms: JSON (the schema in _schema.ts), Markdown (a table a
-// maintainer pastes into an issue) and JUnit XML (for CI dashboards).
-import type { Capabilities, ConformanceReport, Result } from "./_schema.ts";
-import { STATUSES } from "./_schema.ts";
+/**
+ * The report's three forms: JSON (the schema in report_schema.ts), Markdown (a table a
+ * maintainer pastes into an issue) and JUnit XML (for CI dashboards); and the one
+ * shortener of a reason to a line ({@linkcode oneLine}) every table uses.
+ *
+ * @example
+ * ```ts
+ * import { oneLine } from "./report_formats.ts";
+ * console.log(oneLine("Failed check(s):\nlost m3\nlost m4", 20)); // "lost m3 | lost m4"
+ * ```
+ *
+ * @module
+ */
+import type { StoreEngine } from "../cells/cell_report.ts";
+import type { Capabilities, ConformanceReport, Result } from "./report_schema.ts";
+import { STATUSES } from "./report_schema.ts";
 
 const cellText = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 
-function shorten(text: string, limit = 160): string {
-  const line = text.split("\n").map((l) => l.trim()).filter(Boolean).join(" | ");
-  return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+/**
+ * A reason on one line: its lines trimmed and joined with ` | ` (a leading `Failed
+ * check(s):` heading dropped), cut to `limit` characters with an ellipsis.
+ *
+ * @param text The reason.
+ * @param limit The longest result.
+ * @returns The line.
+ * @example
+ * ```ts
+ * import { oneLine } from "./report_formats.ts";
+ * console.log(oneLine("a\nb", 80)); // "a | b"
+ * ```
+ */
+export function oneLine(text: string, limit = 160): string {
+  const line = text.replace(/^Failed check\(s\):\n/, "").split("\n").map((l) => l.trim())
+    .filter(Boolean).join(" | ");
+  return line.length > limit ? `${line.slice(0, Math.max(0, limit - 1))}…` : line;
 }
 
-/** How a result shows in the table: `SKIP (reason)`, `XFAIL (reason, link)`, … */
+const shorten = oneLine;
+
+/**
+ * How a result shows in the Markdown table: `SKIP (reason)`, `XFAIL (reason, link)`, …
+ *
+ * @param r The result.
+ * @returns Its cell text.
+ * @example
+ * ```ts
+ * import { statusText } from "./report_formats.ts";
+ * console.log(statusText({ clause: "1", tier: "cells", leg: "wal", library: "system", observed: "SKIP", status: "SKIP", reason: "not honoured" }));
+ * // "SKIP (not honoured)"
+ * ```
+ */
 export function statusText(r: Result): string {
-  if (r.status === "SKIP" || r.status === "FAIL") {
+  if (r.status === "SKIP" || r.status === "FAIL" || r.status === "ERROR") {
     return r.reason ? `${r.status} (${shorten(r.reason, 120)})` : r.status;
   }
   if (r.expectation && (r.status === "XFAIL" || r.status === "XPASS")) {
@@ -22,15 +61,28 @@ export function statusText(r: Result): string {
   return r.status;
 }
 
-/** The Markdown report: verdict, level, capabilities, the clause × tier × leg table, failures. */
+/**
+ * The Markdown report: verdict, level, capabilities, the clause × tier × leg table, failures.
+ *
+ * @param report The report.
+ * @returns Its Markdown.
+ * @example
+ * ```ts ignore
+ * import { markdownReport } from "./report_formats.ts";
+ * const report = JSON.parse(Deno.readTextFileSync(".cache/conformance/report.json"));
+ * console.log(markdownReport(report));
+ * ```
+ */
 export function markdownReport(report: ConformanceReport): string {
   const merged = report.machines.length > 1;
   const lines: string[] = [
     `## Conformance: ${report.target}`,
     "",
-    `**${report.verdict}**, level **${report.level}**${
-      report.next ? ` (next: ${report.next.level})` : ""
-    }; ${STATUSES.map((s) => `${report.counts[s]} ${s}`).join(", ")}.`,
+    `**${report.verdict}**${
+      report.why ? ` (${cellText(report.why)})` : ""
+    }, level **${report.level}**${report.next ? ` (next: ${report.next.level})` : ""}; ${
+      STATUSES.map((s) => `${report.counts[s]} ${s}`).join(", ")
+    }.`,
     "",
     `Command: \`${report.command}\` · ${report.date} · machines: ${
       report.machines.map((m) => `${m.id} (${m.os}/${m.arch}, Deno ${m.deno})`).join(", ")
@@ -53,7 +105,7 @@ export function markdownReport(report: ConformanceReport): string {
       }; ${caps.crashPoints} crash points; legs honoured ${
         caps.legsHonoured.join(", ") || "none"
       }; ${caps.sqliteFile ? "SQLite file" : "not an SQLite file"}; ${
-        caps.binding ? "on this project's binding" : "own SQLite or storage"
+        engineText(caps.engine)
       }; recorder ${caps.recorder.ok ? "available" : `unavailable (${caps.recorder.reason})`}${
         widenedNote(caps)
       }${caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""}`,
@@ -67,7 +119,7 @@ export function markdownReport(report: ConformanceReport): string {
     lines.push(`| ${[...row, statusText(r)].map(cellText).join(" | ")} |`);
   }
   const failures = report.results.filter((r) =>
-    r.status === "FAIL" || r.status === "XFAIL" || r.status === "XPASS"
+    r.status === "FAIL" || r.status === "ERROR" || r.status === "XFAIL" || r.status === "XPASS"
   );
   if (failures.length) {
     lines.push("", "### Failures and expectations", "");
@@ -78,6 +130,12 @@ export function markdownReport(report: ConformanceReport): string {
         }${r.seed !== undefined ? ` · seed ${r.seed}` : ""}`,
       );
       if (r.reason) lines.push(`  - why: ${cellText(shorten(r.reason, 400))}`);
+      for (const check of r.checks?.slice(0, 8) ?? []) {
+        lines.push(`  - check: ${cellText(shorten(check, 300))}`);
+      }
+      for (const d of r.diagnoses ?? []) {
+        lines.push(`  - cause: ${cellText(d.cause)}; fix: ${cellText(d.fix)}`);
+      }
       if (r.evidence) lines.push(`  - evidence: \`${r.evidence}\``);
       if (r.replay) lines.push(`  - replay: \`${r.replay}\``);
     }
@@ -101,11 +159,22 @@ const xml = (text: string) =>
 
 /**
  * The JUnit XML report: a test suite per tier, a test case per result; FAIL and XPASS
- * (under strict) are failures, SKIP is skipped, XFAIL passes with its expectation.
+ * (under strict) are failures, ERROR an error, SKIP is skipped, XFAIL passes with its
+ * expectation.
+ *
+ * @param report The report.
+ * @returns Its XML.
+ * @example
+ * ```ts ignore
+ * import { junitReport } from "./report_formats.ts";
+ * const report = JSON.parse(Deno.readTextFileSync(".cache/conformance/report.json"));
+ * Deno.writeTextFileSync("conformance.xml", junitReport(report));
+ * ```
  */
 export function junitReport(report: ConformanceReport): string {
   const out = ['<?xml version="1.0" encoding="UTF-8"?>'];
-  const failing = (r: Result) => r.status === "FAIL" || (report.strict && r.status === "XPASS");
+  const failing = (r: Result) =>
+    r.status === "FAIL" || r.status === "ERROR" || (report.strict && r.status === "XPASS");
   out.push(
     `<testsuites name="conformance ${
       xml(report.target)
@@ -129,11 +198,13 @@ export function junitReport(report: ConformanceReport): string {
           : shorten(r.reason ?? "failed", 300);
         const body = [
           r.reason,
+          ...(r.diagnoses ?? []).map((d) => `cause: ${d.cause}; fix: ${d.fix}`),
           r.evidence && `evidence: ${r.evidence}`,
           r.replay &&
           `replay: ${r.replay}`,
         ].filter(Boolean).join("\n");
-        out.push(`      <failure message="${xml(message)}">${xml(body)}</failure>`);
+        const tag = r.status === "ERROR" ? "error" : "failure";
+        out.push(`      <${tag} message="${xml(message)}">${xml(body)}</${tag}>`);
       } else if (r.status === "SKIP") {
         out.push(`      <skipped message="${xml(shorten(r.reason ?? "skipped", 300))}"/>`);
       } else if (r.status === "XFAIL" || r.status === "XPASS") {
@@ -147,7 +218,12 @@ export function junitReport(report: ConformanceReport): string {
   return out.join("\n") + "\n";
 }
 
-/** Writes the three forms; each path's folder is created. */
+/**
+ * Writes the three forms; each path's folder is created.
+ *
+ * @param report The report.
+ * @param paths Where each form goes.
+ */
 export async function writeReports(
   report: ConformanceReport,
   paths: { json: string; markdown: string; junit: string },
@@ -162,8 +238,33 @@ export async function writeReports(
 }
 
 /**
+ * What the store runs on, as the report and the console say it.
+ *
+ * @param e The engine.
+ * @returns E.g. `its own SQLite (3.45.1)`.
+ * @example
+ * ```ts
+ * import { engineText } from "./report_formats.ts";
+ * console.log(engineText({ kind: "own-sqlite", sqliteVersion: "3.45.1" })); // "its own SQLite (3.45.1)"
+ * ```
+ */
+export function engineText(e: StoreEngine): string {
+  const version = e.sqliteVersion ? ` (${e.sqliteVersion})` : "";
+  return e.kind === "binding"
+    ? "this project's binding"
+    : e.kind === "own-sqlite"
+    ? `its own SQLite${version}`
+    : e.kind === "not-sqlite"
+    ? "no SQLite"
+    : "an engine not observed (the store did not open)";
+}
+
+/**
  * The report's and the console's note of the permissions the target's children got
  * beyond the narrow scope: a user must see that the target asked for more.
+ *
+ * @param caps The capabilities.
+ * @returns The note, or "" when the target declared none.
  */
 export function widenedNote(caps: Capabilities): string {
   return caps.childPermissions?.length

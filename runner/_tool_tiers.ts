@@ -1,0 +1,95 @@
+// The tiers after the cells (the crash sweep, the file-system call tier in crash and
+// power-loss modes, the power-loss cells), one leg × library at a time, through the sweep
+// engine's typed results (`runner/sweep/`): nothing is read from a console.
+import type { LegName } from "../harness/legs.ts";
+import { NO_CRASH_POINTS } from "./levels.ts";
+import { powerLossCellsTier, sweepTier } from "./sweep/tier.ts";
+import type { Library } from "./libraries.ts";
+import type { Capabilities } from "./report_schema.ts";
+import type { Outcome, TierName } from "./result.ts";
+
+/** A tier after the cells. */
+export type ToolTier = Exclude<TierName, "cells">;
+
+/** What one unit (a tier on one leg × library) gets. */
+export interface UnitContext {
+  /** The target specifier. */
+  target: string;
+  /** What the target offers. */
+  caps: Capabilities;
+  /** The legs (one, but the sweep takes every honoured leg of its library at once). */
+  legs: LegName[];
+  /** The library (or the store's own engine's label). */
+  library: Library;
+  /** Short runs and fewer states. */
+  quick: boolean;
+  /** Where evidence goes. */
+  evidenceDir: string;
+  /** The seed of the random choices, when given. */
+  seed?: number;
+}
+
+/**
+ * The power-loss cells in two units per leg of about equal work (cell 1 and 5, cells 3
+ * and 4), so that two slots share a leg's states: each unit is one child and one probe.
+ */
+const POWER_LOSS_UNITS: readonly (readonly number[])[] = [[1, 5], [3, 4]];
+
+/** Why a tier cannot run for this store here, or `undefined` when it can. */
+export function tierSkipReason(tier: ToolTier, caps: Capabilities): string | undefined {
+  if (caps.openError) return `the store cannot open: ${caps.openError}`;
+  if (tier === "sweep") {
+    return caps.crashPoints ? undefined : NO_CRASH_POINTS;
+  }
+  if (!caps.recorder.ok) return caps.recorder.reason ?? "the recorder does not build here";
+  if (tier === "powerloss-cells") return caps.scopedChildren;
+  return undefined;
+}
+
+/** The units of a tier on one leg × library: the power-loss cells' groups of cells. */
+export function tierUnits(tier: ToolTier, caps: Capabilities): (number[] | undefined)[] {
+  if (tier !== "powerloss-cells") return [undefined];
+  return POWER_LOSS_UNITS.map((group) =>
+    group.filter((cell) => caps.cells[cell]?.available !== false)
+  ).filter((group) => group.length);
+}
+
+/**
+ * Runs one unit: a tier on one leg × library (the sweep on every honoured leg of the
+ * library; the power-loss cells a group of them).
+ *
+ * @param tier The tier.
+ * @param ctx The target, legs, library and settings.
+ * @param cells The power-loss cells of the unit, for that tier.
+ * @returns Its outcomes.
+ */
+export async function runTierUnit(
+  tier: ToolTier,
+  ctx: UnitContext,
+  cells?: number[],
+): Promise<Outcome[]> {
+  const options = {
+    target: ctx.target,
+    legs: ctx.legs,
+    libraries: [{ label: ctx.library.label, path: ctx.library.path }],
+    quick: ctx.quick,
+    evidenceDir: ctx.evidenceDir,
+    jobs: 1,
+    ...(ctx.seed !== undefined ? { seed: ctx.seed } : {}),
+  };
+  const outcome = tier === "powerloss-cells"
+    ? await powerLossCellsTier({ ...options, cells: cells ?? [1] })
+    : await sweepTier({ ...options, tier });
+  if (outcome.results.length) return outcome.results;
+  // A tier that returned no result judged nothing: a SKIP with why, never a PASS.
+  return [{
+    clause: tier === "sweep" ? "crash points" : "every clause",
+    tier,
+    leg: ctx.legs.join(","),
+    library: ctx.library.label,
+    ...(ctx.caps.engine.kind !== "unknown" ? { engine: ctx.caps.engine } : {}),
+    status: "SKIP",
+    reason: outcome.run.reason ?? "nothing was judged",
+    judged: 0,
+  }];
+}

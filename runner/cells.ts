@@ -1,0 +1,378 @@
+/**
+ * The cells tier: every cell on every leg × library (× repetition), each leg in its own
+ * `deno test` child without network access, read back from the report file each cell
+ * writes (`CELLS_REPORT_DIR`). Nothing is read from the children's console: a requested
+ * cell with no report is an ERROR (the test run's exit code and the tail of its output
+ * in the reason), never a PASS.
+ *
+ * @example
+ * ```ts ignore
+ * import { runCells } from "./cells.ts";
+ * const tier = await runCells({
+ *   target: new URL("../cells/reference_target.ts", import.meta.url).href,
+ *   cells: [1, 2],
+ *   legs: ["default"],
+ *   libraries: [{ label: "system", path: "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0" }],
+ * });
+ * console.log(tier.results.map((r) => `${r.clause}: ${r.status}`));
+ * ```
+ *
+ * @module
+ */
+import { type CellReport, readCellReports, type StoreEngine } from "../cells/cell_report.ts";
+import type { LegName } from "../harness/legs.ts";
+import { basename, join } from "node:path";
+import { fromFileUrl } from "../internal/path.ts";
+import { Pool } from "./_pool.ts";
+import { LEG_PERMISSIONS, legChildEnv } from "./leg_child.ts";
+import type { Library } from "./libraries.ts";
+import type { Outcome, TierOutcome } from "./result.ts";
+
+const ROOT = fromFileUrl(new URL("../", import.meta.url));
+
+/** The cells' titles, for outcomes of cells that reported nothing. */
+export const CELL_TITLES: Readonly<Record<number, string>> = {
+  1: "prefix durability",
+  2: "consume-once",
+  3: "rotation atomicity",
+  4: "fork determinism",
+  5: "delivery outbox exactly-once",
+  6: "concurrent writers",
+  7: "fenced ownership",
+};
+
+/**
+ * One leg on one library, in one repetition.
+ *
+ * @example
+ * ```ts
+ * import type { LegRun } from "./cells.ts";
+ * const run: LegRun = { leg: "wal", library: { label: "fixed", path: "/lib.so" }, run: 1 };
+ * ```
+ */
+export interface LegRun {
+  /** The journal-mode leg. */
+  leg: LegName;
+  /** The library. */
+  library: Library;
+  /** The repetition, from 1. */
+  run: number;
+}
+
+/**
+ * Options of {@linkcode runCells}.
+ *
+ * @example
+ * ```ts
+ * import type { CellsOptions } from "./cells.ts";
+ * const soak: CellsOptions = {
+ *   target: "file:///srv/my_target.ts",
+ *   cells: [1, 2],
+ *   legs: ["default"],
+ *   libraries: [{ label: "own", path: "" }],
+ *   repeat: 30,
+ * };
+ * ```
+ */
+export interface CellsOptions {
+  /** The target specifier. */
+  target: string;
+  /** The cells. */
+  cells: readonly number[];
+  /** The legs. */
+  legs: readonly LegName[];
+  /** The libraries: the library axis (one `own` or `none` entry for a store on its own engine). */
+  libraries: readonly Library[];
+  /** What the store runs on (from the capability probe), when known. */
+  engine?: StoreEngine;
+  /**
+   * The store's own error when it could not open at all: the tier is then one FAIL
+   * leading with it, and no cell runs.
+   */
+  openError?: string;
+  /** Legs run at once (default 2). */
+  jobs?: number;
+  /** Runs of every leg × library (default 1). */
+  repeat?: number;
+  /** The seed of every cell's random choices (`CELLS_SEED`; default: each draws one). */
+  seed?: number;
+  /** More environment of every leg's child (evidence folder, span, deadlines). */
+  env?: Record<string, string>;
+  /** Where the cells' attachments (plots) are copied, if anywhere. */
+  attachDir?: string;
+  /** How long one leg's test run may take before it is killed (default 60 minutes). */
+  timeoutMs?: number;
+  /** Called once per finished leg with its outcomes and wall time. */
+  onLeg?(run: LegRun, outcomes: Outcome[], seconds: number): void;
+  /**
+   * Called as each cell's report appears, while its leg still runs (a cell reports once
+   * per leg: what it says is final), so that later work need not wait for the whole leg.
+   */
+  onReport?(run: LegRun, outcome: Outcome): void;
+}
+
+/** What one leg's `deno test` did: its reports, and how it ended. */
+export interface LegResult {
+  /** The cells' reports. */
+  reports: CellReport[];
+  /** The test run's exit code (`null`: killed at its timeout). */
+  code: number | null;
+  /** The last lines of its output (only ever the reason of an ERROR). */
+  tail: string;
+  /** Its wall time. */
+  seconds: number;
+}
+
+async function writeTestFile(dir: string, target: string, cells: readonly number[]) {
+  const file = join(dir, "cells_test.ts");
+  const mod = new URL("../cells/mod.ts", import.meta.url).href;
+  await Deno.writeTextFile(
+    file,
+    `import { registerCells } from ${JSON.stringify(mod)};\n` +
+      `await registerCells({ target: ${JSON.stringify(target)}, cells: ${
+        JSON.stringify(cells)
+      } });\n`,
+  );
+  return file;
+}
+
+async function runLeg(
+  run: LegRun,
+  testFile: string,
+  reportDir: string,
+  options: CellsOptions,
+): Promise<LegResult> {
+  const env = legChildEnv(run.library.path, run.leg, {
+    CELLS_REPORT_DIR: reportDir,
+    ...(options.seed !== undefined ? { CELLS_SEED: String(options.seed) } : {}),
+    ...options.env,
+  });
+  const started = performance.now();
+  const child = new Deno.Command(Deno.execPath(), {
+    // --unstable-kv: a target on Deno KV (targets/deno_kv.ts) is opened here too.
+    args: ["test", "--unstable-kv", ...LEG_PERMISSIONS, testFile],
+    cwd: ROOT,
+    clearEnv: true,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timeoutMs = options.timeoutMs ?? 60 * 60_000;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited meanwhile */ }
+  }, timeoutMs);
+  const poll = options.onReport ? setInterval(() => watch(run, reportDir, options), 200) : 0;
+  const output = await child.output();
+  clearTimeout(timer);
+  clearInterval(poll);
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  const tail = text.trim().split("\n").slice(-12).join("\n");
+  const { reports } = await readCellReports(reportDir);
+  return {
+    reports,
+    code: timedOut ? null : output.code,
+    tail: timedOut ? `killed past the leg's timeout of ${timeoutMs} ms\n${tail}` : tail,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+const seen = new Set<string>();
+
+/** Hands each new report of a running leg to `onReport` (a half-written one waits). */
+function watch(run: LegRun, reportDir: string, options: CellsOptions): void {
+  try {
+    for (const entry of Deno.readDirSync(reportDir)) {
+      const path = join(reportDir, entry.name);
+      if (!entry.name.endsWith(".json") || seen.has(path)) continue;
+      let report: CellReport;
+      try {
+        report = JSON.parse(Deno.readTextFileSync(path));
+      } catch {
+        continue; // still being written: the next look reads it whole
+      }
+      seen.add(path);
+      options.onReport?.(run, outcomeOf(report, run, options));
+    }
+  } catch { /* the folder is gone: the leg ended */ }
+}
+
+/** The failed checks of a reason written as `Failed check(s):` then one per line. */
+function checksOf(reason: string): string[] {
+  const [head, ...rest] = reason.split("\n");
+  return head?.startsWith("Failed check(s):")
+    ? rest.filter((line) => line.trim())
+    : [head ?? reason];
+}
+
+/** The command that replays one cell on one leg × library. */
+export function cellReplay(
+  target: string,
+  cell: number,
+  leg: string,
+  library: Library,
+  seed?: number,
+): string {
+  const own = library.label === "own" || library.label === "none";
+  return `deno task matrix --target ${target} --cells ${cell} --legs ${leg}${
+    own ? "" : ` --libraries ${library.label}`
+  }${seed !== undefined ? ` --seed ${seed}` : ""}`;
+}
+
+function outcomeOf(report: CellReport, run: LegRun, options: CellsOptions): Outcome {
+  const seed = typeof report.figures.seed === "number" ? report.figures.seed : undefined;
+  const engine = report.engine ?? options.engine;
+  const axis = run.library.label !== "own" && run.library.label !== "none";
+  const version = axis ? report.sqliteVersion : engine?.sqliteVersion;
+  const failed = report.status === "FAIL" || report.status === "ERROR";
+  return {
+    clause: `${report.cell} ${report.title}`,
+    cell: report.cell,
+    tier: "cells",
+    leg: run.leg,
+    library: run.library.label,
+    ...(engine ? { engine } : {}),
+    ...(version ? { sqliteVersion: version } : {}),
+    status: report.status,
+    ...(report.reason ? { reason: report.reason } : {}),
+    ...(failed ? { checks: report.checks ?? checksOf(report.reason ?? "") } : {}),
+    ...(report.diagnoses?.length ? { diagnoses: report.diagnoses } : {}),
+    ...(report.evidence ? { evidence: report.evidence } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    replay: report.replay ??
+      cellReplay(options.target, report.cell, run.leg, run.library, seed ?? options.seed),
+    figures: report.figures,
+    ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
+  };
+}
+
+/**
+ * A leg's outcomes: one per cell report; an ERROR for each requested cell that wrote
+ * none; an ERROR when the test run failed although every cell reported PASS.
+ *
+ * @param run The leg.
+ * @param result Its reports and how its test run ended.
+ * @param options The tier's options.
+ * @returns The outcomes.
+ */
+export function legOutcomes(run: LegRun, result: LegResult, options: CellsOptions): Outcome[] {
+  const outcomes = result.reports.map((r) => outcomeOf(r, run, options));
+  const ended = result.code === null ? "was killed" : `exited ${result.code}`;
+  const error = (clause: string, reason: string, cell?: number): Outcome => ({
+    clause,
+    ...(cell !== undefined ? { cell } : {}),
+    tier: "cells",
+    leg: run.leg,
+    library: run.library.label,
+    status: "ERROR",
+    reason,
+    checks: [reason.split("\n")[0]!],
+    ...(cell !== undefined
+      ? { replay: cellReplay(options.target, cell, run.leg, run.library, options.seed) }
+      : {}),
+    ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
+  });
+  const missing = options.cells.filter((cell) => !result.reports.some((r) => r.cell === cell));
+  for (const cell of missing) {
+    outcomes.push(error(
+      `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
+      `The test run ${ended} and wrote no report for cell ${cell}: ${
+        result.tail.split("\n").slice(-3).join(" | ")
+      }\n${result.tail}`,
+      cell,
+    ));
+  }
+  const allPassed = result.reports.every((r) => r.status === "PASS");
+  if (result.code !== 0 && !missing.length && allPassed) {
+    outcomes.push(error(
+      "test run",
+      `The test run ${ended} although every cell reported PASS: ${result.tail}`,
+    ));
+  }
+  return outcomes.sort((a, b) => (a.cell ?? 99) - (b.cell ?? 99));
+}
+
+/**
+ * Runs the cells on every leg × library (× repetition).
+ *
+ * @param options What to run.
+ * @returns The tier's outcome: one result per cell × leg × library (× run).
+ * @example
+ * ```ts ignore
+ * import { runCells } from "./cells.ts";
+ * const tier = await runCells({
+ *   target: "file:///srv/my_target.ts",
+ *   cells: [1],
+ *   legs: ["default"],
+ *   libraries: [{ label: "system", path: "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0" }],
+ * });
+ * console.log(tier.results.filter((r) => r.status !== "PASS"));
+ * ```
+ */
+export async function runCells(options: CellsOptions): Promise<TierOutcome> {
+  const started = performance.now();
+  if (options.openError) {
+    const library = options.libraries[0]?.label ?? "none";
+    return {
+      run: { tier: "cells", status: "RAN", seconds: 0 },
+      results: [{
+        clause: "store opens",
+        tier: "cells",
+        leg: "default",
+        library,
+        ...(options.engine ? { engine: options.engine } : {}),
+        status: "FAIL",
+        reason: options.openError,
+        checks: [options.openError],
+        replay: `deno task conformance --target ${options.target} --tiers cells`,
+      }],
+    };
+  }
+  const dir = await Deno.makeTempDir({ prefix: "cells-" });
+  const pool = new Pool(options.jobs ?? 2);
+  const runs: LegRun[] = [];
+  for (let run = 1; run <= (options.repeat ?? 1); run++) {
+    for (const library of options.libraries) {
+      for (const leg of options.legs) runs.push({ leg, library, run });
+    }
+  }
+  const results: Outcome[] = [];
+  try {
+    const testFile = await writeTestFile(dir, options.target, options.cells);
+    await Promise.all(runs.map((run) =>
+      pool.run(async () => {
+        const reportDir = await Deno.makeTempDir({ dir, prefix: "report-" });
+        const result = await runLeg(run, testFile, reportDir, options);
+        if (options.attachDir) await keepAttachments(reportDir, run, options.attachDir);
+        await Deno.remove(reportDir, { recursive: true }).catch(() => {});
+        const outcomes = legOutcomes(run, result, options);
+        results.push(...outcomes);
+        options.onLeg?.(run, outcomes, result.seconds);
+      }, 1)
+    ));
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  const order = (r: Outcome) =>
+    ((r.run ?? 1) * 1000 + (r.cell ?? 9)) * 100 + options.legs.indexOf(r.leg as LegName) * 10 +
+    options.libraries.findIndex((l) => l.label === r.library);
+  results.sort((a, b) => order(a) - order(b));
+  return {
+    run: { tier: "cells", status: "RAN", seconds: (performance.now() - started) / 1000 },
+    results,
+  };
+}
+
+/** Copies the cells' attachments (plots) beside the JSON report, named by library. */
+async function keepAttachments(reportDir: string, run: LegRun, attachDir: string) {
+  const { attachments } = await readCellReports(reportDir);
+  for (const path of attachments) {
+    await Deno.mkdir(attachDir, { recursive: true });
+    const name = `${run.library.label.replace(/\W+/g, "_")}-${basename(path)}`;
+    await Deno.copyFile(path, join(attachDir, name));
+  }
+}

@@ -1,0 +1,433 @@
+/**
+ * A store's verdict: every tier that can judge it (the cells on every leg × library, the
+ * crash sweep, the file-system call tier in crash and power-loss modes, the power-loss
+ * cells), its capabilities, its expectations manifest applied, its level and one report.
+ * The tiers after the cells start on a leg as soon as the cells found it honoured, and
+ * run side by side, `jobs` at a time.
+ *
+ * @example
+ * ```ts ignore
+ * import { runConformance } from "./conformance.ts";
+ * const report = await runConformance({ target: "file:///srv/my_target.ts", quick: true });
+ * console.log(report.verdict, report.level);
+ * ```
+ *
+ * @module
+ */
+import { type LegName, LEGS } from "../harness/legs.ts";
+import { fromFileUrl } from "../internal/path.ts";
+import { Pool } from "./_pool.ts";
+import { runTierUnit, tierSkipReason, tierUnits, type ToolTier } from "./_tool_tiers.ts";
+import { detectCapabilities } from "./capabilities.ts";
+import { CELL_TITLES, type LegRun, runCells } from "./cells.ts";
+import { hostLibrary, type Library, libraryAxis } from "./libraries.ts";
+import { levelOf } from "./levels.ts";
+import { applyManifest, type Manifest } from "./manifest.ts";
+import {
+  type Capabilities,
+  type ConformanceReport,
+  countStatuses,
+  type Machine,
+  type Result,
+  SCHEMA,
+  SCHEMA_VERSION,
+  verdictOf,
+} from "./report_schema.ts";
+import { type Outcome, type TierName, type TierOutcome, TIERS } from "./result.ts";
+
+const ROOT = fromFileUrl(new URL("../", import.meta.url));
+
+/**
+ * The suite could not run for a reason of its setting (no SQLite library at all, say).
+ *
+ * @example
+ * ```ts
+ * import { ConformanceSetupError } from "./conformance.ts";
+ * const error = new ConformanceSetupError("Cannot run: no SQLite library is available");
+ * console.log(error.name); // "ConformanceSetupError"
+ * ```
+ */
+export class ConformanceSetupError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ConformanceSetupError";
+  }
+}
+
+/**
+ * What the run tells as it goes.
+ *
+ * @example
+ * ```ts
+ * import type { ConformanceEvent } from "./conformance.ts";
+ * const print = (e: ConformanceEvent) =>
+ *   e.kind === "unit" && console.log(`${e.tier} ${e.leg} × ${e.library}: ${e.seconds} s`);
+ * ```
+ */
+export type ConformanceEvent =
+  | {
+    kind: "capabilities";
+    caps: Capabilities;
+    libraries: Library[];
+    unavailable: { label: string; why: string }[];
+  }
+  | {
+    kind: "unit";
+    tier: TierName;
+    leg: string;
+    library: string;
+    /** The power-loss cells of the unit. */
+    cells?: number[];
+    outcomes: Outcome[];
+    seconds: number;
+  };
+
+/**
+ * Options of {@linkcode runConformance}.
+ *
+ * @example
+ * ```ts
+ * import type { ConformanceOptions } from "./conformance.ts";
+ * const options: ConformanceOptions = {
+ *   target: "file:///srv/my_target.ts",
+ *   tiers: ["cells", "syscalls-crash"],
+ *   machine: { id: "laptop", os: "linux", arch: "x86_64", deno: "2.9.6" },
+ *   command: "my script",
+ * };
+ * ```
+ */
+export interface ConformanceOptions {
+  /** The target specifier. */
+  target: string;
+  /** The tiers to run (default all). */
+  tiers?: readonly TierName[];
+  /** The legs (default all). */
+  legs?: readonly LegName[];
+  /** The libraries asked for: `system`, `fixed`, paths (default system and fixed). */
+  libraries?: readonly string[];
+  /** The cells (default all). */
+  cells?: readonly number[];
+  /** Build the fixed SQLite when missing (default true; never for a store on its own engine). */
+  build?: boolean;
+  /** Short spans and fewer states: a smoke run. */
+  quick?: boolean;
+  /** Legs of the cells and units of the other tiers run at once, each (default 2). */
+  jobs?: number;
+  /** Whether an XPASS fails the run. */
+  strict?: boolean;
+  /** The seed of every tier's random choices. */
+  seed?: number;
+  /** This machine. */
+  machine: Machine;
+  /** The expectations manifest. */
+  manifest?: Manifest;
+  /** Where evidence goes (default `CELLS_EVIDENCE_DIR`, else `.cache/evidence`). */
+  evidenceDir?: string;
+  /** How long the store may take to open (default `CELLS_OPEN_DEADLINE_MS`, else 30 s). */
+  openDeadlineMs?: number;
+  /** The command line, for the report. */
+  command: string;
+  /** Progress. */
+  onEvent?(event: ConformanceEvent): void;
+}
+
+/** Per leg × library: a promise that says, once the cells ran there, whether cell 1 ran. */
+type Honoured = (leg: LegName, library: string) => Promise<boolean>;
+
+/** The results of every tier as one list of results, the manifest applied. */
+function resultsOf(outcomes: readonly Outcome[], manifest: Manifest | undefined): Result[] {
+  const observed = outcomes.map((o): Result => {
+    // A result that judged nothing is no PASS.
+    const nothing = o.status === "PASS" && o.judged === 0;
+    const status = nothing ? "SKIP" : o.status;
+    return {
+      ...o,
+      observed: status,
+      status,
+      ...(nothing ? { reason: "nothing was judged" } : {}),
+    };
+  });
+  return applyManifest(observed, manifest);
+}
+
+/** The legs a unit of `tier` on `library` runs: every honoured one at once for the sweep. */
+async function unitLegs(
+  tier: ToolTier,
+  ctx: { caps: Capabilities; legs: readonly LegName[] },
+  honoured: Honoured,
+  library: string,
+): Promise<LegName[][]> {
+  const legs: LegName[] = [];
+  for (const leg of ctx.legs) {
+    // A store whose file is not SQLite has no journal-mode legs beyond its default.
+    const notSqlite = !ctx.caps.sqliteFile && tier.startsWith("syscalls") && leg !== "default";
+    if (!notSqlite && await honoured(leg, library)) legs.push(leg);
+  }
+  return tier === "sweep" ? (legs.length ? [legs] : []) : legs.map((leg) => [leg]);
+}
+
+async function toolTier(
+  tier: ToolTier,
+  ctx: { target: string; caps: Capabilities; libraries: Library[]; legs: readonly LegName[] },
+  honoured: Honoured,
+  pool: Pool,
+  options: ConformanceOptions,
+  evidenceDir: string,
+): Promise<TierOutcome> {
+  const skip = tierSkipReason(tier, ctx.caps);
+  if (skip) return { run: { tier, status: "SKIP", reason: skip, seconds: 0 }, results: [] };
+  let first: number | undefined;
+  let last = performance.now();
+  const priority = { "powerloss-cells": 3, "sweep": 2 }[tier as string] ?? 1;
+  const unit = (library: Library, legs: LegName[], cells?: number[]) =>
+    pool.run(async () => {
+      const started = performance.now();
+      first ??= started;
+      const found = await runTierUnit(tier, {
+        target: ctx.target,
+        caps: ctx.caps,
+        legs,
+        library,
+        quick: options.quick ?? false,
+        evidenceDir,
+        ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      }, cells);
+      last = performance.now();
+      options.onEvent?.({
+        kind: "unit",
+        tier,
+        leg: legs.join(","),
+        library: library.label,
+        ...(cells ? { cells } : {}),
+        outcomes: found,
+        seconds: (last - started) / 1000,
+      });
+      return found;
+    }, priority);
+  const units = ctx.libraries.map(async (library) => {
+    const legSets = await unitLegs(tier, ctx, honoured, library.label);
+    const found = await Promise.all(
+      legSets.flatMap((legs) =>
+        tierUnits(tier, ctx.caps).map((cells) => unit(library, legs, cells))
+      ),
+    );
+    return found.flat();
+  });
+  const results = (await Promise.all(units)).flat();
+  if (!results.length) {
+    const reason =
+      "no leg × library the cells found honoured (cell 1 SKIPPED on every one asked for)";
+    return { run: { tier, status: "SKIP", reason, seconds: 0 }, results };
+  }
+  const seconds = first === undefined ? 0 : (last - first) / 1000;
+  return { run: { tier, status: "RAN", seconds }, results };
+}
+
+/** Per leg × library: whether cell 1 ran there, and the one on-disk mode it observed. */
+export interface LegFound {
+  /** Cell 1 ran (not SKIPPED). */
+  honoured: boolean;
+  /** The on-disk mode of every kill's observation, when they all agree. */
+  mode?: string;
+}
+
+/**
+ * Under `--quick`: whether the default leg ran in the very mode of a leg asked for by name
+ * on the same library, so that the later tiers would do that leg's work twice there (the
+ * full run does both: a store may set up its default differently, its `synchronous`, say).
+ *
+ * @param found The default leg.
+ * @param named The legs asked for by name on the same library.
+ * @returns Whether the default leg is left to its twin.
+ */
+export function isTwin(found: LegFound, named: readonly LegFound[]): boolean {
+  return found.mode !== undefined && named.some((n) => n.honoured && n.mode === found.mode);
+}
+
+/** The cells tier, resolving `honoured` per leg × library as each leg finishes. */
+function cellsTier(
+  ctx: { target: string; caps: Capabilities; libraries: Library[]; legs: readonly LegName[] },
+  options: ConformanceOptions,
+  evidenceDir: string,
+): { outcome: Promise<TierOutcome>; honoured: Honoured } {
+  const waiting = new Map<string, PromiseWithResolvers<LegFound>>();
+  const slot = (leg: string, library: string) => {
+    const key = `${leg} × ${library}`;
+    if (!waiting.has(key)) waiting.set(key, Promise.withResolvers<LegFound>());
+    return waiting.get(key)!;
+  };
+  const requested = options.tiers?.includes("cells") ?? true;
+  const why = ctx.caps.scopedChildren;
+  // Without the cells (not asked for, or unable to run them) the other tiers run on the
+  // default leg: they audit the leg themselves.
+  const fallback: Honoured = (leg) => Promise.resolve(leg === "default");
+  const cells = options.cells ?? Object.keys(ctx.caps.cells).map(Number);
+  if (!requested) {
+    const run = {
+      tier: "cells" as const,
+      status: "SKIP" as const,
+      reason: "not requested (--tiers)",
+      seconds: 0,
+    };
+    return { outcome: Promise.resolve({ run, results: [] }), honoured: fallback };
+  }
+  if (why) {
+    const results = ctx.libraries.flatMap((library) =>
+      ctx.legs.flatMap((leg) =>
+        cells.map((cell): Outcome => ({
+          clause: `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
+          cell,
+          tier: "cells",
+          leg,
+          library: library.label,
+          status: "SKIP",
+          reason: why,
+        }))
+      )
+    );
+    const run = { tier: "cells" as const, status: "SKIP" as const, reason: why, seconds: 0 };
+    return { outcome: Promise.resolve({ run, results }), honoured: fallback };
+  }
+  const found = (run: LegRun, cell1: Outcome | undefined) => {
+    const modes = Object.keys(cell1?.figures?.legObservations ?? {});
+    slot(run.leg, run.library.label).resolve({
+      honoured: cell1 !== undefined && cell1.status !== "SKIP",
+      ...(modes.length === 1 ? { mode: modes[0] } : {}),
+    });
+  };
+  const outcome = runCells({
+    target: ctx.target,
+    cells,
+    legs: ctx.legs,
+    libraries: ctx.libraries,
+    engine: ctx.caps.engine,
+    ...(ctx.caps.openError ? { openError: ctx.caps.openError } : {}),
+    jobs: options.jobs ?? 2,
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    env: { CELLS_EVIDENCE_DIR: evidenceDir, ...(options.quick ? { CELLS_SPAN: "0.25" } : {}) },
+    // Cell 1 runs first in its leg: the later tiers may start there once it reported.
+    onReport(run, outcome) {
+      if (outcome.cell === 1) found(run, outcome);
+    },
+    onLeg(run: LegRun, outcomes, seconds) {
+      found(run, outcomes.find((o) => o.cell === 1) ?? outcomes.find((o) => o.status !== "SKIP"));
+      options.onEvent?.({
+        kind: "unit",
+        tier: "cells",
+        leg: run.leg,
+        library: run.library.label,
+        outcomes,
+        seconds,
+      });
+    },
+  }).finally(() => {
+    for (const waiter of waiting.values()) waiter.resolve({ honoured: false });
+  });
+  const honoured: Honoured = async (leg, library) => {
+    const found = await slot(leg, library).promise;
+    if (!found.honoured) return false;
+    if (!options.quick || leg !== "default" || !found.mode) return true;
+    const named = ctx.legs.filter((l) => l !== "default").map((l) => slot(l, library).promise);
+    return !isTwin(found, await Promise.all(named));
+  };
+  return { outcome, honoured };
+}
+
+/**
+ * Runs every requested tier that applies to the target and builds its report.
+ *
+ * @param options What to run and how.
+ * @returns The report (the caller writes it).
+ * @throws {ConformanceSetupError} When no SQLite library is available for a store on
+ * this project's binding.
+ * @example
+ * ```ts ignore
+ * import { runConformance } from "./conformance.ts";
+ * const report = await runConformance({
+ *   target: "file:///srv/my_target.ts",
+ *   machine: { id: "ci", os: Deno.build.os, arch: Deno.build.arch, deno: Deno.version.deno },
+ *   command: "conformance in CI",
+ * });
+ * if (report.level !== "FULL") console.log(report.next?.missing.join("\n"));
+ * ```
+ */
+export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
+  const evidenceDir = options.evidenceDir ?? Deno.env.get("CELLS_EVIDENCE_DIR") ??
+    `${ROOT}.cache/evidence`;
+  const deadline = options.openDeadlineMs ??
+    Number(Deno.env.get("CELLS_OPEN_DEADLINE_MS") || 30_000);
+  const caps = await detectCapabilities(options.target, hostLibrary(), {
+    openDeadlineMs: deadline,
+  });
+  const axis = await libraryAxis(caps.engine, options.libraries ?? ["system", "fixed"], {
+    build: options.build ?? true,
+  });
+  options.onEvent?.({ kind: "capabilities", caps, ...axis });
+  if (!axis.libraries.length) {
+    throw new ConformanceSetupError(
+      `Cannot run: no SQLite library is available (${
+        axis.unavailable.map((u) => `${u.label}: ${u.why}`).join("; ")
+      }): install libsqlite3, run deno task sqlite, or pass --libraries`,
+    );
+  }
+  const ctx = {
+    target: options.target,
+    caps,
+    libraries: axis.libraries,
+    legs: options.legs ?? LEGS,
+  };
+  const tiers = options.tiers ?? TIERS;
+  const cells = cellsTier(ctx, options, evidenceDir);
+  const pool = new Pool(options.jobs ?? 2);
+  const others = TIERS.filter((t): t is ToolTier => t !== "cells").map((tier) =>
+    tiers.includes(tier)
+      ? toolTier(tier, ctx, cells.honoured, pool, options, evidenceDir)
+      : Promise.resolve<TierOutcome>({
+        run: { tier, status: "SKIP", reason: "not requested (--tiers)", seconds: 0 },
+        results: [],
+      })
+  );
+  const outcomes = await Promise.all([cells.outcome, ...others]);
+  for (const o of outcomes[0]!.results.filter((r) => r.cell === 1)) {
+    if (o.status !== "SKIP") caps.legsHonoured.push(`${o.leg} × ${o.library}`);
+    else caps.legsNotHonoured.push({ leg: o.leg, library: o.library, reason: o.reason ?? "" });
+  }
+  // Tier by tier; within a tier by cell, then leg, then library.
+  const place = (
+    o: Outcome,
+  ) => [
+    TIERS.indexOf(o.tier),
+    o.cell ?? 0,
+    ctx.legs.indexOf(o.leg as LegName),
+    ctx.libraries.findIndex((l) => l.label === o.library),
+    o.run ?? 0,
+  ];
+  const ordered = outcomes.flatMap((o) => o.results).sort((a, b) => {
+    const [x, y] = [place(a), place(b)];
+    return x.reduce((d, v, i) => d || v - y[i]!, 0);
+  });
+  const results = resultsOf(ordered, options.manifest);
+  const tierRuns = outcomes.map((o) => o.run);
+  const level = levelOf(results, tierRuns);
+  const { verdict, why } = verdictOf(results, options.strict ?? false, tierRuns);
+  return {
+    schema: SCHEMA,
+    version: SCHEMA_VERSION,
+    level: level.level,
+    ...(level.next ? { next: level.next } : {}),
+    verdict,
+    ...(why ? { why } : {}),
+    target: options.target,
+    date: new Date().toISOString(),
+    command: options.command,
+    strict: options.strict ?? false,
+    quick: options.quick ?? false,
+    machines: [options.machine],
+    capabilities: { [options.machine.id]: caps },
+    ...(options.manifest ? { expectations: options.manifest.path } : {}),
+    tiers: tierRuns,
+    results,
+    counts: countStatuses(results),
+  };
+}

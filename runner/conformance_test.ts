@@ -1,0 +1,61 @@
+// Which tiers can judge a store: every tier that can runs, whatever the store runs on
+// (the power-loss cells no longer need this project's binding), and a store that cannot
+// open has every later tier skipped with its own error (its cells tier is the FAIL).
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { tierSkipReason, tierUnits } from "./_tool_tiers.ts";
+import { isTwin } from "./conformance.ts";
+import type { Capabilities } from "./report_schema.ts";
+
+const caps = (extra: Partial<Capabilities> = {}): Capabilities => ({
+  methods: [],
+  cells: Object.fromEntries(
+    [1, 2, 3, 4, 5, 6, 7].map((id) => [id, { available: true, missing: [] }]),
+  ),
+  crashPoints: 0,
+  legsHonoured: [],
+  legsNotHonoured: [],
+  sqliteFile: true,
+  binding: false,
+  engine: { kind: "own-sqlite", sqliteVersion: "3.50.4" },
+  recorder: { ok: true },
+  ...extra,
+});
+
+Deno.test("tiers: a store on its own SQLite gets the power-loss cells and the file-system call tiers", () => {
+  for (const tier of ["powerloss-cells", "syscalls-crash", "syscalls-power-loss"] as const) {
+    strictEqual(tierSkipReason(tier, caps()), undefined, tier);
+  }
+  strictEqual(
+    tierSkipReason("sweep", caps()),
+    "the target declares no crash points (export crashPoints())",
+  );
+  strictEqual(tierSkipReason("sweep", caps({ crashPoints: 3 })), undefined);
+  deepStrictEqual(tierUnits("powerloss-cells", caps()), [[1, 5], [3, 4]]);
+  const noOutbox = caps();
+  noOutbox.cells[5] = { available: false, missing: ["recordObligation"] };
+  deepStrictEqual(tierUnits("powerloss-cells", noOutbox), [[1], [3, 4]]);
+});
+
+Deno.test("tiers: without the recorder or an open store, the later tiers say why", () => {
+  const noRecorder = caps({ recorder: { ok: false, reason: "no cc" } });
+  strictEqual(tierSkipReason("powerloss-cells", noRecorder), "no cc");
+  strictEqual(tierSkipReason("syscalls-crash", noRecorder), "no cc");
+  const broken = caps({ openError: "openStore threw: Error: boom" });
+  strictEqual(
+    tierSkipReason("powerloss-cells", broken),
+    "the store cannot open: openStore threw: Error: boom",
+  );
+});
+
+Deno.test("--quick: the default leg in the very mode of a named leg is left to it, nothing else", () => {
+  // The reference on SQLite 3.40.1: its default is DELETE, the delete leg too.
+  strictEqual(
+    isTwin({ honoured: true, mode: "delete" }, [{ honoured: true, mode: "delete" }]),
+    true,
+  );
+  // The named twin did not run (not honoured): the default leg keeps its work.
+  strictEqual(isTwin({ honoured: true, mode: "wal" }, [{ honoured: false }]), false);
+  strictEqual(isTwin({ honoured: true, mode: "wal" }, [{ honoured: true, mode: "delete" }]), false);
+  // Observations in two modes: no twin.
+  strictEqual(isTwin({ honoured: true }, [{ honoured: true, mode: "delete" }]), false);
+});

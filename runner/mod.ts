@@ -1,0 +1,53 @@
+/**
+ * The engine under the tasks: typed results for other projects. Run the cells on legs ×
+ * libraries ({@linkcode runCells}) or every tier that can judge a store
+ * ({@linkcode runConformance}), and read back {@linkcode Outcome}s and a
+ * {@linkcode ConformanceReport} (level, verdict, capabilities) instead of a console.
+ *
+ * @example
+ * ```ts ignore
+ * import { runConformance } from "./mod.ts";
+ * const report = await runConformance({
+ *   target: new URL("../cells/reference_target.ts", import.meta.url).href,
+ *   quick: true,
+ *   machine: { id: "ci", os: Deno.build.os, arch: Deno.build.arch, deno: Deno.version.deno },
+ *   command: "runConformance",
+ * });
+ * console.log(report.verdict, report.level);
+ * ```
+ *
+ * @module
+ */
+export type { Outcome, TierName, TierOutcome, TierRun } from "./result.ts";
+export { TIERS } from "./result.ts";
+export type { CellStatus, Diagnosis, StoreEngine } from "../cells/cell_report.ts";
+export type { LegName } from "../harness/legs.ts";
+export { type CellsOptions, type LegRun, runCells } from "./cells.ts";
+export {
+  type ConformanceEvent,
+  type ConformanceOptions,
+  ConformanceSetupError,
+  runConformance,
+} from "./conformance.ts";
+export type {
+  Capabilities,
+  ConformanceReport,
+  Expectation,
+  Level,
+  Machine,
+  RawStatus,
+  Result,
+  Status,
+  Verdict,
+} from "./report_schema.ts";
+export { LEVELS, SCHEMA, SCHEMA_VERSION, verdictOf } from "./report_schema.ts";
+export { levelOf, type LevelVerdict } from "./levels.ts";
+export { type Manifest, type ManifestEntry, readManifest } from "./manifest.ts";
+export { junitReport, markdownReport } from "./report_formats.ts";
+export {
+  type Library,
+  libraryAxis,
+  type LibraryChoice,
+  resolveLibraries,
+  type ResolveOptions,
+} from "./libraries.ts";

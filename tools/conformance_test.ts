@@ -1,0 +1,163 @@
+// The front door's verdicts, run as a user runs it: usage errors exit 2; a store that
+// cannot open is a FAIL (exit 1) leading with its own error; nothing judged is a SKIP
+// (exit 1), never a PASS; --require-level exits 1 below the level; a store not on this
+// project's binding gets no library axis.
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
+import { TASK_PERMISSIONS } from "../harness/permissions.ts";
+import type { ConformanceReport } from "../runner/report_schema.ts";
+import { runTool } from "./_test_helpers.ts";
+
+const TOOL = new URL("./conformance.ts", import.meta.url);
+const path = (relative: string) => new URL(relative, import.meta.url).pathname;
+
+async function conformance(...args: string[]) {
+  const dir = await Deno.makeTempDir({ prefix: "conformance-test-" });
+  const run = await runTool(TOOL, ["--unstable-kv", ...TASK_PERMISSIONS], [
+    ...args,
+    "--json",
+    `${dir}/report.json`,
+    "--markdown",
+    `${dir}/report.md`,
+    "--junit",
+    `${dir}/report.xml`,
+  ]);
+  let report: ConformanceReport | undefined;
+  try {
+    report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
+  } catch { /* none written */ }
+  await Deno.remove(dir, { recursive: true });
+  return { ...run, report };
+}
+
+Deno.test("conformance: a usage error exits 2 naming the problem and the fix", async () => {
+  const manifest = await Deno.makeTempFile({ suffix: ".expectations.json" });
+  await Deno.writeTextFile(
+    manifest,
+    JSON.stringify({ expectations: [{ cell: 12, expect: "FAIL", reason: "x" }] }),
+  );
+  const cases: [string[], RegExp][] = [
+    [["--require-level", "HIGH"], /Invalid --require-level "HIGH": use BASE, DURABLE, FULL/],
+    [["--tiers", "cells,fuzz"], /Unknown tier "fuzz" in --tiers: use some of cells, sweep/],
+    [["--cells", "1,9"], /Unknown cell "9" in --cells: use some of 1, 2, 3/],
+    [["--legs", "fast"], /Unknown journal-mode leg "fast"/],
+    [
+      ["--libraries", "newest"],
+      /Unknown library "newest" in --libraries: use system, fixed or a path/,
+    ],
+    [["--jobs", "0"], /Invalid --jobs "0": use a whole number from 1 to 64/],
+    [["--frobnicate"], /Invalid argument "--frobnicate": use --target, --tiers/],
+    [["--target", path("./nowhere.ts")], /Cannot find the target module .*nowhere\.ts/],
+    [["--expectations", manifest], /expectations\.json: entry 0 names an unknown cell 12/],
+  ];
+  for (const [args, message] of cases) {
+    const run = await conformance(...args);
+    strictEqual(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
+    match(run.stderr, message);
+  }
+  await Deno.remove(manifest);
+});
+
+Deno.test("conformance: a store whose openStore throws is a FAIL (exit 1) leading with its own error", async () => {
+  const run = await conformance(
+    "--target",
+    path("../cells/testdata/faulty/open_throws.ts"),
+    "--libraries",
+    "system",
+  );
+  strictEqual(run.code, 1, run.stdout + run.stderr);
+  const own = run.report?.results[0]?.reason ?? "";
+  match(
+    own,
+    /^openStore threw: Error: Cannot open session database ".*probe\.db": the file is locked by another program/,
+  );
+  ok(run.stdout.includes(`the store cannot open: ${own.split("\n")[0]}`), run.stdout);
+  ok(run.stdout.includes("FAIL store opens × default × system"), run.stdout);
+  match(
+    run.stdout,
+    /^conformance: FAIL \(1 result\(s\) failed\), level NONE; 1 FAIL in [\d.]+ s; report: /m,
+  );
+  strictEqual(run.report?.verdict, "FAIL");
+  strictEqual(run.report?.results[0]?.reason, own);
+  // The other tiers say why they did not run: the store cannot open.
+  ok(run.report!.tiers.slice(1).every((t) => t.reason === `the store cannot open: ${own}`));
+  // Deadline advice only when the deadline passed with the child alive.
+  ok(!run.stdout.includes("CELLS_OPEN_DEADLINE_MS"), run.stdout);
+  const hung = await conformance(
+    "--target",
+    path("../cells/testdata/faulty/open_hangs.ts"),
+    "--libraries",
+    "system",
+    "--open-deadline",
+    "1500",
+  );
+  strictEqual(hung.code, 1, hung.stdout + hung.stderr);
+  // The deadline passed with the child alive: then, and only then, the deadline's advice.
+  match(
+    hung.report?.results[0]?.reason ?? "",
+    /still running after 1500 ms \(open deadline 1500 ms: raise CELLS_OPEN_DEADLINE_MS/,
+  );
+});
+
+Deno.test("conformance: nothing judged is SKIP with why (exit 1), never PASS", async () => {
+  const run = await conformance(
+    "--target",
+    path("../cells/testdata/core_only_target.ts"),
+    "--tiers",
+    "sweep",
+  );
+  strictEqual(run.code, 1, run.stdout + run.stderr);
+  match(
+    run.stdout,
+    /^conformance: SKIP \(every tier was skipped: cells, syscalls-crash, syscalls-power-loss, powerloss-cells: not requested \(--tiers\); sweep: the target declares no crash points \(export crashPoints\(\)\)\), level NONE; no results in [\d.]+ s; /m,
+  );
+  strictEqual(run.report?.verdict, "SKIP");
+});
+
+Deno.test("conformance: --require-level exits 1 below the level, 0 at it", async () => {
+  const run = await conformance(
+    "--tiers",
+    "cells",
+    "--cells",
+    "1",
+    "--legs",
+    "default",
+    "--libraries",
+    "system",
+    "--quick",
+    "--require-level",
+    "DURABLE",
+  );
+  strictEqual(run.report?.verdict, "PASS", run.stdout);
+  strictEqual(run.report?.level, "BASE", run.stdout);
+  strictEqual(run.code, 1, run.stdout);
+  ok(run.stdout.includes("level BASE is below the required DURABLE (--require-level)"), run.stdout);
+  // The same report, merged on its own, at the level asked for: exit 0.
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(file, JSON.stringify(run.report));
+  const merged = await conformance("--merge", file, "--require-level", "BASE");
+  await Deno.remove(file);
+  strictEqual(merged.code, 0, merged.stdout + merged.stderr);
+});
+
+Deno.test("conformance: a store on no SQLite runs once, labelled none, never on our libraries", async () => {
+  const run = await conformance(
+    "--target",
+    path("../cells/testdata/jsonl_store/target.ts"),
+    "--tiers",
+    "cells",
+    "--cells",
+    "1",
+    "--legs",
+    "default,delete",
+    "--quick",
+  );
+  const report = run.report!;
+  strictEqual(report.capabilities[report.machines[0]!.id]?.engine.kind, "not-sqlite", run.stdout);
+  ok(run.stdout.includes("libraries: none\n"), run.stdout);
+  deepStrictEqual(
+    report.results.map((r) => [r.cell, r.leg, r.library, r.status]),
+    [[1, "default", "none", "PASS"], [1, "delete", "none", "SKIP"]],
+  );
+  ok(report.results.every((r) => r.sqliteVersion === undefined), run.stdout);
+  strictEqual(run.code, 0, run.stdout);
+});
