@@ -1,7 +1,14 @@
 // The machinery every cell shares: the leg probe (skip with a reason when the leg is
 // not honoured or the store lacks a feature), run directories, evidence and reports.
 import { join } from "node:path";
-import { type Child, reapAll, spawnChild, type SpawnOptions } from "../harness/child.ts";
+import {
+  type Child,
+  reapAll,
+  reapWithoutSurvivors,
+  spawnChild,
+  type SpawnOptions,
+} from "../harness/child.ts";
+import { treeLibraries } from "../harness/process_tree.ts";
 import {
   currentLeg,
   type JournalObservation,
@@ -15,7 +22,7 @@ import { HarnessError, isHarnessError } from "../harness/harness_error.ts";
 import { type ChildPermissions, widenedFlags } from "../harness/permissions.ts";
 import { runSeed, seededRandom } from "../harness/seeded_random.ts";
 import { targetSpecifier } from "./target.ts";
-import { declaredPermissions, targetAccess } from "./target_access.ts";
+import { declaredPermissions, missingPrograms, targetAccess } from "./target_access.ts";
 import { killWhenReady } from "./_kill.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type CellReport, DEFAULT_LEG_ONLY } from "./cell_report.ts";
@@ -262,8 +269,10 @@ export async function defineCell(
   // that cannot open does; the tools refuse it earlier as a usage error.
   let permissions: ChildPermissions | undefined;
   let unloadable: string | undefined;
+  let missing: string[] = [];
   try {
     permissions = await declaredPermissions(target);
+    missing = await missingPrograms(target);
   } catch (error) {
     unloadable = error instanceof Error ? error.message : String(error);
   }
@@ -288,11 +297,17 @@ export async function defineCell(
       ...(checks?.length ? { checks } : {}),
       figures,
       ...(widened.length ? { childPermissions: widened } : {}),
+      // The programs its children may start (the store's workers), named in every report.
+      ...(permissions?.run?.length
+        ? { engine: { kind: "unknown" as const, programs: [...permissions.run] } }
+        : {}),
       ...(evidence ? { evidence } : {}),
     }, stem);
 
   let skip: string | undefined;
-  if (spec.legs === "default" && leg.name !== "default") {
+  if (missing.length) {
+    skip = `the store needs ${missing.join(", ")}, not found on this machine's PATH`;
+  } else if (spec.legs === "default" && leg.name !== "default") {
     skip = `${DEFAULT_LEG_ONLY}: ${spec.legReason ?? "by design"}`;
   } else {
     const probed: Probe = unloadable
@@ -337,9 +352,10 @@ export async function defineCell(
       sys: true,
       import: targetAccess(target).importHosts ?? false,
       // Deno refuses LD_PRELOAD in a child's environment without an unscoped --allow-run.
-      run: spec.preloads ? true : [Deno.execPath()],
-      // The store opens in this process too (setups, recovered-state checks).
-      ffi: [leg.library, ...(permissions?.ffi ?? [])],
+      run: spec.preloads ? true : [Deno.execPath(), ...(permissions?.run ?? [])],
+      // The store opens in this process too (setups, recovered-state checks); libc
+      // serves the process trees (harness/process_tree.ts).
+      ffi: [leg.library, ...(permissions?.ffi ?? []), ...treeLibraries()],
     },
     sanitizeResources: false,
     sanitizeOps: false,
@@ -435,6 +451,8 @@ export async function defineCell(
         // Past the deadline the probe is abandoned: its later failure is not news.
         probing.catch(() => {});
         await Promise.race([probing, deadline]);
+        // Nothing the cell's children started may outlive it: a survivor is a FAIL.
+        await reapWithoutSurvivors(children, `cell ${spec.id} ${spec.title}`);
         if (observations.length) figures.legObservations = observed();
       } catch (error) {
         if (observations.length) figures.legObservations = observed();
