@@ -2,7 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { type Child, killWhileAlive, reapAll, spawnChild } from "./child.ts";
 import { libc, sendSignal, SIGNALS } from "./_libc.ts";
 import { procStat, running } from "./_proc.ts";
-import { treeMechanism } from "./process_tree.ts";
+import { survivorsMessage, treeMechanism } from "./process_tree.ts";
 import { waitFor } from "./wait_for.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 
@@ -198,5 +198,27 @@ Deno.test({
       output.success && /ok \| 3 passed/.test(text),
       text + new TextDecoder().decode(output.stderr),
     );
+  },
+});
+
+Deno.test({
+  name: "a tree still running when it should be gone is named, pid and command line",
+  ignore: !linux,
+  async fn() {
+    const { child, daemons } = await grow("wait");
+    try {
+      // Settled without a kill first, at once: every process of it is a survivor.
+      const survivors = await child.tree!.settle(0);
+      deepStrictEqual(survivors.map((s) => s.pid).sort(), [child.pid, ...daemons].sort());
+      const message = survivorsMessage(survivors, "the test");
+      ok(message.startsWith("3 processes survived the test (killed now): pid "), message);
+      ok(message.includes("sleep 300") && message.includes("tree_root.ts"), message);
+      await waitFor(() => [child.pid, ...daemons].every((pid) => state(pid) === undefined), {
+        what: "the survivors to be killed",
+        deadlineMs: 5_000,
+      });
+    } finally {
+      await reapAll([child]);
+    }
   },
 });
