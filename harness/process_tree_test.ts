@@ -2,7 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { type Child, killWhileAlive, reapAll, spawnChild } from "./child.ts";
 import { libc, sendSignal, SIGNALS } from "./_libc.ts";
 import { procStat, running } from "./_proc.ts";
-import { survivorsMessage, treeMechanism } from "./process_tree.ts";
+import { type Survivor, survivorsMessage, treeMechanism } from "./process_tree.ts";
 import { waitFor } from "./wait_for.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 
@@ -222,3 +222,29 @@ Deno.test({
     }
   },
 });
+
+for (const mechanism of [undefined, "proc"] as const) {
+  Deno.test({
+    name: `a run scope names what outlived the run, and only that (${
+      mechanism ?? "this machine's mechanism"
+    })`,
+    ignore: !linux,
+    async fn() {
+      const run = async (mode: string) => {
+        const output = await new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", "--no-lock", script("run_scope.ts").href, mode],
+          env: mechanism ? { CELLS_PROCESS_TREE: mechanism } : {},
+        }).output();
+        strictEqual(output.code, 0, new TextDecoder().decode(output.stderr));
+        return JSON.parse(new TextDecoder().decode(output.stdout)) as Survivor[];
+      };
+      deepStrictEqual(await run("clean"), []);
+      const left = await run("leak");
+      deepStrictEqual(left.map((s) => s.commandLine), ["sleep 301.5"]);
+      await waitFor(() => state(left[0]!.pid) === undefined, {
+        what: "the survivor to be killed",
+        deadlineMs: 5_000,
+      });
+    },
+  });
+}

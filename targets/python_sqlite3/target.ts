@@ -23,6 +23,8 @@ import { fromFileUrl } from "../../internal/path.ts";
 import type { ChildPermissions, StoreOptions } from "../../cells/target.ts";
 import { openWorkerStore, type WorkerStore } from "./worker_client.ts";
 
+export type { WorkerStore };
+
 /** The variable through which the children learn the interpreter the parent resolved. */
 const PYTHON_ENV = "CELLS_PYTHON3";
 
