@@ -23,8 +23,8 @@ import time
 MUTANTS = {
     # Answers a write before its COMMIT, which waits for the next request.
     "ack-before-commit",
-    # Answers an append once queued; a thread commits the queue every 50 ms, and on end
-    # of input (its client died) the worker goes on committing what it queued.
+    # Answers an append once queued; a thread commits whatever is queued, one transaction
+    # after another, and on end of input (its client died) goes on committing the rest.
     "writes-after-parent-died",
 }
 
@@ -182,6 +182,7 @@ class Store:
             schema=True,
         )
         self.queue = []
+        self.queued = threading.Condition()
         self.next_id = None
         self.stopping = False
         self.drainer = None
@@ -572,19 +573,22 @@ class Store:
 
     def enqueue(self, session_id, role, content):
         """Queues the append and answers with the id it will get, before any COMMIT."""
-        with self.lock:
-            if self.next_id is None:
-                self.next_id = self.retry(
-                    lambda: self.db.execute(
-                        "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'messages'"
-                    ).fetchone()[0]
-                ) + 1
+        if self.next_id is None:
+            self.next_id = self.read(
+                lambda: self.db.execute(
+                    "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'messages'"
+                ).fetchone()[0]
+            ) + 1
+        with self.queued:
             self.queue.append((session_id, role, content))
-            self.next_id += 1
-            return self.next_id - 1
+            self.queued.notify()
+        self.next_id += 1
+        return self.next_id - 1
 
     def flush(self):
-        with self.lock:
+        with self.queued:
+            while not self.queue and not self.stopping:
+                self.queued.wait()
             batch, self.queue = self.queue, []
         if not batch:
             return
@@ -605,12 +609,13 @@ class Store:
 
     def drain_queue(self):
         while not self.stopping:
-            time.sleep(0.05)
             self.flush()
 
     def close(self):
         if self.drainer is not None:
-            self.stopping = True
+            with self.queued:
+                self.stopping = True
+                self.queued.notify()
             self.drainer.join()
             self.flush()
         if self.open_transaction:
