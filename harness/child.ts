@@ -307,7 +307,7 @@ export class Child {
    */
   signal(signal: Deno.Signal = "SIGKILL"): void {
     const tree = this.tree;
-    if (tree && signal === "SIGKILL") return tree.kill();
+    if (tree && signal === "SIGKILL") tree.kill();
     if (this.#exited) return;
     if (tree && signal === "SIGSTOP") return tree.stop();
     if (tree && signal === "SIGCONT") return tree.resume();
