@@ -174,3 +174,21 @@ console.log(JSON.stringify({ sleep: q(${JSON.stringify(sleep)}), other: q("true"
     deepStrictEqual(JSON.parse(child.stdout), { sleep: "granted", other: "prompt" });
   },
 });
+
+Deno.test({
+  name: "a target whose program this machine lacks gets every cell SKIPPED, naming it",
+  ...options,
+  async fn() {
+    const target = declaring(`{ run: ["no-such-program-of-the-cells"] }`);
+    for (const cell of [1, 2] as const) {
+      const [definition] = await CELLS[cell]({ target, leg, keepEvidence: false });
+      strictEqual(definition?.ignore, true, definition?.name);
+      ok(
+        definition!.name.endsWith(
+          "SKIP: the store needs no-such-program-of-the-cells, not found on this machine's PATH",
+        ),
+        definition!.name,
+      );
+    }
+  },
+});

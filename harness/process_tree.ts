@@ -137,6 +137,8 @@ function runScope(): Scope {
         ? `${FORCE_ENV}=none`
         : "libc could not be loaded through FFI (not Linux with glibc, or --allow-ffi does not cover it)",
     };
+    // Said out loud: a crash then reaches the direct child only.
+    console.error(`process trees: none (${scope.reason}): kills reach the direct child only`);
     return scope;
   }
   // Another isolate of this process (deno test --parallel) may have set it up.
