@@ -4,11 +4,12 @@ import { libc, sendSignal, SIGNALS } from "./_libc.ts";
 import { procStat, running } from "./_proc.ts";
 import { type Survivor, survivorsMessage, treeMechanism } from "./process_tree.ts";
 import { waitFor } from "./wait_for.ts";
+import { TREE_PROGRAMS } from "./testdata/programs.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 
 const library = sqliteLibraryPath();
 const script = (name: string) => new URL(`./testdata/${name}`, import.meta.url);
-const programs = ["/usr/bin/setsid", "/usr/bin/sleep"];
+const programs = TREE_PROGRAMS;
 const linux = Deno.build.os === "linux";
 
 /** The state of a process (`undefined` once it is gone or a zombie). */

@@ -3,6 +3,7 @@
 // `<dir>/pids` and waits to be SIGKILLed (bounded). Nothing of it may outlive it.
 import { spawnChild } from "../child.ts";
 import { sqliteLibraryPath } from "../../session_db/sqlite/database.ts";
+import { TREE_PROGRAMS } from "./programs.ts";
 
 const [dir = Deno.makeTempDirSync()] = Deno.args;
 const roots = ["a", "b"].map((name) => {
@@ -15,7 +16,7 @@ const roots = ["a", "b"].map((name) => {
       args: ["wait"],
       runDir,
       library: sqliteLibraryPath(),
-      permissions: { run: ["/usr/bin/setsid", "/usr/bin/sleep"] },
+      permissions: { run: TREE_PROGRAMS },
     }),
   };
 });
