@@ -729,7 +729,8 @@ def main():
         # sqlite3 binds the library it was linked against at start: exec again with the
         # leg's library preloaded (same pid, same process tree).
         env = dict(os.environ, LD_PRELOAD=f"{library} {preload}".strip())
-        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+        flags = ["-I"] if sys.flags.isolated else []
+        os.execve(sys.executable, [sys.executable, *flags, *sys.argv], env)
     serve(mutant)
 
 
