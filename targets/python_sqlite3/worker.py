@@ -15,7 +15,9 @@ import os
 import sqlite3
 import sys
 
-# Isolated mode (-I) leaves the script's folder off sys.path: the store lives there.
+# Isolated mode (-I) leaves the script's folder off sys.path: the store lives there. No
+# bytecode cache is written next to it (a write outside the store's folder, in a cell).
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mutants import MUTANTS  # noqa: E402
