@@ -30,11 +30,30 @@ function testCommand(env: Record<string, string>): Deno.Command {
 }
 
 Deno.test({
-  name: "a store that starts setsid daemons leaves none running after its cells",
+  name: "a store that starts setsid daemons leaves none running after the matrix",
   ignore: !linux,
   async fn() {
     const before = daemons();
-    const output = await testCommand({ TREE_CELLS: "1" }).output();
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--no-lock",
+        new URL("../tools/matrix.ts", import.meta.url).pathname,
+        "--target",
+        new URL("./testdata/setsid_target.ts", import.meta.url).pathname,
+        "--cells",
+        "1",
+        "--legs",
+        "default",
+        "--libraries",
+        "system",
+        "--json",
+        `${await Deno.makeTempDir()}/report.json`,
+      ],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+    }).output();
     const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
     ok(output.success, text);
     deepStrictEqual(daemons().filter((pid) => !before.includes(pid)), [], "daemons left running");
