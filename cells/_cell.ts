@@ -7,6 +7,7 @@ import type { Child, SpawnOptions } from "../harness/child.ts";
 import { currentLeg, type JournalObservation, type Leg } from "../harness/legs.ts";
 import type { RunDir } from "../harness/evidence.ts";
 import { type ChildPermissions, widenedFlags } from "../harness/permissions.ts";
+import { treeLibraries } from "../harness/process_tree.ts";
 import { targetSpecifier } from "./target.ts";
 import { targetAccess } from "./target_access.ts";
 import type { CellOptions } from "./cell_options.ts";
@@ -119,9 +120,10 @@ function cellPermissions(
     sys: true,
     import: targetAccess(target).importHosts ?? false,
     // Deno refuses LD_PRELOAD in a child's environment without an unscoped --allow-run.
-    run: spec.preloads ? true : [Deno.execPath()],
-    // The store opens in this process too (setups, recovered-state checks).
-    ffi: [leg.library, ...(permissions?.ffi ?? [])],
+    run: spec.preloads ? true : [Deno.execPath(), ...(permissions?.run ?? [])],
+    // The store opens in this process too (setups, recovered-state checks); libc
+    // serves the process trees (harness/process_tree.ts).
+    ffi: [leg.library, ...(permissions?.ffi ?? []), ...treeLibraries()],
   };
 }
 

@@ -7,7 +7,7 @@ import type { ChildPermissions } from "../harness/permissions.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { DEFAULT_LEG_ONLY, type StoreEngine } from "./cell_report.ts";
 import { OPEN_DEADLINE_MS, probeStore, type StoreProbe } from "./probe_store.ts";
-import { declaredPermissions } from "./target_access.ts";
+import { declaredPermissions, missingPrograms } from "./target_access.ts";
 
 /** What a cell's gate found. */
 export interface Gate {
@@ -84,14 +84,28 @@ export async function gateCell(
   // A target that cannot load (or declares bad permissions) fails the cell, as a store
   // that cannot open does; the tools refuse it earlier as a usage error.
   let permissions: ChildPermissions | undefined;
+  let programs: string[] = [];
   try {
     permissions = await declaredPermissions(target);
+    programs = await missingPrograms(target);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return { engine: { kind: "unknown" }, unopened: message };
   }
+  // A store whose worker program this machine lacks cannot be judged here: never a PASS.
+  if (programs.length) {
+    return {
+      engine: { kind: "unknown", programs: [...(permissions?.run ?? [])] },
+      ...(permissions ? { permissions } : {}),
+      skip: `the store needs ${programs.join(", ")}, not found on this machine's PATH`,
+    };
+  }
   const probe = await probeOnce(leg, target, openDeadline(options), permissions);
-  const gate: Gate = { engine: probe.engine, ...(permissions ? { permissions } : {}) };
+  // The programs its children may start (the store's workers), named in every report.
+  const engine = permissions?.run?.length
+    ? { ...probe.engine, programs: [...permissions.run] }
+    : probe.engine;
+  const gate: Gate = { engine, ...(permissions ? { permissions } : {}) };
   if (spec.legs === "default" && leg.name !== "default") {
     return { ...gate, skip: `${DEFAULT_LEG_ONLY}: ${spec.legReason ?? "by design"}` };
   }

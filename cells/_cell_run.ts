@@ -3,7 +3,13 @@
 // choices, the journal mode observed at every kill), the overall deadline, and the
 // outcome: PASS, FAIL (with the known patterns' cause and fix), ERROR (only the suite
 // failed), or SKIP (the checks held about a mode the leg does not advertise).
-import { type Child, reapAll, spawnChild, type SpawnOptions } from "../harness/child.ts";
+import {
+  type Child,
+  reapAll,
+  reapWithoutSurvivors,
+  spawnChild,
+  type SpawnOptions,
+} from "../harness/child.ts";
 import { RunDir } from "../harness/evidence.ts";
 import { HarnessError, isHarnessError } from "../harness/harness_error.ts";
 import {
@@ -276,6 +282,8 @@ export async function runCell(
   const failedChecks: FailedCheck[] = [];
   try {
     await probeWithin(spec, context, t, failedChecks, deadline);
+    // Nothing the cell's children started may outlive it: a survivor is a FAIL.
+    await reapWithoutSurvivors(context.children, `cell ${spec.id} ${spec.title}`);
   } catch (error) {
     if (observations.length) ctx.figures.legObservations = observedModes(observations);
     clear();

@@ -26,7 +26,7 @@ export interface PermissionContext {
  * A target's `childPermissions` export (optional, beside `openStore`; default none): the
  * extra permissions its store needs in the cells' children, or a function of the run's
  * {@linkcode PermissionContext} that returns them. Type the export with it: the harness
- * checks it at run time and grants exactly these, never net.
+ * checks it at run time and grants exactly these, never net, a shell or an unnamed program.
  *
  * @example
  * ```ts

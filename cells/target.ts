@@ -88,11 +88,13 @@
  *   addon reads its variables, asks sys APIs, loads its addon from Deno's npm cache)
  *   exports `childPermissions`: a {@linkcode ChildPermissions} object, or a function of a
  *   {@linkcode PermissionContext} (Deno's cache folders, resolved at run time) returning
- *   one. Only `env`, `sys`, `ffi` and `read` exist: net, run and write are never granted.
- *   Every child of every cell and power-loss cell (and the conformance probe) gets exactly
- *   these on top of its scope, and the cell reports and the conformance report name them.
- *   A bad declaration (another key, a wrong type, a relative path) is a usage error naming
- *   the target and the fix.
+ *   one. Only `env`, `sys`, `ffi`, `read` and `run` exist: net and write are never granted.
+ *   `run` names the programs the store starts (a worker in another language, see
+ *   `docs/worker_protocol.md`), each a name on `PATH` or an absolute path, never a shell;
+ *   a program this machine lacks SKIPs every cell, naming it. Every child of every cell and
+ *   power-loss cell (and the conformance probe) gets exactly these on top of its scope, and
+ *   the cell reports and the conformance report name them. A bad declaration (another key,
+ *   a wrong type, a relative path, a shell) is a usage error naming the target and the fix.
  *
  * @example
  * ```ts

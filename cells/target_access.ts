@@ -47,13 +47,94 @@ export function targetAccess(target: string): Partial<SpawnOptions> {
   return {};
 }
 
-const KEYS = ["env", "sys", "ffi", "read"] as const;
+const KEYS = ["env", "sys", "ffi", "read", "run"] as const;
 const NEVER: Readonly<Record<string, string>> = {
   net: "the cells never grant the network",
-  run: "the cells' children never start processes",
   write: "the children write only their run folder",
   import: "remote imports follow the target's own host",
 };
+
+/**
+ * Programs never granted: shells and launchers, which would run anything by name and so
+ * grant every program unnamed.
+ */
+const SHELLS = new Set([
+  "sh",
+  "bash",
+  "rbash",
+  "dash",
+  "zsh",
+  "ksh",
+  "mksh",
+  "pdksh",
+  "csh",
+  "tcsh",
+  "fish",
+  "ash",
+  "yash",
+  "busybox",
+  "env",
+]);
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+/** The executable file `name` resolves to on `PATH`, or `undefined`. */
+function onPath(name: string): string | undefined {
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    if (!dir.startsWith("/")) continue;
+    try {
+      const info = Deno.statSync(`${dir}/${name}`);
+      if (info.isFile && ((info.mode ?? 0o111) & 0o111)) return `${dir}/${name}`;
+    } catch {
+      // Not there: the next folder.
+    }
+  }
+  return undefined;
+}
+
+/** The declared programs, resolved to absolute paths, and those not found on this machine. */
+interface Programs {
+  run: string[];
+  missing: string[];
+}
+
+/** Resolves a `run` declaration; throws on a shell or a relative path. */
+function resolvePrograms(
+  declared: readonly string[],
+  bad: (problem: string, fix: string) => TargetError,
+): Programs {
+  const out: Programs = { run: [], missing: [] };
+  for (const name of declared) {
+    if (name.includes("/") && !name.startsWith("/")) {
+      throw bad(
+        `run entry "${name}" is a relative path`,
+        "name a program on PATH or give its absolute path",
+      );
+    }
+    const path = name.startsWith("/") ? name : onPath(name);
+    let real = path;
+    try {
+      if (path) real = Deno.realPathSync(path);
+    } catch {
+      real = undefined;
+    }
+    for (const candidate of [name, path, real]) {
+      if (candidate && SHELLS.has(basename(candidate))) {
+        throw bad(
+          `run entry "${name}" is a shell or a launcher (${
+            basename(candidate)
+          }), which would run any program unnamed`,
+          'name each program the store starts, e.g. run: ["python3"]',
+        );
+      }
+    }
+    if (path && real) out.run.push(path);
+    else out.missing.push(name);
+  }
+  return out;
+}
 
 /** `true` unless `value` is a list of non-empty strings without commas, each passing `valid`. */
 function badList(value: unknown, valid: (item: string) => boolean): boolean {
@@ -62,9 +143,13 @@ function badList(value: unknown, valid: (item: string) => boolean): boolean {
 }
 
 /**
- * Checks a `childPermissions` declaration; returns it typed or throws naming the problem.
+ * Checks a `childPermissions` declaration; returns it typed (its programs resolved) and
+ * the programs not found, or throws naming the problem.
  */
-function parseDeclaration(specifier: string, value: unknown): ChildPermissions {
+function parseDeclaration(
+  specifier: string,
+  value: unknown,
+): { permissions: ChildPermissions; missing: string[] } {
   const bad = (problem: string, fix: string) =>
     new TargetError(
       `Invalid childPermissions in target module "${specifier}": ${problem} (${fix})`,
@@ -72,7 +157,7 @@ function parseDeclaration(specifier: string, value: unknown): ChildPermissions {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw bad(
       `expected an object, got ${Array.isArray(value) ? "an array" : typeof value}`,
-      "export { env?, sys?, ffi?, read? } or a function of the context returning one",
+      "export { env?, sys?, ffi?, read?, run? } or a function of the context returning one",
     );
   }
   const record = value as Record<string, unknown>;
@@ -100,7 +185,19 @@ function parseDeclaration(specifier: string, value: unknown): ChildPermissions {
       );
     }
   }
-  return record as ChildPermissions;
+  if (record.run === undefined) return { permissions: record as ChildPermissions, missing: [] };
+  if (badList(record.run, () => true)) {
+    throw bad(
+      `run must be a list of program names or absolute paths, got ${JSON.stringify(record.run)}`,
+      'e.g. run: ["python3"]',
+    );
+  }
+  const programs = resolvePrograms(record.run as string[], bad);
+  const { run: _, ...rest } = record as ChildPermissions;
+  return {
+    permissions: { ...rest, ...(programs.run.length ? { run: programs.run } : {}) },
+    missing: programs.missing,
+  };
 }
 
 /** The run's context for a declaration: Deno's cache folders. */
@@ -109,25 +206,15 @@ function permissionContext(): PermissionContext {
   return { denoDir, npmCache: `${denoDir}/npm` };
 }
 
-const declared = new Map<string, Promise<ChildPermissions | undefined>>();
+const declared = new Map<
+  string,
+  Promise<{ permissions: ChildPermissions; missing: string[] } | undefined>
+>();
 
-/**
- * The extra permissions a target declares for its children (`childPermissions`),
- * checked and resolved against this run's {@linkcode PermissionContext}; `undefined`
- * when it declares none. Call it in the parent (it reads the environment), once per
- * target: the result is kept.
- *
- * @param target The target specifier.
- * @returns The permissions, or `undefined`.
- * @throws {TargetError} When the module cannot load or the declaration is bad.
- * @example
- * ```ts
- * import { declaredPermissions } from "./target_access.ts";
- * const target = new URL("./reference_target.ts", import.meta.url).href;
- * console.log(await declaredPermissions(target)); // undefined: the reference needs nothing more
- * ```
- */
-export function declaredPermissions(target: string): Promise<ChildPermissions | undefined> {
+/** The declaration of `target`, parsed once. */
+function declaration(
+  target: string,
+): Promise<{ permissions: ChildPermissions; missing: string[] } | undefined> {
   let result = declared.get(target);
   if (!result) {
     result = (async () => {
@@ -153,4 +240,44 @@ export function declaredPermissions(target: string): Promise<ChildPermissions | 
     declared.set(target, result);
   }
   return result;
+}
+
+/**
+ * The extra permissions a target declares for its children (`childPermissions`),
+ * checked and resolved against this run's {@linkcode PermissionContext}; `undefined`
+ * when it declares none. Call it in the parent (it reads the environment), once per
+ * target: the result is kept.
+ *
+ * @param target The target specifier.
+ * @returns The permissions, or `undefined`.
+ * @throws {TargetError} When the module cannot load or the declaration is bad.
+ * @example
+ * ```ts
+ * import { declaredPermissions } from "./target_access.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url).href;
+ * console.log(await declaredPermissions(target)); // undefined: the reference needs nothing more
+ * ```
+ */
+export async function declaredPermissions(
+  target: string,
+): Promise<ChildPermissions | undefined> {
+  return (await declaration(target))?.permissions;
+}
+
+/**
+ * The programs a target declares (`childPermissions.run`) that this machine does not
+ * have: its cells cannot be judged here, so they SKIP with them named (never PASS).
+ *
+ * @param target The target specifier.
+ * @returns The names not found (empty when all were, or none is declared).
+ * @throws {TargetError} When the module cannot load or the declaration is bad.
+ * @example
+ * ```ts
+ * import { missingPrograms } from "./target_access.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url).href;
+ * console.log(await missingPrograms(target)); // []
+ * ```
+ */
+export async function missingPrograms(target: string): Promise<string[]> {
+  return (await declaration(target))?.missing ?? [];
 }

@@ -9,7 +9,7 @@ import { denoCacheDir } from "../recorder/record.ts";
 import { type CellId, CELLS } from "./register.ts";
 import { runDefinitions } from "./run_definitions.ts";
 import { CELL_METHODS, type StoreMethod, TargetError } from "./target.ts";
-import { declaredPermissions } from "./target_access.ts";
+import { declaredPermissions, missingPrograms } from "./target_access.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 // The default leg whatever this process runs on: the cases are about methods, not modes.
@@ -131,7 +131,12 @@ console.log(JSON.stringify({
         ],
         [`{ sys: "yes" }`, `sys must be true, false or a list of sys kinds, got "yes"`],
         [`{ ffi: ["addon"] }`, `ffi must be a list of absolute paths, got ["addon"]`],
-        [`{ reads: [] }`, `unknown permission "reads" (use env, sys, ffi, read)`],
+        [`{ reads: [] }`, `unknown permission "reads" (use env, sys, ffi, read, run)`],
+        [`{ run: "python3" }`, `run must be a list of program names or absolute paths`],
+        [`{ run: ["./worker"] }`, `run entry "./worker" is a relative path`],
+        [`{ run: ["sh"] }`, `run entry "sh" is a shell or a launcher (sh)`],
+        [`{ run: ["/bin/bash"] }`, `run entry "/bin/bash" is a shell or a launcher (bash)`],
+        [`{ run: ["env"] }`, `run entry "env" is a shell or a launcher (env)`],
       ]
     ) {
       const target = declaring(declaration!);
@@ -144,6 +149,46 @@ console.log(JSON.stringify({
         );
         return true;
       });
+    }
+  },
+});
+
+Deno.test({
+  name: "a target's run declaration grants exactly the named programs; a missing one is named",
+  ...options,
+  async fn() {
+    const target = declaring(`{ run: ["sleep", "no-such-program-of-the-cells"] }`);
+    const permissions = await declaredPermissions(target);
+    const sleep = permissions?.run?.[0] ?? "";
+    ok(sleep.startsWith("/") && sleep.endsWith("/sleep"), `resolved on PATH: ${sleep}`);
+    deepStrictEqual(permissions, { run: [sleep] });
+    deepStrictEqual(await missingPrograms(target), ["no-such-program-of-the-cells"]);
+    const script = dataModule(
+      `const q = (command: string) => Deno.permissions.querySync({ name: "run", command }).state;
+console.log(JSON.stringify({ sleep: q(${JSON.stringify(sleep)}), other: q("true") }));`,
+    );
+    const runDir = Deno.makeTempDirSync();
+    const child = spawnChild({ script, runDir, library: leg.library, permissions: permissions! });
+    strictEqual((await child.status).code, 0, child.describe());
+    Deno.removeSync(runDir, { recursive: true });
+    deepStrictEqual(JSON.parse(child.stdout), { sleep: "granted", other: "prompt" });
+  },
+});
+
+Deno.test({
+  name: "a target whose program this machine lacks gets every cell SKIPPED, naming it",
+  ...options,
+  async fn() {
+    const target = declaring(`{ run: ["no-such-program-of-the-cells"] }`);
+    for (const cell of [1, 2] as const) {
+      const [definition] = await CELLS[cell]({ target, leg, keepEvidence: false });
+      strictEqual(definition?.ignore, true, definition?.name);
+      ok(
+        definition!.name.endsWith(
+          "SKIP: the store needs no-such-program-of-the-cells, not found on this machine's PATH",
+        ),
+        definition!.name,
+      );
     }
   },
 });

@@ -1,5 +1,12 @@
 import { dirname, fromFileUrl } from "../internal/path.ts";
 import { type ChildPermissions, scopedPermissions } from "./permissions.ts";
+import {
+  prepareTree,
+  type ProcessTree,
+  type Survivor,
+  survivorsMessage,
+  TREE_ENV,
+} from "./process_tree.ts";
 
 /**
  * Exit code of a claimant that won.
@@ -128,17 +135,10 @@ export interface SpawnOptions {
    * default: none (`--no-config`).
    */
   config?: string;
-  /** A module run before the script (`--preload`), e.g. to install a VFS. */
-  preload?: string | URL;
-  /**
-   * Grant FFI beyond the library (`--allow-ffi` unscoped). Only the power-loss tier asks:
-   * a VFS written in TypeScript needs callbacks and pointer views, which a scoped grant refuses.
-   */
-  unscopedFfi?: boolean;
   /**
    * Extra permissions the target declared for its children (`childPermissions`), granted
    * on top of the scope: its variables (their values pass through from this process when
-   * set), sys APIs, native libraries and read paths. Never net, run or write.
+   * set), sys APIs, native libraries, read paths and named programs. Never net or write.
    */
   permissions?: ChildPermissions;
   /** Most bytes of stdout and of stderr kept (the tail); default 64 KiB. */
@@ -243,11 +243,22 @@ export class Child {
   #exited: Deno.CommandStatus | undefined;
   /** The command line, for messages and evidence. */
   readonly commandLine: string[];
+  /**
+   * The child's whole process tree (it and everything it started), which its kills,
+   * stops and continues take; `undefined` where trees cannot be kept (not Linux).
+   */
+  readonly tree: ProcessTree | undefined;
 
   /** @internal Use {@linkcode spawnChild}. */
-  constructor(process: Deno.ChildProcess, commandLine: string[], limit: number) {
+  constructor(
+    process: Deno.ChildProcess,
+    commandLine: string[],
+    limit: number,
+    tree?: ProcessTree,
+  ) {
     this.#process = process;
     this.commandLine = commandLine;
+    this.tree = tree;
     this.#stdout = new Tail(limit);
     this.#stderr = new Tail(limit);
     const drained = Promise.all([
@@ -288,9 +299,18 @@ export class Child {
     return this.#stdout.text();
   }
 
-  /** Sends a signal if the child is still running. */
+  /**
+   * Sends a signal. SIGKILL, SIGSTOP and SIGCONT take the child's whole tree: SIGKILL
+   * freezes the tree, then kills every process in it (also after the child itself
+   * exited: what it started may still run); SIGSTOP returns once every process of it is
+   * stopped. Any other signal goes to the child alone, while it runs.
+   */
   signal(signal: Deno.Signal = "SIGKILL"): void {
+    const tree = this.tree;
+    if (tree && signal === "SIGKILL") tree.kill();
     if (this.#exited) return;
+    if (tree && signal === "SIGSTOP") return tree.stop();
+    if (tree && signal === "SIGCONT") return tree.resume();
     try {
       this.#process.kill(signal);
     } catch {
@@ -327,9 +347,12 @@ export function liveChildren(): Child[] {
 }
 
 /**
- * Kills (SIGKILL) and reaps every child still running; for `finally` blocks.
+ * Kills (SIGKILL) the whole tree of each child, reaps the children, and waits (bounded)
+ * until nothing of their trees is left; for `finally` blocks. A process of a tree still
+ * there after that is a survivor: it is killed again and returned.
  *
  * @param children The children to end; default every live one.
+ * @returns The survivors (empty when every tree is gone).
  * @example
  * ```ts
  * import { reapAll, spawnChild } from "./child.ts";
@@ -344,17 +367,46 @@ export function liveChildren(): Child[] {
  * }
  * ```
  */
-export async function reapAll(children: Iterable<Child> = live): Promise<void> {
+export async function reapAll(children: Iterable<Child> = live): Promise<Survivor[]> {
   const all = [...children];
   for (const child of all) child.signal("SIGKILL");
   await Promise.all(all.map((child) => child.status));
+  const left = await Promise.all(all.map((child) => child.tree?.settle() ?? []));
+  return left.flat();
+}
+
+/**
+ * {@linkcode reapAll}, then fails naming every survivor: after a cell, nothing its
+ * children started may still run.
+ *
+ * @param children The children whose trees must be gone.
+ * @param where What is over, for the message (e.g. `cell 1 prefix durability`).
+ * @throws {Error} Naming each survivor's pid and command line (they are killed).
+ * @example
+ * ```ts
+ * import { reapWithoutSurvivors, spawnChild } from "./child.ts";
+ * import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
+ * const script = new URL("data:application/typescript,setInterval(()=>{},1000)");
+ * const child = spawnChild({ script, runDir: Deno.makeTempDirSync(), library: sqliteLibraryPath() });
+ * await reapWithoutSurvivors([child], "the example"); // kills the tree; nothing survives
+ * ```
+ */
+export async function reapWithoutSurvivors(
+  children: Iterable<Child>,
+  where: string,
+): Promise<void> {
+  const left = await reapAll(children);
+  if (left.length) throw new Error(survivorsMessage(left, where));
 }
 
 /**
  * Spawns `deno run` on a script with the narrowest permissions that work: read and
  * write its run directory, read the package's module files, `--allow-ffi` only the
- * SQLite library, `--allow-env` a list, no run, no net, a cleared environment; plus
- * exactly the extra `permissions` a target declared, when given.
+ * SQLite library (and libc, for its guard), `--allow-env` a list, no run, no net, a
+ * cleared environment; plus exactly the extra `permissions` a target declared, when
+ * given. The child is the root of a process tree of its own (`child.tree`, see
+ * `process_tree.ts`): a guard preloaded before the script makes it die with this process
+ * and keeps what it starts findable, so that its kills take the whole tree.
  *
  * @param options Script, arguments, run directory, library, environment.
  * @returns The running child.
@@ -374,19 +426,24 @@ export function spawnChild(options: SpawnOptions): Child {
   const root = packageRoot();
   if (root) read.push(root);
   if (script.startsWith("file:")) read.push(dirname(fromFileUrl(script)));
-  const preload = options.preload instanceof URL ? options.preload.href : options.preload;
-  if (preload?.startsWith("file:")) read.push(dirname(fromFileUrl(preload)));
+  const tree = prepareTree();
   const env: Record<string, string> = {
     DENO_SQLITE_PATH: options.library,
     NO_COLOR: "1",
     ...options.env,
+    ...tree.env,
   };
   for (const name of ["DENO_DIR", "HOME", "PATH", ...(extra.env ?? [])]) {
     const value = Deno.env.get(name);
     if (value !== undefined && env[name] === undefined) env[name] = value;
   }
   const allowEnv = [
-    ...new Set([...CHILD_ENV, ...Object.keys(options.env ?? {}), ...(extra.env ?? [])]),
+    ...new Set([
+      ...CHILD_ENV,
+      ...Object.keys(options.env ?? {}),
+      ...(extra.env ?? []),
+      ...(tree.env[TREE_ENV] ? [TREE_ENV] : []),
+    ]),
   ];
   const flags = [
     "run",
@@ -395,12 +452,13 @@ export function spawnChild(options: SpawnOptions): Child {
     ...scopedPermissions({
       read,
       write: options.runDir,
-      ffi: options.unscopedFfi ? undefined : [options.library, ...(extra.ffi ?? [])],
+      ffi: [options.library, ...(extra.ffi ?? []), ...tree.ffi],
       env: allowEnv,
       ...(extra.sys ? { sys: extra.sys } : {}),
+      ...(extra.run?.length ? { run: extra.run, preloaded: env.LD_PRELOAD !== undefined } : {}),
     }),
   ];
-  if (preload) flags.push(`--preload=${preload}`);
+  if (tree.preload) flags.push(`--preload=${tree.preload}`);
   if (options.importHosts?.length) {
     const hosts = new Set([...DEFAULT_IMPORT_HOSTS, ...options.importHosts]);
     flags.push(`--allow-import=${[...hosts].join(",")}`);
@@ -415,7 +473,12 @@ export function spawnChild(options: SpawnOptions): Child {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  return new Child(process, [Deno.execPath(), ...args], options.outputLimit ?? 64 * 1024);
+  return new Child(
+    process,
+    [Deno.execPath(), ...args],
+    options.outputLimit ?? 64 * 1024,
+    tree.adopt(process.pid),
+  );
 }
 
 /**

@@ -24,3 +24,4 @@ export * from "./self_kill.ts";
 export * from "./seeded_random.ts";
 export * from "./permissions.ts";
 export * from "./harness_error.ts";
+export * from "./process_tree.ts";

@@ -1,6 +1,7 @@
 // The one home of the permission lists children get: the tasks' unscoped set, and the
 // narrow set of a crash-test child (read its folders, write its run directory, FFI to
-// one library, a list of variables, no run, no network).
+// one library, a list of variables, no run unless named programs are declared, no
+// network).
 
 /**
  * The permissions of the project's `deno task` entries and of the tools' children that
@@ -23,8 +24,9 @@ export const TASK_PERMISSIONS: readonly string[] = [
 
 /**
  * Extra permissions a store's children need on top of a crash-test child's narrow scope
- * (a store on an npm package with a native addon, say): never the network, subprocesses
- * or writes outside the run directory. A target declares them (`childPermissions` in
+ * (a store on an npm package with a native addon, say, or one whose writes a worker
+ * process in another language makes): never the network, a shell, an unnamed program or
+ * writes outside the run directory. A target declares them (`childPermissions` in
  * `cells/target.ts`); the harness grants exactly these and names them in its reports.
  *
  * @example
@@ -35,6 +37,7 @@ export const TASK_PERMISSIONS: readonly string[] = [
  *   sys: ["cpus", "hostname"], // or true for every sys API
  *   ffi: ["/root/.cache/deno/npm/registry.npmjs.org/@libsql"], // native code, files or folders
  *   read: ["/root/.cache/deno/npm"], // files or folders
+ *   run: ["/usr/bin/python3"], // programs, by absolute path (declared by name or path)
  * };
  * ```
  */
@@ -47,6 +50,11 @@ export interface ChildPermissions {
   ffi?: readonly string[];
   /** Files or folders the children may read (absolute paths). */
   read?: readonly string[];
+  /**
+   * Programs the children may start, by absolute path (a declaration may name them; the
+   * harness resolves each on `PATH` and refuses shells).
+   */
+  run?: readonly string[];
 }
 
 /**
@@ -101,6 +109,7 @@ export function widenedFlags(permissions: ChildPermissions | undefined): string[
   flags.push(...sysFlag(permissions?.sys));
   if (permissions?.ffi?.length) flags.push(`--allow-ffi=${list(permissions.ffi)}`);
   if (permissions?.read?.length) flags.push(`--allow-read=${list(permissions.read)}`);
+  if (permissions?.run?.length) flags.push(`--allow-run=${list(permissions.run)}`);
   return flags;
 }
 
@@ -127,12 +136,20 @@ export interface ChildScope {
   env: readonly string[];
   /** Sys APIs: `true` for all, or the kinds; default none. */
   sys?: boolean | readonly string[];
+  /** Programs it may start (absolute paths); default none. */
+  run?: readonly string[];
+  /**
+   * Whether its environment holds `LD_PRELOAD` (the file-system call recorder): Deno
+   * passes that on to a subprocess only under an unscoped `--allow-run`, so the programs
+   * are then granted as `--allow-run`, the one case where the grant is wider than `run`.
+   */
+  preloaded?: boolean;
 }
 
 /**
  * The flags of a crash-test child's scope: `--allow-read`/`--allow-write` to its folders,
- * `--allow-ffi` to its libraries, `--allow-env` to a list, `--allow-sys` only when
- * asked, `--no-prompt`; nothing else.
+ * `--allow-ffi` to its libraries, `--allow-env` to a list, `--allow-sys` and
+ * `--allow-run` only when asked, `--no-prompt`; nothing else.
  *
  * @example
  * ```ts
@@ -150,5 +167,8 @@ export function scopedPermissions(scope: ChildScope): string[] {
     ffi === undefined ? "--allow-ffi" : `--allow-ffi=${[...new Set(ffi)].join(",")}`,
     `--allow-env=${[...new Set(scope.env)].join(",")}`,
   ];
-  return [...flags, ...sysFlag(scope.sys)];
+  const run = scope.run?.length
+    ? [scope.preloaded ? "--allow-run" : `--allow-run=${[...new Set(scope.run)].join(",")}`]
+    : [];
+  return [...flags, ...sysFlag(scope.sys), ...run];
 }

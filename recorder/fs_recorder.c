@@ -17,7 +17,9 @@
 //                    (any | write | sync | name; default any).
 //   FSREC_ARM_MARKS  n >= 1: count calls only after the n-th write to FSREC_MARK and before
 //                    the next one, so that k walks the calls of one operation that the
-//                    program brackets with two marks (a crash point for any store).
+//                    program brackets with two marks (a crash point for any store). The
+//                    marks of every process of the log count (shared in <FSREC_LOG>.marks):
+//                    a store whose worker process makes the calls is walked too.
 //   FSREC_STOP_AT    k >= 1: SIGSTOP (the calling thread, so the whole process) just before
 //                    the k-th lock call (fcntl F_SETLK, F_SETLKW, F_OFD_SETLK*) on a file
 //                    under the folder, counted while armed as above; the parent races
@@ -148,6 +150,7 @@ static int crash_class = CLASS_NONE;
 static uint64_t counted;
 static uint64_t arm_marks;
 static uint64_t marks_seen;
+static uint64_t *shared_marks; // every process's marks, when armed (see FSREC_ARM_MARKS)
 static uint64_t stop_at;
 static uint64_t locks_counted;
 static char stop_file[PATH_MAX];
@@ -230,7 +233,22 @@ static void init(void) {
   }
   struct stat st;
   if (fstat(log_fd, &st) == 0) log_bytes = (uint64_t)st.st_size;
+  if (arm_marks && mark_path[0]) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s.marks", log);
+    int fd = real_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0 && real_ftruncate64(fd, sizeof *shared_marks) == 0) {
+      void *p = real_mmap64(NULL, sizeof *shared_marks, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (p != MAP_FAILED) shared_marks = p;
+    }
+    if (fd >= 0) real_close(fd);
+  }
   active = 1;
+}
+
+// The marks written so far: by every process of the log when armed, else by this one.
+static uint64_t marks_now(void) {
+  return shared_marks ? __atomic_load_n(shared_marks, __ATOMIC_SEQ_CST) : marks_seen;
 }
 
 __attribute__((constructor)) static void start(void) {
@@ -295,7 +313,7 @@ static void emit_simple(int kind, int flags, const char *path, uint32_t handle, 
 // The caller holds the lock.
 static void count(int cls) {
   if (cls == CLASS_NONE) return;
-  if (arm_marks && marks_seen != arm_marks) return;
+  if (arm_marks && marks_now() != arm_marks) return;
   if (crash_class != CLASS_NONE && cls != crash_class) return;
   counted++;
   if (crash_at && counted == crash_at) {
@@ -532,7 +550,7 @@ static void stop_before_lock(int fd, int cmd) {
   struct handle *h = tracked(fd);
   if (!h || h->mark) return;
   pthread_mutex_lock(&lock);
-  int stop = (!arm_marks || marks_seen == arm_marks) && ++locks_counted == stop_at;
+  int stop = (!arm_marks || marks_now() == arm_marks) && ++locks_counted == stop_at;
   pthread_mutex_unlock(&lock);
   if (!stop) return;
   if (stop_file[0]) {

@@ -20,6 +20,7 @@ static ssize_t write_common(struct handle *h, int fd, const struct iovec *iov, i
   }
   if (h->mark) {
     if (r > 0) marks_seen++;
+    if (r > 0 && shared_marks) __atomic_add_fetch(shared_marks, 1, __ATOMIC_SEQ_CST);
     if (r > 0) emit(K_MARK, 0, NULL, 0, h->id, offset, r, 0, iov, count_iov, (size_t)r);
   } else if (r < 0) {
     emit_simple(K_WRITE, (h->shm ? 0 : F_COUNTED) | F_FAILED, NULL, h->id, offset, 0, err);

@@ -27,6 +27,7 @@ const CELLS_PASSED_ON = [
   "CELLS_KILL_SERIES",
   "CELLS_RACE_SERIES",
   "CELLS_OPEN_DEADLINE_MS",
+  "CELLS_PROCESS_TREE",
 ];
 
 /** The permissions of a leg's `deno test`/`deno run` child: everything but the network. */

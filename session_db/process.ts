@@ -21,8 +21,14 @@ export function processAlive(pid: number): boolean {
   return rc === 0 || errno() !== ESRCH;
 }
 
-/** Kills this process with SIGKILL: no unwinding, no flushing, like a crash. */
+/**
+ * Kills this process with SIGKILL: no unwinding, no flushing, like a crash. In a child
+ * the harness spawned, the whole process tree goes at once (a store's worker or helper
+ * processes too), through the kill its guard installed (`harness/_child_guard.ts`).
+ */
 export function killSelf(): never {
+  const killTree = (globalThis as Record<symbol, unknown>)[Symbol.for("session-cells.killTree")];
+  if (typeof killTree === "function") killTree();
   loadLibrary().symbols.kill(Deno.pid, SIGKILL);
   // Unreachable unless the signal was refused; exit the hard way regardless.
   Deno.exit(137);

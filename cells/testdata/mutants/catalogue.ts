@@ -44,6 +44,20 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
   },
   {
+    name: "worker_ack_before_commit",
+    breaks: "a worker process acknowledges a write before its COMMIT",
+    cells: [1],
+    expect: "caught",
+    clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+  },
+  {
+    name: "daemon_writes_after_kill",
+    breaks: "a daemon in its own session writes acknowledged appends after its parent died",
+    cells: [1],
+    expect: "caught",
+    clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+  },
+  {
     name: "batch_commit_50",
     breaks: "commits appends in batches of 50",
     cells: [1],

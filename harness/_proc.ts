@@ -1,0 +1,92 @@
+// What /proc says about processes, read through libc (see _libc.ts).
+import { type LibcSymbols, listDir, readBytes, readText } from "./_libc.ts";
+
+/** The fields of `/proc/<pid>/stat` the tree machinery reads. */
+export interface ProcStat {
+  /** The pid. */
+  pid: number;
+  /** `R`, `S`, `D`, `T` (stopped), `t`, `Z` (zombie), `X` (dead), … */
+  state: string;
+  /** The parent's pid. */
+  ppid: number;
+  /** Start time in clock ticks since boot: with the pid, names one process for good. */
+  startTime: number;
+}
+
+/** `/proc/<pid>/stat` parsed, or `undefined` when the process is gone. */
+export function procStat(c: LibcSymbols, pid: number | "self"): ProcStat | undefined {
+  const text = readText(c, `/proc/${pid}/stat`);
+  if (!text) return undefined;
+  // The command name may hold spaces and parentheses: the fields start after the last ")".
+  const close = text.lastIndexOf(")");
+  const fields = text.slice(close + 2).split(" ");
+  return {
+    pid: Number(text.slice(0, text.indexOf(" "))),
+    state: fields[0] ?? "?",
+    ppid: Number(fields[1]),
+    startTime: Number(fields[19]),
+  };
+}
+
+/** Whether a stat names a process that can still run (not a zombie, not dead). */
+export function running(stat: ProcStat | undefined): stat is ProcStat {
+  return stat !== undefined && stat.state !== "Z" && stat.state !== "X";
+}
+
+/** Every pid in /proc. */
+export function allPids(c: LibcSymbols): number[] {
+  return (listDir(c, "/proc") ?? []).filter((name) => /^\d+$/.test(name)).map(Number);
+}
+
+/** Every process's stat, by pid. */
+export function allStats(c: LibcSymbols): Map<number, ProcStat> {
+  const stats = new Map<number, ProcStat>();
+  for (const pid of allPids(c)) {
+    const stat = procStat(c, pid);
+    if (stat) stats.set(pid, stat);
+  }
+  return stats;
+}
+
+/** The command line of a process, its arguments joined by spaces ("" when gone). */
+export function commandLine(c: LibcSymbols, pid: number): string {
+  const bytes = readBytes(c, `/proc/${pid}/cmdline`);
+  if (!bytes?.length) return "";
+  return new TextDecoder().decode(bytes).replace(/\0+$/, "").replaceAll("\0", " ");
+}
+
+/**
+ * The value of one variable in a process's initial environment (`/proc/<pid>/environ`,
+ * readable for one's own processes), or `undefined`.
+ */
+export function environValue(c: LibcSymbols, pid: number, name: string): string | undefined {
+  const bytes = readBytes(c, `/proc/${pid}/environ`);
+  if (!bytes) return undefined;
+  const prefix = `${name}=`;
+  for (const entry of new TextDecoder().decode(bytes).split("\0")) {
+    if (entry.startsWith(prefix)) return entry.slice(prefix.length);
+  }
+  return undefined;
+}
+
+/** The pids below `roots` in `stats` (by parent pid), the roots not included. */
+export function descendantsIn(stats: Map<number, ProcStat>, roots: Iterable<number>): number[] {
+  const children = new Map<number, number[]>();
+  for (const stat of stats.values()) {
+    const list = children.get(stat.ppid);
+    if (list) list.push(stat.pid);
+    else children.set(stat.ppid, [stat.pid]);
+  }
+  const seen = new Set<number>(roots);
+  const out: number[] = [];
+  const queue = [...seen];
+  while (queue.length) {
+    for (const child of children.get(queue.shift()!) ?? []) {
+      if (seen.has(child)) continue;
+      seen.add(child);
+      out.push(child);
+      queue.push(child);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,89 @@
+// The Python worker store: the protocol's answers and typed errors, its crash is its
+// client's crash, and the cells judge it (cells 1 and 2 on this process's leg; every cell,
+// leg and tier: `deno task conformance --target targets/python_sqlite3/target.ts`).
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { currentLeg } from "../../harness/legs.ts";
+import { waitFor } from "../../harness/wait_for.ts";
+import { CELLS } from "../../cells/register.ts";
+import { runDefinitions } from "../../cells/run_definitions.ts";
+import { childPermissions, openStore } from "./target.ts";
+
+const python = childPermissions().run?.[0] ?? "";
+const ignore = !python.startsWith("/") || Deno.build.os !== "linux";
+const options = { ignore, sanitizeResources: false, sanitizeOps: false };
+const target = new URL("./target.ts", import.meta.url);
+
+Deno.test({
+  name: "the Python worker answers each request, errors typed by name, and exits on close",
+  ...options,
+  async fn() {
+    const store = await openStore(`${await Deno.makeTempDir()}/store.db`, {
+      journalMode: "delete",
+    });
+    strictEqual(store.journalMode, "delete");
+    await store.createSession("s1");
+    deepStrictEqual(
+      [
+        await store.appendMessage("s1", { role: "user", content: "m0" }),
+        await store.appendMessage("s1", { role: "assistant", content: "m1" }),
+      ],
+      [1, 2],
+    );
+    deepStrictEqual((await store.getMessages("s1")).map((m) => m.content), ["m0", "m1"]);
+    strictEqual(await store.getSession!("none"), undefined);
+    deepStrictEqual(await store.checkInvariants!(), []);
+    strictEqual(await store.requestHandoff!("s1", "cli"), true);
+    strictEqual(await store.claimHandoff!("s1"), true);
+    strictEqual(await store.claimHandoff!("s1"), false);
+    await rejects(
+      Promise.resolve(store.appendMessage("none", { role: "user", content: "x" })),
+      (error: Error) => error.name === "SessionNotFoundError",
+    );
+    await store.close();
+  },
+});
+
+Deno.test({
+  name: "a worker killed by SIGKILL kills its client by SIGKILL: the store crashed",
+  ...options,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const client = new Deno.Command(Deno.execPath(), {
+      args: [
+        "eval",
+        `import { openStore } from ${JSON.stringify(target.href)};
+const store = await openStore(${JSON.stringify(`${dir}/store.db`)}, {});
+await store.createSession("s1");
+Deno.writeTextFileSync(${JSON.stringify(`${dir}/worker`)}, String(store.workerPid));
+for (let i = 0; ; i++) await store.appendMessage("s1", { role: "user", content: "m" + i });`,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(client.stderr).text();
+    await waitFor(() => {
+      try {
+        return Deno.readTextFileSync(`${dir}/worker`) !== "";
+      } catch {
+        return false;
+      }
+    }, { what: "the worker to start", deadlineMs: 30_000 });
+    Deno.kill(Number(Deno.readTextFileSync(`${dir}/worker`)), "SIGKILL");
+    const status = await client.status;
+    strictEqual(status.signal, "SIGKILL", await stderr);
+  },
+});
+
+for (const cell of [1, 2] as const) {
+  Deno.test({
+    name: `cell ${cell} judges the Python worker store, and it passes`,
+    ...options,
+    async fn() {
+      const [outcome] = await runDefinitions(
+        await CELLS[cell]({ target, leg: currentLeg(), keepEvidence: false }),
+      );
+      ok(outcome?.status === "PASS" || outcome?.status === "SKIP", outcome?.detail);
+      if (outcome?.status === "SKIP") console.log(`cell ${cell}: ${outcome.detail}`);
+    },
+  });
+}
