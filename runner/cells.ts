@@ -201,14 +201,6 @@ function watch(run: LegRun, reportDir: string, options: CellsOptions): void {
   } catch { /* the folder is gone: the leg ended */ }
 }
 
-/** The failed checks of a reason written as `Failed check(s):` then one per line. */
-function checksOf(reason: string): string[] {
-  const [head, ...rest] = reason.split("\n");
-  return head?.startsWith("Failed check(s):")
-    ? rest.filter((line) => line.trim())
-    : [head ?? reason];
-}
-
 /** The command that replays one cell on one leg × library. */
 export function cellReplay(
   target: string,
@@ -239,7 +231,9 @@ function outcomeOf(report: CellReport, run: LegRun, options: CellsOptions): Outc
     ...(version ? { sqliteVersion: version } : {}),
     status: report.status,
     ...(report.reason ? { reason: report.reason } : {}),
-    ...(failed ? { checks: report.checks ?? checksOf(report.reason ?? "") } : {}),
+    ...(report.skipKind ? { skipKind: report.skipKind } : {}),
+    // A cell's FAIL and ERROR carry their checks; a report without them says its reason.
+    ...(failed ? { checks: report.checks ?? [report.reason ?? "no reason given"] } : {}),
     ...(report.diagnoses?.length ? { diagnoses: report.diagnoses } : {}),
     ...(report.evidence ? { evidence: report.evidence } : {}),
     ...(seed !== undefined ? { seed } : {}),

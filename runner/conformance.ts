@@ -17,7 +17,7 @@
 import { type LegName, LEGS } from "../harness/legs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { Pool } from "./_pool.ts";
-import { runTierUnit, tierSkipReason, tierUnits, type ToolTier } from "./_tool_tiers.ts";
+import { runTierUnit, tierSkip, tierUnits, type ToolTier } from "./_tool_tiers.ts";
 import { detectCapabilities } from "./capabilities.ts";
 import { CELL_TITLES, type LegRun, runCells } from "./cells.ts";
 import { hostLibrary, type Library, libraryAxis } from "./libraries.ts";
@@ -175,8 +175,8 @@ async function toolTier(
   options: ConformanceOptions,
   evidenceDir: string,
 ): Promise<TierOutcome> {
-  const skip = tierSkipReason(tier, ctx.caps);
-  if (skip) return { run: { tier, status: "SKIP", reason: skip, seconds: 0 }, results: [] };
+  const skip = tierSkip(tier, ctx.caps);
+  if (skip) return { run: { tier, status: "SKIP", ...skip, seconds: 0 }, results: [] };
   let first: number | undefined;
   let last = performance.now();
   const priority = { "powerloss-cells": 3, "sweep": 2 }[tier as string] ?? 1;

@@ -17,7 +17,7 @@ import {
 } from "../runner/conformance.ts";
 import { LEVELS } from "../runner/report_schema.ts";
 import { type Manifest, manifestPathOf, readManifest } from "../runner/manifest.ts";
-import { mergeReports, parseReport } from "../runner/merge.ts";
+import { MergeError, mergeReports, parseReport } from "../runner/merge.ts";
 import { engineText, widenedNote, writeReports } from "../runner/report_formats.ts";
 import type { ConformanceReport, Machine } from "../runner/report_schema.ts";
 import { TIERS } from "../runner/result.ts";
@@ -166,8 +166,11 @@ async function merge(files: string[], args: string[]): Promise<number> {
     try {
       reports.push(parseReport(file, await Deno.readTextFile(file)));
     } catch (error) {
+      // A MergeError names the file already; a read error does not.
       fail(
-        `Cannot merge ${file}: ${(error as Error).message.replace(/^Cannot merge [^:]*: /, "")}`,
+        error instanceof MergeError
+          ? error.message
+          : `Cannot merge ${file}: ${(error as Error).message}`,
       );
     }
   }

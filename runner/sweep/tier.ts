@@ -36,6 +36,7 @@ import type { LegName } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import { targetSpecifier } from "../../cells/target.ts";
 import type { Outcome, TierName, TierOutcome } from "../result.ts";
+import type { SkipKind } from "../../cells/cell_report.ts";
 import { seedTemplate } from "./_calls_record.ts";
 import {
   type CallKnobs,
@@ -235,8 +236,11 @@ function finish(tier: TierName, started: number, results: Outcome[]): TierOutcom
   return { run: { tier, status: "SKIP", reason, seconds }, results };
 }
 
-function skipped(tier: TierName, reason: string): TierOutcome {
-  return { run: { tier, status: "SKIP", reason, seconds: 0 }, results: [] };
+function skipped(tier: TierName, reason: string, skipKind?: SkipKind): TierOutcome {
+  return {
+    run: { tier, status: "SKIP", reason, ...(skipKind ? { skipKind } : {}), seconds: 0 },
+    results: [],
+  };
 }
 
 /**
@@ -267,6 +271,7 @@ export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome>
     return skipped(
       tier,
       "the target declares no crash points (export crashPoints() from the target module to be swept; the syscalls tiers need none)",
+      "no-crash-points",
     );
   }
   const flag = tier === "syscalls-crash"
