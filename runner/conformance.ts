@@ -28,7 +28,7 @@ import {
   type ConformanceReport,
   countStatuses,
   type Machine,
-  type Result,
+  observedResults,
   SCHEMA,
   SCHEMA_VERSION,
   verdictOf,
@@ -134,22 +134,6 @@ export interface ConformanceOptions {
 
 /** Per leg × library: a promise that says, once the cells ran there, whether cell 1 ran. */
 type Honoured = (leg: LegName, library: string) => Promise<boolean>;
-
-/** The results of every tier as one list of results, the manifest applied. */
-function resultsOf(outcomes: readonly Outcome[], manifest: Manifest | undefined): Result[] {
-  const observed = outcomes.map((o): Result => {
-    // A result that judged nothing is no PASS.
-    const nothing = o.status === "PASS" && o.judged === 0;
-    const status = nothing ? "SKIP" : o.status;
-    return {
-      ...o,
-      observed: status,
-      status,
-      ...(nothing ? { reason: "nothing was judged" } : {}),
-    };
-  });
-  return applyManifest(observed, manifest);
-}
 
 /** The legs a unit of `tier` on `library` runs: every honoured one at once for the sweep. */
 async function unitLegs(
@@ -407,7 +391,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const [x, y] = [place(a), place(b)];
     return x.reduce((d, v, i) => d || v - y[i]!, 0);
   });
-  const results = resultsOf(ordered, options.manifest);
+  const results = applyManifest(observedResults(ordered), options.manifest);
   const tierRuns = outcomes.map((o) => o.run);
   const level = levelOf(results, tierRuns);
   const { verdict, why } = verdictOf(results, options.strict ?? false, tierRuns);

@@ -40,7 +40,7 @@ export type {
   Status,
   Verdict,
 } from "./report_schema.ts";
-export { LEVELS, SCHEMA, SCHEMA_VERSION, verdictOf } from "./report_schema.ts";
+export { LEVELS, observedResults, SCHEMA, SCHEMA_VERSION, verdictOf } from "./report_schema.ts";
 export { levelOf, type LevelVerdict } from "./levels.ts";
 export { type Manifest, type ManifestEntry, readManifest } from "./manifest.ts";
 export { junitReport, markdownReport } from "./report_formats.ts";

@@ -265,6 +265,29 @@ export function countStatuses(results: readonly Result[]): Record<Status, number
 }
 
 /**
+ * Outcomes as results before any manifest: a PASS that judged nothing (no state, program
+ * or kill) is a SKIP saying so, never a PASS.
+ *
+ * @param outcomes The engine's outcomes.
+ * @returns The results.
+ * @example
+ * ```ts
+ * import { observedResults } from "./report_schema.ts";
+ * const [r] = observedResults([
+ *   { clause: "1 c", tier: "sweep", leg: "default", library: "system", status: "PASS", judged: 0 },
+ * ]);
+ * console.log(r?.status); // "SKIP"
+ * ```
+ */
+export function observedResults(outcomes: readonly Outcome[]): Result[] {
+  return outcomes.map((o): Result => {
+    const nothing = o.status === "PASS" && o.judged === 0;
+    const status = nothing ? "SKIP" : o.status;
+    return { ...o, observed: status, status, ...(nothing ? { reason: "nothing was judged" } : {}) };
+  });
+}
+
+/**
  * The verdict and, unless PASS, why.
  *
  * @param results Every result.

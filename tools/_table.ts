@@ -3,6 +3,8 @@
 // failed checks, its diagnoses, its replay command and its evidence. The JSON keeps the rest.
 import type { Diagnosis } from "../cells/cell_report.ts";
 import { oneLine } from "../runner/report_formats.ts";
+import { observedResults, type Verdict, verdictOf } from "../runner/report_schema.ts";
+import type { Outcome, TierOutcome, TierRun } from "../runner/result.ts";
 
 export { oneLine };
 
@@ -69,6 +71,8 @@ function figuresText(row: TableRow): string {
   if (Array.isArray(f.crashPoints)) parts.push(`${f.crashPoints.length} crash points`);
   if (Array.isArray(f.exitCodes)) parts.push(`exits ${f.exitCodes.join(",")}`);
   if (row.judged !== undefined) parts.push(`${row.judged} judged`);
+  if (typeof f.tornStates === "number") parts.push(`${f.tornStates} torn`);
+  if (typeof f.resumes === "number") parts.push(`${f.resumes} resumes`);
   return parts.join(", ");
 }
 
@@ -209,4 +213,62 @@ export function renderTable(rows: readonly TableRow[], options: TableOptions = {
     out.push("", ...failureBlock(row, showTier, width));
   }
   return out.join("\n");
+}
+
+/** The 1-minute load average (the machine may be shared), or `?`. */
+export function loadAverage(): string {
+  try {
+    return Deno.loadavg()[0]!.toFixed(2);
+  } catch {
+    return "?";
+  }
+}
+
+/**
+ * A tool's verdict on its outcomes, by the conformance report's rules (`verdictOf`): FAIL
+ * on a failure, ERROR when the suite failed, SKIP when nothing was judged (a PASS that
+ * judged nothing is a SKIP), else PASS; with why unless PASS.
+ *
+ * @param outcomes The outcomes.
+ * @param runs How the tiers went (named when every one was skipped).
+ * @returns The verdict.
+ */
+export function toolVerdict(
+  outcomes: readonly Outcome[],
+  runs: readonly TierRun[] = [],
+): { verdict: Verdict; why?: string } {
+  return verdictOf(observedResults(outcomes), false, runs);
+}
+
+/**
+ * The verdict line of a tier of states (the sweep, the power-loss cells): states judged
+ * in the wall time, the rate, the load, torn states and resumes, the seed, and the
+ * verdict with why: `<name>: N states in S s (R states/s; load average L): T torn
+ * states, R resumes judged, seed S: PASS`.
+ *
+ * @param name The command, e.g. `sweep --syscalls`.
+ * @param tier The tier's outcome.
+ * @param seconds Wall time.
+ * @returns The line and the verdict.
+ */
+export function statesVerdict(
+  name: string,
+  tier: TierOutcome,
+  seconds: number,
+): { line: string; verdict: Verdict } {
+  const sum = (f: (r: Outcome) => number) => tier.results.reduce((n, r) => n + f(r), 0);
+  const states = sum((r) => r.judged ?? 0);
+  const torn = sum((r) => Number(r.figures?.tornStates ?? 0));
+  const resumes = sum((r) => Number(r.figures?.resumes ?? 0));
+  const seeds = [...new Set(tier.results.flatMap((r) => r.seed === undefined ? [] : [r.seed]))];
+  const { verdict, why } = toolVerdict(tier.results, [tier.run]);
+  const rate = seconds > 0 ? (states / seconds).toFixed(1) : "0";
+  return {
+    verdict,
+    line: `${name}: ${states} states in ${
+      seconds.toFixed(1)
+    } s (${rate} states/s; load average ${loadAverage()}): ${torn} torn states, ${resumes} resumes judged${
+      seeds.length ? `, seed ${seeds.join(",")}` : ""
+    }: ${verdict}${why ? ` (${why})` : ""}`,
+  };
 }

@@ -174,6 +174,11 @@ async function libraryChild(
   }
 }
 
+/** A replay's `--libraries`: the library by its label (none for a store on its own engine). */
+function librariesFlag(library: TierLibrary): string {
+  return library.label === "own" || library.label === "none" ? "" : ` --libraries ${library.label}`;
+}
+
 /** The libraries a store is judged on: each of ours on the binding, else one, labelled. */
 function librariesFor(store: Store, libraries: readonly TierLibrary[]): TierLibrary[] {
   if (store.binding !== false) return [...libraries];
@@ -290,7 +295,7 @@ export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome>
     ...(options.cells ? { cells: options.cells } : {}),
     ...(options.points ? { points: options.points } : {}),
     ...(options.calls ? { calls: options.calls } : {}),
-  }, (library) => `DENO_SQLITE_PATH=${library.path} deno task sweep${flag} --target ${target}`);
+  }, (library) => `deno task sweep${flag} --target ${target}${librariesFlag(library)}`);
   return finish(tier, started, results);
 }
 
@@ -326,6 +331,6 @@ export async function powerLossCellsTier(options: PowerLossCellsTierOptions): Pr
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(options.cells ? { cells: options.cells } : {}),
     ...(options.powerLoss ? { powerLoss: options.powerLoss } : {}),
-  }, (library) => `DENO_SQLITE_PATH=${library.path} deno task powerloss-cells --target ${target}`);
+  }, (library) => `deno task powerloss-cells --target ${target}${librariesFlag(library)}`);
   return finish(tier, started, results);
 }

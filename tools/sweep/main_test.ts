@@ -1,7 +1,13 @@
-// The sweep's command line: --help prints the flag table and exit codes; a bad value is a
-// usage error (exit 2) naming the flag, before any child starts; a run that judged nothing
-// prints SKIP with why and exits 1, never 0.
+// The sweep's command line: --help prints the flag table and exit codes, its shared flags
+// word for word as every other task's; a bad value is a usage error (exit 2) naming the
+// flag, before any child starts; a run that judged nothing prints SKIP with why on the one
+// table's grouped line and the verdict line, and exits 1, never 0.
 import { deepStrictEqual, ok } from "node:assert/strict";
+import { helpText, type ToolSpec } from "../_cli.ts";
+import { CONFORMANCE_CLI } from "../conformance.ts";
+import { MATRIX_CLI } from "../matrix.ts";
+import { POWERLOSS_CELLS_CLI } from "../powerloss_cells.ts";
+import { SWEEP_CLI } from "./main.ts";
 
 const MAIN = new URL("./main.ts", import.meta.url);
 
@@ -23,6 +29,35 @@ Deno.test("sweep --help prints every flag and the exit codes", async () => {
     ok(out.includes(flag), `${flag} missing from --help:\n${out}`);
   }
   ok(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 /.test(out), out);
+});
+
+Deno.test("every task's shared flags read the same: name, value, meaning and default", () => {
+  const shared = ["--target", "--cells", "--legs", "--libraries", "--seed", "--jobs", "--quick"];
+  const tools: [string, ToolSpec][] = [
+    ["sweep", SWEEP_CLI],
+    ["powerloss-cells", POWERLOSS_CELLS_CLI],
+    ["matrix", MATRIX_CLI],
+    ["conformance", CONFORMANCE_CLI],
+  ];
+  const lineOf = (tool: ToolSpec, flag: string) =>
+    helpText({ ...tool, flags: tool.flags.filter((f) => f.name === flag) }).split("\n")
+      .find((l) => l.startsWith(`  ${flag}`))?.replace(/ +/g, " ");
+  for (const flag of shared) {
+    const lines = new Set(
+      tools.filter(([, tool]) => tool.flags.some((f) => f.name === flag))
+        .map(([, tool]) => lineOf(tool, flag)),
+    );
+    deepStrictEqual(lines.size, 1, `${flag} differs between tasks:\n${[...lines].join("\n")}`);
+  }
+  for (const [name, tool] of tools.filter(([name]) => name !== "matrix")) {
+    ok(tool.flags.some((f) => f.name === "--quick"), `${name} lacks --quick`);
+  }
+  for (const [name, tool] of tools) {
+    for (const flag of ["--target", "--cells", "--legs", "--libraries", "--seed", "--jobs"]) {
+      ok(tool.flags.some((f) => f.name === flag), `${name} lacks ${flag}`);
+    }
+    ok(tool.flags.some((f) => f.name === "--json"), `${name} lacks --json`);
+  }
 });
 
 Deno.test("sweep rejects bad numbers and states with exit 2", async () => {
@@ -61,6 +96,8 @@ Deno.test({
       `${Deno.makeTempDirSync()}/report.json`,
     );
     deepStrictEqual(code, 1, out);
+    // The one table: identical SKIPs grouped on one line, with why.
+    ok(/^cell 3 × default × own: SKIP: .*lacks/m.test(out), out);
     ok(/: 0 states in [\d.]+ s .*: SKIP \(.*lacks/.test(out), out);
     ok(!/: PASS/.test(out), out);
   },
