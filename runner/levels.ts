@@ -102,7 +102,8 @@ function durableMissing(results: readonly Result[]): string[] {
 
 /**
  * What FULL adds: every cell passes on every honoured leg (a cell that holds on the
- * default leg only, by design, passes there instead), every tier ran, nothing failed.
+ * default leg only, by design, passes there instead), every tier ran, nothing failed
+ * (nothing left running either).
  */
 function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): string[] {
   const missing: string[] = [];
@@ -135,8 +136,11 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
       missing.push(`tier ${t.tier}: SKIP (${t.reason ?? "?"})`);
     }
   }
+  // A failure of no cell's clause (a process left running, a broken test run) too.
   for (const r of results) {
-    if (r.tier !== "cells" && failed(r)) missing.push(`${r.clause} on ${where(r)}: ${r.status}`);
+    if ((r.tier !== "cells" || r.cell === undefined) && failed(r)) {
+      missing.push(`${r.clause} on ${where(r)}: ${r.status}`);
+    }
   }
   return missing;
 }

@@ -242,6 +242,11 @@ export interface ConformanceReport {
   results: Result[];
   /** How many results have each status. */
   counts: Record<Status, number>;
+  /**
+   * Processes the run started and left running (killed at its end): each one makes the
+   * verdict FAIL.
+   */
+  survivors?: { pid: number; commandLine: string }[];
 }
 
 /**

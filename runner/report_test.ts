@@ -93,6 +93,14 @@ Deno.test("levels: every cell and tier passing is FULL", () => {
   assertEquals(levelOf(untyped, ran()).level, "DURABLE");
 });
 
+Deno.test("levels: a process left running after a leg keeps the store below FULL", () => {
+  const left = result(0, "FAIL", { clause: "no survivors", leg: "delete" });
+  delete left.cell;
+  const verdict = levelOf([...fullResults(), left], ran());
+  assertEquals(verdict.level, "DURABLE");
+  assertEquals(verdict.next?.missing, ["no survivors on cells delete × system: FAIL"]);
+});
+
 Deno.test("levels: a FAIL of cell 1 on one honoured leg lowers the level to NONE", () => {
   const results = fullResults().map((r) =>
     r.cell === 1 && r.leg === "delete" && r.tier === "cells"

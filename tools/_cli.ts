@@ -6,6 +6,12 @@ import { CELLS } from "../cells/register.ts";
 import { loadTarget, targetSpecifier } from "../cells/target.ts";
 import { declaredPermissions } from "../cells/target_access.ts";
 import { widenedFlags } from "../harness/permissions.ts";
+import {
+  reapRunScope,
+  startRunScope,
+  type Survivor,
+  survivorsMessage,
+} from "../harness/process_tree.ts";
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
@@ -417,4 +423,26 @@ export async function runAxis(
     );
   }
   return { engine, ...(openError ? { openError } : {}), ...axis };
+}
+
+/**
+ * Makes this tool run a run scope (`harness/process_tree.ts`): everything it starts from
+ * now on, at any depth and in any session, is found by {@linkcode endRun}, and is killed
+ * if the tool dies first. Call it once the flags are read, before anything starts.
+ */
+export function startRun(): void {
+  startRunScope();
+}
+
+/**
+ * Ends a tool's run scope: every process the run started that is still running is
+ * killed and named (pid and command line) on a FAIL line; the tool fails the run on it.
+ *
+ * @param tool The tool's name.
+ * @returns The survivors (empty after a clean run).
+ */
+export async function endRun(tool: string): Promise<Survivor[]> {
+  const left = await reapRunScope();
+  if (left.length) console.log(`${tool}: FAIL: ${survivorsMessage(left, `the ${tool} run`)}`);
+  return left;
 }

@@ -5,6 +5,7 @@ import type { Diagnosis } from "../cells/cell_report.ts";
 import { oneLine } from "../runner/report_formats.ts";
 import { observedResults, type Verdict, verdictOf } from "../runner/report_schema.ts";
 import type { Outcome, TierOutcome, TierRun } from "../runner/result.ts";
+import { type Survivor, survivorsMessage } from "../harness/process_tree.ts";
 
 export { oneLine };
 
@@ -225,19 +226,24 @@ export function loadAverage(): string {
 }
 
 /**
- * A tool's verdict on its outcomes, by the conformance report's rules (`verdictOf`): FAIL
- * on a failure, ERROR when the suite failed, SKIP when nothing was judged (a PASS that
- * judged nothing is a SKIP), else PASS; with why unless PASS.
+ * A tool's verdict on its run, by the conformance report's rules (`verdictOf`): FAIL on
+ * a failure or on a process the run left running, ERROR when the suite failed, SKIP when
+ * nothing was judged (a PASS that judged nothing is a SKIP), else PASS; with why unless
+ * PASS.
  *
  * @param outcomes The outcomes.
  * @param runs How the tiers went (named when every one was skipped).
+ * @param survivors What the run left running (its run scope's reap).
  * @returns The verdict.
  */
 export function toolVerdict(
   outcomes: readonly Outcome[],
   runs: readonly TierRun[] = [],
+  survivors: readonly Survivor[] = [],
 ): { verdict: Verdict; why?: string } {
-  return verdictOf(observedResults(outcomes), false, runs);
+  const verdict = verdictOf(observedResults(outcomes), false, runs);
+  if (!survivors.length || verdict.verdict === "FAIL") return verdict;
+  return { verdict: "FAIL", why: survivorsMessage(survivors, "the run") };
 }
 
 /**
@@ -249,19 +255,21 @@ export function toolVerdict(
  * @param name The command, e.g. `sweep --syscalls`.
  * @param tier The tier's outcome.
  * @param seconds Wall time.
+ * @param survivors What the run left running.
  * @returns The line and the verdict.
  */
 export function statesVerdict(
   name: string,
   tier: TierOutcome,
   seconds: number,
+  survivors: readonly Survivor[] = [],
 ): { line: string; verdict: Verdict } {
   const sum = (f: (r: Outcome) => number) => tier.results.reduce((n, r) => n + f(r), 0);
   const states = sum((r) => r.judged ?? 0);
   const torn = sum((r) => Number(r.figures?.tornStates ?? 0));
   const resumes = sum((r) => Number(r.figures?.resumes ?? 0));
   const seeds = [...new Set(tier.results.flatMap((r) => r.seed === undefined ? [] : [r.seed]))];
-  const { verdict, why } = toolVerdict(tier.results, [tier.run]);
+  const { verdict, why } = toolVerdict(tier.results, [tier.run], survivors);
   const rate = seconds > 0 ? (states / seconds).toFixed(1) : "0";
   return {
     verdict,

@@ -5,7 +5,8 @@
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import type { ConformanceReport } from "../runner/report_schema.ts";
-import { runTool } from "./_test_helpers.ts";
+import { daemonsLeft, runTool } from "./_test_helpers.ts";
+import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
 
 const TOOL = new URL("./conformance.ts", import.meta.url);
 const path = (relative: string) => new URL(relative, import.meta.url).pathname;
@@ -160,4 +161,25 @@ Deno.test("conformance: a store on no SQLite runs once, labelled none, never on 
   );
   ok(report.results.every((r) => r.sqliteVersion === undefined), run.stdout);
   strictEqual(run.code, 0, run.stdout);
+});
+
+Deno.test({
+  name: "conformance: daemons a store leaves after the tool and a leg make it FAIL, named",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const run = await conformance(
+      ...["--target", path("./testdata/escaping_daemon_target.ts"), "--tiers", "cells"],
+      ...["--cells", "1", "--legs", "default", "--libraries", "system", "--quick"],
+    );
+    const report = run.report!;
+    strictEqual(run.code, 1, run.stdout + run.stderr);
+    strictEqual(report.verdict, "FAIL");
+    deepStrictEqual(report.survivors?.map((s) => s.commandLine.split("/").at(-1)), [
+      `sleep ${DAEMONS.tool}`,
+    ]);
+    const leg = report.results.find((r) => r.clause === "no survivors");
+    deepStrictEqual([leg?.tier, leg?.leg, leg?.status], ["cells", "default", "FAIL"]);
+    ok(leg!.checks![0]!.includes(`sleep ${DAEMONS.test})`), leg!.checks![0]);
+    deepStrictEqual(daemonsLeft(Object.values(DAEMONS)), [], "the daemons were killed");
+  },
 });

@@ -17,6 +17,7 @@ import type { Outcome } from "../runner/result.ts";
 import { type SoakSums, soakSums, startHogs } from "../runner/soak.ts";
 import {
   checkTarget,
+  endRun,
   evidenceDir,
   fail,
   FLAGS,
@@ -25,6 +26,7 @@ import {
   parseFlags,
   runAxis,
   sharedOptions,
+  startRun,
   type ToolSpec,
   writeJson,
 } from "./_cli.ts";
@@ -57,7 +59,7 @@ report. --repeat N --hogs N make it a soak: N runs beside CPU hogs, summed.`,
   ],
   exitCodes: {
     0: "PASS: a cell was judged, none failed or erred, nothing acknowledged was lost",
-    1: "FAIL or ERROR, SKIP (nothing judged), a loss, or (--strict) a leg that never ran",
+    1: "FAIL or ERROR, SKIP (nothing judged), a loss, a process left running, or (--strict) a leg that never ran",
   },
 };
 
@@ -99,6 +101,7 @@ async function main(args: string[]): Promise<number> {
   }
   const flags = parseFlags(MATRIX_CLI, args);
   const options = sharedOptions(flags);
+  startRun();
   const json = jsonPath(flags, ".cache/matrix/report.json");
   const openDeadline = flags.int("--open-deadline", 1);
   const widened = await checkTarget(options.target);
@@ -149,6 +152,8 @@ async function main(args: string[]): Promise<number> {
   } finally {
     await hogs.stop();
   }
+  // Nothing the run started may still be running: a survivor fails it, named.
+  const survivors = await endRun("matrix");
   const seconds = (performance.now() - started) / 1000;
   const outcomes = tier.results;
   const shown = options.repeat > 1 ? outcomes.filter((o) => o.status !== "PASS") : outcomes;
@@ -165,6 +170,7 @@ async function main(args: string[]): Promise<number> {
     counts: { PASS: n("PASS"), FAIL: n("FAIL"), ERROR: n("ERROR"), SKIP: n("SKIP") },
     evidenceDir: evidence,
     unexercised,
+    survivors,
     ...(sums ? { soak: { ...sums, hogs: options.hogs, hogCpuSeconds: hogs.cpuSeconds() } } : {}),
     results: outcomes,
   });
@@ -172,7 +178,7 @@ async function main(args: string[]): Promise<number> {
   for (const leg of unexercised) {
     console.log(`matrix: leg ${leg.leg} was never exercised: ${leg.why}`);
   }
-  const { verdict, why } = toolVerdict(outcomes, [tier.run]);
+  const { verdict, why } = toolVerdict(outcomes, [tier.run], survivors);
   console.log(
     `matrix: ${verdict}${why ? ` (${cut(why, 300)})` : ""}; ${n("PASS")} passed, ${
       n("FAIL")

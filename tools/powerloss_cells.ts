@@ -14,6 +14,7 @@ import type { Outcome } from "../runner/result.ts";
 import { type Profile, PROFILES } from "../recorder/crash_states.ts";
 import {
   checkTarget,
+  endRun,
   evidenceDir,
   fail,
   FLAGS,
@@ -22,6 +23,7 @@ import {
   parseFlags,
   runAxis,
   sharedOptions,
+  startRun,
   type ToolSpec,
   writeJson,
 } from "./_cli.ts";
@@ -135,6 +137,7 @@ async function main(args: string[]): Promise<number> {
   const resumes = flags.int("--resumes", 0);
   const shared = sharedOptions(flags, CELLS);
   const json = jsonPath(flags, JSON_REPORT);
+  startRun();
   await checkTarget(shared.target);
   const { libraries } = await runAxis("powerloss-cells", shared, flags);
   const seed = shared.seed ?? Math.floor(Math.random() * 2 ** 31);
@@ -168,6 +171,8 @@ async function main(args: string[]): Promise<number> {
       ...(resumes !== undefined ? { resumes } : {}),
     },
   });
+  // Nothing the run started may still be running: a survivor fails it, named.
+  const survivors = await endRun("powerloss-cells");
   const seconds = (performance.now() - started) / 1000;
   await writeJson(json, {
     date: new Date().toISOString(),
@@ -176,11 +181,12 @@ async function main(args: string[]): Promise<number> {
     legs: shared.legs,
     libraries,
     profile,
+    survivors,
     ...outcome,
   });
   console.log(rateLine(outcome.results, profile));
   console.log(`\n${renderTable(outcome.results, { width: terminalWidth() })}\n`);
-  const { line, verdict } = statesVerdict("powerloss-cells", outcome, seconds);
+  const { line, verdict } = statesVerdict("powerloss-cells", outcome, seconds, survivors);
   console.log(line);
   console.log(`report: ${json}`);
   return verdict === "PASS" ? 0 : 1;

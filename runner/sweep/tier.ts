@@ -38,6 +38,7 @@ import { targetSpecifier } from "../../cells/target.ts";
 import type { Outcome, TierName, TierOutcome } from "../result.ts";
 import type { SkipKind } from "../../cells/cell_report.ts";
 import { seedTemplate } from "./_calls_record.ts";
+import { spawnTree, survivorsOutcome } from "../_tree_child.ts";
 import {
   type CallKnobs,
   type CellKnobs,
@@ -138,7 +139,7 @@ async function libraryChild(
   };
   delete (env as Record<string, string | undefined>).SESSION_DB_JOURNAL_MODE;
   delete (env as Record<string, string | undefined>).SESSION_DB_CRASH_AT;
-  const child = new Deno.Command(Deno.execPath(), {
+  const { child, settle } = spawnTree(Deno.execPath(), {
     args: [
       "run",
       "--no-lock",
@@ -152,7 +153,7 @@ async function libraryChild(
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",
-  }).spawn();
+  });
   const stderr = new Response(child.stderr).text();
   let pending = "";
   for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
@@ -162,8 +163,11 @@ async function libraryChild(
   }
   if (pending) log(pending);
   const status = await child.status;
+  // Inside (the share's own run scope) and outside (its tree): nothing may be left running.
+  const outside = await settle();
   try {
-    return JSON.parse(await Deno.readTextFile(resultPath)) as LibraryResult;
+    const result = JSON.parse(await Deno.readTextFile(resultPath)) as LibraryResult;
+    return { ...result, survivors: [...result.survivors ?? [], ...outside] };
   } catch {
     const tail = (await stderr).trim().split("\n").slice(-4).join(" | ");
     throw new Error(
@@ -216,6 +220,10 @@ async function eachLibrary(
       // (CELLS_EVIDENCE_DIR, CELLS_REPORT_DIR), are the process's, never shared with the caller.
       const result = await libraryChild(share, library.path, log);
       outcomes.push(...result.outcomes);
+      if (result.survivors?.length) {
+        const leg = options.legs.join(",");
+        outcomes.push(survivorsOutcome(result.survivors, { tier, leg, library: library.label }));
+      }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       outcomes.push(...options.legs.map((leg) => ({

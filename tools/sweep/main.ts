@@ -24,6 +24,7 @@ import {
 import { type Profile, PROFILES } from "../../recorder/crash_states.ts";
 import {
   checkTarget,
+  endRun,
   evidenceDir,
   fail,
   FLAGS,
@@ -33,6 +34,7 @@ import {
   parseFlags,
   runAxis,
   sharedOptions,
+  startRun,
   type ToolSpec,
   writeJson,
 } from "../_cli.ts";
@@ -226,6 +228,7 @@ async function main(args: string[]): Promise<number> {
   const knobs = syscalls ? { calls: callKnobs(flags) } : { points: pointKnobs(flags) };
   const shared = sharedOptions(flags, SWEEP_CELLS);
   const json = jsonPath(flags, JSON_REPORT);
+  startRun();
   await checkTarget(shared.target);
   const { libraries } = await runAxis("sweep", shared, flags);
   const seed = shared.seed ?? Math.floor(Math.random() * 2 ** 31);
@@ -252,6 +255,8 @@ async function main(args: string[]): Promise<number> {
     log: (line) => console.log(line),
     ...knobs,
   });
+  // Nothing the run started may still be running: a survivor fails it, named.
+  const survivors = await endRun("sweep");
   const seconds = (performance.now() - started) / 1000;
   await writeJson(json, {
     date: new Date().toISOString(),
@@ -259,6 +264,7 @@ async function main(args: string[]): Promise<number> {
     seed,
     legs: shared.legs,
     libraries,
+    survivors,
     ...outcome,
   });
   if (syscalls) {
@@ -270,7 +276,7 @@ async function main(args: string[]): Promise<number> {
     );
   }
   console.log(`\n${renderTable(outcome.results, { width: terminalWidth() })}\n`);
-  const { line, verdict } = statesVerdict(name, outcome, seconds);
+  const { line, verdict } = statesVerdict(name, outcome, seconds, survivors);
   console.log(line);
   console.log(`report: ${json}`);
   return verdict === "PASS" ? 0 : 1;

@@ -8,6 +8,9 @@ import { CONFORMANCE_CLI } from "../conformance.ts";
 import { MATRIX_CLI } from "../matrix.ts";
 import { POWERLOSS_CELLS_CLI } from "../powerloss_cells.ts";
 import { SWEEP_CLI } from "./main.ts";
+import { daemonsLeft } from "../_test_helpers.ts";
+import { DAEMONS } from "../testdata/escaping_daemon_target.ts";
+import type { Outcome } from "../../runner/result.ts";
 
 const MAIN = new URL("./main.ts", import.meta.url);
 
@@ -100,5 +103,40 @@ Deno.test({
     ok(/^cell 3 × default × own: SKIP: .*lacks/m.test(out), out);
     ok(/: 0 states in [\d.]+ s .*: SKIP \(.*lacks/.test(out), out);
     ok(!/: PASS/.test(out), out);
+  },
+});
+
+Deno.test({
+  name: "sweep: daemons left by the tool and by a library's share fail it, named; none remains",
+  ignore: Deno.build.os !== "linux",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const json = `${Deno.makeTempDirSync()}/report.json`;
+    const { code, out } = await run(
+      ...["--syscalls", "--max-length", "1", "--cells", "1", "--legs", "default"],
+      ...["--libraries", "system", "--target", "tools/testdata/escaping_daemon_target.ts"],
+      ...["--json", json],
+    );
+    const report = JSON.parse(Deno.readTextFileSync(json)) as {
+      results: Outcome[];
+      survivors: { pid: number; commandLine: string }[];
+    };
+    deepStrictEqual(code, 1, out);
+    deepStrictEqual(report.survivors.map((s) => s.commandLine.split("/").at(-1)), [
+      `sleep ${DAEMONS.tool}`,
+    ]);
+    ok(out.includes(`sweep: FAIL: 1 process survived the sweep run (killed now): pid `), out);
+    const share = report.results.find((r) => r.clause === "no survivors");
+    deepStrictEqual([share?.tier, share?.leg, share?.library, share?.status], [
+      "syscalls-crash",
+      "default",
+      "system",
+      "FAIL",
+    ]);
+    ok(share!.checks![0]!.includes(`sleep ${DAEMONS.library})`), share!.checks![0]);
+    deepStrictEqual(report.results.find((r) => r.cell === 1)?.status, "PASS", out);
+    ok(/: FAIL \(1 result\(s\) failed\)$/m.test(out), out);
+    deepStrictEqual(daemonsLeft(Object.values(DAEMONS)), [], "the daemons were killed");
   },
 });
