@@ -281,6 +281,18 @@ Deno.test("merge: rows keyed by machine, the level is the weakest machine's", ()
   assertStringIncludes(md, "| 1 clause | cells | default | system | macos-apfs | FAIL (lost m7) |");
 });
 
+Deno.test("merge: a run that left a process running fails the merged run too", () => {
+  const clean = report("linux-ext4", fullResults());
+  const left = {
+    ...report("macos-apfs", fullResults()),
+    survivors: [{ pid: 7, commandLine: "x" }],
+  };
+  const merged = mergeReports([clean, left], "merge");
+  assertEquals(merged.verdict, "FAIL");
+  assertEquals(merged.survivors, [{ pid: 7, commandLine: "x" }]);
+  assertEquals(mergeReports([clean, clean], "merge").verdict, "PASS");
+});
+
 Deno.test("merge: not a report, another version or another target is a clear error", () => {
   assertThrows(
     () => parseReport("x.json", "{}"),
