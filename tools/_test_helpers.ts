@@ -65,3 +65,19 @@ export function daemonsLeft(
   if (kill) { for (const d of found) sendSignal(c, d.pid, SIGNALS.SIGKILL); }
   return found;
 }
+
+/**
+ * An evidence folder whose name marks a run's test daemons as its own
+ * (`tools/testdata/escaping_daemon_target.ts`), and the daemons' arguments under that mark.
+ *
+ * @param daemons The daemons' first arguments.
+ * @returns The folder and each daemon's whole argument string.
+ */
+export async function markedRun(
+  daemons: readonly string[],
+): Promise<{ evidenceDir: string; args: string[] }> {
+  const digits = String(crypto.getRandomValues(new Uint32Array(1))[0]);
+  const evidenceDir = `${await Deno.makeTempDir()}/escaping-${digits}`;
+  await Deno.mkdir(evidenceDir);
+  return { evidenceDir, args: daemons.map((d) => `${d} 0.${digits}`) };
+}

@@ -5,13 +5,17 @@
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import type { ConformanceReport } from "../runner/report_schema.ts";
-import { daemonsLeft, runTool } from "./_test_helpers.ts";
+import { daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
 import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
 
 const TOOL = new URL("./conformance.ts", import.meta.url);
 const path = (relative: string) => new URL(relative, import.meta.url).pathname;
 
 async function conformance(...args: string[]) {
+  return await conformanceWith({}, ...args);
+}
+
+async function conformanceWith(env: Record<string, string>, ...args: string[]) {
   const dir = await Deno.makeTempDir({ prefix: "conformance-test-" });
   const run = await runTool(TOOL, ["--unstable-kv", ...TASK_PERMISSIONS], [
     ...args,
@@ -21,7 +25,7 @@ async function conformance(...args: string[]) {
     `${dir}/report.md`,
     "--junit",
     `${dir}/report.xml`,
-  ]);
+  ], env);
   let report: ConformanceReport | undefined;
   try {
     report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
@@ -167,7 +171,9 @@ Deno.test({
   name: "conformance: daemons a store leaves after the tool and a leg make it FAIL, named",
   ignore: Deno.build.os !== "linux",
   async fn() {
-    const run = await conformance(
+    const { evidenceDir, args } = await markedRun([DAEMONS.tool, DAEMONS.test]);
+    const run = await conformanceWith(
+      { CELLS_EVIDENCE_DIR: evidenceDir },
       ...["--target", path("./testdata/escaping_daemon_target.ts"), "--tiers", "cells"],
       ...["--cells", "1", "--legs", "default", "--libraries", "system", "--quick"],
     );
@@ -175,11 +181,11 @@ Deno.test({
     strictEqual(run.code, 1, run.stdout + run.stderr);
     strictEqual(report.verdict, "FAIL");
     deepStrictEqual(report.survivors?.map((s) => s.commandLine.split("/").at(-1)), [
-      `sleep ${DAEMONS.tool}`,
+      `sleep ${args[0]}`,
     ]);
     const leg = report.results.find((r) => r.clause === "no survivors");
     deepStrictEqual([leg?.tier, leg?.leg, leg?.status], ["cells", "default", "FAIL"]);
-    ok(leg!.checks![0]!.includes(`sleep ${DAEMONS.test})`), leg!.checks![0]);
-    deepStrictEqual(daemonsLeft(Object.values(DAEMONS)), [], "the daemons were killed");
+    ok(leg!.checks![0]!.includes(`sleep ${args[1]})`), leg!.checks![0]);
+    deepStrictEqual(daemonsLeft(args), [], "the daemons were killed");
   },
 });

@@ -5,7 +5,7 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import type { Survivor } from "../harness/process_tree.ts";
 import type { Outcome } from "../runner/result.ts";
-import { daemonsLeft, runTool } from "./_test_helpers.ts";
+import { daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
 import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
 
 const TOOL = new URL("./matrix.ts", import.meta.url);
@@ -101,14 +101,15 @@ Deno.test({
   name: "matrix: a store's daemons left by the tool and by a leg fail it, named, and none remains",
   ignore: !linux,
   async fn() {
-    const daemons = Object.values(DAEMONS);
-    const run = await cell1(escaping);
+    const { evidenceDir, args } = await markedRun([DAEMONS.tool, DAEMONS.test]);
+    const [toolArgs, testArgs] = args;
+    const run = await cell1(escaping, { CELLS_EVIDENCE_DIR: evidenceDir });
     const text = run.stdout + run.stderr;
     strictEqual(run.code, 1, text);
     // The one the tool's own import started: the run's verdict line names it.
     const [tool] = run.report.survivors;
     strictEqual(run.report.survivors.length, 1, text);
-    ok(tool!.commandLine.endsWith(`sleep ${DAEMONS.tool}`), tool!.commandLine);
+    ok(tool!.commandLine.endsWith(`sleep ${toolArgs}`), tool!.commandLine);
     ok(
       text.includes(
         `matrix: FAIL: 1 process survived the matrix run (killed now): pid ${tool!.pid}`,
@@ -124,11 +125,12 @@ Deno.test({
       "system",
       "FAIL",
     ]);
-    match(leg.checks![0]!, new RegExp(`^no survivors: pid \\d+ \\(\\S*sleep ${DAEMONS.test}\\)`));
+    match(leg.checks![0]!, /^no survivors: pid \d+ \(\S*sleep /);
+    ok(leg.checks![0]!.includes(`sleep ${testArgs})`), leg.checks![0]);
     ok(text.includes("FAIL no survivors × default × system"), text);
     // The cell itself passed: only the survivor checks found them.
     strictEqual(run.report.results.find((r) => r.cell === 1)?.status, "PASS", text);
-    deepStrictEqual(daemonsLeft(daemons), [], "the daemons were killed");
+    deepStrictEqual(daemonsLeft(args), [], "the daemons were killed");
   },
 });
 
@@ -136,11 +138,14 @@ Deno.test({
   name: "matrix: without a tree mechanism the same daemons outlive it (the checks can fail)",
   ignore: !linux,
   async fn() {
-    const daemons = Object.values(DAEMONS);
-    const run = await cell1(escaping, { CELLS_PROCESS_TREE: "none" });
-    const left = daemonsLeft(daemons, true);
+    const { evidenceDir, args } = await markedRun([DAEMONS.tool, DAEMONS.test]);
+    const run = await cell1(escaping, {
+      CELLS_EVIDENCE_DIR: evidenceDir,
+      CELLS_PROCESS_TREE: "none",
+    });
+    const left = daemonsLeft(args, true);
     strictEqual(run.code, 0, run.stdout + run.stderr);
-    deepStrictEqual(left.map((d) => d.args).sort(), [DAEMONS.tool, DAEMONS.test]);
+    deepStrictEqual(left.map((d) => d.args).sort(), [...args].sort());
   },
 });
 

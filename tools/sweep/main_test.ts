@@ -8,15 +8,23 @@ import { CONFORMANCE_CLI } from "../conformance.ts";
 import { MATRIX_CLI } from "../matrix.ts";
 import { POWERLOSS_CELLS_CLI } from "../powerloss_cells.ts";
 import { SWEEP_CLI } from "./main.ts";
-import { daemonsLeft } from "../_test_helpers.ts";
+import { daemonsLeft, markedRun } from "../_test_helpers.ts";
 import { DAEMONS } from "../testdata/escaping_daemon_target.ts";
 import type { Outcome } from "../../runner/result.ts";
 
 const MAIN = new URL("./main.ts", import.meta.url);
 
 async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return await runWith({}, ...args);
+}
+
+async function runWith(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; out: string; err: string }> {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-lock", "-A", MAIN.href, ...args],
+    env,
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -113,7 +121,9 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const json = `${Deno.makeTempDirSync()}/report.json`;
-    const { code, out } = await run(
+    const { evidenceDir, args } = await markedRun([DAEMONS.tool, DAEMONS.library]);
+    const { code, out } = await runWith(
+      { CELLS_EVIDENCE_DIR: evidenceDir },
       ...["--syscalls", "--max-length", "1", "--cells", "1", "--legs", "default"],
       ...["--libraries", "system", "--target", "tools/testdata/escaping_daemon_target.ts"],
       ...["--json", json],
@@ -124,7 +134,7 @@ Deno.test({
     };
     deepStrictEqual(code, 1, out);
     deepStrictEqual(report.survivors.map((s) => s.commandLine.split("/").at(-1)), [
-      `sleep ${DAEMONS.tool}`,
+      `sleep ${args[0]}`,
     ]);
     ok(out.includes(`sweep: FAIL: 1 process survived the sweep run (killed now): pid `), out);
     const share = report.results.find((r) => r.clause === "no survivors");
@@ -134,9 +144,9 @@ Deno.test({
       "system",
       "FAIL",
     ]);
-    ok(share!.checks![0]!.includes(`sleep ${DAEMONS.library})`), share!.checks![0]);
+    ok(share!.checks![0]!.includes(`sleep ${args[1]})`), share!.checks![0]);
     deepStrictEqual(report.results.find((r) => r.cell === 1)?.status, "PASS", out);
     ok(/: FAIL \(1 result\(s\) failed\)$/m.test(out), out);
-    deepStrictEqual(daemonsLeft(Object.values(DAEMONS)), [], "the daemons were killed");
+    deepStrictEqual(daemonsLeft(args), [], "the daemons were killed");
   },
 });

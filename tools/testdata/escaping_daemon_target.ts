@@ -20,12 +20,25 @@ export const DAEMONS = {
 
 let started = false;
 
+/**
+ * A run's own mark on its daemons, so that tests running side by side tell theirs apart:
+ * the digits of an evidence folder named `escaping-<digits>` (the one variable every
+ * process of a run gets), as a second, tiny `sleep` argument.
+ *
+ * @param evidenceDir The run's `CELLS_EVIDENCE_DIR`.
+ * @returns The extra argument, or none.
+ */
+export function runMark(evidenceDir: string | undefined): string[] {
+  const digits = /escaping-(\d+)$/.exec(evidenceDir ?? "")?.[1];
+  return digits ? [`0.${digits}`] : [];
+}
+
 /** Starts this process's daemon once, in its own session, and forgets it. */
 function leave(where: keyof typeof DAEMONS): void {
   if (started) return;
   started = true;
   const daemon = new Deno.Command("sleep", {
-    args: [DAEMONS[where]],
+    args: [DAEMONS[where], ...runMark(Deno.env.get("CELLS_EVIDENCE_DIR"))],
     detached: true,
     stdin: "null",
     stdout: "null",
