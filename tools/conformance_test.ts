@@ -116,6 +116,8 @@ Deno.test("conformance: nothing judged is SKIP with why (exit 1), never PASS", a
     /^conformance: SKIP \(every tier was skipped: cells, syscalls-crash, syscalls-power-loss, powerloss-cells: not requested \(--tiers\); sweep: the target declares no crash points \(export crashPoints\(\)\)\), level NONE; no results in [\d.]+ s; /m,
   );
   strictEqual(run.report?.verdict, "SKIP");
+  // The levels read the kind the tier set, never its words.
+  strictEqual(run.report?.tiers.find((t) => t.tier === "sweep")?.skipKind, "no-crash-points");
 });
 
 Deno.test("conformance: --require-level exits 1 below the level, 0 at it", async () => {
