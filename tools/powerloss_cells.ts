@@ -5,7 +5,8 @@
  * at each sync point may leave under the profile is judged (the torn last writes
  * enumerated), a sample of the recovered states continued by a fresh process. Prints a
  * table, each FAIL with its checks, cause and fix, replay and evidence, the rate line and
- * the verdict; exits 0 on PASS, 1 on FAIL or SKIP, 2 on a usage error.
+ * the verdict; exits 0 on PASS, 1 on FAIL, ERROR or SKIP (a process the run left running
+ * is a FAIL), 2 on a usage error.
  *
  * @module
  */
@@ -81,7 +82,7 @@ continued by a fresh process and judged again. Linux/glibc with cc only; elsewhe
   ],
   exitCodes: {
     0: "PASS: something was judged and nothing failed",
-    1: "FAIL, ERROR, or SKIP (nothing was judged)",
+    1: "FAIL (a process left running too), ERROR, or SKIP (nothing was judged)",
   },
 };
 

@@ -10,8 +10,9 @@
  *   may leave, the torn last writes enumerated.
  *
  * Prints a table, each FAIL with its checks, cause and fix, replay and evidence, and a
- * verdict line; writes the typed results to `--json`; exits 0 on PASS, 1 on FAIL or
- * SKIP (nothing judged is never green), 2 on a usage error.
+ * verdict line; writes the typed results to `--json`; exits 0 on PASS, 1 on FAIL, ERROR or
+ * SKIP (nothing judged is never green; a process the run left running is a FAIL), 2 on a
+ * usage error.
  *
  * @module
  */
@@ -131,7 +132,7 @@ fresh process and judged again. A failing state keeps its files with its replay 
   ],
   exitCodes: {
     0: "PASS: something was judged and nothing failed",
-    1: "FAIL (a state failed, a point was not covered), ERROR, or SKIP (nothing was judged)",
+    1: "FAIL (a state failed, a point was not covered, a process left running), ERROR, or SKIP",
   },
 };
 
