@@ -158,7 +158,10 @@ export async function defineCell(
   const reporter = new CellReporter(spec, target, leg, engine, widened);
   if (gate.unopened) return [unopenedDefinition(name, reporter, gate.unopened)];
   if (gate.skip) {
-    reporter.write("SKIP", { reason: gate.skip });
+    reporter.write("SKIP", {
+      reason: gate.skip,
+      ...(gate.skipKind ? { skipKind: gate.skipKind } : {}),
+    });
     return [{ name: `${name} SKIP: ${gate.skip}`, ignore: true, fn: () => {} }];
   }
   return [{

@@ -5,7 +5,7 @@
 import type { Leg } from "../harness/legs.ts";
 import type { ChildPermissions } from "../harness/permissions.ts";
 import type { CellOptions } from "./cell_options.ts";
-import { DEFAULT_LEG_ONLY, type StoreEngine } from "./cell_report.ts";
+import { DEFAULT_LEG_ONLY, type SkipKind, type StoreEngine } from "./cell_report.ts";
 import { OPEN_DEADLINE_MS, probeStore, type StoreProbe } from "./probe_store.ts";
 import { declaredPermissions, missingPrograms } from "./target_access.ts";
 
@@ -19,6 +19,8 @@ export interface Gate {
   unopened?: string;
   /** Why the cell is SKIPPED. */
   skip?: string;
+  /** The SKIP's kind, when a reader may act on it. */
+  skipKind?: SkipKind;
 }
 
 const probes = new Map<string, Promise<StoreProbe>>();
@@ -107,7 +109,11 @@ export async function gateCell(
     : probe.engine;
   const gate: Gate = { engine, ...(permissions ? { permissions } : {}) };
   if (spec.legs === "default" && leg.name !== "default") {
-    return { ...gate, skip: `${DEFAULT_LEG_ONLY}: ${spec.legReason ?? "by design"}` };
+    return {
+      ...gate,
+      skip: `${DEFAULT_LEG_ONLY}: ${spec.legReason ?? "by design"}`,
+      skipKind: "default-leg-only",
+    };
   }
   if (probe.openError) return { ...gate, unopened: probe.openError.message };
   if (probe.notHonoured) return { ...gate, skip: probe.notHonoured };

@@ -3,7 +3,7 @@
 // a FAIL (its failed checks, then the cause and fix of each known pattern).
 import { join } from "node:path";
 import type { Leg } from "../harness/legs.ts";
-import type { CellReport, CellStatus, Diagnosis, StoreEngine } from "./cell_report.ts";
+import type { CellReport, CellStatus, Diagnosis, SkipKind, StoreEngine } from "./cell_report.ts";
 import { diagnosisLines } from "./diagnoses.ts";
 
 /** `cell<id>-<leg>-<stem>`: the name of a report and of the files beside it. */
@@ -47,6 +47,7 @@ export function engineEvidence(leg: Leg, engine: StoreEngine): Record<string, un
 /** What one report adds to the cell's fixed fields. */
 export interface ReportFields {
   reason?: string;
+  skipKind?: SkipKind;
   figures?: Record<string, unknown>;
   evidence?: string | undefined;
   checks?: string[];
@@ -89,6 +90,7 @@ export class CellReporter {
       ...this.#base,
       status,
       ...(fields.reason ? { reason: fields.reason } : {}),
+      ...(fields.skipKind ? { skipKind: fields.skipKind } : {}),
       ...(fields.checks?.length ? { checks: fields.checks } : {}),
       ...(fields.diagnoses?.length ? { diagnoses: fields.diagnoses } : {}),
       figures: fields.figures ?? {},

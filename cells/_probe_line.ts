@@ -25,7 +25,10 @@ export interface ProbeThrown {
   name: string;
   /** Its message. */
   message: string;
-  /** Whether a permission refusal (`NotCapable`, `PermissionDenied`) is in its cause chain. */
+  /**
+   * Whether a permission refusal is in its cause chain (`NotCapable`, `PermissionDenied`,
+   * or Deno's `Requires … access` words: a module import refused, a wrapped refusal).
+   */
   permission: boolean;
 }
 
@@ -45,6 +48,9 @@ export function thrownAt(stage: ProbeStage, error: unknown): ProbeThrown {
   let permission = false;
   for (let c: unknown = e, depth = 0; c instanceof Error && depth < 8; c = c.cause, depth++) {
     if (c.name === "NotCapable" || c.name === "PermissionDenied") permission = true;
+    // Deno refuses a module import as a TypeError, and a store may wrap a refusal without
+    // its cause: Deno's own words say so then.
+    if (/Requires \w+ access/.test(c.message)) permission = true;
   }
   return { stage, name: e.name, message: e.message, permission };
 }

@@ -1,7 +1,7 @@
 /**
  * How a cell that holds on the default leg only (its clause does not depend on the
- * journal mode) begins its SKIP reason on the other legs: a report reader (the
- * conformance levels) then asks for it on the default leg instead.
+ * journal mode) begins its SKIP reason on the other legs, for people; readers that act on
+ * it (the conformance levels) read the report's {@linkcode SkipKind} instead.
  *
  * @example
  * ```ts
@@ -11,6 +11,23 @@
  * ```
  */
 export const DEFAULT_LEG_ONLY = "default leg only";
+
+/**
+ * What kind of SKIP a result is, set by the code that skips, for the readers that act on
+ * it (the conformance levels); the reason beside it is for people and is never parsed.
+ *
+ * - `default-leg-only`: the cell's clause does not depend on the journal mode, so it runs
+ *   on the default leg only (it must pass there instead);
+ * - `no-crash-points`: the target declares no crash points, so the sweep of named points
+ *   has nothing to move through (the file-system call tier crashes it instead).
+ *
+ * @example
+ * ```ts
+ * import type { SkipKind } from "./cell_report.ts";
+ * const kind: SkipKind = "default-leg-only";
+ * ```
+ */
+export type SkipKind = "default-leg-only" | "no-crash-points";
 
 /**
  * A cell's status. `ERROR` is the suite's own failure (a `HarnessError` from `harness/`: a kill
@@ -106,6 +123,8 @@ export interface CellReport {
   status: CellStatus;
   /** Why it failed, erred or was skipped (the whole text, children's stderr included). */
   reason?: string;
+  /** A SKIP's kind, when a reader may act on it (the reason is for people). */
+  skipKind?: SkipKind;
   /** A FAIL's or ERROR's failed checks, one line each: `<check>: <expected and found>`. */
   checks?: string[];
   /** Known failure patterns the failed checks match, each with a cause and a fix. */

@@ -26,7 +26,7 @@ export * from "./power_loss_rotation_atomicity.ts";
 export * from "./power_loss_fork_determinism.ts";
 export * from "./power_loss_outbox_exactly_once.ts";
 export type { CellOptions } from "./cell_options.ts";
-export type { CellReport, CellStatus, Diagnosis, StoreEngine } from "./cell_report.ts";
+export type { CellReport, CellStatus, Diagnosis, SkipKind, StoreEngine } from "./cell_report.ts";
 export * from "./probe_store.ts";
 export * from "./diagnoses.ts";
 export { type DefinitionOutcome, runDefinitions } from "./run_definitions.ts";

@@ -7,7 +7,7 @@ import { liveChildren } from "../harness/child.ts";
 import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import { currentLeg } from "../harness/legs.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
-import { PROBE_THREW } from "./_probe_line.ts";
+import { PROBE_THREW, thrownAt } from "./_probe_line.ts";
 import {
   engineLabel,
   lastWriterVersion,
@@ -171,4 +171,17 @@ Deno.test({
     const probe = JSON.parse(text.trim().split("\n").at(-1)!) as StoreProbe;
     strictEqual(probe.engine.kind, "own-sqlite", text);
   },
+});
+
+Deno.test("a permission refusal is marked where the probe catches it, by name or by Deno's words", () => {
+  const refused = new Error('Requires read access to "/x"');
+  refused.name = "NotCapable";
+  strictEqual(thrownAt("openStore", refused).permission, true);
+  const wrapped = new Error("cannot open", { cause: refused });
+  strictEqual(thrownAt("openStore", wrapped).permission, true);
+  const imported = new TypeError(
+    'Requires import access to "127.0.0.1:9", run again with the --allow-import flag',
+  );
+  strictEqual(thrownAt("load", imported).permission, true);
+  strictEqual(thrownAt("openStore", new Error("file is not a database")).permission, false);
 });

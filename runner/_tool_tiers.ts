@@ -2,7 +2,7 @@
 // power-loss modes, the power-loss cells), one leg × library at a time, through the sweep
 // engine's typed results (`runner/sweep/`): nothing is read from a console.
 import type { LegName } from "../harness/legs.ts";
-import { NO_CRASH_POINTS } from "./levels.ts";
+import type { SkipKind } from "../cells/cell_report.ts";
 import { powerLossCellsTier, sweepTier } from "./sweep/tier.ts";
 import type { Library } from "./libraries.ts";
 import type { Capabilities } from "./report_schema.ts";
@@ -35,14 +35,22 @@ export interface UnitContext {
  */
 const POWER_LOSS_UNITS: readonly (readonly number[])[] = [[1, 5], [3, 4]];
 
-/** Why a tier cannot run for this store here, or `undefined` when it can. */
-export function tierSkipReason(tier: ToolTier, caps: Capabilities): string | undefined {
-  if (caps.openError) return `the store cannot open: ${caps.openError}`;
+/** Why the sweep of named crash points skips a target that declares none. */
+export const NO_CRASH_POINTS = "the target declares no crash points (export crashPoints())";
+
+/** Why a tier cannot run for this store here (and its kind), or `undefined` when it can. */
+export function tierSkip(
+  tier: ToolTier,
+  caps: Capabilities,
+): { reason: string; skipKind?: SkipKind } | undefined {
+  if (caps.openError) return { reason: `the store cannot open: ${caps.openError}` };
   if (tier === "sweep") {
-    return caps.crashPoints ? undefined : NO_CRASH_POINTS;
+    return caps.crashPoints ? undefined : { reason: NO_CRASH_POINTS, skipKind: "no-crash-points" };
   }
-  if (!caps.recorder.ok) return caps.recorder.reason ?? "the recorder does not build here";
-  if (tier === "powerloss-cells") return caps.scopedChildren;
+  if (!caps.recorder.ok) {
+    return { reason: caps.recorder.reason ?? "the recorder does not build here" };
+  }
+  if (tier === "powerloss-cells" && caps.scopedChildren) return { reason: caps.scopedChildren };
   return undefined;
 }
 

@@ -16,29 +16,13 @@
  * @module
  */
 import type { StoreEngine } from "../cells/cell_report.ts";
-import { type ProbeFailure, probeStore } from "../cells/probe_store.ts";
+import { probeStore } from "../cells/probe_store.ts";
 import { CELL_METHODS, loadTarget, type StoreMethod } from "../cells/target.ts";
 import { declaredPermissions } from "../cells/target_access.ts";
 import { widenedFlags } from "../harness/permissions.ts";
 import { buildRecorder } from "../recorder/build.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 import type { Capabilities } from "./report_schema.ts";
-
-/**
- * A refusal for lack of a permission: the child's scope, not the store, is the cause.
- *
- * @param probe The error's name and message.
- * @returns Whether it is a permission refusal.
- * @example
- * ```ts
- * import { isPermissionRefusal } from "./capabilities.ts";
- * console.log(isPermissionRefusal({ name: "NotCapable" })); // true
- * ```
- */
-export function isPermissionRefusal(probe: { name?: string; message?: string }): boolean {
-  return probe.name === "NotCapable" || probe.name === "PermissionDenied" ||
-    /Requires \w+ access/.test(probe.message ?? "");
-}
 
 /** The probe once per target and library in this process. */
 const probes = new Map<string, ReturnType<typeof probeStore>>();
@@ -93,12 +77,6 @@ export interface DetectOptions {
   openDeadlineMs?: number;
 }
 
-/** A failure for lack of a permission, or the store's own. */
-function refusedForPermission(failure: ProbeFailure): boolean {
-  return failure.permission === true ||
-    isPermissionRefusal({ message: failure.message.split("\n")[0]! });
-}
-
 /**
  * Detects the target's capabilities (the legs come later, from the cells tier).
  *
@@ -142,7 +120,7 @@ export async function detectCapabilities(
   const widened = widenedFlags(permissions);
   if (widened.length) caps.childPermissions = widened;
   if (failure) {
-    if (refusedForPermission(failure)) {
+    if (failure.permission === true) {
       caps.scopedChildren =
         `the store needs permissions the cells' children do not get (declare them in the target's childPermissions, see cells/target.ts): ${
           failure.message.split("\n")[0]

@@ -23,7 +23,9 @@ import { type CellReport, readCellReports, type StoreEngine } from "../cells/cel
 import type { LegName } from "../harness/legs.ts";
 import { basename, join } from "node:path";
 import { fromFileUrl } from "../internal/path.ts";
+import type { Survivor } from "../harness/process_tree.ts";
 import { Pool } from "./_pool.ts";
+import { spawnTree, survivorsFile, survivorsOutcome } from "./_tree_child.ts";
 import { LEG_PERMISSIONS, legChildEnv } from "./leg_child.ts";
 import type { Library } from "./libraries.ts";
 import type { Outcome, TierOutcome } from "./result.ts";
@@ -121,17 +123,25 @@ export interface LegResult {
   tail: string;
   /** Its wall time. */
   seconds: number;
+  /** What it started and left running (killed since). */
+  survivors?: Survivor[];
 }
 
 async function writeTestFile(dir: string, target: string, cells: readonly number[]) {
   const file = join(dir, "cells_test.ts");
   const mod = new URL("../cells/mod.ts", import.meta.url).href;
+  const tree = new URL("../harness/process_tree.ts", import.meta.url).href;
   await Deno.writeTextFile(
     file,
     `import { registerCells } from ${JSON.stringify(mod)};\n` +
+      `import { reapRunScope } from ${JSON.stringify(tree)};\n` +
       `await registerCells({ target: ${JSON.stringify(target)}, cells: ${
         JSON.stringify(cells)
-      } });\n`,
+      } });\n` +
+      // Last: what this process started (the store opened here, say) and left running.
+      `Deno.test({ name: "no survivors", sanitizeOps: false, sanitizeResources: false, ` +
+      `async fn() { Deno.writeTextFileSync(Deno.env.get("CELLS_SURVIVORS")!, ` +
+      `JSON.stringify(await reapRunScope())); } });\n`,
   );
   return file;
 }
@@ -144,11 +154,12 @@ async function runLeg(
 ): Promise<LegResult> {
   const env = legChildEnv(run.library.path, run.leg, {
     CELLS_REPORT_DIR: reportDir,
+    CELLS_SURVIVORS: `${reportDir}.survivors`,
     ...(options.seed !== undefined ? { CELLS_SEED: String(options.seed) } : {}),
     ...options.env,
   });
   const started = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
+  const { child, settle } = spawnTree(Deno.execPath(), {
     // --unstable-kv: a target on Deno KV (targets/deno_kv.ts) is opened here too.
     args: ["test", "--unstable-kv", ...LEG_PERMISSIONS, testFile],
     cwd: ROOT,
@@ -157,7 +168,7 @@ async function runLeg(
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).spawn();
+  });
   const timeoutMs = options.timeoutMs ?? 60 * 60_000;
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -170,6 +181,8 @@ async function runLeg(
   const output = await child.output();
   clearTimeout(timer);
   clearInterval(poll);
+  // Inside (its own run scope's reap) and outside (its tree): nothing may be left running.
+  const survivors = [...await survivorsFile(env.CELLS_SURVIVORS!), ...await settle()];
   const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
   const tail = text.trim().split("\n").slice(-12).join("\n");
   const { reports } = await readCellReports(reportDir);
@@ -178,6 +191,7 @@ async function runLeg(
     code: timedOut ? null : output.code,
     tail: timedOut ? `killed past the leg's timeout of ${timeoutMs} ms\n${tail}` : tail,
     seconds: (performance.now() - started) / 1000,
+    survivors,
   };
 }
 
@@ -199,14 +213,6 @@ function watch(run: LegRun, reportDir: string, options: CellsOptions): void {
       options.onReport?.(run, outcomeOf(report, run, options));
     }
   } catch { /* the folder is gone: the leg ended */ }
-}
-
-/** The failed checks of a reason written as `Failed check(s):` then one per line. */
-function checksOf(reason: string): string[] {
-  const [head, ...rest] = reason.split("\n");
-  return head?.startsWith("Failed check(s):")
-    ? rest.filter((line) => line.trim())
-    : [head ?? reason];
 }
 
 /** The command that replays one cell on one leg × library. */
@@ -239,7 +245,9 @@ function outcomeOf(report: CellReport, run: LegRun, options: CellsOptions): Outc
     ...(version ? { sqliteVersion: version } : {}),
     status: report.status,
     ...(report.reason ? { reason: report.reason } : {}),
-    ...(failed ? { checks: report.checks ?? checksOf(report.reason ?? "") } : {}),
+    ...(report.skipKind ? { skipKind: report.skipKind } : {}),
+    // A cell's FAIL and ERROR carry their checks; a report without them says its reason.
+    ...(failed ? { checks: report.checks ?? [report.reason ?? "no reason given"] } : {}),
     ...(report.diagnoses?.length ? { diagnoses: report.diagnoses } : {}),
     ...(report.evidence ? { evidence: report.evidence } : {}),
     ...(seed !== undefined ? { seed } : {}),
@@ -292,6 +300,14 @@ export function legOutcomes(run: LegRun, result: LegResult, options: CellsOption
       "test run",
       `The test run ${ended} although every cell reported PASS: ${result.tail}`,
     ));
+  }
+  if (result.survivors?.length) {
+    outcomes.push(survivorsOutcome(result.survivors, {
+      tier: "cells",
+      leg: run.leg,
+      library: run.library.label,
+      ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
+    }));
   }
   return outcomes.sort((a, b) => (a.cell ?? 99) - (b.cell ?? 99));
 }

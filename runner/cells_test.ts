@@ -75,6 +75,7 @@ Deno.test("cells tier: a FAIL keeps its checks, diagnoses and replay; ERROR coun
     reports: [
       report(1, "FAIL", {
         reason: "Failed check(s):\nprefix: lost m3\nintegrity: ok",
+        checks: ["prefix: lost m3", "integrity: ok"],
         diagnoses: [{ pattern: "ack-before-commit", cause: "c", fix: "f" }],
       }),
       report(2, "ERROR", {
@@ -95,6 +96,28 @@ Deno.test("cells tier: a FAIL keeps its checks, diagnoses and replay; ERROR coun
   );
   strictEqual(error!.status, "ERROR");
   deepStrictEqual(error!.checks, ["kill: did not land"]);
+  // The checks are the report's: its reason's text is never parsed into checks.
+  const [bare] = legOutcomes(run, {
+    reports: [report(1, "FAIL", { reason: "Failed check(s):\nprefix: lost m3" })],
+    code: 1,
+    tail: "",
+    seconds: 1,
+  }, { ...options, cells: [1] });
+  deepStrictEqual(bare!.checks, ["Failed check(s):\nprefix: lost m3"]);
+});
+
+Deno.test("cells tier: a SKIP's kind comes from the report, never from its reason", () => {
+  const [typed, untyped] = legOutcomes(run, {
+    reports: [
+      report(1, "SKIP", { reason: "default leg only: x", skipKind: "default-leg-only" }),
+      report(2, "SKIP", { reason: "default leg only: y" }),
+    ],
+    code: 0,
+    tail: "",
+    seconds: 1,
+  }, options);
+  strictEqual(typed!.skipKind, "default-leg-only");
+  strictEqual(untyped!.skipKind, undefined);
 });
 
 Deno.test("cells tier: a store on its own SQLite is labelled by what it runs, not the leg's library", () => {

@@ -17,7 +17,7 @@
 import { type LegName, LEGS } from "../harness/legs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { Pool } from "./_pool.ts";
-import { runTierUnit, tierSkipReason, tierUnits, type ToolTier } from "./_tool_tiers.ts";
+import { runTierUnit, tierSkip, tierUnits, type ToolTier } from "./_tool_tiers.ts";
 import { detectCapabilities } from "./capabilities.ts";
 import { CELL_TITLES, type LegRun, runCells } from "./cells.ts";
 import { hostLibrary, type Library, libraryAxis } from "./libraries.ts";
@@ -28,7 +28,7 @@ import {
   type ConformanceReport,
   countStatuses,
   type Machine,
-  type Result,
+  observedResults,
   SCHEMA,
   SCHEMA_VERSION,
   verdictOf,
@@ -135,22 +135,6 @@ export interface ConformanceOptions {
 /** Per leg × library: a promise that says, once the cells ran there, whether cell 1 ran. */
 type Honoured = (leg: LegName, library: string) => Promise<boolean>;
 
-/** The results of every tier as one list of results, the manifest applied. */
-function resultsOf(outcomes: readonly Outcome[], manifest: Manifest | undefined): Result[] {
-  const observed = outcomes.map((o): Result => {
-    // A result that judged nothing is no PASS.
-    const nothing = o.status === "PASS" && o.judged === 0;
-    const status = nothing ? "SKIP" : o.status;
-    return {
-      ...o,
-      observed: status,
-      status,
-      ...(nothing ? { reason: "nothing was judged" } : {}),
-    };
-  });
-  return applyManifest(observed, manifest);
-}
-
 /** The legs a unit of `tier` on `library` runs: every honoured one at once for the sweep. */
 async function unitLegs(
   tier: ToolTier,
@@ -175,8 +159,8 @@ async function toolTier(
   options: ConformanceOptions,
   evidenceDir: string,
 ): Promise<TierOutcome> {
-  const skip = tierSkipReason(tier, ctx.caps);
-  if (skip) return { run: { tier, status: "SKIP", reason: skip, seconds: 0 }, results: [] };
+  const skip = tierSkip(tier, ctx.caps);
+  if (skip) return { run: { tier, status: "SKIP", ...skip, seconds: 0 }, results: [] };
   let first: number | undefined;
   let last = performance.now();
   const priority = { "powerloss-cells": 3, "sweep": 2 }[tier as string] ?? 1;
@@ -407,7 +391,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const [x, y] = [place(a), place(b)];
     return x.reduce((d, v, i) => d || v - y[i]!, 0);
   });
-  const results = resultsOf(ordered, options.manifest);
+  const results = applyManifest(observedResults(ordered), options.manifest);
   const tierRuns = outcomes.map((o) => o.run);
   const level = levelOf(results, tierRuns);
   const { verdict, why } = verdictOf(results, options.strict ?? false, tierRuns);

@@ -2,7 +2,7 @@
 // (the power-loss cells no longer need this project's binding), and a store that cannot
 // open has every later tier skipped with its own error (its cells tier is the FAIL).
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { tierSkipReason, tierUnits } from "./_tool_tiers.ts";
+import { tierSkip, tierUnits } from "./_tool_tiers.ts";
 import { isTwin } from "./conformance.ts";
 import type { Capabilities } from "./report_schema.ts";
 
@@ -23,13 +23,13 @@ const caps = (extra: Partial<Capabilities> = {}): Capabilities => ({
 
 Deno.test("tiers: a store on its own SQLite gets the power-loss cells and the file-system call tiers", () => {
   for (const tier of ["powerloss-cells", "syscalls-crash", "syscalls-power-loss"] as const) {
-    strictEqual(tierSkipReason(tier, caps()), undefined, tier);
+    strictEqual(tierSkip(tier, caps()), undefined, tier);
   }
-  strictEqual(
-    tierSkipReason("sweep", caps()),
-    "the target declares no crash points (export crashPoints())",
-  );
-  strictEqual(tierSkipReason("sweep", caps({ crashPoints: 3 })), undefined);
+  deepStrictEqual(tierSkip("sweep", caps()), {
+    reason: "the target declares no crash points (export crashPoints())",
+    skipKind: "no-crash-points",
+  });
+  strictEqual(tierSkip("sweep", caps({ crashPoints: 3 })), undefined);
   deepStrictEqual(tierUnits("powerloss-cells", caps()), [[1, 5], [3, 4]]);
   const noOutbox = caps();
   noOutbox.cells[5] = { available: false, missing: ["recordObligation"] };
@@ -38,13 +38,12 @@ Deno.test("tiers: a store on its own SQLite gets the power-loss cells and the fi
 
 Deno.test("tiers: without the recorder or an open store, the later tiers say why", () => {
   const noRecorder = caps({ recorder: { ok: false, reason: "no cc" } });
-  strictEqual(tierSkipReason("powerloss-cells", noRecorder), "no cc");
-  strictEqual(tierSkipReason("syscalls-crash", noRecorder), "no cc");
+  deepStrictEqual(tierSkip("powerloss-cells", noRecorder), { reason: "no cc" });
+  deepStrictEqual(tierSkip("syscalls-crash", noRecorder), { reason: "no cc" });
   const broken = caps({ openError: "openStore threw: Error: boom" });
-  strictEqual(
-    tierSkipReason("powerloss-cells", broken),
-    "the store cannot open: openStore threw: Error: boom",
-  );
+  deepStrictEqual(tierSkip("powerloss-cells", broken), {
+    reason: "the store cannot open: openStore threw: Error: boom",
+  });
 });
 
 Deno.test("--quick: the default leg in the very mode of a named leg is left to it, nothing else", () => {

@@ -11,7 +11,6 @@
  *
  * @module
  */
-import { DEFAULT_LEG_ONLY } from "../cells/cell_report.ts";
 import { CELLS } from "../cells/register.ts";
 import type { Level, Result, TierName, TierRun } from "./report_schema.ts";
 import { LEVELS } from "./report_schema.ts";
@@ -23,9 +22,6 @@ const where = (r: Result) =>
 const POWER_LOSS: readonly TierName[] = ["syscalls-power-loss", "powerloss-cells"];
 const SIGKILL: readonly TierName[] = ["cells", "syscalls-crash"];
 
-/** Why the sweep of named crash points skips a target that declares none. */
-export const NO_CRASH_POINTS = "the target declares no crash points (export crashPoints())";
-
 /**
  * A store written elsewhere declares no crash points: its kills land at its file-system
  * calls instead (the `syscalls-crash` tier, and the cells' kill series inside operations),
@@ -33,7 +29,7 @@ export const NO_CRASH_POINTS = "the target declares no crash points (export cras
  * tier ran on the same machine.
  */
 function standsIn(t: TierRun & { machine?: string }, tiers: readonly TierRun[]): boolean {
-  return t.tier === "sweep" && t.reason === NO_CRASH_POINTS &&
+  return t.tier === "sweep" && t.skipKind === "no-crash-points" &&
     tiers.some((o: TierRun & { machine?: string }) =>
       o.tier === "syscalls-crash" && o.status === "RAN" && o.machine === t.machine
     );
@@ -106,7 +102,8 @@ function durableMissing(results: readonly Result[]): string[] {
 
 /**
  * What FULL adds: every cell passes on every honoured leg (a cell that holds on the
- * default leg only, by design, passes there instead), every tier ran, nothing failed.
+ * default leg only, by design, passes there instead), every tier ran, nothing failed
+ * (nothing left running either).
  */
 function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): string[] {
   const missing: string[] = [];
@@ -119,8 +116,7 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
         );
       let r = on(leg.leg);
       if (
-        r && leg.leg !== "default" && r.observed === "SKIP" &&
-        r.reason?.startsWith(`${DEFAULT_LEG_ONLY}:`)
+        r && leg.leg !== "default" && r.observed === "SKIP" && r.skipKind === "default-leg-only"
       ) {
         const atDefault = on("default");
         if (atDefault && passed(atDefault)) continue;
@@ -140,8 +136,11 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
       missing.push(`tier ${t.tier}: SKIP (${t.reason ?? "?"})`);
     }
   }
+  // A failure of no cell's clause (a process left running, a broken test run) too.
   for (const r of results) {
-    if (r.tier !== "cells" && failed(r)) missing.push(`${r.clause} on ${where(r)}: ${r.status}`);
+    if ((r.tier !== "cells" || r.cell === undefined) && failed(r)) {
+      missing.push(`${r.clause} on ${where(r)}: ${r.status}`);
+    }
   }
   return missing;
 }

@@ -128,5 +128,14 @@ export function mergeReports(
   const { verdict: overall, why } = verdictOf(merged.results, merged.strict, merged.tiers);
   merged.verdict = overall;
   if (why) merged.why = why;
+  // A run that left processes running failed, wherever it ran.
+  const survivors = reports.flatMap((r) => r.survivors ?? []);
+  if (survivors.length) {
+    merged.survivors = survivors;
+    if (overall !== "FAIL") {
+      merged.verdict = "FAIL";
+      merged.why = `${survivors.length} process(es) outlived a merged run`;
+    }
+  }
   return merged;
 }

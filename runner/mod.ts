@@ -20,7 +20,7 @@
  */
 export type { Outcome, TierName, TierOutcome, TierRun } from "./result.ts";
 export { TIERS } from "./result.ts";
-export type { CellStatus, Diagnosis, StoreEngine } from "../cells/cell_report.ts";
+export type { CellStatus, Diagnosis, SkipKind, StoreEngine } from "../cells/cell_report.ts";
 export type { LegName } from "../harness/legs.ts";
 export { type CellsOptions, type LegRun, runCells } from "./cells.ts";
 export {
@@ -40,7 +40,7 @@ export type {
   Status,
   Verdict,
 } from "./report_schema.ts";
-export { LEVELS, SCHEMA, SCHEMA_VERSION, verdictOf } from "./report_schema.ts";
+export { LEVELS, observedResults, SCHEMA, SCHEMA_VERSION, verdictOf } from "./report_schema.ts";
 export { levelOf, type LevelVerdict } from "./levels.ts";
 export { type Manifest, type ManifestEntry, readManifest } from "./manifest.ts";
 export { junitReport, markdownReport } from "./report_formats.ts";

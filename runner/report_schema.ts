@@ -242,6 +242,11 @@ export interface ConformanceReport {
   results: Result[];
   /** How many results have each status. */
   counts: Record<Status, number>;
+  /**
+   * Processes the run started and left running (killed at its end): each one makes the
+   * verdict FAIL.
+   */
+  survivors?: { pid: number; commandLine: string }[];
 }
 
 /**
@@ -262,6 +267,29 @@ export function countStatuses(results: readonly Result[]): Record<Status, number
   const counts = { PASS: 0, FAIL: 0, ERROR: 0, SKIP: 0, XFAIL: 0, XPASS: 0 };
   for (const r of results) counts[r.status]++;
   return counts;
+}
+
+/**
+ * Outcomes as results before any manifest: a PASS that judged nothing (no state, program
+ * or kill) is a SKIP saying so, never a PASS.
+ *
+ * @param outcomes The engine's outcomes.
+ * @returns The results.
+ * @example
+ * ```ts
+ * import { observedResults } from "./report_schema.ts";
+ * const [r] = observedResults([
+ *   { clause: "1 c", tier: "sweep", leg: "default", library: "system", status: "PASS", judged: 0 },
+ * ]);
+ * console.log(r?.status); // "SKIP"
+ * ```
+ */
+export function observedResults(outcomes: readonly Outcome[]): Result[] {
+  return outcomes.map((o): Result => {
+    const nothing = o.status === "PASS" && o.judged === 0;
+    const status = nothing ? "SKIP" : o.status;
+    return { ...o, observed: status, status, ...(nothing ? { reason: "nothing was judged" } : {}) };
+  });
 }
 
 /**

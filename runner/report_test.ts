@@ -6,7 +6,8 @@ import {
   ok as assert,
   throws,
 } from "node:assert/strict";
-import { levelOf, NO_CRASH_POINTS } from "./levels.ts";
+import { levelOf } from "./levels.ts";
+import { NO_CRASH_POINTS } from "./_tool_tiers.ts";
 import { applyManifest, ManifestError, parseManifest } from "./manifest.ts";
 import { MergeError, mergeReports, parseReport } from "./merge.ts";
 import { junitReport, markdownReport } from "./report_formats.ts";
@@ -68,12 +69,14 @@ function fullResults(): Result[] {
 Deno.test("levels: every cell and tier passing is FULL", () => {
   assertEquals(levelOf(fullResults(), ran()), { level: "FULL" });
   // Cell 2 holds on the default leg only (by design): its SKIP elsewhere is no gap...
-  const defaultOnly = (reason: string, atDefault: RawStatus = "PASS") =>
+  const defaultOnly = (reason: string, atDefault: RawStatus = "PASS", typed = true) =>
     fullResults().map((r) =>
-      r.cell !== 2 || r.tier !== "cells"
-        ? r
-        : r.leg === "delete"
-        ? result(2, "SKIP", { leg: "delete", reason })
+      r.cell !== 2 || r.tier !== "cells" ? r : r.leg === "delete"
+        ? result(2, "SKIP", {
+          leg: "delete",
+          reason,
+          ...(typed ? { skipKind: "default-leg-only" as const } : {}),
+        })
         : result(2, atDefault)
     );
   assertEquals(levelOf(defaultOnly("default leg only: one predicated UPDATE"), ran()), {
@@ -81,10 +84,21 @@ Deno.test("levels: every cell and tier passing is FULL", () => {
   });
   // ...but it must pass there, and any other SKIP on an honoured leg is one.
   assertEquals(levelOf(defaultOnly("default leg only: x", "SKIP"), ran()).level, "DURABLE");
-  const other = levelOf(defaultOnly("the store lacks claimHandoff"), ran());
+  const other = levelOf(defaultOnly("the store lacks claimHandoff", "PASS", false), ran());
   assertEquals(other.next?.missing, [
     "cell 2 on cells delete × system: SKIP (the store lacks claimHandoff)",
   ]);
+  // The kind decides, never the reason's words: the same text without it is a gap.
+  const untyped = defaultOnly("default leg only: one predicated UPDATE", "PASS", false);
+  assertEquals(levelOf(untyped, ran()).level, "DURABLE");
+});
+
+Deno.test("levels: a process left running after a leg keeps the store below FULL", () => {
+  const left = result(0, "FAIL", { clause: "no survivors", leg: "delete" });
+  delete left.cell;
+  const verdict = levelOf([...fullResults(), left], ran());
+  assertEquals(verdict.level, "DURABLE");
+  assertEquals(verdict.next?.missing, ["no survivors on cells delete × system: FAIL"]);
 });
 
 Deno.test("levels: a FAIL of cell 1 on one honoured leg lowers the level to NONE", () => {
@@ -142,10 +156,20 @@ Deno.test("levels: power loss failing or absent stops at BASE; a skipped tier st
 
 Deno.test("levels: a store without crash points reaches FULL once its file-system calls were crashed", () => {
   const noPoints = ran().map((t) =>
-    t.tier === "sweep" ? { ...t, status: "SKIP" as const, reason: NO_CRASH_POINTS } : t
+    t.tier === "sweep"
+      ? {
+        ...t,
+        status: "SKIP" as const,
+        reason: NO_CRASH_POINTS,
+        skipKind: "no-crash-points" as const,
+      }
+      : t
   );
   const results = fullResults().filter((r) => r.tier !== "sweep");
   assertEquals(levelOf(results, noPoints), { level: "FULL" });
+  // The kind decides, never the reason's words: the same text without it is a gap.
+  const untyped = noPoints.map(({ skipKind: _, ...t }) => t);
+  assertEquals(levelOf(results, untyped).level, "DURABLE");
   // Without the file-system call crashes the named points are missed after all.
   const neither = noPoints.map((t) =>
     t.tier === "syscalls-crash" ? { ...t, status: "SKIP" as const, reason: "no cc" } : t
@@ -255,6 +279,18 @@ Deno.test("merge: rows keyed by machine, the level is the weakest machine's", ()
   const md = markdownReport(merged);
   assertStringIncludes(md, "| clause | tier | leg | library | machine | result |");
   assertStringIncludes(md, "| 1 clause | cells | default | system | macos-apfs | FAIL (lost m7) |");
+});
+
+Deno.test("merge: a run that left a process running fails the merged run too", () => {
+  const clean = report("linux-ext4", fullResults());
+  const left = {
+    ...report("macos-apfs", fullResults()),
+    survivors: [{ pid: 7, commandLine: "x" }],
+  };
+  const merged = mergeReports([clean, left], "merge");
+  assertEquals(merged.verdict, "FAIL");
+  assertEquals(merged.survivors, [{ pid: 7, commandLine: "x" }]);
+  assertEquals(mergeReports([clean, clean], "merge").verdict, "PASS");
 });
 
 Deno.test("merge: not a report, another version or another target is a clear error", () => {

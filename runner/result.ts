@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { CellStatus, Diagnosis, StoreEngine } from "../cells/cell_report.ts";
+import type { CellStatus, Diagnosis, SkipKind, StoreEngine } from "../cells/cell_report.ts";
 
 /**
  * The tiers, in the order they run.
@@ -93,6 +93,8 @@ export interface Outcome {
   status: CellStatus;
   /** Why it failed, erred or was skipped: the whole text (tables shorten it). */
   reason?: string;
+  /** A SKIP's kind, when a reader acts on it (the reason is for people, never parsed). */
+  skipKind?: SkipKind;
   /** The failed checks, one line each. */
   checks?: string[];
   /** Known failure patterns recognised in the failed checks, with cause and fix. */
@@ -129,6 +131,8 @@ export interface TierRun {
   status: "RAN" | "SKIP";
   /** Why it was skipped. */
   reason?: string;
+  /** The SKIP's kind, when a reader acts on it (the reason is for people, never parsed). */
+  skipKind?: SkipKind;
   /** Wall time. */
   seconds: number;
 }

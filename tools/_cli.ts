@@ -1,14 +1,24 @@
 // What every tool's command line shares: usage errors, the flag table and `--help`, and
 // the one flag vocabulary (FLAGS) with its defaults and parsers (sharedOptions).
+import { dirname, join, resolve } from "node:path";
+import type { StoreEngine } from "../cells/cell_report.ts";
 import { CELLS } from "../cells/register.ts";
 import { loadTarget, targetSpecifier } from "../cells/target.ts";
 import { declaredPermissions } from "../cells/target_access.ts";
 import { widenedFlags } from "../harness/permissions.ts";
+import {
+  reapRunScope,
+  startRunScope,
+  type Survivor,
+  survivorsMessage,
+} from "../harness/process_tree.ts";
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { LEVELS } from "../runner/report_schema.ts";
 import { type TierName, TIERS } from "../runner/result.ts";
+import { probeEngine } from "../runner/capabilities.ts";
+import { hostLibrary, type Library, libraryAxis } from "../runner/libraries.ts";
 
 export { LEG_PERMISSIONS, legChildEnv } from "../runner/leg_child.ts";
 
@@ -181,7 +191,12 @@ export const FLAGS = {
     help: "the store's target module (path or URL)",
     default: "the reference store",
   },
-  cells: { name: "--cells", value: "LIST", help: "cells to run", default: "1,2,3,4,5,6,7" },
+  cells: {
+    name: "--cells",
+    value: "LIST",
+    help: "cells whose clauses to judge",
+    default: "every one the task judges",
+  },
   legs: { name: "--legs", value: "LIST", help: "journal-mode legs", default: "default,delete,wal" },
   libraries: {
     name: "--libraries",
@@ -189,7 +204,12 @@ export const FLAGS = {
     help: "SQLite libraries: system, fixed, paths",
     default: "system,fixed",
   },
-  seed: { name: "--seed", value: "N", help: "replay a run's random choices", default: "random" },
+  seed: {
+    name: "--seed",
+    value: "N",
+    help: "replay a run's random choices",
+    default: "random, reported",
+  },
   jobs: { name: "--jobs", value: "N", help: "runs at once, 1 to 64", default: "2" },
   quick: { name: "--quick", help: "short spans and fewer states: a smoke run, not a verdict" },
   repeat: {
@@ -218,6 +238,8 @@ export const FLAGS = {
   },
   noBuild: { name: "--no-build", help: "do not build the fixed SQLite when it is missing" },
 } as const satisfies Record<string, FlagSpec>;
+
+const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
 /** The `--json` flag of a tool, with its default path. */
 export function jsonFlag(defaultPath: string): FlagSpec {
@@ -276,10 +298,14 @@ function listOf<T extends string>(
  * error naming the flag, the value and what to use) and filling the vocabulary's defaults.
  *
  * @param flags The parsed flags.
+ * @param judged The cells the tool judges (default every cell): `--cells` picks among them.
  * @returns The values.
  */
-export function sharedOptions(flags: ParsedFlags): SharedOptions {
-  const cellIds = Object.keys(CELLS);
+export function sharedOptions(
+  flags: ParsedFlags,
+  judged: readonly number[] = Object.keys(CELLS).map(Number),
+): SharedOptions {
+  const cellIds = judged.map(String);
   const cells = listOf(flags, "--cells", cellIds, "cell")?.map(Number);
   const legs = flags.has("--legs")
     ? legListArg(flags.string("--legs")!, (m) => flags.fail(m))
@@ -329,4 +355,94 @@ export async function checkTarget(target: string): Promise<string[]> {
   } catch (error) {
     return fail(error instanceof Error ? error.message : String(error));
   }
+}
+
+/** The `--json` path given, else the tool's default under the project's root. */
+export function jsonPath(flags: ParsedFlags, defaultPath: string): string {
+  return resolve(flags.string("--json") ?? join(ROOT, defaultPath));
+}
+
+/**
+ * Where failing runs keep their evidence: `CELLS_EVIDENCE_DIR`, else `.cache/evidence`
+ * under the project's root; always absolute (the children run in folders of their own).
+ */
+export function evidenceDir(): string {
+  return resolve(Deno.env.get("CELLS_EVIDENCE_DIR") || join(ROOT, ".cache/evidence"));
+}
+
+/** Writes a tool's JSON report (its folder made first). */
+export async function writeJson(path: string, report: unknown): Promise<void> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await Deno.writeTextFile(path, JSON.stringify(report, null, 2) + "\n");
+}
+
+/** What a tool's run judges a store on. */
+export interface RunAxis {
+  /** What the store runs on (from the leg probe). */
+  engine: StoreEngine;
+  /** The store's own error when it could not open. */
+  openError?: string;
+  /** The libraries to run on: one `own` or `none` entry for a store not on the binding. */
+  libraries: Library[];
+  /** Those asked for that are not available here, with why. */
+  unavailable: { label: string; why: string }[];
+}
+
+/**
+ * Probes the store (what it runs on; its own error when it cannot open) and resolves
+ * `--libraries` through the one resolver (`runner/libraries.ts`): one run labelled `own`
+ * or `none` for a store not on this project's binding, the fixed SQLite built when it is
+ * missing unless `--no-build`. Each library not available is said on stderr; none at all
+ * is a usage error.
+ *
+ * @param tool The tool's name, for messages.
+ * @param options The shared flags' values.
+ * @param flags The parsed flags (`--no-build`).
+ * @param openDeadlineMs How long the store may take to open (default
+ * `CELLS_OPEN_DEADLINE_MS`, else 30 s).
+ * @returns The engine, the store's error and the libraries.
+ */
+export async function runAxis(
+  tool: string,
+  options: SharedOptions,
+  flags: ParsedFlags,
+  openDeadlineMs?: number,
+): Promise<RunAxis> {
+  const deadline = openDeadlineMs ?? Number(Deno.env.get("CELLS_OPEN_DEADLINE_MS") || 30_000);
+  const { engine, openError } = await probeEngine(options.target, hostLibrary(), deadline);
+  const axis = await libraryAxis(engine, options.libraries, {
+    build: !flags.has("--no-build"),
+    log: (line) => console.error(line),
+  });
+  for (const u of axis.unavailable) {
+    console.error(`${tool}: skipping the ${u.label} library: ${u.why}`);
+  }
+  if (!axis.libraries.length) {
+    fail(
+      `Cannot run ${tool}: no SQLite library is available: install libsqlite3 or run deno task sqlite`,
+    );
+  }
+  return { engine, ...(openError ? { openError } : {}), ...axis };
+}
+
+/**
+ * Makes this tool run a run scope (`harness/process_tree.ts`): everything it starts from
+ * now on, at any depth and in any session, is found by {@linkcode endRun}, and is killed
+ * if the tool dies first. Call it once the flags are read, before anything starts.
+ */
+export function startRun(): void {
+  startRunScope();
+}
+
+/**
+ * Ends a tool's run scope: every process the run started that is still running is
+ * killed and named (pid and command line) on a FAIL line; the tool fails the run on it.
+ *
+ * @param tool The tool's name.
+ * @returns The survivors (empty after a clean run).
+ */
+export async function endRun(tool: string): Promise<Survivor[]> {
+  const left = await reapRunScope();
+  if (left.length) console.log(`${tool}: FAIL: ${survivorsMessage(left, `the ${tool} run`)}`);
+  return left;
 }

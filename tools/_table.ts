@@ -3,6 +3,9 @@
 // failed checks, its diagnoses, its replay command and its evidence. The JSON keeps the rest.
 import type { Diagnosis } from "../cells/cell_report.ts";
 import { oneLine } from "../runner/report_formats.ts";
+import { observedResults, type Verdict, verdictOf } from "../runner/report_schema.ts";
+import type { Outcome, TierOutcome, TierRun } from "../runner/result.ts";
+import { type Survivor, survivorsMessage } from "../harness/process_tree.ts";
 
 export { oneLine };
 
@@ -69,6 +72,8 @@ function figuresText(row: TableRow): string {
   if (Array.isArray(f.crashPoints)) parts.push(`${f.crashPoints.length} crash points`);
   if (Array.isArray(f.exitCodes)) parts.push(`exits ${f.exitCodes.join(",")}`);
   if (row.judged !== undefined) parts.push(`${row.judged} judged`);
+  if (typeof f.tornStates === "number") parts.push(`${f.tornStates} torn`);
+  if (typeof f.resumes === "number") parts.push(`${f.resumes} resumes`);
   return parts.join(", ");
 }
 
@@ -209,4 +214,69 @@ export function renderTable(rows: readonly TableRow[], options: TableOptions = {
     out.push("", ...failureBlock(row, showTier, width));
   }
   return out.join("\n");
+}
+
+/** The 1-minute load average (the machine may be shared), or `?`. */
+export function loadAverage(): string {
+  try {
+    return Deno.loadavg()[0]!.toFixed(2);
+  } catch {
+    return "?";
+  }
+}
+
+/**
+ * A tool's verdict on its run, by the conformance report's rules (`verdictOf`): FAIL on
+ * a failure or on a process the run left running, ERROR when the suite failed, SKIP when
+ * nothing was judged (a PASS that judged nothing is a SKIP), else PASS; with why unless
+ * PASS.
+ *
+ * @param outcomes The outcomes.
+ * @param runs How the tiers went (named when every one was skipped).
+ * @param survivors What the run left running (its run scope's reap).
+ * @returns The verdict.
+ */
+export function toolVerdict(
+  outcomes: readonly Outcome[],
+  runs: readonly TierRun[] = [],
+  survivors: readonly Survivor[] = [],
+): { verdict: Verdict; why?: string } {
+  const verdict = verdictOf(observedResults(outcomes), false, runs);
+  if (!survivors.length || verdict.verdict === "FAIL") return verdict;
+  return { verdict: "FAIL", why: survivorsMessage(survivors, "the run") };
+}
+
+/**
+ * The verdict line of a tier of states (the sweep, the power-loss cells): states judged
+ * in the wall time, the rate, the load, torn states and resumes, the seed, and the
+ * verdict with why: `<name>: N states in S s (R states/s; load average L): T torn
+ * states, R resumes judged, seed S: PASS`.
+ *
+ * @param name The command, e.g. `sweep --syscalls`.
+ * @param tier The tier's outcome.
+ * @param seconds Wall time.
+ * @param survivors What the run left running.
+ * @returns The line and the verdict.
+ */
+export function statesVerdict(
+  name: string,
+  tier: TierOutcome,
+  seconds: number,
+  survivors: readonly Survivor[] = [],
+): { line: string; verdict: Verdict } {
+  const sum = (f: (r: Outcome) => number) => tier.results.reduce((n, r) => n + f(r), 0);
+  const states = sum((r) => r.judged ?? 0);
+  const torn = sum((r) => Number(r.figures?.tornStates ?? 0));
+  const resumes = sum((r) => Number(r.figures?.resumes ?? 0));
+  const seeds = [...new Set(tier.results.flatMap((r) => r.seed === undefined ? [] : [r.seed]))];
+  const { verdict, why } = toolVerdict(tier.results, [tier.run], survivors);
+  const rate = seconds > 0 ? (states / seconds).toFixed(1) : "0";
+  return {
+    verdict,
+    line: `${name}: ${states} states in ${
+      seconds.toFixed(1)
+    } s (${rate} states/s; load average ${loadAverage()}): ${torn} torn states, ${resumes} resumes judged${
+      seeds.length ? `, seed ${seeds.join(",")}` : ""
+    }: ${verdict}${why ? ` (${why})` : ""}`,
+  };
 }

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { survivorsMessage } from "../harness/process_tree.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import {
   type ConformanceEvent,
@@ -17,18 +18,20 @@ import {
 } from "../runner/conformance.ts";
 import { LEVELS } from "../runner/report_schema.ts";
 import { type Manifest, manifestPathOf, readManifest } from "../runner/manifest.ts";
-import { mergeReports, parseReport } from "../runner/merge.ts";
+import { MergeError, mergeReports, parseReport } from "../runner/merge.ts";
 import { engineText, widenedNote, writeReports } from "../runner/report_formats.ts";
 import type { ConformanceReport, Machine } from "../runner/report_schema.ts";
 import { TIERS } from "../runner/result.ts";
 import {
   checkTarget,
+  endRun,
   fail,
   FLAGS,
   jsonFlag,
   type ParsedFlags,
   parseFlags,
   sharedOptions,
+  startRun,
   type ToolSpec,
 } from "./_cli.ts";
 import { cut, renderTable, terminalWidth } from "./_table.ts";
@@ -88,7 +91,7 @@ turns known failures into XFAIL. --merge joins reports from several machines int
   ],
   exitCodes: {
     0: "the verdict is PASS (XFAIL is expected) and the level is at least --require-level",
-    1: "a result failed or erred, nothing was judged, or the level is below --require-level",
+    1: "FAIL or ERROR, SKIP (nothing judged), a process left running, or a level below --require-level",
   },
 };
 
@@ -166,8 +169,11 @@ async function merge(files: string[], args: string[]): Promise<number> {
     try {
       reports.push(parseReport(file, await Deno.readTextFile(file)));
     } catch (error) {
+      // A MergeError names the file already; a read error does not.
       fail(
-        `Cannot merge ${file}: ${(error as Error).message.replace(/^Cannot merge [^:]*: /, "")}`,
+        error instanceof MergeError
+          ? error.message
+          : `Cannot merge ${file}: ${(error as Error).message}`,
       );
     }
   }
@@ -228,6 +234,7 @@ async function run(args: string[]): Promise<number> {
   if (flags.has("--expectations") && !manifest) {
     fail(`Cannot find the expectations manifest ${manifestPath}: check the --expectations path`);
   }
+  startRun();
   await checkTarget(shared.target);
   const started = performance.now();
   console.log(
@@ -256,6 +263,15 @@ async function run(args: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof ConformanceSetupError) fail(error.message);
     throw error;
+  }
+  // Nothing the run started may still be running: a survivor fails it, named.
+  const survivors = await endRun("conformance");
+  if (survivors.length) {
+    report.survivors = survivors;
+    if (report.verdict !== "FAIL") {
+      report.verdict = "FAIL";
+      report.why = survivorsMessage(survivors, "the run");
+    }
   }
   const paths = outputPaths(flags);
   await writeReports(report, paths);

@@ -5,12 +5,17 @@
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import type { ConformanceReport } from "../runner/report_schema.ts";
-import { runTool } from "./_test_helpers.ts";
+import { daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
+import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
 
 const TOOL = new URL("./conformance.ts", import.meta.url);
 const path = (relative: string) => new URL(relative, import.meta.url).pathname;
 
 async function conformance(...args: string[]) {
+  return await conformanceWith({}, ...args);
+}
+
+async function conformanceWith(env: Record<string, string>, ...args: string[]) {
   const dir = await Deno.makeTempDir({ prefix: "conformance-test-" });
   const run = await runTool(TOOL, ["--unstable-kv", ...TASK_PERMISSIONS], [
     ...args,
@@ -20,7 +25,7 @@ async function conformance(...args: string[]) {
     `${dir}/report.md`,
     "--junit",
     `${dir}/report.xml`,
-  ]);
+  ], env);
   let report: ConformanceReport | undefined;
   try {
     report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
@@ -111,6 +116,8 @@ Deno.test("conformance: nothing judged is SKIP with why (exit 1), never PASS", a
     /^conformance: SKIP \(every tier was skipped: cells, syscalls-crash, syscalls-power-loss, powerloss-cells: not requested \(--tiers\); sweep: the target declares no crash points \(export crashPoints\(\)\)\), level NONE; no results in [\d.]+ s; /m,
   );
   strictEqual(run.report?.verdict, "SKIP");
+  // The levels read the kind the tier set, never its words.
+  strictEqual(run.report?.tiers.find((t) => t.tier === "sweep")?.skipKind, "no-crash-points");
 });
 
 Deno.test("conformance: --require-level exits 1 below the level, 0 at it", async () => {
@@ -160,4 +167,27 @@ Deno.test("conformance: a store on no SQLite runs once, labelled none, never on 
   );
   ok(report.results.every((r) => r.sqliteVersion === undefined), run.stdout);
   strictEqual(run.code, 0, run.stdout);
+});
+
+Deno.test({
+  name: "conformance: daemons a store leaves after the tool and a leg make it FAIL, named",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const { evidenceDir, args } = await markedRun([DAEMONS.tool, DAEMONS.test]);
+    const run = await conformanceWith(
+      { CELLS_EVIDENCE_DIR: evidenceDir },
+      ...["--target", path("./testdata/escaping_daemon_target.ts"), "--tiers", "cells"],
+      ...["--cells", "1", "--legs", "default", "--libraries", "system", "--quick"],
+    );
+    const report = run.report!;
+    strictEqual(run.code, 1, run.stdout + run.stderr);
+    strictEqual(report.verdict, "FAIL");
+    deepStrictEqual(report.survivors?.map((s) => s.commandLine.split("/").at(-1)), [
+      `sleep ${args[0]}`,
+    ]);
+    const leg = report.results.find((r) => r.clause === "no survivors");
+    deepStrictEqual([leg?.tier, leg?.leg, leg?.status], ["cells", "default", "FAIL"]);
+    ok(leg!.checks![0]!.includes(`sleep ${args[1]})`), leg!.checks![0]);
+    deepStrictEqual(daemonsLeft(args), [], "the daemons were killed");
+  },
 });

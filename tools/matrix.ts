@@ -9,27 +9,28 @@
  *
  * @module
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { parseLeg } from "../harness/legs.ts";
-import { fromFileUrl } from "../internal/path.ts";
-import { probeEngine } from "../runner/capabilities.ts";
 import { runCells } from "../runner/cells.ts";
-import { hostLibrary, libraryAxis } from "../runner/libraries.ts";
 import { engineText } from "../runner/report_formats.ts";
 import type { Outcome } from "../runner/result.ts";
 import { type SoakSums, soakSums, startHogs } from "../runner/soak.ts";
 import {
   checkTarget,
+  endRun,
+  evidenceDir,
   fail,
   FLAGS,
   jsonFlag,
+  jsonPath,
   parseFlags,
+  runAxis,
   sharedOptions,
+  startRun,
   type ToolSpec,
+  writeJson,
 } from "./_cli.ts";
-import { renderTable, terminalWidth } from "./_table.ts";
-
-const ROOT = fromFileUrl(new URL("../", import.meta.url));
+import { cut, renderTable, terminalWidth, toolVerdict } from "./_table.ts";
 
 /** The matrix's command line (its `--help`). */
 export const MATRIX_CLI: ToolSpec = {
@@ -57,8 +58,8 @@ report. --repeat N --hogs N make it a soak: N runs beside CPU hogs, summed.`,
     },
   ],
   exitCodes: {
-    0: "no cell failed or erred, nothing acknowledged was lost (--strict: every leg ran)",
-    1: "a cell failed or erred, an acknowledged operation was lost, or (--strict) a leg never ran",
+    0: "PASS: a cell was judged, none failed or erred, nothing acknowledged was lost",
+    1: "FAIL or ERROR, SKIP (nothing judged), a loss, a process left running, or (--strict) a leg that never ran",
   },
 };
 
@@ -100,30 +101,23 @@ async function main(args: string[]): Promise<number> {
   }
   const flags = parseFlags(MATRIX_CLI, args);
   const options = sharedOptions(flags);
-  const json = resolve(flags.string("--json") ?? join(ROOT, ".cache/matrix/report.json"));
+  startRun();
+  const json = jsonPath(flags, ".cache/matrix/report.json");
   const openDeadline = flags.int("--open-deadline", 1);
   const widened = await checkTarget(options.target);
   if (widened.length) {
     console.log(`children widened by the target's childPermissions: ${widened.join(" ")}`);
   }
-  const deadline = openDeadline ?? Number(Deno.env.get("CELLS_OPEN_DEADLINE_MS") || 30_000);
-  const { engine, openError } = await probeEngine(options.target, hostLibrary(), deadline);
-  const axis = await libraryAxis(engine, options.libraries, {
-    build: !flags.has("--no-build"),
-    log: (line) => console.error(line),
-  });
-  for (const u of axis.unavailable) {
-    console.error(`matrix: skipping the ${u.label} library: ${u.why}`);
-  }
-  if (!axis.libraries.length) fail("Cannot run the matrix: no SQLite library is available");
+  const axis = await runAxis("matrix", options, flags, openDeadline);
+  const { engine, openError } = axis;
   console.log(
     `matrix: ${options.target} runs on ${engineText(engine)}; libraries ${
       axis.libraries.map((l) => l.label).join(", ")
     }`,
   );
-  const evidenceDir = Deno.env.get("CELLS_EVIDENCE_DIR") || join(ROOT, ".cache/evidence");
+  const evidence = evidenceDir();
   const env: Record<string, string> = {
-    CELLS_EVIDENCE_DIR: evidenceDir,
+    CELLS_EVIDENCE_DIR: evidence,
     // The race series (off in `deno test`) runs here unless CELLS_RACE_SERIES says off.
     CELLS_RACE_SERIES: Deno.env.get("CELLS_RACE_SERIES") ?? "locks",
     ...(openDeadline !== undefined ? { CELLS_OPEN_DEADLINE_MS: String(openDeadline) } : {}),
@@ -158,6 +152,8 @@ async function main(args: string[]): Promise<number> {
   } finally {
     await hogs.stop();
   }
+  // Nothing the run started may still be running: a survivor fails it, named.
+  const survivors = await endRun("matrix");
   const seconds = (performance.now() - started) / 1000;
   const outcomes = tier.results;
   const shown = options.repeat > 1 ? outcomes.filter((o) => o.status !== "PASS") : outcomes;
@@ -165,40 +161,34 @@ async function main(args: string[]): Promise<number> {
   const n = (s: string) => outcomes.filter((o) => o.status === s).length;
   const unexercised = unexercisedLegs(options.legs, axis.unavailable, outcomes);
   const sums = options.repeat > 1 || options.hogs ? soakSums(outcomes, options.repeat) : undefined;
-  await Deno.mkdir(dirname(json), { recursive: true });
-  await Deno.writeTextFile(
-    json,
-    JSON.stringify(
-      {
-        date: new Date().toISOString(),
-        target: options.target,
-        engine,
-        seconds: Number(seconds.toFixed(1)),
-        libraries: axis.libraries,
-        counts: { PASS: n("PASS"), FAIL: n("FAIL"), ERROR: n("ERROR"), SKIP: n("SKIP") },
-        evidenceDir,
-        unexercised,
-        ...(sums
-          ? { soak: { ...sums, hogs: options.hogs, hogCpuSeconds: hogs.cpuSeconds() } }
-          : {}),
-        results: outcomes,
-      },
-      null,
-      2,
-    ) + "\n",
-  );
+  await writeJson(json, {
+    date: new Date().toISOString(),
+    target: options.target,
+    engine,
+    seconds: Number(seconds.toFixed(1)),
+    libraries: axis.libraries,
+    counts: { PASS: n("PASS"), FAIL: n("FAIL"), ERROR: n("ERROR"), SKIP: n("SKIP") },
+    evidenceDir: evidence,
+    unexercised,
+    survivors,
+    ...(sums ? { soak: { ...sums, hogs: options.hogs, hogCpuSeconds: hogs.cpuSeconds() } } : {}),
+    results: outcomes,
+  });
   if (sums) printSums(sums, options.hogs, hogs.cpuSeconds());
   for (const leg of unexercised) {
     console.log(`matrix: leg ${leg.leg} was never exercised: ${leg.why}`);
   }
+  const { verdict, why } = toolVerdict(outcomes, [tier.run], survivors);
   console.log(
-    `matrix: ${n("PASS")} passed, ${n("FAIL")} failed, ${n("ERROR")} erred, ${
-      n("SKIP")
-    } skipped in ${seconds.toFixed(1)} s; report: ${json}`,
+    `matrix: ${verdict}${why ? ` (${cut(why, 300)})` : ""}; ${n("PASS")} passed, ${
+      n("FAIL")
+    } failed, ${n("ERROR")} erred, ${n("SKIP")} skipped in ${
+      seconds.toFixed(1)
+    } s; report: ${json}`,
   );
   const strict = flags.has("--strict") && unexercised.length > 0;
   if (strict) console.log("matrix: --strict: a requested leg that never ran is a failure");
-  return n("FAIL") || n("ERROR") || (sums?.lost ?? 0) || strict ? 1 : 0;
+  return verdict !== "PASS" || (sums?.lost ?? 0) || strict ? 1 : 0;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -5,16 +5,34 @@
  * at each sync point may leave under the profile is judged (the torn last writes
  * enumerated), a sample of the recovered states continued by a fresh process. Prints a
  * table, each FAIL with its checks, cause and fix, replay and evidence, the rate line and
- * the verdict; exits 0 on PASS, 1 on FAIL or SKIP, 2 on a usage error.
+ * the verdict; exits 0 on PASS, 1 on FAIL, ERROR or SKIP (a process the run left running
+ * is a FAIL), 2 on a usage error.
  *
  * @module
  */
 import { powerLossCellsTier } from "../runner/sweep/mod.ts";
 import type { Outcome } from "../runner/result.ts";
 import { type Profile, PROFILES } from "../recorder/crash_states.ts";
-import { fail, parseFlags, type ToolSpec } from "./_cli.ts";
-import { commonArgs, commonFlags, writeReport } from "./sweep/_args.ts";
-import { loadAverage, printTier } from "./sweep/_print.ts";
+import {
+  checkTarget,
+  endRun,
+  evidenceDir,
+  fail,
+  FLAGS,
+  jsonFlag,
+  jsonPath,
+  parseFlags,
+  runAxis,
+  sharedOptions,
+  startRun,
+  type ToolSpec,
+  writeJson,
+} from "./_cli.ts";
+import { loadAverage, renderTable, statesVerdict, terminalWidth } from "./_table.ts";
+
+/** The power-loss cells. */
+const CELLS = [1, 3, 4, 5];
+const JSON_REPORT = ".cache/powerloss-cells/report.json";
 
 /** Environment variables that set a target's durability policy, passed to its writers. */
 const POLICY_ENV = [
@@ -33,7 +51,15 @@ SIGKILLed, and every state a power loss at each sync point may leave under the p
 profile is judged (the torn last writes enumerated); a sample of the recovered states is
 continued by a fresh process and judged again. Linux/glibc with cc only; elsewhere it SKIPs.`,
   flags: [
-    ...commonFlags(".cache/powerloss-cells/report.json", "1,3,4,5"),
+    FLAGS.target,
+    FLAGS.cells,
+    FLAGS.legs,
+    FLAGS.libraries,
+    FLAGS.seed,
+    FLAGS.jobs,
+    jsonFlag(JSON_REPORT),
+    FLAGS.quick,
+    FLAGS.noBuild,
     { name: "--profile", value: "NAME", help: "posix or ext4-ordered", default: "posix" },
     {
       name: "--subsets",
@@ -56,41 +82,53 @@ continued by a fresh process and judged again. Linux/glibc with cc only; elsewhe
   ],
   exitCodes: {
     0: "PASS: something was judged and nothing failed",
-    1: "FAIL, or SKIP (nothing was judged)",
+    1: "FAIL (a process left running too), ERROR, or SKIP (nothing was judged)",
   },
 };
 
 /**
- * The rate line: `N states in S s (R states/s; CPU …)`, the distinct images SQLite
- * recovered and the judge's runs, summed over the outcomes.
+ * The power-loss cells' figures summed over the outcomes: states, the seconds and CPU
+ * seconds spent checking them, the distinct images SQLite recovered, the distinct
+ * contents judged, torn states and resumes.
  *
  * @param results The outcomes.
- * @param profile The persistence profile.
- * @returns The line.
+ * @returns The sums.
  * @example
  * ```ts
- * import { rateLine } from "./powerloss_cells.ts";
- * console.log(rateLine([], "posix").startsWith("profile posix: 0 states")); // true
+ * import { powerLossRate } from "./powerloss_cells.ts";
+ * console.log(powerLossRate([]).states); // 0
  * ```
  */
-export function rateLine(results: readonly Outcome[], profile: string): string {
+export function powerLossRate(results: readonly Outcome[]): Record<
+  "states" | "seconds" | "cpuSeconds" | "recovered" | "judgedDistinct" | "tornStates" | "resumes",
+  number
+> {
   const sum = (name: string) => results.reduce((n, r) => n + Number(r.figures?.[name] ?? 0), 0);
-  const states = sum("states");
-  const seconds = sum("seconds");
-  const cpu = sum("cpuSeconds");
-  const rate = (s: number) => Math.round(states / Math.max(s, 1e-9));
-  return `profile ${profile}: ${states} states in ${seconds.toFixed(2)} s (${
-    rate(seconds)
-  } states/s; CPU ${cpu.toFixed(2)} s, ${rate(cpu)} per CPU second): ${
-    sum("recovered")
-  } distinct images recovered by SQLite, ` +
-    `the judge ran on ${sum("judgedDistinct")} distinct recovered contents; ${
-      sum("tornStates")
-    } torn states, ${sum("resumes")} resumes; load average ${loadAverage()}`;
+  return {
+    states: sum("states"),
+    seconds: sum("seconds"),
+    cpuSeconds: sum("cpuSeconds"),
+    recovered: sum("recovered"),
+    judgedDistinct: sum("judgedDistinct"),
+    tornStates: sum("tornStates"),
+    resumes: sum("resumes"),
+  };
 }
 
-if (import.meta.main) {
-  const flags = parseFlags(POWERLOSS_CELLS_CLI, Deno.args);
+/** The rate line: `profile P: N states in S s (R states/s; CPU …)`, summed over the outcomes. */
+function rateLine(results: readonly Outcome[], profile: string): string {
+  const f = powerLossRate(results);
+  const rate = (s: number) => Math.round(f.states / Math.max(s, 1e-9));
+  return `profile ${profile}: ${f.states} states in ${f.seconds.toFixed(2)} s (${
+    rate(f.seconds)
+  } states/s; CPU ${f.cpuSeconds.toFixed(2)} s, ${
+    rate(f.cpuSeconds)
+  } per CPU second): ${f.recovered} distinct images recovered by SQLite, ` +
+    `the judge ran on ${f.judgedDistinct} distinct recovered contents; ${f.tornStates} torn states, ${f.resumes} resumes; load average ${loadAverage()}`;
+}
+
+async function main(args: string[]): Promise<number> {
+  const flags = parseFlags(POWERLOSS_CELLS_CLI, args);
   const profile = (flags.string("--profile") ?? "posix") as Profile;
   if (!PROFILES.includes(profile)) {
     fail(`Invalid --profile "${profile}": use ${PROFILES.join(" or ")}`);
@@ -98,7 +136,12 @@ if (import.meta.main) {
   const subsets = flags.int("--subsets");
   const instants = flags.int("--instants", 1);
   const resumes = flags.int("--resumes", 0);
-  const args = await commonArgs(flags, ".cache/powerloss-cells/report.json", [1, 3, 4, 5]);
+  const shared = sharedOptions(flags, CELLS);
+  const json = jsonPath(flags, JSON_REPORT);
+  startRun();
+  await checkTarget(shared.target);
+  const { libraries } = await runAxis("powerloss-cells", shared, flags);
+  const seed = shared.seed ?? Math.floor(Math.random() * 2 ** 31);
   // The targets' durability knobs reach the writers (their children's env is explicit).
   const env: Record<string, string> = {};
   for (const name of POLICY_ENV) {
@@ -106,14 +149,20 @@ if (import.meta.main) {
     if (value !== undefined) env[name] = value;
   }
   console.log(
-    `powerloss-cells: target ${args.target}; legs ${args.legs.join(", ")}; libraries ${
-      args.libraries.map((l) => l.label).join(", ")
-    }; profile ${profile}; seed ${args.seed} (replay with --seed ${args.seed})`,
+    `powerloss-cells: target ${shared.target}; legs ${shared.legs.join(", ")}; libraries ${
+      libraries.map((l) => l.label).join(", ")
+    }; profile ${profile}; seed ${seed} (replay with --seed ${seed})`,
   );
   const started = performance.now();
   const outcome = await powerLossCellsTier({
-    ...args,
-    evidenceDir: Deno.env.get("CELLS_EVIDENCE_DIR") ?? ".cache/evidence",
+    target: shared.target,
+    legs: shared.legs,
+    libraries,
+    seed,
+    jobs: shared.jobs,
+    quick: shared.quick,
+    ...(flags.has("--cells") ? { cells: shared.cells } : {}),
+    evidenceDir: evidenceDir(),
     log: (line) => console.log(line),
     powerLoss: {
       profile,
@@ -123,10 +172,25 @@ if (import.meta.main) {
       ...(resumes !== undefined ? { resumes } : {}),
     },
   });
+  // Nothing the run started may still be running: a survivor fails it, named.
+  const survivors = await endRun("powerloss-cells");
   const seconds = (performance.now() - started) / 1000;
-  await writeReport(args.json, args, outcome, { profile });
+  await writeJson(json, {
+    date: new Date().toISOString(),
+    target: shared.target,
+    seed,
+    legs: shared.legs,
+    libraries,
+    profile,
+    survivors,
+    ...outcome,
+  });
   console.log(rateLine(outcome.results, profile));
-  const code = printTier("powerloss-cells", outcome, seconds);
-  console.log(`report: ${args.json}`);
-  Deno.exit(code);
+  console.log(`\n${renderTable(outcome.results, { width: terminalWidth() })}\n`);
+  const { line, verdict } = statesVerdict("powerloss-cells", outcome, seconds, survivors);
+  console.log(line);
+  console.log(`report: ${json}`);
+  return verdict === "PASS" ? 0 : 1;
 }
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

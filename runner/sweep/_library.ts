@@ -3,6 +3,7 @@
 // the environment, which this sets): the
 // named-point sweep, the recorded-call sweep in one mode on each leg, or the power-loss
 // cells on each leg; each turned into typed outcomes.
+import type { Survivor } from "../../harness/process_tree.ts";
 import type { LegName } from "../../harness/legs.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../../session_db/sqlite/database.ts";
 import { readCellReports } from "../../cells/cell_report.ts";
@@ -118,6 +119,8 @@ export interface LibraryResult {
   outcomes: Outcome[];
   /** The sweep's own reports (figures beyond the outcomes), for the JSON report. */
   reports: (SweepReport | CallSweepReport | { skip: string })[];
+  /** What the share's process started and left running (killed since). */
+  survivors?: Survivor[];
 }
 
 /** Sets environment variables for the duration of `work` (the cells read theirs there). */

@@ -65,8 +65,9 @@ function shellQuote(value: string): string {
 }
 
 function replayCommand(ctx: LegContext, state: PlannedState): string {
-  const parts = [`DENO_SQLITE_PATH=${shellQuote(ctx.leg.library)}`, "deno", "task", "sweep"];
+  const parts = ["deno", "task", "sweep"];
   if (ctx.target !== REFERENCE_TARGET) parts.push("--target", shellQuote(ctx.target));
+  parts.push("--libraries", shellQuote(ctx.leg.library));
   if (ctx.crashImage?.flag) parts.push(ctx.crashImage.flag);
   parts.push("--legs", ctx.leg.name, "--seed", String(ctx.seed), "--state", shellQuote(state.id));
   return parts.join(" ");

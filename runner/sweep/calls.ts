@@ -97,10 +97,13 @@ function clauseOf(program: readonly ProgramOp[], interrupted: number): string {
 
 function replay(s: Setting, program: string, call: number): string {
   const o = s.options;
+  const library = Deno.env.get("DENO_SQLITE_PATH");
   return [
     "deno task sweep --syscalls",
     ...(s.mode === "power-loss" ? ["--power-loss"] : []),
     ...(o.target !== REFERENCE_TARGET ? ["--target", o.target] : []),
+    // The library this process loaded (each library's share runs in a process of its own).
+    ...(library ? ["--libraries", library] : []),
     "--legs",
     o.leg ?? "default",
     "--seed",

@@ -36,7 +36,9 @@ import type { LegName } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import { targetSpecifier } from "../../cells/target.ts";
 import type { Outcome, TierName, TierOutcome } from "../result.ts";
+import type { SkipKind } from "../../cells/cell_report.ts";
 import { seedTemplate } from "./_calls_record.ts";
+import { spawnTree, survivorsOutcome } from "../_tree_child.ts";
 import {
   type CallKnobs,
   type CellKnobs,
@@ -137,7 +139,7 @@ async function libraryChild(
   };
   delete (env as Record<string, string | undefined>).SESSION_DB_JOURNAL_MODE;
   delete (env as Record<string, string | undefined>).SESSION_DB_CRASH_AT;
-  const child = new Deno.Command(Deno.execPath(), {
+  const { child, settle } = spawnTree(Deno.execPath(), {
     args: [
       "run",
       "--no-lock",
@@ -151,7 +153,7 @@ async function libraryChild(
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",
-  }).spawn();
+  });
   const stderr = new Response(child.stderr).text();
   let pending = "";
   for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
@@ -161,8 +163,11 @@ async function libraryChild(
   }
   if (pending) log(pending);
   const status = await child.status;
+  // Inside (the share's own run scope) and outside (its tree): nothing may be left running.
+  const outside = await settle();
   try {
-    return JSON.parse(await Deno.readTextFile(resultPath)) as LibraryResult;
+    const result = JSON.parse(await Deno.readTextFile(resultPath)) as LibraryResult;
+    return { ...result, survivors: [...result.survivors ?? [], ...outside] };
   } catch {
     const tail = (await stderr).trim().split("\n").slice(-4).join(" | ");
     throw new Error(
@@ -171,6 +176,11 @@ async function libraryChild(
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+}
+
+/** A replay's `--libraries`: the library by its label (none for a store on its own engine). */
+function librariesFlag(library: TierLibrary): string {
+  return library.label === "own" || library.label === "none" ? "" : ` --libraries ${library.label}`;
 }
 
 /** The libraries a store is judged on: each of ours on the binding, else one, labelled. */
@@ -210,6 +220,10 @@ async function eachLibrary(
       // (CELLS_EVIDENCE_DIR, CELLS_REPORT_DIR), are the process's, never shared with the caller.
       const result = await libraryChild(share, library.path, log);
       outcomes.push(...result.outcomes);
+      if (result.survivors?.length) {
+        const leg = options.legs.join(",");
+        outcomes.push(survivorsOutcome(result.survivors, { tier, leg, library: library.label }));
+      }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       outcomes.push(...options.legs.map((leg) => ({
@@ -235,8 +249,11 @@ function finish(tier: TierName, started: number, results: Outcome[]): TierOutcom
   return { run: { tier, status: "SKIP", reason, seconds }, results };
 }
 
-function skipped(tier: TierName, reason: string): TierOutcome {
-  return { run: { tier, status: "SKIP", reason, seconds: 0 }, results: [] };
+function skipped(tier: TierName, reason: string, skipKind?: SkipKind): TierOutcome {
+  return {
+    run: { tier, status: "SKIP", reason, ...(skipKind ? { skipKind } : {}), seconds: 0 },
+    results: [],
+  };
 }
 
 /**
@@ -267,6 +284,7 @@ export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome>
     return skipped(
       tier,
       "the target declares no crash points (export crashPoints() from the target module to be swept; the syscalls tiers need none)",
+      "no-crash-points",
     );
   }
   const flag = tier === "syscalls-crash"
@@ -285,7 +303,7 @@ export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome>
     ...(options.cells ? { cells: options.cells } : {}),
     ...(options.points ? { points: options.points } : {}),
     ...(options.calls ? { calls: options.calls } : {}),
-  }, (library) => `DENO_SQLITE_PATH=${library.path} deno task sweep${flag} --target ${target}`);
+  }, (library) => `deno task sweep${flag} --target ${target}${librariesFlag(library)}`);
   return finish(tier, started, results);
 }
 
@@ -321,6 +339,6 @@ export async function powerLossCellsTier(options: PowerLossCellsTierOptions): Pr
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(options.cells ? { cells: options.cells } : {}),
     ...(options.powerLoss ? { powerLoss: options.powerLoss } : {}),
-  }, (library) => `DENO_SQLITE_PATH=${library.path} deno task powerloss-cells --target ${target}`);
+  }, (library) => `deno task powerloss-cells --target ${target}${librariesFlag(library)}`);
   return finish(tier, started, results);
 }

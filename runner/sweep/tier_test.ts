@@ -105,7 +105,8 @@ test("powerLossCellsTier: the cells' FAIL carries the pattern; states, torn stat
     cell1!.checks!.join("\n"),
   );
   ok(
-    cell1!.replay?.startsWith("DENO_SQLITE_PATH=") && cell1!.replay.includes("--cells 1"),
+    cell1!.replay?.startsWith("deno task powerloss-cells --target ") &&
+      cell1!.replay.includes(" --libraries system --cells 1"),
     cell1!.replay,
   );
   const good = await powerLossCellsTier({

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { fail, FLAGS, legListArg, parseFlags, type ToolSpec } from "../_cli.ts";
+import { endRun, fail, FLAGS, legListArg, parseFlags, startRun, type ToolSpec } from "../_cli.ts";
 import { columns } from "../_table.ts";
 import { fileURLToPath } from "node:url";
 import { dirname, join, resolve } from "node:path";
@@ -104,7 +104,7 @@ fixed build (deno task sqlite). Linux/glibc with cc only; elsewhere it SKIPs (ex
   ],
   exitCodes: {
     0: "the table matches SQLite's documentation",
-    1: "a loss or corruption SQLite does not allow, or a recorder that missed a write",
+    1: "a loss or corruption SQLite does not allow, a recorder that missed a write, or a survivor",
   },
 };
 
@@ -238,6 +238,7 @@ const table = (head: string[], rows: string[][]) => columns(head, rows).join("\n
 
 if (import.meta.main) {
   const options = parseArgs(Deno.args);
+  startRun();
   // One library for the writers and for this checking process, set before anything
   // loads SQLite.
   let library = explicitLibraryPath();
@@ -427,10 +428,16 @@ if (import.meta.main) {
     `${c.mode}/${c.level}: ${c.firstProblem!.slice(0, 200)}`
   );
   if (problems.length) console.log(`\nFirst inconsistency per cell:\n${problems.join("\n")}`);
+  // Nothing the run started may still be running: a survivor fails it, named.
+  const survivors = await endRun("powerloss");
   await Deno.mkdir(dirname(options.json), { recursive: true });
   await Deno.writeTextFile(
     options.json,
-    JSON.stringify({ sqliteVersion: version, library, options, cells, bench, runs }, null, 2) +
+    JSON.stringify(
+      { sqliteVersion: version, library, options, cells, bench, runs, survivors },
+      null,
+      2,
+    ) +
       "\n",
   );
   console.log(`\nreport: ${options.json}`);
@@ -454,4 +461,5 @@ if (import.meta.main) {
     );
     Deno.exit(1);
   }
+  if (survivors.length) Deno.exit(1);
 }

@@ -10,8 +10,9 @@
  *   may leave, the torn last writes enumerated.
  *
  * Prints a table, each FAIL with its checks, cause and fix, replay and evidence, and a
- * verdict line; writes the typed results to `--json`; exits 0 on PASS, 1 on FAIL or
- * SKIP (nothing judged is never green), 2 on a usage error.
+ * verdict line; writes the typed results to `--json`; exits 0 on PASS, 1 on FAIL, ERROR or
+ * SKIP (nothing judged is never green; a process the run left running is a FAIL), 2 on a
+ * usage error.
  *
  * @module
  */
@@ -22,10 +23,28 @@ import {
   sweepTier,
 } from "../../runner/sweep/mod.ts";
 import { type Profile, PROFILES } from "../../recorder/crash_states.ts";
-import { fail, type ParsedFlags, parseFlags, type ToolSpec } from "../_cli.ts";
-import { commonArgs, commonFlags, writeReport } from "./_args.ts";
-import { printTier } from "./_print.ts";
+import {
+  checkTarget,
+  endRun,
+  evidenceDir,
+  fail,
+  FLAGS,
+  jsonFlag,
+  jsonPath,
+  type ParsedFlags,
+  parseFlags,
+  runAxis,
+  sharedOptions,
+  startRun,
+  type ToolSpec,
+  writeJson,
+} from "../_cli.ts";
+import { renderTable, statesVerdict, terminalWidth } from "../_table.ts";
 import type { Outcome } from "../../runner/result.ts";
+
+/** The cells whose clauses the sweep judges. */
+const SWEEP_CELLS = [1, 2, 3, 4, 5];
+const JSON_REPORT = ".cache/sweep/report.json";
 
 /** The longest sequence `--max-length` takes: the space grows 7-fold per operation. */
 const MAX_LENGTH = 5;
@@ -42,7 +61,15 @@ acknowledged operations kept, the interrupted one all-or-nothing, the owning cla
 invariants, integrity, recovery determinism; with --syscalls a sample is continued by a
 fresh process and judged again. A failing state keeps its files with its replay command.`,
   flags: [
-    ...commonFlags(".cache/sweep/report.json", "1,2,3,4,5"),
+    FLAGS.target,
+    FLAGS.cells,
+    FLAGS.legs,
+    FLAGS.libraries,
+    FLAGS.seed,
+    FLAGS.jobs,
+    jsonFlag(JSON_REPORT),
+    FLAGS.quick,
+    FLAGS.noBuild,
     { name: "--syscalls", help: "crash before every recorded file-system call (any store)" },
     { name: "--power-loss", help: "judge power-loss states instead of what a SIGKILL leaves" },
     {
@@ -105,7 +132,7 @@ fresh process and judged again. A failing state keeps its files with its replay 
   ],
   exitCodes: {
     0: "PASS: something was judged and nothing failed",
-    1: "FAIL (a state failed, a point was not covered), or SKIP (nothing was judged)",
+    1: "FAIL (a state failed, a point was not covered, a process left running), ERROR, or SKIP",
   },
 };
 
@@ -177,9 +204,12 @@ function callKnobs(flags: ParsedFlags): CallKnobs {
 
 /**
  * The in-process checking rate of the recorded-call tiers (recording and children left
- * out): `checking: N states in S s (R states/s)`, one figure per leg × library.
+ * out), one figure per leg × library summed.
+ *
+ * @param results The outcomes.
+ * @returns The states judged and the seconds spent checking them.
  */
-function checkingLine(results: readonly Outcome[]): string {
+export function checkingRate(results: readonly Outcome[]): { states: number; seconds: number } {
   const runs = new Map<string, number>();
   for (const r of results) {
     if (typeof r.figures?.seconds === "number") {
@@ -187,40 +217,70 @@ function checkingLine(results: readonly Outcome[]): string {
     }
   }
   const states = results.reduce((n, r) => n + (r.judged ?? 0), 0);
-  const seconds = [...runs.values()].reduce((a, b) => a + b, 0);
-  return `checking: ${states} states in ${seconds.toFixed(2)} s (${
-    Math.round(states / Math.max(seconds, 1e-9))
-  } states/s; recording, children and resumes left out)`;
+  return { states, seconds: [...runs.values()].reduce((a, b) => a + b, 0) };
 }
 
-if (import.meta.main) {
-  const flags = parseFlags(SWEEP_CLI, Deno.args);
+async function main(args: string[]): Promise<number> {
+  const flags = parseFlags(SWEEP_CLI, args);
   const syscalls = flags.has("--syscalls");
   const tier = syscalls
     ? (flags.has("--power-loss") ? "syscalls-power-loss" : "syscalls-crash")
     : "sweep";
   const knobs = syscalls ? { calls: callKnobs(flags) } : { points: pointKnobs(flags) };
-  const args = await commonArgs(flags, ".cache/sweep/report.json", [1, 2, 3, 4, 5]);
+  const shared = sharedOptions(flags, SWEEP_CELLS);
+  const json = jsonPath(flags, JSON_REPORT);
+  startRun();
+  await checkTarget(shared.target);
+  const { libraries } = await runAxis("sweep", shared, flags);
+  const seed = shared.seed ?? Math.floor(Math.random() * 2 ** 31);
   const name = `sweep${syscalls ? " --syscalls" : ""}${
     flags.has("--power-loss") ? " --power-loss" : ""
   }`;
   console.log(
-    `${name}: target ${args.target}; legs ${args.legs.join(", ")}; libraries ${
-      args.libraries.map((l) => l.label).join(", ")
-    }; seed ${args.seed} (replay with --seed ${args.seed})`,
+    `${name}: target ${shared.target}; legs ${shared.legs.join(", ")}; libraries ${
+      libraries.map((l) => l.label).join(", ")
+    }; seed ${seed} (replay with --seed ${seed})`,
   );
   const started = performance.now();
   const outcome = await sweepTier({
-    ...args,
+    target: shared.target,
+    legs: shared.legs,
+    libraries,
+    seed,
+    jobs: shared.jobs,
+    quick: shared.quick,
+    // Only the clauses of the cells named; by default every one the sweep judges.
+    ...(flags.has("--cells") ? { cells: shared.cells } : {}),
     tier,
-    evidenceDir: Deno.env.get("CELLS_EVIDENCE_DIR") ?? ".cache/evidence",
+    evidenceDir: evidenceDir(),
     log: (line) => console.log(line),
     ...knobs,
   });
+  // Nothing the run started may still be running: a survivor fails it, named.
+  const survivors = await endRun("sweep");
   const seconds = (performance.now() - started) / 1000;
-  await writeReport(args.json, args, outcome);
-  if (syscalls) console.log(checkingLine(outcome.results));
-  const code = printTier(name, outcome, seconds);
-  console.log(`report: ${args.json}`);
-  Deno.exit(code);
+  await writeJson(json, {
+    date: new Date().toISOString(),
+    target: shared.target,
+    seed,
+    legs: shared.legs,
+    libraries,
+    survivors,
+    ...outcome,
+  });
+  if (syscalls) {
+    const rate = checkingRate(outcome.results);
+    console.log(
+      `checking: ${rate.states} states in ${rate.seconds.toFixed(2)} s (${
+        Math.round(rate.states / Math.max(rate.seconds, 1e-9))
+      } states/s; recording, children and resumes left out)`,
+    );
+  }
+  console.log(`\n${renderTable(outcome.results, { width: terminalWidth() })}\n`);
+  const { line, verdict } = statesVerdict(name, outcome, seconds, survivors);
+  console.log(line);
+  console.log(`report: ${json}`);
+  return verdict === "PASS" ? 0 : 1;
 }
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

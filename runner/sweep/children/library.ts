@@ -1,7 +1,9 @@
 // One library's share of a tier, in a process of its own (the FFI binding loads the library
 // `DENO_SQLITE_PATH` names, once per process):
 //   library.ts <request.json> <result.json>
-// Progress lines go to stdout; the typed result is written to <result.json>.
+// Progress lines go to stdout; the typed result is written to <result.json>, with what this
+// process started and left running (its run scope, reaped at the end).
+import { reapRunScope } from "../../../harness/process_tree.ts";
 import { type LibraryRequest, runLibrary } from "../_library.ts";
 
 const [requestPath, resultPath] = Deno.args;
@@ -11,4 +13,5 @@ if (!requestPath || !resultPath) {
 }
 const request = JSON.parse(Deno.readTextFileSync(requestPath)) as LibraryRequest;
 const result = await runLibrary(request, (line) => console.log(line));
-Deno.writeTextFileSync(resultPath, JSON.stringify(result) + "\n");
+const survivors = await reapRunScope();
+Deno.writeTextFileSync(resultPath, JSON.stringify({ ...result, survivors }) + "\n");

@@ -7,16 +7,22 @@ import { ROOT } from "./_config.ts";
 import { childEnv, denoChild } from "./_children.ts";
 import type { SuiteRow } from "./_report.ts";
 import { atLeast, below } from "./_statistics.ts";
+import { loadAverage, toolVerdict } from "../../_table.ts";
+import { powerLossRate } from "../../powerloss_cells.ts";
+import { checkingRate } from "../../sweep/main.ts";
+import type { TierOutcome } from "../../../runner/result.ts";
 
 interface Timed {
   seconds: number;
   success: boolean;
   code: number;
-  /** stdout and stderr, without colour escapes (deno test colours even into a pipe). */
-  output: string;
 }
 
-/** Runs `deno <args>` in the project root and times it (wall clock, start-up included). */
+/**
+ * Runs `deno <args>` in the project root and times it (wall clock, start-up included).
+ * What it found is read from the files it writes (a JSON report, a JUnit report), never
+ * from its console.
+ */
 async function timedDeno(args: string[]): Promise<Timed> {
   const started = performance.now();
   const output = await new Deno.Command(Deno.execPath(), {
@@ -25,15 +31,11 @@ async function timedDeno(args: string[]): Promise<Timed> {
     env: childEnv(undefined),
     clearEnv: true,
     stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
+    stdout: "null",
+    stderr: "null",
   }).output();
   const seconds = (performance.now() - started) / 1000;
-  const decoder = new TextDecoder();
-  const text = decoder.decode(output.stdout) + decoder.decode(output.stderr);
-  // deno-lint-ignore no-control-regex
-  const plain = text.replace(/\x1b\[[0-9;]*m/g, "");
-  return { seconds, success: output.success, code: output.code, output: plain };
+  return { seconds, success: output.success, code: output.code };
 }
 
 /** Runs a tool of the project as its `deno task` would, with `args`. */
@@ -50,26 +52,36 @@ async function readReport<T>(path: string): Promise<T | undefined> {
   }
 }
 
-/** The slowest top-level tests of a `deno test` output ("name ... ok (1s)"). */
-function slowestTests(output: string, count: number): { name: string; ms: number }[] {
-  const tests: { name: string; ms: number }[] = [];
-  for (const line of output.split("\n")) {
-    const m = /^(\S.*?) \.\.\. (?:ok|FAILED|ignored) \((\d+(?:\.\d+)?)(ms|s|m)\)$/.exec(line);
-    if (!m) continue;
-    const unit = m[3] === "ms" ? 1 : m[3] === "s" ? 1000 : 60_000;
-    tests.push({ name: m[1]!, ms: Number(m[2]) * unit });
-  }
-  return tests.sort((a, b) => b.ms - a.ms).slice(0, count);
+/** One test of a JUnit report: its name, time and whether it failed. */
+interface TestCase {
+  name: string;
+  ms: number;
+  failed: boolean;
 }
 
-/** The names of the failed top-level tests of a `deno test` output. */
-function failedTests(output: string): string[] {
-  const names = new Set<string>();
-  for (const line of output.split("\n")) {
-    const m = /^(\S.*?) \.\.\. FAILED/.exec(line);
-    if (m) names.add(m[1]!);
+const unescapeXml = (text: string) =>
+  text.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
+
+/**
+ * The top-level tests of the JUnit report `deno test --junit-path` wrote (a step is
+ * written as `parent > step` beside its test and left out).
+ */
+function junitTests(xml: string): TestCase[] {
+  const cases: TestCase[] = [];
+  for (
+    const m of xml.matchAll(
+      /<testcase name="([^"]*)"[^>]*?time="([\d.]+)"[^>]*>([\s\S]*?)<\/testcase>/g,
+    )
+  ) {
+    cases.push({
+      name: unescapeXml(m[1]!),
+      ms: Number(m[2]) * 1000,
+      failed: m[3]!.includes("<failure"),
+    });
   }
-  return [...names];
+  const names = new Set(cases.map((c) => c.name));
+  return cases.filter((c) => ![...names].some((n) => n !== c.name && c.name.startsWith(`${n} > `)));
 }
 
 /** The suite's wall times: their rows, and what the JSON report keeps besides. */
@@ -89,23 +101,26 @@ export async function suiteWallTimes(
 ): Promise<SuiteWallTimes> {
   const rows: SuiteRow[] = [];
   log("deno test -A");
-  const test = await timedDeno(["test", "-A"]);
-  const slow = slowestTests(test.output, 5);
-  const failed = failedTests(test.output);
-  const summary = /(ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/.exec(
-    test.output,
-  );
+  const junit = join(work, "test.junit.xml");
+  const test = await timedDeno(["test", "-A", `--junit-path=${junit}`]);
+  const tests = junitTests(await Deno.readTextFile(junit).catch(() => ""));
+  const slow = [...tests].sort((a, b) => b.ms - a.ms).slice(0, 5);
+  const failed = tests.filter((t) => t.failed).map((t) => t.name);
   rows.push({
     benchmark: "deno test -A, wall time",
     value: test.seconds,
     unit: "s",
     target: "< 30 s",
     result: test.success ? below(test.seconds, 30) : "FAIL (tests failed)",
-    detail: `${summary ? `${summary[2]} passed, ${summary[4]} failed` : `exit ${test.code}`}; ` +
-      `slowest: ${
-        slow.slice(0, 2).map((t) => `"${t.name.slice(0, 40)}" ${(t.ms / 1000).toFixed(1)} s`)
-          .join(", ")
-      } (more in the JSON)${failed.length ? `; failed: ${failed.join(", ")}` : ""}`,
+    detail: `${
+      tests.length
+        ? `${tests.length - failed.length} passed, ${failed.length} failed`
+        : `exit ${test.code}`
+    }; slowest: ${
+      slow.slice(0, 2).map((t) => `"${t.name.slice(0, 40)}" ${(t.ms / 1000).toFixed(1)} s`).join(
+        ", ",
+      )
+    } (more in the JSON)${failed.length ? `; failed: ${failed.join(", ")}` : ""}`,
   });
   log("deno task matrix");
   const matrixJson = join(work, "matrix.json");
@@ -148,21 +163,12 @@ export async function suiteWallTimes(
   });
   return {
     rows,
-    slowestTests: slow,
+    slowestTests: slow.map(({ name, ms }) => ({ name, ms })),
     failedTests: failed,
     testExit: test.code,
     matrixExit: matrix.code,
     conformanceExit: quick.code,
   };
-}
-
-/** The 1-minute load average (the machine may be shared), or `?`. */
-function loadAverage(): string {
-  try {
-    return Deno.loadavg()[0]!.toFixed(2);
-  } catch {
-    return "?";
-  }
 }
 
 /** The crash tiers' rates: their rows and the tools' exit codes. */
@@ -246,104 +252,91 @@ export async function crashTiers(
     result: power.success ? atLeast(powerRate, 10) : "FAIL (powerloss failed)",
     detail: powerDetail,
   });
-  rows.push(...await recorderRates(log));
+  rows.push(...await recorderRates(work, log));
   return { rows, sweepExit: sweep.code, powerExit: power.code };
 }
 
-/** `N states in S s (R states/s)` as the recorder's tools print it. */
-function printedRate(output: string): { states: number; seconds: number } | undefined {
-  const m = /(\d+) states in ([\d.]+) s \(/.exec(output);
-  return m ? { states: Number(m[1]), seconds: Number(m[2]) } : undefined;
+/** A tool's JSON report of a tier (the sweep, the power-loss cells). */
+type TierReport = TierOutcome & { seed?: number };
+
+/** Runs a tier's tool with `--json` and reads its report back (undefined: it wrote none). */
+async function tierTool(
+  tool: string,
+  args: string[],
+  json: string,
+): Promise<{ run: Timed; report?: TierReport; skipped?: string }> {
+  const run = await timedTool(tool, [...args, "--json", json]);
+  const report = await readReport<TierReport>(json);
+  if (!report) return { run };
+  const { verdict, why } = toolVerdict(report.results, [report.run]);
+  return { run, report, ...(verdict === "SKIP" ? { skipped: why ?? "nothing judged" } : {}) };
 }
 
 /**
  * The LD_PRELOAD recorder's tiers: power-loss states checked in-process per second
  * (`deno task sweep --syscalls --power-loss --cells 1`, the append programs, every sync
- * point; `deno task powerloss-cells` on the
- * reference store and on `node:sqlite`, every cell that applies) and derived SIGKILL
- * states per second of the syscall sweep (`deno task sweep --syscalls`, programs of one
- * operation).
+ * point; `deno task powerloss-cells` on the reference store and on `node:sqlite`, every
+ * cell that applies) and derived SIGKILL states per second of the syscall sweep
+ * (`deno task sweep --syscalls`, programs of one operation), each read from the tool's
+ * JSON report.
  */
-async function recorderRates(log: (line: string) => void): Promise<SuiteRow[]> {
+async function recorderRates(work: string, log: (line: string) => void): Promise<SuiteRow[]> {
   const rows: SuiteRow[] = [];
   const load = () => Deno.loadavg()[0]!.toFixed(1);
+  const common = ["--legs", "default", "--libraries", "system"];
   log("recorder: power-loss states in-process (sweep --syscalls --power-loss --cells 1)");
-  const power = await timedTool("sweep/main.ts", [
-    "--syscalls",
-    "--power-loss",
-    "--cells",
-    "1",
-    "--legs",
-    "default",
-    "--libraries",
-    "system",
-    "--seed",
-    "1",
-  ]);
-  const pr = printedRate(power.output);
+  const power = await tierTool(
+    "sweep/main.ts",
+    ["--syscalls", "--power-loss", "--cells", "1", ...common, "--seed", "1"],
+    join(work, "sweep-power-loss.json"),
+  );
+  const pr = power.report && checkingRate(power.report.results);
   rows.push(rateRow(
     "recorder power-loss states checked per second, in-process",
     pr,
     1000,
-    {
-      skipped: /: SKIP \((.*)\)$/m.exec(power.output)?.[1],
-      success: power.success,
-      failed: "sweep --syscalls --power-loss",
-    },
-    pr ? `${pr.states} states in ${pr.seconds} s; load average ${load()}` : `exit ${power.code}`,
+    { skipped: power.skipped, success: power.run.success, failed: "sweep --syscalls --power-loss" },
+    pr
+      ? `${pr.states} states in ${pr.seconds.toFixed(2)} s; load average ${load()}`
+      : `exit ${power.run.code}`,
   ));
   for (const target of ["cells/reference_target.ts", "targets/node_sqlite.ts"]) {
     log(`recorder: power-loss cells in-process (powerloss-cells --target ${target})`);
-    const cells = await timedTool("powerloss_cells.ts", [
-      "--target",
-      target,
-      "--legs",
-      "default",
-      "--libraries",
-      "system",
-    ]);
-    const skippedCells = /^SKIP \([^)]*\): (.*)$/m.exec(cells.output)?.[1];
-    const cr = printedRate(cells.output);
+    const cells = await tierTool(
+      "powerloss_cells.ts",
+      ["--target", target, ...common],
+      join(work, `powerloss-cells-${target.replace(/\W+/g, "_")}.json`),
+    );
+    const f = cells.report && powerLossRate(cells.report.results);
     rows.push(rateRow(
       `power-loss cells states checked per second, in-process (${target})`,
-      cr,
+      f,
       1000,
-      {
-        skipped: cr && cr.states === 0 ? skippedCells : undefined,
-        success: cells.success,
-        failed: "powerloss-cells",
-      },
-      cr
-        ? `${/(\d+ states in [^;]*; CPU [^)]*\): [^;]*)/.exec(cells.output)?.[1]}; ` +
-          `load average ${load()}`
-        : `exit ${cells.code}`,
+      { skipped: cells.skipped, success: cells.run.success, failed: "powerloss-cells" },
+      f
+        ? `${f.states} states in ${f.seconds.toFixed(2)} s (CPU ${
+          f.cpuSeconds.toFixed(2)
+        } s): ${f.recovered} distinct images recovered by SQLite, the judge ran on ${f.judgedDistinct} distinct recovered contents; load average ${load()}`
+        : `exit ${cells.run.code}`,
     ));
   }
   log("recorder: syscall sweep (sweep --syscalls --max-length 1)");
-  const sweep = await timedTool("sweep/main.ts", [
-    "--syscalls",
-    "--max-length",
-    "1",
-    "--legs",
-    "default",
-    "--libraries",
-    "system",
-    "--seed",
-    "1",
-  ]);
-  const sr = printedRate(sweep.output);
+  const sweep = await tierTool(
+    "sweep/main.ts",
+    ["--syscalls", "--max-length", "1", ...common, "--seed", "1"],
+    join(work, "sweep-syscalls.json"),
+  );
+  const sr = sweep.report && checkingRate(sweep.report.results);
   rows.push(rateRow(
     "syscall sweep, derived SIGKILL states checked per second",
     sr,
     40,
-    {
-      skipped: /: SKIP \(/m.test(sweep.output) ? "no recorder" : undefined,
-      success: sweep.success,
-      failed: "sweep --syscalls",
-    },
+    { skipped: sweep.skipped, success: sweep.run.success, failed: "sweep --syscalls" },
     sr
-      ? `${sr.states} states in ${sr.seconds} s (recording excluded); load average ${load()}`
-      : `exit ${sweep.code}`,
+      ? `${sr.states} states in ${
+        sr.seconds.toFixed(2)
+      } s (recording excluded); load average ${load()}`
+      : `exit ${sweep.run.code}`,
   ));
   return rows;
 }

@@ -26,7 +26,7 @@
 import { dirname, resolve } from "node:path";
 import { median } from "../../../internal/stats.ts";
 import { fixedSqlitePath } from "../../../runner/sqlite_build.ts";
-import { parseFlags, type ToolSpec } from "../../_cli.ts";
+import { endRun, parseFlags, startRun, type ToolSpec } from "../../_cli.ts";
 import { BENCH_DIR, type Config, DEFAULT_JSON, FULL_CONFIG, QUICK_CONFIG } from "./_config.ts";
 import type { InfoResult } from "./_jobs.ts";
 import { denoChild, type Lib, pythonChild } from "./_children.ts";
@@ -68,7 +68,7 @@ writes it as JSON. About 5 minutes; the targets are benchmarks, never timed test
   ],
   exitCodes: {
     0: "the bench ran (its verdicts are in the report)",
-    1: "a measurement failed (a child crashed or answered wrongly)",
+    1: "a measurement failed (a child crashed or answered wrongly), or a process outlived it",
   },
 };
 
@@ -311,10 +311,15 @@ async function main(options: Options): Promise<void> {
 
 if (import.meta.main) {
   const options = parseArgs(Deno.args);
+  startRun();
+  let code = 0;
   try {
     await main(options);
   } catch (error) {
     console.error(`bench: ${error instanceof Error ? error.message : String(error)}`);
-    Deno.exit(1);
+    code = 1;
   }
+  // Nothing the bench started may still be running: a survivor fails it, named.
+  if ((await endRun("bench")).length) code = 1;
+  Deno.exit(code);
 }
