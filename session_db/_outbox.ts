@@ -6,6 +6,7 @@ import { type ObligationRow, toObligation } from "./_rows.ts";
 import { checkSessionId, checkText } from "./_validate.ts";
 import { obligationId } from "./obligation_id.ts";
 import type { Obligation, ObligationState, RecoveredObligation, SweepOptions } from "./types.ts";
+import type { Delivery } from "./delivery_policy.ts";
 
 export function recordObligation(
   conn: Connection,
@@ -68,7 +69,16 @@ export function markUnknown(conn: Connection, id: string, fence: number, reason:
   return done;
 }
 
-export function sweepRecoverable(conn: Connection, options: SweepOptions): RecoveredObligation[] {
+export function sweepRecoverable(
+  conn: Connection,
+  options: SweepOptions,
+  delivery: Delivery,
+): RecoveredObligation[] {
+  // A maybe-sent obligation is resent when a duplicate is harmless (deduplicated) or
+  // visible (marked); otherwise it is settled unknown.
+  const resend = options.idempotentTransport === true ||
+    delivery.policy === "marked-at-least-once";
+  const marked = delivery.policy === "marked-at-least-once";
   const taken = conn.write("sweepRecoverable", () => {
     const rows = conn.stmt(
       `SELECT obligation_id, state, delivery_fence, owner_pid FROM outbox
@@ -84,7 +94,7 @@ export function sweepRecoverable(conn: Connection, options: SweepOptions): Recov
            WHERE obligation_id = ? AND state = 'pending' AND delivery_fence = ?`,
         ).run(Deno.pid, t, row.obligation_id, row.delivery_fence);
         out.push({ id: row.obligation_id, action: "send" });
-      } else if (options.idempotentTransport) {
+      } else if (resend) {
         conn.stmt(
           `UPDATE outbox SET owner_pid = ?, updated_at = ?, attempts = attempts + 1,
              delivery_fence = delivery_fence + 1
@@ -113,6 +123,7 @@ export function sweepRecoverable(conn: Connection, options: SweepOptions): Recov
     obligation: getObligation(conn, id)!,
     action,
     idempotencyKey: id,
+    ...(marked && action === "resend" ? { recoveryMarker: delivery.marker } : {}),
   }));
 }
 
