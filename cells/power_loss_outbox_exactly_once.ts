@@ -232,7 +232,7 @@ async function judgeOutboxState(
     const raceCheck = { name: "recoverers exited 0", violations: raced.failed, missing: [] };
     checks.push(...[raceCheck, ...judged.checks, claims, ...resumed.checks].map((check) => ({
       name: `${label}: ${check.name}`,
-      violations: check.violations.map((p) => `${label} (${policy}): ${p}`),
+      violations: check.violations.map((p) => `${label}: ${check.name}: ${p}`),
       missing: check.missing,
     })));
   }
