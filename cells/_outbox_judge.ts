@@ -151,6 +151,22 @@ function endings(s: Scenario): string[] {
   return wrong;
 }
 
+/** Notes a scenario's figures and adds its kills, acknowledged and lost operations. */
+function record(ctx: CellRun, label: string, s: Scenario, [acknowledged, lost]: number[]): void {
+  ctx.note(label, {
+    arrivals: s.arrivals.length,
+    states: s.reads[0].obligations.map((o) => o.state).join(" "),
+    forced: s.forced.notForced ??
+      { held: s.forced.held, heldOut: s.forced.heldOut, finished: s.forced.finished },
+    booking: s.booking,
+  });
+  const kills = [s.sender, s.armed?.child, s.resumed.sender, s.restartedKilled && s.restarted]
+    .filter((c) => c && classifyExit(c.exited!).kind === "killed").length;
+  tally(ctx, "sigkills", kills);
+  tally(ctx, "acknowledgedOps", acknowledged!);
+  tally(ctx, "lost", lost!);
+}
+
 /**
  * Judges one scenario under `choice`, one step per check.
  *
@@ -183,27 +199,12 @@ export async function judgeScenario(
     reads: s.reads,
     sound: s.sound,
   });
-  ctx.note(label, {
-    arrivals: s.arrivals.length,
-    states: s.reads[0].obligations.map((o) => o.state).join(" "),
-    forced: s.forced.notForced ??
-      { held: s.forced.held, heldOut: s.forced.heldOut, finished: s.forced.finished },
-    booking: s.booking,
-  });
   const resumed = await resumeChecks(ctx.target, s.db, s.idempotent, s.resumed, choice.policy);
-  tally(ctx, "acknowledgedOps", resumed.acknowledged);
-  tally(ctx, "lost", resumed.lost);
-  const kills =
-    [s.sender, s.armed?.child, s.resumed.sender].filter((c) =>
-      c && classifyExit(c.exited!).kind === "killed"
-    ).length;
-  tally(ctx, "sigkills", kills + (s.restartedKilled ? 1 : 0));
-  tally(
-    ctx,
-    "acknowledgedOps",
-    sender.acknowledgedRecorded + sender.acknowledgedDelivered + 2 * LIVE.length,
-  );
-  tally(ctx, "lost", judged.lost + s.takeoverLost.length);
+  record(ctx, label, s, [
+    sender.acknowledgedRecorded + sender.acknowledgedDelivered + 2 * LIVE.length +
+    resumed.acknowledged,
+    judged.lost + s.takeoverLost.length + resumed.lost,
+  ]);
 
   await t.step(`${label}: every kill landed, every boot exited 0`, () => {
     const wrong = endings(s);

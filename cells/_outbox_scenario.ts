@@ -190,10 +190,86 @@ async function crash(
   return { sender, armed: { child, claims, sent }, takeoverLost };
 }
 
+/** The scenario's files and settings. */
+type Base = Pick<Scenario, "kind" | "point" | "idempotent" | "dir" | "db" | "inbox">;
+
 /**
- * Runs one scenario: the crash, then the application restarted (alive throughout) while
- * the first clean boot's sweepers race under the forced worst case, then two later boots
- * and a new life, each on the file the one before left.
+ * The first clean boot: the restarted application (alive throughout, its refusals probed
+ * before the sweepers go) beside the sweepers under the forced worst case; then the
+ * restarted application's late sweep and its last acknowledged mark, SIGKILLed.
+ */
+async function firstCleanBoot(
+  ctx: CellRun,
+  base: Base,
+  crashed: Pick<Scenario, "armed">,
+  options: { obligations: number; recoverers: number },
+): Promise<
+  Pick<Scenario, "restarted" | "restartedKilled" | "booking" | "owed" | "racers" | "forced">
+> {
+  const { dir, db, inbox } = base;
+  const flag = base.idempotent ? "1" : "0";
+  // After a boot killed in a resend it books the dead sender's send, taken over by then.
+  const restarted = ctx.spawn("restarted_sender.ts", [
+    db,
+    inbox,
+    dir,
+    String(senderAtKill(base.point, options.obligations).recorded),
+    `${dir}/sender-acks.jsonl`,
+    crashed.armed && base.kind.point === SENDER_AFTER_SEND ? `${dir}/armed-acks.jsonl` : "-",
+    flag,
+  ]);
+  const barrier = `${dir}/go`;
+  const sweepers = await spawnSweepers(
+    ctx,
+    dir,
+    `${dir}/db`,
+    options.recoverers,
+    (name) => [db, inbox, dir, name, barrier, flag],
+  );
+  try {
+    await waitFor(
+      () => countReady(dir) >= options.recoverers && exists(`${dir}/restarted-ready`),
+      {
+        what: `${options.recoverers} recoverers and the restarted sender ready`,
+        deadlineMs: 30_000,
+        children: [...sweepers.children, restarted],
+        observed: () => `${countReady(dir)} recoverers ready`,
+      },
+    );
+    // What the boot owes, read once everything before it happened and before it starts.
+    const owed = await openContents(ctx.target, db);
+    const forced = await raceForced(sweepers, barrier);
+    const racers = sweepers.children.map((child, i) => ({
+      name: `r${i}`,
+      child,
+      claims: printedClaims(child),
+    }));
+    releaseBarrier(`${dir}/go-late`);
+    await waitFor(() => exists(`${dir}/restarted-acked`) || restarted.exited !== undefined, {
+      what: "the restarted sender to acknowledge its last delivery",
+      deadlineMs: 30_000,
+    });
+    const restartedKilled = restarted.exited === undefined;
+    if (restartedKilled) {
+      await killWhileAlive(restarted);
+      // Not quiescent: a store that acknowledges before COMMIT dies inside a transaction.
+      ctx.observeLeg(
+        db,
+        `restarted sender after its last mark (${base.idempotent ? "idempotent" : "plain"})`,
+      );
+    }
+    const { booking } = JSON.parse(Deno.readTextFileSync(`${dir}/restarted-ready`)) as {
+      booking: string;
+    };
+    return { restarted, restartedKilled, booking, owed, racers, forced };
+  } finally {
+    await reapAll([...sweepers.children, restarted]);
+  }
+}
+
+/**
+ * Runs one scenario: the crash, then the first clean boot beside the restarted
+ * application, then two later boots and a new life, each on the file the one before left.
  */
 export async function runScenario(
   ctx: CellRun,
@@ -206,7 +282,7 @@ export async function runScenario(
     `${kind.name.replace(/\W+/g, "_")}-${idempotent ? "idempotent" : "plain"}`,
   );
   await Deno.mkdir(`${dir}/db`, { recursive: true });
-  const base = {
+  const base: Base = {
     kind,
     point,
     idempotent,
@@ -214,89 +290,16 @@ export async function runScenario(
     db: `${dir}/db/store.db`,
     inbox: `${dir}/inbox.jsonl`,
   };
-  const flag = idempotent ? "1" : "0";
   const crashed = await crash(ctx, base, options.obligations);
-  // The application restarts while the first clean boot runs (it stays alive throughout);
-  // after a boot killed in a resend it books the dead sender's send, taken over by then.
-  const restarted = ctx.spawn("restarted_sender.ts", [
-    base.db,
-    base.inbox,
-    dir,
-    String(senderAtKill(point, options.obligations).recorded),
-    `${dir}/sender-acks.jsonl`,
-    crashed.armed && kind.point === SENDER_AFTER_SEND ? `${dir}/armed-acks.jsonl` : "-",
-    flag,
-  ]);
-  let restartedKilled = false;
-  const barrier = `${dir}/go`;
-  let racers: BootSweep[] = [];
-  let forced: ForcedRace;
-  let owed: string[] = [];
-  try {
-    const sweepers = await spawnSweepers(ctx, dir, `${dir}/db`, options.recoverers, (name) => [
-      base.db,
-      base.inbox,
-      dir,
-      name,
-      barrier,
-      flag,
-    ]);
-    const ready = () => countReady(dir) >= options.recoverers && exists(`${dir}/restarted-ready`);
-    await waitFor(ready, {
-      what: `${options.recoverers} recoverers and the restarted sender ready`,
-      deadlineMs: 30_000,
-      children: [...sweepers.children, restarted],
-      observed: () => `${countReady(dir)} recoverers ready`,
-    });
-    owed = await openContents(ctx.target, base.db);
-    forced = await raceForced(sweepers, barrier);
-    racers = sweepers.children.map((child, i) => ({
-      name: `r${i}`,
-      child,
-      claims: printedClaims(child),
-    }));
-    releaseBarrier(`${dir}/go-late`);
-    const acked = `${dir}/restarted-acked`;
-    await waitFor(() => exists(acked) || restarted.exited !== undefined, {
-      what: "the restarted sender to acknowledge its last delivery",
-      deadlineMs: 30_000,
-    });
-    if (restarted.exited === undefined) {
-      await killWhileAlive(restarted);
-      restartedKilled = true;
-      // Not quiescent: a store that acknowledges before COMMIT dies inside a transaction.
-      ctx.observeLeg(
-        base.db,
-        `restarted sender after its last mark (${idempotent ? "idempotent" : "plain"})`,
-      );
-    }
-  } finally {
-    await reapAll([...racers.map((r) => r.child), restarted]);
-  }
-  const ready = exists(`${dir}/restarted-ready`)
-    ? JSON.parse(Deno.readTextFileSync(`${dir}/restarted-ready`)) as { booking: string }
-    : { booking: "not reached" };
+  const booted = await firstCleanBoot(ctx, base, crashed, options);
   const arrivals = readInbox(base.inbox);
   const reads: [RecoveredOutbox, RecoveredOutbox] = [
     await recoverOutbox(ctx.target, base.db),
     await recoverOutbox(ctx.target, base.db),
   ];
+  // Judged as read, before the later boots and the new life reopen the file.
   const sound = soundness(base.db, reads[0], reads[1], reads[0].invariants);
   const later = await laterBoots(ctx, base);
   const resumed = await resumeLife(ctx, base);
-  return {
-    ...base,
-    ...crashed,
-    restarted,
-    restartedKilled,
-    booking: ready.booking,
-    owed,
-    racers,
-    forced: forced!,
-    arrivals,
-    reads,
-    sound,
-    later,
-    resumed,
-  };
+  return { ...base, ...crashed, ...booted, arrivals, reads, sound, later, resumed };
 }
