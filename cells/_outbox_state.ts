@@ -308,11 +308,14 @@ export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
       );
     }
   }
+  // Obligations the policy promised to the platform that never reached it: lost work.
+  const promised = (h: ObligationHistory) => {
+    const e = expectedCopies(h, c.policy);
+    return c.idempotent || e.unmarked + e.marked > 0;
+  };
   const dropped = c.histories.filter((h) => {
     const o = byContent.get(h.content);
-    return o && !c.idempotent && expectedCopies(h, c.policy).unmarked +
-            expectedCopies(h, c.policy).marked > 0 &&
-      !c.arrivals.some((a) => a.obligationId === o.obligationId);
+    return o && promised(h) && !c.arrivals.some((a) => a.obligationId === o.obligationId);
   }).length;
   const judged = new Set(
     first.obligations.filter((o) => !others.has(o.content)).map((o) => o.obligationId),
