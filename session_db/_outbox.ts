@@ -80,6 +80,13 @@ export function sweepRecoverable(
     delivery.policy === "marked-at-least-once";
   const marked = delivery.policy === "marked-at-least-once";
   const taken = conn.write("sweepRecoverable", () => {
+    // Each owner is judged alive or dead once per sweep: an owner whose exit completes
+    // while the sweep reads its rows is taken whole or not at all, never in part.
+    const liveness = new Map<number, boolean>();
+    const alive = (pid: number) => {
+      if (!liveness.has(pid)) liveness.set(pid, pid === Deno.pid || processAlive(pid));
+      return liveness.get(pid)!;
+    };
     const rows = conn.stmt(
       `SELECT obligation_id, state, delivery_fence, owner_pid FROM outbox
        WHERE state IN ('pending', 'attempting') ORDER BY created_at, obligation_id`,
@@ -87,7 +94,7 @@ export function sweepRecoverable(
     const out: { id: string; action: RecoveredObligation["action"] }[] = [];
     const t = now();
     for (const row of rows) {
-      if (row.owner_pid === Deno.pid || processAlive(row.owner_pid)) continue;
+      if (alive(row.owner_pid)) continue;
       if (row.state === "pending") {
         conn.stmt(
           `UPDATE outbox SET owner_pid = ?, updated_at = ?
