@@ -57,9 +57,15 @@ async function probePolicy(ctx: CellRun): Promise<SweepAnswer[]> {
   if (classifyExit(sender.exited!).kind !== "killed") return [];
   tally(ctx, "sigkills", 1);
   ctx.observeLeg(db, `policy probe: ${SENDER_AFTER_ATTEMPTING}`, true);
-  const sweeper = ctx.spawn("recoverer.ts", [db, inbox, dir, "probe", "-", "0"]);
-  await untilExited(sweeper, "the policy probe's sweep");
-  return printedClaims(sweeper).map((c) => ({ action: c.action, maybeSent: true }));
+  // The answer is what the sweep returned for the orphan: a sweep that returned nothing
+  // said nothing (its owner may have looked alive), so a fresh one asks again, twice at most.
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const sweeper = ctx.spawn("recoverer.ts", [db, inbox, dir, `probe${attempt}`, "-", "0"]);
+    await untilExited(sweeper, "the policy probe's sweep");
+    const claims = printedClaims(sweeper);
+    if (claims.length) return claims.map((c) => ({ action: c.action, maybeSent: true }));
+  }
+  return [];
 }
 
 /**
