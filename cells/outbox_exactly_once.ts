@@ -175,6 +175,12 @@ export function outboxExactlyOnceCell(
           ),
         );
         for (const s of scenarios) await judgeScenario(ctx, t, s, choice, obligations);
+        const unforced = scenarios.find((s) => s.forced.notForced)?.forced.notForced;
+        if (unforced && !ctx.figures.forcedWorstCase) {
+          // Said out loud: the sweepers were only released together.
+          ctx.note("forcedWorstCase", `not run: ${unforced}`);
+          console.error(`  forced worst case of cell 5's sweepers not run: ${unforced}`);
+        }
       }
       await sweepAtomicity(ctx, t, listed, seriesKind(options.killSeries), obligations);
       ctx.note("elapsedMs", Math.round(performance.now() - started));
