@@ -22,6 +22,7 @@ export function claimsCheck(
   sweeps: readonly { name: string; claims: readonly Claim[] }[],
   owed: readonly string[],
   contentOf: (id: string) => string | undefined,
+  printed?: string,
 ): StateCheck {
   const takers = new Map<string, string[]>();
   for (const sweep of sweeps) {
@@ -43,6 +44,8 @@ export function claimsCheck(
   if (extra.length) {
     violations.push(`claimed and not owed: ${extra.map((c) => `"${c}"`).join(", ")}`);
   }
+  // What the sweeper itself said, to tell a sweep that met nothing from one that lost it.
+  if (violations.length && printed) violations.push(`the sweeper printed ${printed}`);
   return { name, violations, missing: [] };
 }
 
@@ -116,14 +119,15 @@ export async function resumeChecks(
       ],
       missing: [],
     },
-    ...judged.checks,
-    { name: "the first life's obligations and copies unchanged", violations: changed, missing: [] },
     claimsCheck(
       "its boot claimed exactly what was owed",
       [{ name: "boot", claims: printedClaims(r.boot) }],
       owed,
       idsToContents(r.reads[0]),
+      r.boot.stdout.trim().split("\n").pop(),
     ),
+    ...judged.checks,
+    { name: "the first life's obligations and copies unchanged", violations: changed, missing: [] },
   ].map((c) => ({ ...c, name: `new life: ${c.name}` }));
   return {
     checks,
