@@ -1,5 +1,7 @@
 // Cell 5's fake transport: a durable inbox file that records every effect it receives,
-// one JSON line per arrival, appended in one write and fsynced before the send returns.
+// one JSON line per arrival, appended in one write and fsynced before the send returns. A
+// copy sent with a recovery marker carries it in front of the content, as a platform
+// would show it, and names it apart so that marked and unmarked copies can be counted.
 
 /** App-level crash point of the sender: recorded (acknowledged), not yet attempted. */
 export const SENDER_AFTER_RECORD = "sender:afterRecord";
@@ -16,15 +18,33 @@ export interface Arrival {
   key: string;
   /** The obligation delivered. */
   obligationId: string;
-  /** The payload. */
+  /** The payload as the platform got it: the marker (if any), then the content. */
   content: string;
+  /** The recovery marker sent in front of the content, or `null` for a plain copy. */
+  marker: string | null;
   /** The sending process. */
   pid: number;
 }
 
+/** What a sender hands the transport: the obligation's content and, on a resend, a marker. */
+export interface Outgoing {
+  key: string;
+  obligationId: string;
+  content: string;
+  marker?: string | null | undefined;
+}
+
 /** Sends one effect: appends it to the inbox and syncs it to disk. */
-export function send(inbox: string, arrival: Omit<Arrival, "pid">): void {
-  const bytes = new TextEncoder().encode(JSON.stringify({ ...arrival, pid: Deno.pid }) + "\n");
+export function send(inbox: string, outgoing: Outgoing): void {
+  const marker = outgoing.marker ? outgoing.marker : null;
+  const arrival: Arrival = {
+    key: outgoing.key,
+    obligationId: outgoing.obligationId,
+    content: `${marker ?? ""}${outgoing.content}`,
+    marker,
+    pid: Deno.pid,
+  };
+  const bytes = new TextEncoder().encode(JSON.stringify(arrival) + "\n");
   const file = Deno.openSync(inbox, { append: true, create: true });
   try {
     let written = 0;

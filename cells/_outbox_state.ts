@@ -1,13 +1,18 @@
 // Clause 5's reader and judge, shared by the SIGKILL cell (outbox_exactly_once.ts) and the
-// power-loss cell (power_loss_outbox_exactly_once.ts): after recoverers caught up, each
-// effect reached the receiver at most once (exactly once with the idempotent transport),
-// and no obligation was silently lost.
+// power-loss cell (power_loss_outbox_exactly_once.ts): after a clean boot, each obligation
+// reached the platform with exactly the copies its delivery policy promises (exactly once
+// after dedupe with the idempotent transport), each copy carrying what was recorded, every
+// obligation ended terminal, and none was silently lost.
+import { type Arrival, effectsPerObligation, SENDER_AFTER_RECORD } from "./_inbox.ts";
 import {
-  type Arrival,
-  effectsPerObligation,
-  RECOVERER_AFTER_SEND,
-  SENDER_AFTER_RECORD,
-} from "./_inbox.ts";
+  copiesGap,
+  type DeliveryPolicy,
+  describeHistory,
+  expectedCopies,
+  type ObligationHistory,
+  type ObligationKind,
+  terminalStates,
+} from "./_delivery_policy.ts";
 import { soundness, type StateCheck, type StateJudgement } from "./_state_check.ts";
 import { openTargetStore, type Store, type StoredObligation } from "./target.ts";
 
@@ -44,6 +49,7 @@ export async function recoverOutbox(target: string, db: string): Promise<Recover
       obligationId: o.obligationId,
       content: o.content,
       state: o.state,
+      deliveryFence: o.deliveryFence,
       lastError: o.lastError ?? null,
     })).sort((a, b) => a.content.localeCompare(b.content));
     const invariants = store.checkInvariants ? await store.checkInvariants() : [];
@@ -65,14 +71,14 @@ export async function recoverOutbox(target: string, db: string): Promise<Recover
  */
 export interface RecoveredOutbox {
   /** Every obligation, sorted by content. */
-  obligations: (Pick<StoredObligation, "obligationId" | "content" | "state"> & {
+  obligations: (Pick<StoredObligation, "obligationId" | "content" | "state" | "deliveryFence"> & {
     lastError: string | null;
   })[];
   /** The store's invariant violations (empty when it has no `checkInvariants`). */
   invariants: string[];
 }
 
-const STATES = ["pending", "attempting", "delivered", "failed", "unknown"];
+const STATES = ["pending", "attempting", "delivered", "failed", "unknown", "abandoned"];
 
 /** What the sender (`children/sender.ts`) had done when it died at its third obligation. */
 export interface SenderAtKill {
@@ -82,35 +88,48 @@ export interface SenderAtKill {
   acknowledgedRecorded: number;
   /** Deliveries acknowledged: the two before the third, once past the recordings. */
   acknowledgedDelivered: number;
-  /**
-   * The obligations no process had attempted before recovery (pending orphans): nothing
-   * can have been sent for them, so recovery must deliver each. In a crash during a
-   * resend the killed recoverer may have taken them all: none is sure to be pending.
-   */
-  neverAttempted: readonly string[];
+  /** Each obligation it recorded, by where it died (`effect <i>`). */
+  histories: ObligationHistory[];
 }
 
 /** The index of the obligation in flight when the sender died (the third). */
 const IN_FLIGHT = 2;
 
-/** What the sender of `obligations` had done when it died at `point` at its third one. */
-export function senderAtKill(point: string, obligations: number): SenderAtKill {
-  const effects = (from: number, to: number) =>
-    Array.from({ length: Math.max(0, to - from) }, (_, i) => `effect ${from + i}`);
-  if (point === "recordObligation:afterCommit" || point === SENDER_AFTER_RECORD) {
-    const acknowledged = point === SENDER_AFTER_RECORD ? IN_FLIGHT + 1 : IN_FLIGHT;
+/** Whether the sender dies right after a recording (its own point or the store's). */
+export function diesRecording(point: string): boolean {
+  return point === "recordObligation:afterCommit" || point === SENDER_AFTER_RECORD;
+}
+
+/**
+ * What the sender of `obligations` (contents `<prefix> <i>`) had done when it died at
+ * `point` at obligation `at` (0-based; the third by default): the obligations before it
+ * delivered, it attempting or sent, the rest pending; at a recording, the recorded ones
+ * pending.
+ */
+export function senderAtKill(
+  point: string,
+  obligations: number,
+  prefix = "effect",
+  at = IN_FLIGHT,
+): SenderAtKill {
+  const history = (i: number, kind: ObligationKind) => ({ content: `${prefix} ${i}`, kind });
+  if (diesRecording(point)) {
     return {
-      recorded: IN_FLIGHT + 1,
-      acknowledgedRecorded: acknowledged,
+      recorded: at + 1,
+      acknowledgedRecorded: point === SENDER_AFTER_RECORD ? at + 1 : at,
       acknowledgedDelivered: 0,
-      neverAttempted: effects(0, IN_FLIGHT + 1),
+      histories: Array.from({ length: at + 1 }, (_, i) => history(i, "pending")),
     };
   }
+  const inFlight: ObligationKind = /[aA]ttempting/.test(point) ? "attempting" : "sent";
   return {
     recorded: obligations,
     acknowledgedRecorded: obligations,
-    acknowledgedDelivered: IN_FLIGHT,
-    neverAttempted: point === RECOVERER_AFTER_SEND ? [] : effects(IN_FLIGHT + 1, obligations),
+    acknowledgedDelivered: at,
+    histories: Array.from(
+      { length: obligations },
+      (_, i) => history(i, i < at ? "delivered" : i === at ? inFlight : "pending"),
+    ),
   };
 }
 
@@ -125,29 +144,37 @@ export function missingAcknowledged(
 ): number {
   const byContent = new Map(recovered.obligations.map((o) => [o.content, o]));
   let lost = 0;
-  for (let i = 0; i < sender.acknowledgedRecorded; i++) {
-    if (!byContent.has(`effect ${i}`)) lost++;
-  }
-  for (let i = 0; i < sender.acknowledgedDelivered; i++) {
-    if (byContent.get(`effect ${i}`)?.state !== "delivered") lost++;
+  for (const [i, h] of sender.histories.entries()) {
+    if (i < sender.acknowledgedRecorded && !byContent.has(h.content)) lost++;
+    if (i < sender.acknowledgedDelivered && byContent.get(h.content)?.state !== "delivered") lost++;
   }
   return lost + live.filter((c) => byContent.get(c)?.state !== "delivered").length;
 }
 
-/** What {@linkcode judgeOutbox} judges: a file and its receiver after recoverers ran. */
+/** What {@linkcode judgeOutbox} judges: a file and its platform after a clean boot. */
 export interface OutboxCase {
   target: string;
   db: string;
-  /** What the receiver got. */
+  /** What the platform got. */
   arrivals: Arrival[];
   /** Whether the transport deduplicates by key. */
   idempotent: boolean;
-  /** The sender at its death. */
-  sender: SenderAtKill;
-  /** Fewest obligations the file may hold (a power loss may drop an unacknowledged one). */
-  fewest: number;
-  /** Contents of obligations a live process recorded and was acknowledged delivered. */
+  /** The policy judged (on a transport that does not deduplicate). */
+  policy: DeliveryPolicy;
+  /** The dead processes' obligations, by content. */
+  histories: readonly ObligationHistory[];
+  /** Contents among them the file may lack (a recording nobody acknowledged). */
+  optional?: readonly string[];
+  /** Contents a live process recorded and was acknowledged delivered: (1,0), delivered. */
   live?: readonly string[];
+  /** Contents in the file judged elsewhere (another life): their copies are not judged. */
+  others?: readonly string[];
+  /** Acknowledged work, for the count of operations lost. */
+  sender?: SenderAtKill;
+  /** The two reads of the file, when the caller made them. */
+  reads?: readonly [RecoveredOutbox, RecoveredOutbox];
+  /** Their soundness (`soundness`), when the caller judged it as it read them. */
+  sound?: readonly string[];
 }
 
 /** Clause 5's verdict on one recovered file. */
@@ -156,95 +183,162 @@ export interface OutboxJudgement extends StateJudgement {
   outbox: RecoveredOutbox;
 }
 
+type Listed = RecoveredOutbox["obligations"][number];
+
+function copiesOf(arrivals: readonly Arrival[], id: string) {
+  const mine = arrivals.filter((a) => a.obligationId === id);
+  return {
+    unmarked: mine.filter((a) => !a.marker).length,
+    marked: mine.filter((a) => a.marker).length,
+  };
+}
+
+/** Each obligation's copies: exact per its history and the policy, or once after dedupe. */
+function copiesCheck(
+  c: OutboxCase,
+  byContent: Map<string, Listed>,
+  known: Set<string>,
+): StateCheck {
+  const violations: string[] = [];
+  const deduped = effectsPerObligation(c.arrivals, true);
+  const judge = (h: ObligationHistory) => {
+    const o = byContent.get(h.content);
+    if (!o) return;
+    if (c.idempotent) {
+      const n = deduped.get(o.obligationId) ?? 0;
+      if (n !== 1) {
+        violations.push(
+          `${describeHistory(h)} reached the platform ${n} time(s) after dedupe by key`,
+        );
+      }
+      return;
+    }
+    const actual = copiesOf(c.arrivals, o.obligationId);
+    const expected = expectedCopies(h, c.policy);
+    if (actual.unmarked !== expected.unmarked || actual.marked !== expected.marked) {
+      violations.push(`${describeHistory(h)}: ${copiesGap(actual, expected, c.policy)}`);
+    }
+  };
+  c.histories.forEach(judge);
+  for (const content of c.live ?? []) judge({ content, kind: "pending" });
+  const stray = c.arrivals.filter((a) => !known.has(a.obligationId));
+  if (stray.length) {
+    violations.push(`copies of an obligation the file does not hold: ${JSON.stringify(stray[0])}`);
+  }
+  return {
+    name: c.idempotent
+      ? "every obligation delivered exactly once after dedupe by key"
+      : `copies per obligation (unmarked, marked) under ${c.policy}`,
+    violations,
+    missing: [],
+  };
+}
+
+/** Each copy is what was recorded, behind its marker when it has one. */
+function contentCheck(c: OutboxCase, byId: Map<string, Listed>): StateCheck {
+  const violations = c.arrivals.flatMap((a) => {
+    const o = byId.get(a.obligationId);
+    if (!o) return [];
+    const want = `${a.marker ?? ""}${o.content}`;
+    return a.content === want ? [] : [
+      `a copy of "${o.content}" (${a.obligationId}, pid ${a.pid}) reached the platform as ${
+        JSON.stringify(a.content)
+      }, not ${JSON.stringify(want)}`,
+    ];
+  });
+  return { name: "each copy carries the recorded content", violations, missing: [] };
+}
+
+/** Every obligation ends where its policy lets it, with a reason unless delivered. */
+function terminalCheck(c: OutboxCase, byContent: Map<string, Listed>): StateCheck {
+  const violations: string[] = [];
+  const judge = (h: ObligationHistory) => {
+    const o = byContent.get(h.content);
+    if (!o) return;
+    const allowed = c.idempotent ? ["delivered"] : terminalStates(h, c.policy);
+    if (!allowed.includes(o.state)) {
+      violations.push(
+        `${describeHistory(h)} ended ${o.state} (${JSON.stringify(o.lastError)}), expected ${
+          allowed.join(" or ")
+        }`,
+      );
+    } else if (o.state !== "delivered" && !o.lastError?.trim()) {
+      violations.push(`${describeHistory(h)} ended ${o.state} without a reason`);
+    }
+  };
+  c.histories.forEach(judge);
+  for (const content of c.live ?? []) judge({ content, kind: "pending" });
+  return {
+    name: `every obligation ends terminal under ${
+      c.idempotent ? "the idempotent transport" : c.policy
+    }`,
+    violations,
+    missing: [],
+  };
+}
+
 /**
- * Reads the outbox twice through the target and judges it with the receiver's arrivals:
- * each effect at most once (exactly once, every obligation delivered, with the
- * idempotent transport); no obligation silently lost (each delivered and received, or
- * unknown/failed with a reason), none unrecorded received; states valid, two passes
- * identical, `integrity_check` ok, the store's invariants.
+ * Judges a file and its platform after a clean boot: copies per obligation (exact, by
+ * history and policy; once after dedupe with the idempotent transport), copies carry the
+ * recorded content, every obligation terminal, none silently lost or made up; states
+ * valid, two passes identical, `integrity_check` ok, the store's invariants.
  */
 export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
-  const first = await recoverOutbox(c.target, c.db);
-  const second = await recoverOutbox(c.target, c.db);
-  const effects = effectsPerObligation(c.arrivals, c.idempotent);
-  const seen = (id: string) => effects.get(id) ?? 0;
-  const once: string[] = [];
-  for (const o of first.obligations) {
-    const n = seen(o.obligationId);
-    if (c.idempotent) {
-      if (n !== 1) once.push(`${o.content} (${o.obligationId}) observed ${n} time(s) after dedupe`);
-      if (o.state !== "delivered") once.push(`${o.content} ended ${o.state}: ${o.lastError}`);
-    } else if (n > 1) {
-      once.push(
-        `${o.content} (${o.obligationId}) observed ${n} times by the non-idempotent receiver (pids ${
-          c.arrivals.filter((a) => a.obligationId === o.obligationId).map((a) => a.pid).join(", ")
-        })`,
-      );
-    }
-  }
+  const [first, second] = c.reads ??
+    [await recoverOutbox(c.target, c.db), await recoverOutbox(c.target, c.db)];
+  const byContent = new Map(first.obligations.map((o) => [o.content, o]));
+  const byId = new Map(first.obligations.map((o) => [o.obligationId, o]));
+  const optional = new Set(c.optional ?? []);
+  const recorded = new Set([
+    ...c.histories.map((h) => h.content),
+    ...(c.live ?? []),
+    ...(c.others ?? []),
+  ]);
+  const others = new Set(c.others ?? []);
   const silently: string[] = [];
-  const live = c.live ?? [];
-  const count = first.obligations.length;
-  const [fewest, most] = [c.fewest + live.length, c.sender.recorded + live.length];
-  if (count < fewest || count > most) {
-    silently.push(
-      `${count} obligations recorded, expected ${fewest === most ? fewest : `${fewest}..${most}`}`,
-    );
+  for (const content of [...c.histories.map((h) => h.content), ...(c.live ?? [])]) {
+    if (!byContent.has(content) && !optional.has(content)) {
+      silently.push(`"${content}" was recorded and acknowledged; the file does not hold it`);
+    }
   }
-  const known = new Set(first.obligations.map((o) => o.obligationId));
-  const stray = c.arrivals.filter((a) => !known.has(a.obligationId));
-  if (stray.length) silently.push(`effects of unrecorded obligations: ${JSON.stringify(stray[0])}`);
-  let dropped = 0;
-  const pending = new Set(c.sender.neverAttempted);
   for (const o of first.obligations) {
-    if (live.includes(o.content) && o.state !== "delivered") {
-      dropped++;
+    if (!recorded.has(o.content)) {
       silently.push(
-        `${o.content} was acknowledged delivered to its live owner, which was then killed; it ended ${o.state} (${
-          JSON.stringify(o.lastError)
-        })`,
+        `the file holds ${JSON.stringify(o.content)} (${o.obligationId}), which nobody recorded`,
       );
-      continue;
     }
-    if (pending.has(o.content) && o.state !== "delivered") {
-      dropped++;
-      silently.push(
-        `${o.content} was never attempted before the crash (a pending orphan), so recovery must deliver it; it ended ${o.state} (${
-          JSON.stringify(o.lastError)
-        })`,
-      );
-      continue;
-    }
-    if (
-      o.state === "delivered" ? seen(o.obligationId) >= 1 : (
-        (o.state === "unknown" || o.state === "failed") && !!o.lastError?.trim()
-      )
-    ) continue;
-    dropped++;
-    silently.push(
-      o.state === "delivered"
-        ? `${o.content} marked delivered, never received`
-        : `${o.content} left ${o.state} without a reason (${JSON.stringify(o.lastError)})`,
-    );
   }
+  // Obligations the policy promised to the platform that never reached it: lost work.
+  const promised = (h: ObligationHistory) => {
+    const e = expectedCopies(h, c.policy);
+    return c.idempotent || e.unmarked + e.marked > 0;
+  };
+  const dropped = c.histories.filter((h) => {
+    const o = byContent.get(h.content);
+    return o && promised(h) && !c.arrivals.some((a) => a.obligationId === o.obligationId);
+  }).length;
+  const judged = new Set(
+    first.obligations.filter((o) => !others.has(o.content)).map((o) => o.obligationId),
+  );
+  const scoped = {
+    ...c,
+    arrivals: c.arrivals.filter((a) => judged.has(a.obligationId) || !byId.has(a.obligationId)),
+  };
   const invalid = first.obligations.filter((o) => !STATES.includes(o.state));
   const checks: StateCheck[] = [
-    {
-      name: c.idempotent
-        ? "each effect delivered exactly once"
-        : "each effect observed at most once",
-      violations: once,
-      missing: [],
-    },
+    copiesCheck(scoped, byContent, new Set(byId.keys())),
+    contentCheck(scoped, byId),
+    terminalCheck(c, byContent),
     { name: "no obligation silently lost", violations: silently, missing: [] },
     {
       name: "outbox states valid, recovery deterministic, invariants",
       violations: [
         ...(invalid.length ? [`invalid states: ${JSON.stringify(invalid)}`] : []),
-        ...soundness(c.db, first, second, first.invariants),
+        ...(c.sound ?? soundness(c.db, first, second, first.invariants)),
       ],
       missing: [],
     },
   ];
-  return { outbox: first, checks, lost: missingAcknowledged(first, c.sender, live) + dropped };
+  const lost = (c.sender ? missingAcknowledged(first, c.sender, c.live ?? []) : 0) + dropped;
+  return { outbox: first, checks, lost };
 }

@@ -13,7 +13,7 @@ const lighter = {
   3: { minAcknowledged: 20 },
   4: {},
   // One transport per kill point (the matrix and the mutants task run both).
-  5: { recoverers: 2, transports: "one" },
+  5: { transports: "one" },
   // At this load the reference store never refuses a write (its busy deadline is 60 s).
   // Twice the default work, so that its kills land mid-work on a quick library too; a
   // shorter busy window (every role still meets it).
@@ -25,4 +25,13 @@ const definitions: Deno.TestDefinition[] = [];
 for (const id of [1, 2, 3, 4, 5, 6, 7] as const) {
   definitions.push(...await CELLS[id]({ target, ...lighter[id] }));
 }
+// The reference store keeping the origin's delivery policy (marked-at-least-once) passes
+// cell 5 under it too.
+definitions.push(
+  ...await CELLS[5]({
+    target: new URL("./testdata/marked_target.ts", import.meta.url),
+    label: "reference, marked-at-least-once",
+    ...lighter[5],
+  }),
+);
 for (const test of prefetched(definitions, 2)) Deno.test(test);

@@ -4,7 +4,22 @@ import { type Child, classifyExit, reapAll, spawnChild } from "../harness/child.
 import { legEnv } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { readInbox, SENDER_AFTER_SEND } from "./_inbox.ts";
-import { judgeOutbox, missingAcknowledged, recoverOutbox, senderAtKill } from "./_outbox_state.ts";
+import {
+  choosePolicy,
+  declaredPolicy,
+  type DeliveryPolicy,
+  type ObligationHistory,
+} from "./_delivery_policy.ts";
+import { type LifeRunner, resumeLife } from "./_outbox_boots.ts";
+import { claimsCheck, resumeChecks } from "./_outbox_judge.ts";
+import { type Claim, printedClaims } from "./_outbox_scenario.ts";
+import {
+  judgeOutbox,
+  missingAcknowledged,
+  type RecoveredOutbox,
+  recoverOutbox,
+  senderAtKill,
+} from "./_outbox_state.ts";
 import {
   checkStates,
   powerLossCell,
@@ -55,36 +70,47 @@ export interface PowerLossOutboxRunOptions extends PowerLossRunOptions {
   recoverers?: number;
 }
 
+/** Spawns the cells' children on a state's copy, with the target's access. */
+async function childRunner(options: PowerLossOutboxRunOptions, dir: string): Promise<LifeRunner> {
+  const access = targetAccess(options.target);
+  const permissions = await declaredPermissions(options.target);
+  return {
+    target: options.target,
+    spawn: (script, args, extra = {}) =>
+      spawnChild({
+        script: new URL(`./children/${script}`, import.meta.url),
+        args: [options.target, ...args],
+        runDir: dir,
+        library: options.leg.library,
+        env: { ...legEnv(options.leg), ...extra.env },
+        ...(access.read ? { read: access.read } : {}),
+        ...(access.config ? { config: access.config } : {}),
+        ...(access.importHosts ? { importHosts: access.importHosts } : {}),
+        ...(permissions ? { permissions } : {}),
+      }),
+  };
+}
+
+/** Recoverers racing on a state's copy; how each ended and what each claimed. */
 async function raceRecoverers(
   options: PowerLossOutboxRunOptions,
   dir: string,
   idempotent: boolean,
-): Promise<string[]> {
-  const access = targetAccess(options.target);
-  const permissions = await declaredPermissions(options.target);
+): Promise<{ failed: string[]; sweeps: { name: string; claims: Claim[] }[] }> {
+  const runner = await childRunner(options, dir);
   const count = options.recoverers ?? 3;
   const barrier = join(dir, "go");
   const racers: Child[] = [];
   try {
     for (let i = 0; i < count; i++) {
-      racers.push(spawnChild({
-        script: new URL("./children/recoverer.ts", import.meta.url),
-        args: [
-          options.target,
-          join(dir, "store.db"),
-          join(dir, "inbox.jsonl"),
-          dir,
-          `r${i}`,
-          barrier,
-          idempotent ? "1" : "0",
-        ],
-        runDir: dir,
-        library: options.leg.library,
-        env: { ...legEnv(options.leg) },
-        ...(access.read ? { read: access.read } : {}),
-        ...(access.importHosts ? { importHosts: access.importHosts } : {}),
-        ...(permissions ? { permissions } : {}),
-      }));
+      racers.push(runner.spawn("recoverer.ts", [
+        join(dir, "store.db"),
+        join(dir, "inbox.jsonl"),
+        dir,
+        `r${i}`,
+        barrier,
+        idempotent ? "1" : "0",
+      ]));
     }
     await waitFor(() => countReady(dir) >= count, {
       what: `${count} recoverers ready`,
@@ -101,28 +127,66 @@ async function raceRecoverers(
   } finally {
     await reapAll(racers);
   }
-  return racers.filter((r) => classifyExit(r.exited!).kind !== "won").map((r) =>
-    `recoverer failed: ${r.describe()}`
-  );
+  return {
+    failed: racers.filter((r) => classifyExit(r.exited!).kind !== "won").map((r) =>
+      `recoverer failed: ${r.describe()}`
+    ),
+    sweeps: racers.map((r, i) => ({ name: `r${i}`, claims: printedClaims(r) })),
+  };
 }
 
 /**
- * Judges one crash state of cell 5, once per transport on its own copy (the state and
- * the inbox the sender left): recoverers race on it, then the judge of the SIGKILL
- * cell 5 rules (each effect at most once, exactly once with the idempotent transport,
- * no obligation silently lost, states valid, recovery deterministic, integrity and
- * invariants). `lost` counts acknowledged recordings absent and acknowledged deliveries
- * not delivered, before recovery.
+ * The sender's obligations as this state holds them: the one in flight at an
+ * unacknowledged attempt may be attempting or, where the power loss dropped the attempt,
+ * still pending; one recorded and not acknowledged may be absent.
+ */
+function stateHistories(
+  point: string,
+  obligations: number,
+  before: RecoveredOutbox,
+): { histories: ObligationHistory[]; optional: string[] } {
+  const sender = senderAtKill(point, obligations);
+  const stored = new Map(before.obligations.map((o) => [o.content, o.state]));
+  const histories = sender.histories.map((h): ObligationHistory =>
+    point === "markAttempting:afterCommit" && h.kind === "attempting" &&
+      stored.get(h.content) === "pending"
+      ? { ...h, kind: "pending" }
+      : h
+  );
+  const optional = sender.histories.slice(sender.acknowledgedRecorded).map((h) => h.content);
+  return { histories, optional };
+}
+
+/**
+ * Judges one crash state of cell 5, once per transport on its own copy (the state and the
+ * inbox the sender left): recoverers race on it, then the SIGKILL cell 5's judge rules
+ * under the delivery policy (the declared one, else the one the plain copy's sweeps imply):
+ * exact copies per obligation (once after dedupe with the idempotent transport), the
+ * recorded content, terminal states, none silently lost, states valid, recovery
+ * deterministic, integrity and invariants; their claims disjoint and exactly what the
+ * state owed. Then a new life on the recovered copy: new obligations, killed sent-unacked,
+ * one more boot, and both lives judged. `lost` counts acknowledged recordings absent and
+ * acknowledged deliveries not delivered, before recovery.
  */
 async function judgeOutboxState(
   options: PowerLossOutboxRunOptions,
+  declared: DeliveryPolicy | undefined,
   db: string,
   inbox: string,
 ): Promise<StateJudgement> {
-  const sender = senderAtKill(options.point, options.obligations ?? 5);
+  const obligations = options.obligations ?? 5;
+  const sender = senderAtKill(options.point, obligations);
   const state = dirname(db);
-  const lost = missingAcknowledged(await recoverOutbox(options.target, db), sender);
+  const before = await recoverOutbox(options.target, db);
+  const lost = missingAcknowledged(before, sender);
+  const { histories, optional } = stateHistories(options.point, obligations, before);
+  const owed = before.obligations.filter((o) => o.state === "pending" || o.state === "attempting")
+    .map((o) => o.content).sort();
+  const maybeSent = new Set(
+    before.obligations.filter((o) => o.state === "attempting").map((o) => o.obligationId),
+  );
   const checks: StateCheck[] = [];
+  let policy = declared;
   for (const idempotent of [false, true]) {
     const label = idempotent ? "idempotent" : "non-idempotent";
     const dir = join(state, label);
@@ -131,19 +195,44 @@ async function judgeOutboxState(
       if (entry.isFile) Deno.copyFileSync(join(state, entry.name), join(dir, entry.name));
     }
     Deno.copyFileSync(inbox, join(dir, "inbox.jsonl"));
-    const failed = await raceRecoverers(options, dir, idempotent);
+    const raced = await raceRecoverers(options, dir, idempotent);
+    policy ??= choosePolicy(
+      undefined,
+      raced.sweeps.flatMap((s) =>
+        s.claims.map((c) => ({ action: c.action, maybeSent: maybeSent.has(c.id) }))
+      ),
+    ).policy;
+    const copy = join(dir, "store.db");
     const judged = await judgeOutbox({
       target: options.target,
-      db: join(dir, "store.db"),
+      db: copy,
       arrivals: readInbox(join(dir, "inbox.jsonl")),
       idempotent,
+      policy,
+      histories,
+      optional,
       sender,
-      fewest: sender.acknowledgedRecorded,
     });
-    const raced: StateCheck = { name: "recoverers exited 0", violations: failed, missing: [] };
-    checks.push(...[raced, ...judged.checks].map((check) => ({
+    const contentOf = new Map(judged.outbox.obligations.map((o) => [o.obligationId, o.content]));
+    const claims = claimsCheck(
+      "the recoverers claimed disjoint sets, together exactly what the state owed",
+      raced.sweeps,
+      owed,
+      (id) => contentOf.get(id),
+    );
+    const runner = await childRunner(options, dir);
+    const files = { idempotent, dir, db: copy, inbox: join(dir, "inbox.jsonl") };
+    const resumed = await resumeChecks(
+      options.target,
+      copy,
+      idempotent,
+      await resumeLife(runner, files),
+      policy,
+    );
+    const raceCheck = { name: "recoverers exited 0", violations: raced.failed, missing: [] };
+    checks.push(...[raceCheck, ...judged.checks, claims, ...resumed.checks].map((check) => ({
       name: `${label}: ${check.name}`,
-      violations: check.violations.map((p) => `${label}: ${p}`),
+      violations: check.violations.map((p) => `${label}: ${check.name}: ${p}`),
       missing: check.missing,
     })));
   }
@@ -190,8 +279,13 @@ export async function powerLossOutboxRun(
     { SESSION_DB_CRASH_AT: `${run.point}@3` },
   );
   Deno.writeFileSync(inbox, new Uint8Array(), { append: true });
+  const declared = await declaredPolicy(run.target);
   // Only the kill's instant: the sender's acknowledgements are known at the kill point.
-  return checkStates({ ...run, instants: 1 }, files, (db) => judgeOutboxState(run, db, inbox));
+  return checkStates(
+    { ...run, instants: 1 },
+    files,
+    (db) => judgeOutboxState(run, declared, db, inbox),
+  );
 }
 
 /**

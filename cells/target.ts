@@ -18,7 +18,7 @@
  * | 2 consume-once | `requestHandoff`, `claimHandoff`, `getHandoffState` | `checkInvariants` |
  * | 3 rotation atomicity | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `crashPoints()` named `publishCompressionChild:*` |
  * | 4 fork determinism | `getMessages` (with `includeInactive`), `rewindToMessage`, `forkSession` | `getSession`, `checkInvariants`; `crashPoints()` named `rewindToMessage:*` and `forkSession:*` |
- * | 5 outbox exactly-once | `recordObligation`, `markAttempting`, `markDelivered`, `sweepRecoverable`, `listObligations` | `checkInvariants`; `crashPoints()` named `recordObligation:afterCommit` and `markAttempting:afterCommit` |
+ * | 5 outbox exactly-once | `recordObligation`, `markAttempting`, `markDelivered`, `sweepRecoverable`, `listObligations` | `checkInvariants`; the target's `deliveryPolicy`; `crashPoints()` named `recordObligation:afterCommit`, `markAttempting:afterCommit` and `sweepRecoverable:afterClaim` |
  * | 6 concurrent writers | `getMessages` | `checkInvariants`; `recordObligation` + `listObligations` (the cron role's outbox); `listSessions` + the cell 3 lock methods (its rotations) |
  * | 7 fenced ownership | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `requestHandoff` + `claimHandoff` + `completeHandoff` + `failHandoff` + `getHandoffState` (the claimed handoff); `recordObligation` + `markAttempting` + `markDelivered` + `markUnknown` + `getObligation` (the outbox attempt) |
  *
@@ -61,6 +61,36 @@
  *   takes only obligations whose owner is dead (never a live process's, never the
  *   sweeper's own), all of them in one transaction (a sweep killed midway takes none),
  *   so concurrent sweeps return disjoint sets; what it returned is on disk when it returns.
+ * - **Delivery policy** (cell 5): what a sweep does with an obligation that may have been
+ *   sent (its owner died while it was `attempting`, or after sending and before
+ *   `markDelivered`) when the transport does not deduplicate. The target declares it as
+ *   `deliveryPolicy` ({@linkcode DeliveryPolicy}); a target that declares none is judged
+ *   under the policy its sweeps' answers imply (`resend` on such a transport:
+ *   `marked-at-least-once`; otherwise `at-most-once`), and the report says which and why.
+ *   `at-most-once`: the sweep answers `unknown` and leaves the obligation `unknown` (or
+ *   `failed` or `abandoned`) with a reason; nothing reaches the platform twice. A
+ *   never-attempted (`pending`) obligation is still delivered. `marked-at-least-once`:
+ *   the sweep answers `resend` with a non-empty `recoveryMarker`, which the recoverer sends
+ *   in front of the content (the platform gets `recoveryMarker + content`, the marker is
+ *   where a reader sees that this copy may repeat one); every obligation reaches the
+ *   platform at least once and at most once unmarked, and ends `delivered` (or `abandoned`
+ *   with a reason). Per obligation, after the first clean boot, the platform holds exactly
+ *   these (unmarked, marked) copies, by where its first owner died: delivered (1,0),
+ *   recorded and never attempted (1,0), attempting and not sent (0,1 marked; 0,0
+ *   at-most-once), sent and not booked (1,1; 1,0 at-most-once), plus one marked copy for a
+ *   boot killed inside its resend of it (at-most-once never resends). A boot killed inside a
+ *   plain redelivery (`send`) leaves a maybe-sent obligation: resent marked, or settled,
+ *   never resent unmarked. With an idempotent transport (`idempotentTransport: true`), under
+ *   either policy, every obligation reaches the platform exactly once after deduplication
+ *   by key, and ends `delivered`. Every copy carries the content that was recorded.
+ * - **Boots** (cell 5): the first clean boot's sweeps (three or more at once) claim
+ *   disjoint sets whose union is exactly the owed set (every open obligation of a dead
+ *   owner), even when each sweeper has read the rows before any claims (the cell holds
+ *   each one just before its first file-system write inside the sweep, through the
+ *   `LD_PRELOAD` recorder, until every other one has read or is refused a lock by a held
+ *   one). Two later boots claim nothing, send nothing and change no byte of the store's
+ *   files (SQLite's `-shm` aside). After all that, the store takes a new life's obligations
+ *   and recovers them too.
  * - **Several processes, one file** (cell 6): any number of processes write the same
  *   file at once, and another may hold the write lock for seconds (the cell holds it
  *   1.5 s as the roles start). Under contention a write waits; it may refuse only with an error
@@ -344,10 +374,12 @@ export interface Store {
   /**
    * Takes over the open obligations of dead processes (never a live process's, nor the
    * sweeper's own), all in one transaction, so that concurrent recoverers get disjoint
-   * sets and a sweep killed midway takes none: `send` (never attempted: mark attempting, then send), `resend` (maybe
-   * sent: send again with `idempotencyKey`, only offered when `idempotentTransport`),
-   * `unknown` (maybe sent and not resendable safely: already marked with a reason). The
-   * returned obligation carries the fence the recoverer continues with. (cell 5)
+   * sets and a sweep killed midway takes none: `send` (never attempted: mark attempting,
+   * then send), `resend` (maybe sent: send again under `idempotencyKey` when
+   * `idempotentTransport`, or with `recoveryMarker` under `marked-at-least-once`),
+   * `unknown` (maybe sent and not resendable safely under `at-most-once`: already marked
+   * with a reason). The returned obligation carries the fence the recoverer continues
+   * with. (cell 5)
    */
   sweepRecoverable?(
     options: { idempotentTransport?: boolean },
@@ -447,11 +479,14 @@ export interface StoredObligation {
   obligationId: string;
   /** The payload. */
   content: string;
-  /** `pending`, `attempting`, `delivered`, `failed` or `unknown`. */
+  /**
+   * `pending`, `attempting`, `delivered`, `failed`, `unknown` or `abandoned` (the last
+   * three with a reason in `lastError`).
+   */
   state: string;
   /** The compare-and-swap fence. */
   deliveryFence: number;
-  /** Why it is `failed` or `unknown`, or `null`. */
+  /** Why it is `failed`, `unknown` or `abandoned`, or `null`. */
   lastError: string | null;
 }
 
@@ -480,7 +515,41 @@ export interface RecoveredObligationView {
   action: "send" | "resend" | "unknown";
   /** The key a deduplicating transport uses. */
   idempotencyKey: string;
+  /**
+   * On a `resend` under `marked-at-least-once`: the visible marker the recoverer sends in
+   * front of the content (non-empty); absent otherwise.
+   */
+  recoveryMarker?: string;
 }
+
+/**
+ * What a store does with an obligation that may already have been sent, on a transport
+ * that does not deduplicate (cell 5): `at-most-once` settles it `unknown` with a reason
+ * and never resends it; `marked-at-least-once` resends it with a visible recovery marker.
+ * A target declares it as `deliveryPolicy`.
+ *
+ * @example
+ * ```ts
+ * import type { DeliveryPolicy } from "./target.ts";
+ * // In a target module: this store resends a maybe-sent reply, marked.
+ * export const deliveryPolicy: DeliveryPolicy = "marked-at-least-once";
+ * ```
+ */
+export type DeliveryPolicy = "at-most-once" | "marked-at-least-once";
+
+/**
+ * The delivery policies, by name.
+ *
+ * @example
+ * ```ts
+ * import { DELIVERY_POLICIES } from "./target.ts";
+ * console.log(DELIVERY_POLICIES.includes("at-most-once")); // true
+ * ```
+ */
+export const DELIVERY_POLICIES: readonly DeliveryPolicy[] = [
+  "at-most-once",
+  "marked-at-least-once",
+];
 
 /**
  * A target module: what `loadTarget` imports.
@@ -508,4 +577,13 @@ export interface TargetModule {
    * are left out, and the random kills still run)
    */
   crashPoints?(): string[];
+  /**
+   * The delivery policy the store keeps (`DeliveryPolicy`), or a function returning it;
+   * cell 5 judges it. (optional: without it, cell 5 judges the policy the store's sweeps
+   * imply, and says so)
+   */
+  deliveryPolicy?:
+    | "at-most-once"
+    | "marked-at-least-once"
+    | (() => "at-most-once" | "marked-at-least-once");
 }

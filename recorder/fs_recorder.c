@@ -26,6 +26,12 @@
 //                    another writer against the stopped process, then SIGCONTs it.
 //   FSREC_STOP_FILE  created just before that SIGSTOP: once it exists, the stopping thread
 //                    makes no call but the signal's, so the lock call waits for SIGCONT.
+//   FSREC_STOP_KIND  "write": FSREC_STOP_AT counts the calls that change a file (any counted
+//                    call, as FSREC_CRASH_KIND any) instead of lock calls, so a process is
+//                    held just before its first write inside an operation (cell 5's sweepers).
+//   FSREC_REFUSED_FILE  created when a lock call on a watched file is refused (EAGAIN or
+//                    EACCES) while armed; a blocking one (F_SETLKW) is tried without waiting
+//                    first, so that a wait is seen: the process was held out by a lock.
 //
 // Every record is one writev to the log, under one mutex that is held across the real
 // call, so the log's order is the order the calls took effect. A call that fails is
@@ -154,6 +160,9 @@ static uint64_t *shared_marks; // every process's marks, when armed (see FSREC_A
 static uint64_t stop_at;
 static uint64_t locks_counted;
 static char stop_file[PATH_MAX];
+static int stop_on_writes;
+static uint64_t writes_counted;
+static char refused_file[PATH_MAX];
 static struct handle *fds[FD_MAX];
 static struct {
   uintptr_t start;
@@ -217,6 +226,10 @@ static void init(void) {
   if (stop) stop_at = strtoull(stop, NULL, 10);
   const char *stop_path = getenv("FSREC_STOP_FILE");
   if (stop_path) snprintf(stop_file, sizeof stop_file, "%s", stop_path);
+  const char *stop_kind = getenv("FSREC_STOP_KIND");
+  stop_on_writes = stop_kind && strcmp(stop_kind, "write") == 0;
+  const char *refused = getenv("FSREC_REFUSED_FILE");
+  if (refused) snprintf(refused_file, sizeof refused_file, "%s", refused);
   const char *arm = getenv("FSREC_ARM_MARKS");
   if (arm) arm_marks = strtoull(arm, NULL, 10);
   const char *kind = getenv("FSREC_CRASH_KIND");
@@ -309,11 +322,24 @@ static void emit_simple(int kind, int flags, const char *path, uint32_t handle, 
   emit(kind, flags, path, path ? strlen(path) : 0, handle, a, b, extra, NULL, 0, 0);
 }
 
+static void touch(const char *path) {
+  int made = real_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (made >= 0) real_close(made);
+}
+
+// Creates the stop file, then stops the process (directed at this thread, so the stop
+// takes effect before the call that follows is made).
+static void stop_self(void) {
+  if (stop_file[0]) touch(stop_file);
+  syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGSTOP);
+}
+
 // Counts a call of class `cls` and kills the process when it is the configured k-th.
-// The caller holds the lock.
+// The caller holds the lock (held across a stop too: the process is stopped whole).
 static void count(int cls) {
   if (cls == CLASS_NONE) return;
   if (arm_marks && marks_now() != arm_marks) return;
+  if (stop_on_writes && stop_at && ++writes_counted == stop_at) stop_self();
   if (crash_class != CLASS_NONE && cls != crash_class) return;
   counted++;
   if (crash_at && counted == crash_at) {
@@ -545,26 +571,44 @@ int dup3(int fd, int to, int flags) {
 }
 // Stops the process just before the FSREC_STOP_AT-th armed lock call on a watched file.
 // The mutex is released first: the process must be able to go on once it is continued.
+static int lock_call(int cmd) {
+  return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW;
+}
+
 static void stop_before_lock(int fd, int cmd) {
-  if (cmd != F_SETLK && cmd != F_SETLKW && cmd != F_OFD_SETLK && cmd != F_OFD_SETLKW) return;
+  if (!lock_call(cmd) || stop_on_writes) return;
   struct handle *h = tracked(fd);
   if (!h || h->mark) return;
   pthread_mutex_lock(&lock);
   int stop = (!arm_marks || marks_now() == arm_marks) && ++locks_counted == stop_at;
   pthread_mutex_unlock(&lock);
-  if (!stop) return;
-  if (stop_file[0]) {
-    int made = real_openat(AT_FDCWD, stop_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (made >= 0) real_close(made);
-  }
-  // Directed at this thread, so the stop takes effect before the lock call is made.
-  syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGSTOP);
+  if (stop) stop_self();
+}
+
+// A lock request on a watched file while armed, with FSREC_REFUSED_FILE set: a refusal
+// creates the file; a blocking request is tried without waiting first, so that a wait
+// shows as a refusal before it begins. Returns 1 with *r set when the call was made here.
+static int lock_seen(int fd, int cmd, void *arg, int *r) {
+  if (!refused_file[0] || !lock_call(cmd) || !arg) return 0;
+  struct handle *h = tracked(fd);
+  if (!h || h->mark || ((struct flock *)arg)->l_type == F_UNLCK) return 0;
+  if (arm_marks && marks_now() != arm_marks) return 0;
+  int blocking = cmd == F_SETLKW || cmd == F_OFD_SETLKW;
+  *r = real_fcntl(fd, cmd == F_SETLKW ? F_SETLK : cmd == F_OFD_SETLKW ? F_OFD_SETLK : cmd, arg);
+  if (*r == 0 || (errno != EAGAIN && errno != EACCES)) return 1;
+  int err = errno;
+  touch(refused_file);
+  if (blocking) *r = real_fcntl(fd, cmd, arg);
+  else errno = err;
+  return 1;
 }
 
 static int fcntl_common(int fd, int cmd, void *arg) {
   ENSURE();
   if (stop_at) stop_before_lock(fd, cmd);
-  int r = real_fcntl(fd, cmd, arg);
+  int r;
+  if (lock_seen(fd, cmd, arg, &r)) return r;
+  r = real_fcntl(fd, cmd, arg);
   if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) dup_into(fd, r);
   return r;
 }

@@ -62,6 +62,16 @@ export interface RecorderOptions {
   stopAt?: number;
   /** A file the child creates just before that stop (outside the watched folder). */
   stopFile?: string;
+  /**
+   * What `stopAt` counts: lock calls (the default), or `write`: the calls that change a
+   * file (any counted call), so that the child is held just before its first write.
+   */
+  stopKind?: "lock" | "write";
+  /**
+   * A file the child creates when a lock call on a watched file is refused while armed
+   * (a blocking one is tried without waiting first): it was held out by another's lock.
+   */
+  refusedFile?: string;
 }
 
 /**
@@ -96,6 +106,8 @@ export function recorderEnv(options: RecorderOptions): Record<string, string> {
   }
   if (options.stopAt !== undefined) env.FSREC_STOP_AT = String(options.stopAt);
   if (options.stopFile !== undefined) env.FSREC_STOP_FILE = options.stopFile;
+  if (options.stopKind !== undefined) env.FSREC_STOP_KIND = options.stopKind;
+  if (options.refusedFile !== undefined) env.FSREC_REFUSED_FILE = options.refusedFile;
   if (options.armAfterMarks !== undefined) env.FSREC_ARM_MARKS = String(options.armAfterMarks);
   return env;
 }

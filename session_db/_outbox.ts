@@ -6,6 +6,7 @@ import { type ObligationRow, toObligation } from "./_rows.ts";
 import { checkSessionId, checkText } from "./_validate.ts";
 import { obligationId } from "./obligation_id.ts";
 import type { Obligation, ObligationState, RecoveredObligation, SweepOptions } from "./types.ts";
+import type { Delivery } from "./delivery_policy.ts";
 
 export function recordObligation(
   conn: Connection,
@@ -68,8 +69,24 @@ export function markUnknown(conn: Connection, id: string, fence: number, reason:
   return done;
 }
 
-export function sweepRecoverable(conn: Connection, options: SweepOptions): RecoveredObligation[] {
+export function sweepRecoverable(
+  conn: Connection,
+  options: SweepOptions,
+  delivery: Delivery,
+): RecoveredObligation[] {
+  // A maybe-sent obligation is resent when a duplicate is harmless (deduplicated) or
+  // visible (marked); otherwise it is settled unknown.
+  const resend = options.idempotentTransport === true ||
+    delivery.policy === "marked-at-least-once";
+  const marked = delivery.policy === "marked-at-least-once";
   const taken = conn.write("sweepRecoverable", () => {
+    // Each owner is judged alive or dead once per sweep: an owner whose exit completes
+    // while the sweep reads its rows is taken whole or not at all, never in part.
+    const liveness = new Map<number, boolean>();
+    const alive = (pid: number) => {
+      if (!liveness.has(pid)) liveness.set(pid, pid === Deno.pid || processAlive(pid));
+      return liveness.get(pid)!;
+    };
     const rows = conn.stmt(
       `SELECT obligation_id, state, delivery_fence, owner_pid FROM outbox
        WHERE state IN ('pending', 'attempting') ORDER BY created_at, obligation_id`,
@@ -77,14 +94,14 @@ export function sweepRecoverable(conn: Connection, options: SweepOptions): Recov
     const out: { id: string; action: RecoveredObligation["action"] }[] = [];
     const t = now();
     for (const row of rows) {
-      if (row.owner_pid === Deno.pid || processAlive(row.owner_pid)) continue;
+      if (alive(row.owner_pid)) continue;
       if (row.state === "pending") {
         conn.stmt(
           `UPDATE outbox SET owner_pid = ?, updated_at = ?
            WHERE obligation_id = ? AND state = 'pending' AND delivery_fence = ?`,
         ).run(Deno.pid, t, row.obligation_id, row.delivery_fence);
         out.push({ id: row.obligation_id, action: "send" });
-      } else if (options.idempotentTransport) {
+      } else if (resend) {
         conn.stmt(
           `UPDATE outbox SET owner_pid = ?, updated_at = ?, attempts = attempts + 1,
              delivery_fence = delivery_fence + 1
@@ -113,6 +130,7 @@ export function sweepRecoverable(conn: Connection, options: SweepOptions): Recov
     obligation: getObligation(conn, id)!,
     action,
     idempotencyKey: id,
+    ...(marked && action === "resend" ? { recoveryMarker: delivery.marker } : {}),
   }));
 }
 

@@ -18,6 +18,11 @@
 export * from "./session_db.ts";
 export * from "./types.ts";
 export { obligationId } from "./obligation_id.ts";
+export {
+  DEFAULT_RECOVERY_MARKER,
+  DELIVERY_POLICIES,
+  type DeliveryPolicy,
+} from "./delivery_policy.ts";
 export * from "./errors.ts";
 export * from "./journal_mode.ts";
 export * from "./crash_points.ts";

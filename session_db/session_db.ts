@@ -19,6 +19,7 @@ import * as handoff from "./_handoff.ts";
 import * as rotation from "./_rotation.ts";
 import * as rewind from "./_rewind.ts";
 import * as outbox from "./_outbox.ts";
+import { type Delivery, deliveryOf } from "./delivery_policy.ts";
 import type {
   CompressionPublish,
   HandoffState,
@@ -56,9 +57,11 @@ import type {
  */
 export class SessionDB {
   #conn: Connection;
+  #delivery: Delivery;
 
-  private constructor(connection: Connection) {
+  private constructor(connection: Connection, delivery: Delivery) {
     this.#conn = connection;
+    this.#delivery = delivery;
   }
 
   /**
@@ -79,7 +82,8 @@ export class SessionDB {
    * ```
    */
   static open(path: string, options: SessionDBOptions = {}): SessionDB {
-    return new SessionDB(openConnection(path, options));
+    const delivery = deliveryOf(options.deliveryPolicy, options.recoveryMarker);
+    return new SessionDB(openConnection(path, options), delivery);
   }
 
   /** The database file. */
@@ -95,6 +99,14 @@ export class SessionDB {
   /** Why the journal mode is what it is (e.g. the WAL-reset gate). */
   get journalModeReason(): string {
     return this.#conn.journalModeReason;
+  }
+
+  /**
+   * What a recovery sweep does with an obligation that may have been sent, on a
+   * transport that does not deduplicate (`DeliveryPolicy`).
+   */
+  get deliveryPolicy(): "at-most-once" | "marked-at-least-once" {
+    return this.#delivery.policy;
   }
 
   /** The SQLite version this store runs on. */
@@ -537,14 +549,16 @@ export class SessionDB {
   /**
    * Takes over the open obligations of dead processes, in one transaction so that
    * concurrent recoverers never take the same one. A `pending` one is returned to send;
-   * an `attempting` one may already have been sent, so it is returned to resend only
-   * when the transport deduplicates by idempotency key, and otherwise marked `unknown`.
+   * an `attempting` one may already have been sent, so it is returned to resend when the
+   * transport deduplicates by idempotency key; otherwise, under the store's
+   * `deliveryPolicy`, it is marked `unknown` (`at-most-once`) or returned to resend with
+   * the recovery marker (`marked-at-least-once`).
    *
    * @param options Whether the transport is idempotent.
    * @returns What this recoverer now owns, and what to do with each.
    */
   sweepRecoverable(options: SweepOptions = {}): RecoveredObligation[] {
-    return outbox.sweepRecoverable(this.#conn, options);
+    return outbox.sweepRecoverable(this.#conn, options, this.#delivery);
   }
 
   /**

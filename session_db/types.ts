@@ -101,6 +101,15 @@ export interface SessionDBOptions {
    * The registered SQLite VFS to open through (default: SQLite's default VFS).
    */
   vfs?: string;
+  /**
+   * What a recovery sweep does with an obligation that may have been sent, on a transport
+   * that does not deduplicate: `at-most-once` (the default) settles it `unknown` and never
+   * resends it; `marked-at-least-once` resends it with {@linkcode recoveryMarker}
+   * (see `DeliveryPolicy`).
+   */
+  deliveryPolicy?: "at-most-once" | "marked-at-least-once";
+  /** The marker of a resend under `marked-at-least-once` (default `"[resent after a restart] "`). */
+  recoveryMarker?: string;
 }
 
 /**
@@ -288,12 +297,18 @@ export interface RecoveredObligation {
   obligation: Obligation;
   /**
    * `send`: it was never attempted; mark it attempting and send it.
-   * `resend`: it may have been sent; send again with `idempotencyKey` only.
+   * `resend`: it may have been sent; send it again under `idempotencyKey` (an idempotent
+   * transport) or with `recoveryMarker` in front of its content (`marked-at-least-once`).
    * `unknown`: it may have been sent and cannot be resent safely; it was marked unknown.
    */
   action: "send" | "resend" | "unknown";
   /** The key the transport deduplicates by (the obligation id). */
   idempotencyKey: string;
+  /**
+   * On a `resend` under `marked-at-least-once`: the marker to send in front of the
+   * content, so that a copy the platform may already show is visibly a resend.
+   */
+  recoveryMarker?: string;
 }
 
 /**

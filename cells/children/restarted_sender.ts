@@ -2,8 +2,11 @@
 // recoverers race. Before they start it records two obligations of its own (one left
 // pending, one marked attempting and held), re-records the dead sender's (a no-op that
 // returns each as stored) and tries to attempt each one no longer pending, which must be
-// refused; with `book` it books the dead sender's last unbooked send with the sender's
-// fence from its journal, which must be refused too (a recovery took it over). Once the
+// refused; given the journal of a boot killed inside its redelivery, it books the dead
+// sender's last unbooked send with the sender's fence from its journal, which must be
+// refused too, but only once that order is shown to have happened: the killed boot's
+// acknowledged sweep took it over and the file no longer holds it attempting under the old
+// fence (else the probe is reported not exercised, never passed or failed). Once the
 // recoverers are done it sweeps (nothing must be left to take), delivers its own two, and
 // waits to be killed right after the last acknowledged mark, with no further write.
 // Exits 1 naming every refusal that did not happen.
@@ -14,9 +17,9 @@ import { send } from "../_inbox.ts";
 import { childArgs, openStoreFor, waitToBeKilled } from "../child_runtime.ts";
 import type { StoredObligation } from "../target.ts";
 
-const [target, dbPath, inbox, dir, recorded, journal, book, idempotent] = childArgs(
+const [target, dbPath, inbox, dir, recorded, journal, takeovers, idempotent] = childArgs(
   8,
-  "restarted_sender.ts <target> <db> <inbox> <dir> <recorded> <sender journal> <book 0|1> <idempotent 0|1>",
+  "restarted_sender.ts <target> <db> <inbox> <dir> <recorded> <sender journal> <killed boot's journal|-> <idempotent 0|1>",
 );
 const store = await openStoreFor(target!, dbPath!);
 const wrong: string[] = [];
@@ -42,18 +45,29 @@ for (let i = 0; i < Number(recorded); i++) {
     );
   }
 }
-if (book === "1") {
+let booking = "not asked";
+if (takeovers !== "-") {
   const entries = readAckJournal<{ op: string; id: string; fence?: number }>(journal!);
   const booked = new Set(entries.filter((e) => e.op === "delivered").map((e) => e.id));
   const sent = entries.findLast((e) => e.op === "sent" && !booked.has(e.id));
   if (!sent) throw new Error(`restarted sender: no unbooked send in ${journal}`);
-  if (await store.markDelivered!(sent.id, sent.fence!)) {
-    wrong.push(
-      `markDelivered(${sent.id}, ${sent.fence}) booked the dead sender's send with its old fence after a recovery took the obligation over: a superseded or settled attempt cannot book a delivery`,
-    );
+  const taken = readAckJournal<{ id: string }>(takeovers!).some((e) => e.id === sent.id);
+  const now = store.getObligation
+    ? await store.getObligation(sent.id)
+    : (await store.listObligations!()).find((o) => o.obligationId === sent.id);
+  if (!taken) booking = `not exercised: the killed boot's sweep did not return ${sent.id}`;
+  else if (now?.state === "attempting" && now.deliveryFence === sent.fence) {
+    booking = `not exercised: ${sent.id} is still attempting under fence ${sent.fence} on disk`;
+  } else {
+    booking = "exercised";
+    if (await store.markDelivered!(sent.id, sent.fence!)) {
+      wrong.push(
+        `markDelivered(${sent.id}, ${sent.fence}) booked the dead sender's send with its old fence after a recovery took the obligation over (${now?.state}, fence ${now?.deliveryFence}): a superseded or settled attempt cannot book a delivery`,
+      );
+    }
   }
 }
-Deno.writeTextFileSync(`${dir}/restarted-ready`, `${Deno.pid}\n`);
+Deno.writeTextFileSync(`${dir}/restarted-ready`, JSON.stringify({ pid: Deno.pid, booking }));
 if (!awaitBarrier(`${dir}/go-late`, 60_000)) {
   console.error("restarted sender: the late barrier was not released within 60 s");
   Deno.exit(TIMED_OUT);

@@ -3,7 +3,9 @@
 // come from SESSION_DB_CRASH_AT: the store's, or its own between the store's calls
 // (recorded, attempting, sent: each acknowledged, the next step not taken). It journals
 // each acknowledged attempt, send and delivery (the fence with them) when given a journal,
-// and with a window of K it marks K obligations attempting before sending the first.
+// and with a window of K it marks K obligations attempting before sending the first. The
+// contents are `<prefix> <i>` (default `effect <i>`), for message references `m<i>` (a
+// later life of the application uses another prefix, so its obligations are new ones).
 import { crashPoint, defineCrashPoints } from "../../session_db/crash_points.ts";
 import { AckWriter } from "../../harness/ack_journal.ts";
 import {
@@ -16,12 +18,14 @@ import { childArgs, openStoreFor } from "../child_runtime.ts";
 
 defineCrashPoints([SENDER_AFTER_RECORD, SENDER_AFTER_ATTEMPTING, SENDER_AFTER_SEND]);
 
-const [target, dbPath, inbox, count, journalPath, windowArg] = childArgs(
+const [target, dbPath, inbox, count, journalPath, windowArg, prefixArg] = childArgs(
   4,
-  "sender.ts <target> <db> <inbox> <n> [journal|-] [window]",
+  "sender.ts <target> <db> <inbox> <n> [journal|-] [window] [prefix]",
 );
 const journal = journalPath && journalPath !== "-" ? new AckWriter(journalPath) : undefined;
 const window = Number(windowArg ?? 1);
+const prefix = prefixArg ?? "effect";
+const ref = (i: number) => prefix === "effect" ? `m${i}` : `${prefix.replace(/\W/g, "_")}-m${i}`;
 const store = await openStoreFor(target!, dbPath!);
 await store.createSession("cell5");
 const recorded = [];
@@ -29,8 +33,8 @@ for (let i = 0; i < Number(count); i++) {
   recorded.push(
     await store.recordObligation!({
       sessionId: "cell5",
-      messageRef: `m${i}`,
-      content: `effect ${i}`,
+      messageRef: ref(i),
+      content: `${prefix} ${i}`,
     }),
   );
   crashPoint(SENDER_AFTER_RECORD);

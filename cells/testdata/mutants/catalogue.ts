@@ -118,14 +118,18 @@ export const MUTANTS: readonly MutantSpec[] = [
     breaks: "re-sends an attempting obligation without an idempotent transport",
     cells: [5],
     expect: "caught",
-    clause: /non-idempotent: each effect observed at most once: .* observed \d+ times/,
+    // It declares no policy: its resend implies marked-at-least-once, and it is unmarked.
+    clause:
+      /copies per obligation \(unmarked, marked\) under marked-at-least-once: .*an unmarked duplicate/,
   },
   {
     name: "mark_delivered_before_send",
     breaks: "books an obligation delivered before sending it",
     cells: [5],
     expect: "caught",
-    clause: /non-idempotent: no obligation silently lost: .* marked delivered, never received/,
+    // Booked before the send, it is no longer owed to a boot: nobody sends what was not sent.
+    clause:
+      /every obligation ends terminal under at-most-once: .* ended delivered|its boot claimed exactly what was owed: owed and not claimed/,
   },
   {
     name: "rotation_two_transactions_unmarked",
@@ -159,7 +163,7 @@ export const MUTANTS: readonly MutantSpec[] = [
     cells: [5],
     expect: "caught",
     clause:
-      /: no obligation silently lost: .* was never attempted before the crash \(a pending orphan\)/,
+      /copies per obligation \(unmarked, marked\) under at-most-once: "effect \d" \(recorded and never attempted\): \(0,0\) .*never reached the platform/,
   },
   {
     name: "mode_switched_in_close",
@@ -243,6 +247,101 @@ export const MUTANTS: readonly MutantSpec[] = [
     expect: "skipped",
     clause: /^leg delete not honoured: .*probe \(killed while open\): wal/,
     leg: "delete",
+  },
+  // Cell 5's delivery-policy mutants (_policy_mutant.ts), per policy: an unmarked duplicate,
+  // a maybe-sent obligation dropped, a claim without compare-and-swap, a later boot that
+  // resends, a row left non-terminal; a store judged under the policy it does not keep,
+  // each way; and a resume breaker.
+  {
+    name: "amo_resends_unmarked",
+    breaks: "at-most-once: resends a maybe-sent obligation on a plain transport",
+    cells: [5],
+    expect: "caught",
+    clause:
+      /copies per obligation \(unmarked, marked\) under at-most-once: .*(more than once|sent again)/,
+  },
+  {
+    name: "amo_books_maybe_sent_delivered",
+    breaks: "at-most-once: books a maybe-sent obligation delivered, not unknown",
+    cells: [5],
+    expect: "caught",
+    clause: /every obligation ends terminal under at-most-once: .* ended delivered/,
+  },
+  {
+    name: "amo_sweep_without_cas",
+    breaks: "at-most-once: claims the rows it read before its transaction, unguarded",
+    cells: [5],
+    expect: "caught",
+    clause: /concurrent sweeps claimed disjoint sets, .*: .* claimed by [2-9] concurrent sweeps/,
+  },
+  {
+    name: "amo_later_boot_resends",
+    breaks: "at-most-once: a later boot resends what a dead recovery settled unknown",
+    cells: [5],
+    expect: "caught",
+    // A racer whose sibling settled and died, or the later sweep: a later boot either way.
+    clause:
+      /under at-most-once: .*sent again|restarted sender was refused [\s\S]*a sweep after every recoverer finished took|later boots claim nothing/,
+  },
+  {
+    name: "amo_leaves_attempting",
+    breaks: "at-most-once: settles a maybe-sent obligation unknown but leaves it attempting",
+    cells: [5],
+    expect: "caught",
+    clause: /every obligation ends terminal under at-most-once: .* ended attempting/,
+  },
+  {
+    name: "amo_declared_keeps_marked",
+    breaks: "keeps marked-at-least-once, declares at-most-once (the origin's, judged under ours)",
+    cells: [5],
+    expect: "caught",
+    clause: /copies per obligation \(unmarked, marked\) under at-most-once: .*more than once/,
+  },
+  {
+    name: "marked_resend_without_marker",
+    breaks: "marked-at-least-once: resends a maybe-sent obligation without its marker",
+    cells: [5],
+    expect: "caught",
+    clause:
+      /copies per obligation \(unmarked, marked\) under marked-at-least-once: .*an unmarked duplicate/,
+  },
+  {
+    name: "marked_drops_maybe_sent",
+    breaks: "keeps at-most-once, declares marked-at-least-once (ours, judged under the origin's)",
+    cells: [5],
+    expect: "caught",
+    clause:
+      /copies per obligation \(unmarked, marked\) under marked-at-least-once: .*(a marked resend missing|never reached the platform)/,
+  },
+  {
+    name: "marked_sweep_without_cas",
+    breaks: "marked-at-least-once: claims the rows it read before its transaction, unguarded",
+    cells: [5],
+    expect: "caught",
+    clause: /concurrent sweeps claimed disjoint sets, .*: .* claimed by [2-9] concurrent sweeps/,
+  },
+  {
+    name: "marked_later_boot_resends",
+    breaks: "marked-at-least-once: a later boot resends what a dead recovery delivered",
+    cells: [5],
+    expect: "caught",
+    clause:
+      /under marked-at-least-once: .*an extra marked copy|restarted sender was refused [\s\S]*a sweep after every recoverer finished took|later boots claim nothing/,
+  },
+  {
+    name: "marked_leaves_attempting",
+    breaks: "marked-at-least-once: a resend carries a stale fence and is never booked",
+    cells: [5],
+    expect: "caught",
+    clause: /every obligation ends terminal under marked-at-least-once: .* ended attempting/,
+  },
+  {
+    name: "outbox_stale_sequence",
+    breaks: "takes obligation ids from a sequence a recovery leaves stale",
+    cells: [5],
+    expect: "caught",
+    clause:
+      /new life: (its kill landed, its boot exited 0: [\s\S]*markAttempting lost|no obligation silently lost)/,
   },
 ];
 

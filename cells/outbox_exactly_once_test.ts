@@ -1,0 +1,59 @@
+// Cell 5 against the stores it must fail, on this process's leg: a store keeping the
+// origin's delivery policy declared as ours and the other way round (each fails under the
+// policy it does not keep), and a sweep that claims without its compare-and-swap, caught
+// by the forced worst case every run. The reference store passes under both policies in
+// cells_test.ts; `deno task mutants` runs every policy mutant on every leg.
+import { ok } from "node:assert/strict";
+import { currentLeg } from "../harness/legs.ts";
+import { outboxExactlyOnceCell } from "./outbox_exactly_once.ts";
+import { runDefinitions } from "./run_definitions.ts";
+import { MUTANTS, mutantTarget } from "./testdata/mutants/catalogue.ts";
+
+for (
+  const name of ["amo_declared_keeps_marked", "marked_drops_maybe_sent", "amo_sweep_without_cas"]
+) {
+  const mutant = MUTANTS.find((m) => m.name === name)!;
+  Deno.test({
+    name: `cell 5 catches ${name} (${mutant.breaks})`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    async fn() {
+      const [outcome] = await runDefinitions(
+        await outboxExactlyOnceCell({
+          target: mutantTarget(name),
+          transports: "one",
+          keepEvidence: false,
+        }),
+      );
+      if (outcome?.status === "SKIP") {
+        ok(currentLeg().name !== "default", `the default leg was skipped: ${outcome.detail}`);
+        return;
+      }
+      ok(outcome?.status === "FAIL", `cell 5 passed on ${name}`);
+      ok(mutant.clause.test(outcome.detail ?? ""), `caught for another reason: ${outcome.detail}`);
+      console.log(`  caught: ${outcome.detail?.split("\n")[0]}`);
+    },
+  });
+}
+
+// A store keeping the origin's policy and declaring nothing (no policy, no crash point) is
+// judged under the policy its sweep implies, and passes: judged under ours it would fail.
+Deno.test({
+  name: "cell 5 passes the origin's policy undeclared, judged under the policy its sweep implies",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const [outcome] = await runDefinitions(
+      await outboxExactlyOnceCell({
+        target: new URL("./testdata/marked_unpointed_target.ts", import.meta.url),
+        transports: "one",
+        keepEvidence: false,
+      }),
+    );
+    if (outcome?.status === "SKIP") {
+      ok(currentLeg().name !== "default", `the default leg was skipped: ${outcome.detail}`);
+      return;
+    }
+    ok(outcome?.status === "PASS", outcome?.detail);
+  },
+});

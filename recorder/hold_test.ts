@@ -1,0 +1,130 @@
+// The recorder's hold (FSREC_STOP_KIND=write) and refusal (FSREC_REFUSED_FILE) signals, on
+// which cell 5 forces its sweepers' worst-case interleave.
+import { ok, strictEqual } from "node:assert/strict";
+import { buildRecorder } from "./build.ts";
+import { denoCacheDir, recorderEnv, type RecorderOptions } from "./record.ts";
+import { exists } from "../internal/fs.ts";
+import { fromFileUrl } from "../internal/path.ts";
+
+const built = await buildRecorder();
+const ignore = !built.ok;
+const library = built.ok ? built.path : "";
+const CHILD = fromFileUrl(new URL("./testdata/hold_child.ts", import.meta.url));
+
+function spawn(args: string[], env: Record<string, string> = {}) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-lock", "-A", CHILD, ...args],
+    env: { ...env, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+function folder(options: Partial<RecorderOptions>) {
+  const run = Deno.makeTempDirSync();
+  Deno.mkdirSync(`${run}/db`);
+  const marks = `${run}/marks.jsonl`;
+  const env = recorderEnv({
+    library,
+    watched: `${run}/db`,
+    log: `${run}/fs.log`,
+    mark: marks,
+    ignore: [denoCacheDir(), run],
+    armAfterMarks: 1,
+    ...options,
+  });
+  return { run, marks, env };
+}
+
+async function until(what: string, condition: () => boolean): Promise<void> {
+  const end = performance.now() + 20_000;
+  while (!condition()) {
+    if (performance.now() > end) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** The process state letter (`T` when stopped), through ps: /proc needs --allow-all in Deno. */
+const stateOf = (pid: number) =>
+  new TextDecoder().decode(
+    new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)], stdout: "piped" })
+      .outputSync().stdout,
+  ).trim()[0];
+
+Deno.test({
+  name: "recorder: stop kind write holds a child just before its first write inside the marks",
+  ignore,
+  async fn() {
+    const { run, marks, env } = folder({ stopAt: 1, stopKind: "write" });
+    const stop = `${run}/stopped`;
+    const child = spawn(["write", `${run}/db`, marks], { ...env, FSREC_STOP_FILE: stop });
+    try {
+      await until("the stop file", () => exists(stop));
+      await until("the child to be stopped", () => stateOf(child.pid) === "T");
+      ok(!exists(`${run}/db/a.txt`), "the write was made before the stop");
+      child.kill("SIGCONT");
+      const output = await child.output();
+      ok(output.success, new TextDecoder().decode(output.stderr));
+      strictEqual(Deno.readTextFileSync(`${run}/db/a.txt`), "written");
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+    }
+  },
+});
+
+for (const wait of [false, true]) {
+  Deno.test({
+    name: `recorder: a ${
+      wait ? "blocking" : "refused"
+    } lock call while armed creates the refused file`,
+    ignore,
+    async fn() {
+      const { run, marks, env } = folder({});
+      const refused = `${run}/refused`;
+      const file = `${run}/db/locked`;
+      const holder = spawn(["hold", file, `${run}/held`, "libc.so.6"]);
+      let locker: Deno.ChildProcess | undefined;
+      try {
+        await until("the holder's lock", () => exists(`${run}/held`));
+        locker = spawn(["lock", file, marks, library, wait ? "1" : "0"], {
+          ...env,
+          FSREC_REFUSED_FILE: refused,
+        });
+        await until("the refused file", () => exists(refused));
+        if (wait) {
+          // It waits for the lock: it is granted once the holder is gone.
+          holder.kill("SIGKILL");
+          await holder.status;
+        }
+        const output = await locker.output();
+        ok(output.success, new TextDecoder().decode(output.stderr));
+        strictEqual(new TextDecoder().decode(output.stdout).trim(), wait ? "0" : "-1");
+      } finally {
+        for (const child of [holder, locker]) {
+          try {
+            child?.kill("SIGKILL");
+          } catch { /* already gone */ }
+        }
+        await holder.status;
+      }
+    },
+  });
+}
+
+Deno.test({
+  name: "recorder: a granted lock creates no refused file",
+  ignore,
+  async fn() {
+    const { run, marks, env } = folder({});
+    const refused = `${run}/refused`;
+    const output = await spawn(["lock", `${run}/db/free`, marks, library, "0"], {
+      ...env,
+      FSREC_REFUSED_FILE: refused,
+    }).output();
+    ok(output.success, new TextDecoder().decode(output.stderr));
+    strictEqual(new TextDecoder().decode(output.stdout).trim(), "0");
+    ok(!exists(refused), "a granted lock was taken for a refusal");
+  },
+});
