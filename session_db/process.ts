@@ -13,12 +13,39 @@ function errno(): number {
   return new DataView(copyBytes(symbols, location, 4).buffer).getInt32(0, true);
 }
 
-/** Whether a process with this pid exists (a zombie counts as alive until reaped). */
+/**
+ * The thread group (process) the id `pid` belongs to, read from `/proc/<pid>/status`
+ * through libc (no read permission needed), or `undefined` where there is no `/proc`.
+ */
+function threadGroupOf(pid: number): number | undefined {
+  const { symbols } = loadLibrary();
+  if (!symbols.open || !symbols.read || !symbols.close) return undefined;
+  const fd = symbols.open(new TextEncoder().encode(`/proc/${pid}/status\0`), 0);
+  if (fd < 0) return undefined;
+  try {
+    const buffer = new Uint8Array(4096);
+    const n = Number(symbols.read(fd, buffer, BigInt(buffer.length)));
+    if (n <= 0) return undefined;
+    const tgid = /^Tgid:\s*(\d+)$/m.exec(new TextDecoder().decode(buffer.subarray(0, n)))?.[1];
+    return tgid === undefined ? undefined : Number(tgid);
+  } finally {
+    symbols.close(fd);
+  }
+}
+
+/**
+ * Whether a process with this pid exists (a zombie counts as alive until reaped). On
+ * Linux, `kill(id, 0)` also succeeds for the id of a thread of another process: thread ids
+ * come from the same space and are used far faster than process ids, so a dead owner's
+ * pid soon names a thread somewhere. Such an id is no process: the owner is dead.
+ */
 export function processAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   if (pid === Deno.pid) return true;
   const rc = loadLibrary().symbols.kill(pid, 0);
-  return rc === 0 || errno() !== ESRCH;
+  if (rc !== 0 && errno() === ESRCH) return false;
+  const group = threadGroupOf(pid);
+  return group === undefined || group === pid;
 }
 
 /**

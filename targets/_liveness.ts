@@ -34,13 +34,21 @@ export function libcPath(): string | undefined {
 const SYMBOLS = {
   kill: { parameters: ["i32", "i32"], result: "i32" },
   memcpy: { parameters: ["buffer", "pointer", "usize"], result: "pointer" },
+  open: { parameters: ["buffer", "i32"], result: "i32" },
+  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  close: { parameters: ["i32"], result: "i32" },
 } as const;
 const ERRNO = {
   linux: { __errno_location: { parameters: [], result: "pointer" } },
   darwin: { __error: { parameters: [], result: "pointer" } },
 } as const;
 
-type Libc = { kill(pid: number, signal: number): number; errno(): number };
+type Libc = {
+  kill(pid: number, signal: number): number;
+  errno(): number;
+  /** The thread group of an id, from /proc (read through libc), if there is one. */
+  threadGroup(pid: number): number | undefined;
+};
 let libc: Libc | null | undefined;
 
 function openLibc(): Libc | null {
@@ -53,6 +61,19 @@ function openLibc(): Libc | null {
         : () => (lib.symbols as { __errno_location(): Deno.PointerValue }).__errno_location();
       return {
         kill: (pid, signal) => lib.symbols.kill(pid, signal),
+        threadGroup(pid) {
+          const fd = lib.symbols.open(new TextEncoder().encode(`/proc/${pid}/status\0`), 0);
+          if (fd < 0) return undefined;
+          try {
+            const buffer = new Uint8Array(4096);
+            const n = Number(lib.symbols.read(fd, buffer, BigInt(buffer.length)));
+            const text = new TextDecoder().decode(buffer.subarray(0, Math.max(n, 0)));
+            const tgid = /^Tgid:\s*(\d+)$/m.exec(text)?.[1];
+            return tgid === undefined ? undefined : Number(tgid);
+          } finally {
+            lib.symbols.close(fd);
+          }
+        },
         errno() {
           const bytes = new Uint8Array(4);
           lib.symbols.memcpy(bytes, location(), 4n);
@@ -67,7 +88,8 @@ function openLibc(): Libc | null {
 }
 
 /**
- * Whether the process `pid` exists (a zombie counts until reaped). Where the C library
+ * Whether the process `pid` exists (a zombie counts until reaped; the id of a thread of
+ * another process does not). Where the C library
  * cannot be opened, alive: a lock is then freed by its expiry only, never by a guess.
  */
 export function processAlive(pid: number): boolean {
@@ -75,5 +97,8 @@ export function processAlive(pid: number): boolean {
   if (pid === Deno.pid) return true;
   libc ??= openLibc();
   if (!libc) return true;
-  return libc.kill(pid, 0) === 0 || libc.errno() !== ESRCH;
+  if (libc.kill(pid, 0) !== 0 && libc.errno() === ESRCH) return false;
+  // kill(id, 0) succeeds for the id of another process's thread too: that is no process.
+  const group = libc.threadGroup(pid);
+  return group === undefined || group === pid;
 }

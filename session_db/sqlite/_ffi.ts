@@ -57,6 +57,10 @@ const symbols = {
   strlen: { parameters: ["usize"], result: "usize" },
   memcpy: { parameters: ["buffer", "usize", "usize"], result: "usize" },
   kill: { parameters: ["i32", "i32"], result: "i32" },
+  // Reading /proc/<pid>/status for liveness (session_db/process.ts), without --allow-read.
+  open: { parameters: ["buffer", "i32"], result: "i32", optional: true },
+  read: { parameters: ["i32", "buffer", "usize"], result: "isize", optional: true },
+  close: { parameters: ["i32"], result: "i32", optional: true },
   __errno_location: { parameters: [], result: "usize", optional: true },
   __error: { parameters: [], result: "usize", optional: true },
 } as const satisfies Deno.ForeignLibraryInterface;

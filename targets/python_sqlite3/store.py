@@ -90,6 +90,11 @@ def alive(pid):
     except PermissionError:
         return True
     try:
+        # kill(id, 0) succeeds for the id of another process's thread too: no process.
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Tgid:") and int(line.split()[1]) != pid:
+                    return False
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
         return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] not in (b"Z", b"X")
