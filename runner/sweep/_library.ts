@@ -123,10 +123,19 @@ export interface LibraryResult {
   survivors?: Survivor[];
 }
 
-/** Sets environment variables for the duration of `work` (the cells read theirs there). */
-async function withEnv<T>(vars: Record<string, string>, work: () => Promise<T>): Promise<T> {
+/**
+ * Sets environment variables (`undefined`: unset) for the duration of `work`: the cells
+ * read theirs there, and so does every open of the store in this process (the judge's).
+ */
+async function withEnv<T>(
+  vars: Record<string, string | undefined>,
+  work: () => Promise<T>,
+): Promise<T> {
   const before = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
-  for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
+  for (const [k, v] of Object.entries(vars)) {
+    if (v === undefined) Deno.env.delete(k);
+    else Deno.env.set(k, v);
+  }
   try {
     return await work();
   } finally {
@@ -205,7 +214,11 @@ async function cellsShare(r: LibraryRequest, log: (line: string) => void): Promi
     for (const cell of cells) {
       const reports = await Deno.makeTempDir({ prefix: "powerloss-cells-" });
       const started = performance.now();
-      const [definition] = await withEnv({ CELLS_REPORT_DIR: reports }, async () =>
+      // The leg's journal mode for this process too: a state the judge opens here in
+      // another mode would be converted before the recoverers and the new life see it.
+      const journal = leg === "default" ? undefined : leg;
+      const vars = { CELLS_REPORT_DIR: reports, SESSION_DB_JOURNAL_MODE: journal };
+      const [definition] = await withEnv(vars, async () =>
         runDefinitions(
           await POWER_LOSS_CELLS[cell]!({
             target: r.target,

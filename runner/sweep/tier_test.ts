@@ -4,7 +4,9 @@
 // synchronous=FULL carries its checks, cause and fix, replay and evidence, from the
 // recorded-call tier and from the power-loss cells alike.
 import { deepStrictEqual, ok } from "node:assert/strict";
+import { exists } from "../../internal/fs.ts";
 import { platformSkipReason } from "../../recorder/build.ts";
+import { fixedSqlitePath } from "../sqlite_build.ts";
 import { sqliteLibraryPath } from "../../session_db/sqlite/database.ts";
 import type { Outcome } from "../result.ts";
 import { powerLossCellsTier, sweepTier, type TierOptions } from "./tier.ts";
@@ -121,4 +123,24 @@ test("powerLossCellsTier: the cells' FAIL carries the pattern; states, torn stat
     Number(ref!.figures?.tornStates) > 0 && Number(ref!.figures?.resumes) > 0,
     JSON.stringify(ref!.figures),
   );
+});
+
+test("powerLossCellsTier: the judge opens each state in the leg's mode (cell 5 on delete × fixed)", async () => {
+  // The fixed SQLite's default mode is WAL: a judge that opened a DELETE leg's state in its
+  // own default converted it, and the racing recoverers could not switch it back (they
+  // stayed locked 20 s and failed, a false FAIL of the reference).
+  const fixed = fixedSqlitePath();
+  if (!exists(fixed)) {
+    console.log(`  SKIP: the fixed SQLite is not built (${fixed}): deno task sqlite`);
+    return;
+  }
+  const outcome = await powerLossCellsTier({
+    ...base("cells/reference_target.ts"),
+    legs: ["delete"],
+    libraries: [{ label: "fixed", path: fixed }],
+    cells: [5],
+  });
+  const [cell5] = outcome.results;
+  deepStrictEqual(cell5?.status, "PASS", show(outcome.results));
+  ok((cell5?.judged ?? 0) > 0, show(outcome.results));
 });
