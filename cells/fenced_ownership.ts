@@ -6,6 +6,7 @@ import { waitFor } from "../harness/wait_for.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { settlementGuards } from "./_settlement.ts";
+import { processStopped } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { spanOf } from "./_span.ts";
 import { type Answer, describeAnswer, verdict } from "./_typed.ts";
@@ -183,6 +184,13 @@ async function runScenario(
       children: [child],
     });
     child.signal("SIGSTOP");
+    // The signal is asynchronous: the beat at the stop is read once the owner is frozen.
+    await waitFor(() => processStopped(child!.pid) !== false, {
+      what: `${scenario.label}: the owner (pid ${child.pid}) to be stopped (state T)`,
+      deadlineMs: 30_000,
+      intervalMs: 1,
+      children: [child],
+    });
     const beatAtStop = beats(file("beat"));
     // Past its lease (a bounded wait on the clock: the lease is time).
     const expiry = Math.max(acquired.at + leaseMs, Date.now() + 100) + 50;

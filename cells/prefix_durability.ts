@@ -1,13 +1,13 @@
 import { ok } from "node:assert/strict";
 import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
-import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
+import { classifyExit, reapAll } from "../harness/child.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type Append, judgePrefix, type PrefixJudgement } from "./_prefix_state.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { killAfterLastWrite } from "./_kill.ts";
+import { killAfterLastWrite, killLanding } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { CELL_METHODS, loadTarget, openTargetStore } from "./target.ts";
 
@@ -116,7 +116,7 @@ export function prefixDurabilityCell(
               observed: () => `${countAcks(acksPath) - before} acknowledged this round`,
             });
             killTimes.push(Math.round(waited));
-            await killWhileAlive(child);
+            await killLanding(child, `the writer after ${threshold} appends (round ${round})`);
           }
         } finally {
           await reapAll([child]);

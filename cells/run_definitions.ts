@@ -1,5 +1,6 @@
 // Runs cell definitions outside `deno test` (for the mutant kill matrix): a minimal
 // TestContext whose steps run in order and whose first failed step fails the cell.
+import { isHarnessError } from "../harness/harness_error.ts";
 import { testContext } from "./_test_context.ts";
 
 /**
@@ -15,8 +16,8 @@ import { testContext } from "./_test_context.ts";
 export interface DefinitionOutcome {
   /** The test name. */
   name: string;
-  /** PASS, FAIL or SKIP. */
-  status: "PASS" | "FAIL" | "SKIP";
+  /** PASS, FAIL, SKIP, or ERROR (only the suite failed: a `HarnessError`, never a verdict). */
+  status: "PASS" | "FAIL" | "SKIP" | "ERROR";
   /** The failure message, or the skip reason. */
   detail?: string;
 }
@@ -65,7 +66,7 @@ export async function runDefinitions(
     } catch (error) {
       out.push({
         name: def.name,
-        status: "FAIL",
+        status: isHarnessError(error) ? "ERROR" : "FAIL",
         detail: error instanceof Error ? error.message : String(error),
       });
     }
