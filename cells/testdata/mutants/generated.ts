@@ -36,10 +36,23 @@ import {
 } from "./_source_scan.ts";
 
 /** A generated mutant family. */
-export type Family = "split" | "where" | "ack-before-commit" | "liveness";
+export type Family =
+  | "split"
+  | "where"
+  | "ack-before-commit"
+  | "liveness"
+  | "check-then-act"
+  | "resume";
 
 /** The families, in report order. */
-export const FAMILIES: readonly Family[] = ["split", "where", "ack-before-commit", "liveness"];
+export const FAMILIES: readonly Family[] = [
+  "split",
+  "where",
+  "ack-before-commit",
+  "liveness",
+  "check-then-act",
+  "resume",
+];
 
 /** One generated mutant. */
 export interface GeneratedMutant {
@@ -81,6 +94,8 @@ export const FAMILY_FLOOR: Record<Family, number> = {
   where: 30,
   "ack-before-commit": 13,
   liveness: 3,
+  "check-then-act": 0,
+  resume: 2,
 };
 
 const LAST = "the point is the last statement of the transaction: the second transaction is " +
@@ -277,6 +292,9 @@ function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSi
         }],
       });
     }
+    // (d) the next message id from a counter recovery can leave stale
+    const resume = resumeDraft(src, site, body);
+    if (resume) out.push(resume);
     // (c) the acknowledgement before COMMIT
     out.push({
       id: `ack-before-commit:${site.method}`,
@@ -297,6 +315,49 @@ function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSi
   }
   out.push(...liveness(sources, sites));
   return { drafts: out, sites };
+}
+
+/**
+ * A resume breaker at a write site that inserts messages. The mutant store takes every
+ * message id from a counter in `state_meta`, advanced inside each transaction that inserts
+ * (a correct design); at this site alone the counter is advanced in a transaction of its
+ * own after the operation's COMMIT. A crash between the two leaves the counter behind the
+ * rows: the recovered state reads back whole, and the first insert after recovery takes an
+ * id already used (refused).
+ */
+function resumeDraft(src: string, site: WriteSite, body: string): Draft | undefined {
+  if (!/\.insertMessage\(/.test(body)) return undefined;
+  const close = site.body.end; // the write call's ")"
+  const head = src.slice(0, site.call.start - site.receiver.length - 1);
+  if (src[close + 1] !== ";" || /\breturn\s*$/.test(head)) {
+    throw new Error(`${site.file}: ${site.method}'s write is not a statement of its own`);
+  }
+  const callback = site.body.start + body.indexOf("=> {") + "=> {".length;
+  if (callback < site.body.start + "=> {".length) {
+    throw new Error(`${site.file}: ${site.method}'s write callback has no block body`);
+  }
+  return {
+    id: `resume:${site.method}:messages.id`,
+    family: "resume",
+    breaks:
+      `${site.method} advances the message id counter after its COMMIT (stale after a crash between the two)`,
+    methods: site.methods,
+    edits: [
+      {
+        file: site.file,
+        start: callback,
+        end: callback,
+        text: ` ${site.receiver}.deferMessageCounter();`,
+      },
+      {
+        file: site.file,
+        start: close + 2,
+        end: close + 2,
+        text: ` ${site.receiver}.commitNextMessageId();`,
+      },
+      ...COUNTER_SUPPORT(),
+    ],
+  };
 }
 
 /** The callers, through write callbacks, of a function. */
@@ -349,6 +410,18 @@ export function processAliveReference(pid: number): boolean {`,
 }
 
 /**
+ * The counter every resume mutant's store keeps: message ids from `state_meta`, advanced
+ * inside each inserting transaction (a fork's copy too), except where the site defers it.
+ */
+function COUNTER_SUPPORT(): Edit[] {
+  return [
+    { file: "_connection.ts", start: -1, end: -1, text: "resume-anchor" },
+    { file: "_connection.ts", start: -1, end: -1, text: "write-reset-anchor" },
+    { file: "_rewind.ts", start: -1, end: -1, text: "fork-counter-anchor" },
+  ];
+}
+
+/**
  * The inert support every ack-before-commit mutant adds to its `_connection.ts`: a
  * `writeAckBeforeCommit` that leaves the transaction open, and `write`/`close` that
  * commit one left open (never the case in the reference). Spans are filled in by
@@ -393,6 +466,86 @@ const ACK_ANCHORS: Record<string, { find: string; text: string }> = {
     if (db.inTransaction) this.stmt("COMMIT").run(); // an acknowledged one, left open
 `,
   },
+  "write-reset-anchor": {
+    find:
+      "  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {\n" +
+      "    const db = this.database();\n",
+    text:
+      "  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {\n" +
+      "    const db = this.database();\n" +
+      "    this.#deferred = false; // a deferring operation that threw defers nothing after it\n",
+  },
+  "fork-counter-anchor": {
+    find: "    ).run(newId, sessionId, atMessageId);\n",
+    text: "    ).run(newId, sessionId, atMessageId);\n    conn.syncMessageCounter();\n",
+  },
+  "resume-anchor": {
+    find: "  /** Inserts one message row (the caller updates the count); returns its row id. */\n" +
+      "  insertMessage(sessionId: string, message: NewMessage): number {\n",
+    text: `  #pendingNext: number | undefined;
+  #deferred = false;
+
+  /** Mutant: the next message id, from the counter (or max + 1 on a fresh file). */
+  #nextId(): number {
+    if (this.#pendingNext !== undefined) return this.#pendingNext;
+    const stored = this.stmt("SELECT value FROM state_meta WHERE key = 'next_message_id'")
+      .value<[string]>();
+    if (stored) return Number(stored[0]);
+    return this.stmt("SELECT coalesce(max(id), 0) + 1 FROM messages").value<[number]>()![0];
+  }
+
+  #keepCounter(next: number): void {
+    this.stmt(
+      \`INSERT INTO state_meta (key, value) VALUES ('next_message_id', ?)
+       ON CONFLICT(key) DO UPDATE SET value = excluded.value\`,
+    ).run(String(next));
+  }
+
+  /** Mutant: this operation advances the counter only after its COMMIT. */
+  deferMessageCounter(): void {
+    this.#deferred = true;
+    this.#pendingNext = undefined;
+  }
+
+  /** Mutant: the deferred counter, in a transaction of its own. */
+  commitNextMessageId(): void {
+    const next = this.#pendingNext;
+    this.#deferred = false;
+    this.#pendingNext = undefined;
+    if (next !== undefined) this.write("keep the next message id", () => this.#keepCounter(next));
+  }
+
+  /** Mutant: after rows inserted with the rowid (a fork's copy), the counter follows. */
+  syncMessageCounter(): void {
+    const max = this.stmt("SELECT coalesce(max(id), 0) FROM messages").value<[number]>()![0];
+    if (max >= this.#nextId()) this.#keepCounter(max + 1);
+  }
+
+  /** Inserts one message row with the counter's id (the caller updates the count). */
+  insertMessage(sessionId: string, message: NewMessage): number {
+    const id = this.#nextId();
+    this.stmt(
+      \`INSERT INTO messages (id, session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)\`,
+    ).run(
+      id,
+      sessionId,
+      message.role,
+      message.content,
+      message.toolCallId ?? null,
+      message.toolCalls ?? null,
+      message.toolName ?? null,
+      now(),
+    );
+    if (this.#deferred) this.#pendingNext = id + 1;
+    else this.#keepCounter(id + 1);
+    return id;
+  }
+
+  /** The reference's insert, unused by this mutant. */
+  insertMessageByRowid(sessionId: string, message: NewMessage): number {
+`,
+  },
   "close-anchor": {
     find: "    const db = this.#db;\n    if (!db) return;\n",
     text: "    const db = this.#db;\n    if (!db) return;\n" +
@@ -405,7 +558,7 @@ function anchor(src: string, edit: Edit): Edit {
   const { find, text } = ACK_ANCHORS[edit.text]!;
   const at = src.indexOf(find);
   if (at < 0 || src.indexOf(find, at + 1) >= 0) {
-    throw new Error(`_connection.ts: the ${edit.text} was not found exactly once`);
+    throw new Error(`${edit.file}: the ${edit.text} was not found exactly once`);
   }
   return { ...edit, start: at, end: at + find.length, text };
 }
