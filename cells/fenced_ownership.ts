@@ -6,11 +6,19 @@ import { waitFor } from "../harness/wait_for.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { settlementGuards } from "./_settlement.ts";
+import { FENCED_WRITE, fenceSeries } from "./_fence_series.ts";
+import { raceSeriesOf } from "./_race_series.ts";
 import { processStopped } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { spanOf } from "./_span.ts";
 import { type Answer, describeAnswer, verdict } from "./_typed.ts";
-import { CELL_METHODS, openTargetStore, type Store, type StoreMethod } from "./target.ts";
+import {
+  CELL_METHODS,
+  loadTarget,
+  openTargetStore,
+  type Store,
+  type StoreMethod,
+} from "./target.ts";
 
 /**
  * An owner cell 7 stops past its lease: the compression-lock holder, a handoff claimant,
@@ -394,6 +402,8 @@ export function fencedOwnershipCell(
     title: "fenced ownership",
     legs: "all",
     requires: CELL_METHODS[7],
+    // The stops inside the fenced writes load the recorder (LD_PRELOAD).
+    preloads: true,
     async run(ctx, t) {
       startTallies(ctx);
       const probeDb = ctx.run.file("methods.db");
@@ -444,6 +454,17 @@ export function fencedOwnershipCell(
       ctx.observeLeg(scenarios[0]?.db ?? probeDb, "after the owners", true);
       for (const [i, scenario] of scenarios.entries()) {
         await checkScenario(ctx, t, scenario, outcomes[i]!);
+      }
+      // Inside each fenced write the target declares no crash point in: a stop at each of
+      // its lock calls while a new owner takes over (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") {
+        const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+        for (const owner of owners) {
+          const write = FENCED_WRITE[owner];
+          if (!points.some((p) => p.startsWith(`${write}:`))) {
+            await fenceSeries(ctx, t, owner);
+          }
+        }
       }
       // The settling calls beside the fences: only what they name, durable at the ack.
       for (const owner of owners) {

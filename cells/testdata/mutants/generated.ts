@@ -27,6 +27,7 @@ import { CELL_METHODS, CELL_OPTIONAL_METHODS, type StoreMethod } from "../../tar
 import { STORE_CRASH_POINTS } from "../../../session_db/crash_points.ts";
 import type { MutantCell } from "./catalogue.ts";
 import {
+  type Conjunct,
   enclosingFunction,
   literalAt,
   matchBracket,
@@ -291,7 +292,11 @@ function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSi
           text: `(${conjunct.text} OR 1)`,
         }],
       });
+      const checked = checkedConjunct(src, site, statement, conjunct, name);
+      if (checked) out.push(checked);
     }
+    // (e) check-then-act: the guard read in a transaction of its own before the write
+    out.push(...checkThenActDraft(src, site, body));
     // (d) the next message id from a counter recovery can leave stale
     const resume = resumeDraft(src, site, body);
     if (resume) out.push(resume);
@@ -315,6 +320,87 @@ function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSi
   }
   out.push(...liveness(sources, sites));
   return { drafts: out, sites };
+}
+
+/** A guard read before the first write of a transaction: a stale copy of it changes the act. */
+const GUARD_READ =
+  /\.(?:get|value|all|values)\s*[<(]|\brequire\w+\(|\breadLock\(|\.session\(|\bactiveIds\(/;
+/** Each table's primary key: a conjunct `<key> = ?` names the one row a statement writes. */
+const ROW_KEYS: Record<string, string> = {
+  sessions: "id",
+  outbox: "obligation_id",
+  compression_locks: "session_id",
+};
+
+/**
+ * Check-then-act at a write site: the operation runs once in a transaction of its own,
+ * rolled back, to check its guards, and again in the write transaction with what the check
+ * saw. `check-then-act:<method>`: the guard reads (those before the first write) return
+ * what the check read; `check-then-act:<method>:<column>`: that conjunct of a single-row
+ * UPDATE/DELETE holds in the write exactly when the whole statement changed the row in the
+ * check. With nobody writing between the two transactions each behaves as the reference.
+ */
+function checkThenActDraft(src: string, site: WriteSite, body: string): Draft[] {
+  const out: Draft[] = [];
+  const write = { file: site.file, ...site.call };
+  const firstWrite = body.indexOf(".run(");
+  if (GUARD_READ.test(firstWrite < 0 ? body : body.slice(0, firstWrite))) {
+    out.push({
+      id: `check-then-act:${site.method}`,
+      family: "check-then-act",
+      breaks: `${site.method} checks its guards in a transaction of its own, then writes`,
+      methods: site.methods,
+      edits: [{ ...write, text: "checkThenWriteReplaying" }, ...CHECK_SUPPORT(true)],
+    });
+  }
+  return out;
+}
+
+/** Check-then-act on one guard conjunct of a single-row UPDATE/DELETE, named as `where`. */
+function checkedConjunct(
+  src: string,
+  site: WriteSite,
+  statement: { table: string; sql: string; at: number },
+  conjunct: Conjunct,
+  name: string,
+): Draft | undefined {
+  const key = new RegExp(`^${ROW_KEYS[statement.table] ?? "(?!)"}\\s*=\\s*\\?$`);
+  const conjuncts = whereConjuncts(statement.sql);
+  if (key.test(conjunct.text) || !conjuncts.some((c) => key.test(c.text))) return undefined;
+  const replace = (text: string) =>
+    JSON.stringify(
+      statement.sql.slice(0, conjunct.start) + text + statement.sql.slice(conjunct.end),
+    );
+  const literal = literalAt(src, statement.at - 1);
+  return {
+    id: `check-then-act:${site.method}:${name}`,
+    family: "check-then-act",
+    breaks: `${site.method} reads "${
+      oneLine(conjunct.text)
+    }" in a transaction of its own, then writes`,
+    methods: site.methods,
+    edits: [
+      { file: site.file, ...site.call, text: "checkThenWrite" },
+      // stmt(<literal>) -> checkedStmt(<as is>, <conjunct held>, <conjunct not held>)
+      {
+        file: site.file,
+        start: literal.end,
+        end: literal.end,
+        text: `, ${replace(`(${conjunct.text} OR 1)`)}, ${replace(`(${conjunct.text} AND 0)`)}`,
+      },
+      { file: site.file, ...stmtCallBefore(src, literal.start), text: "checkedStmt" },
+      ...CHECK_SUPPORT(false),
+    ],
+  };
+}
+
+/** The span of the `stmt` token of the `.stmt(` call whose argument starts at `at`. */
+function stmtCallBefore(src: string, at: number): Span {
+  const open = src.lastIndexOf("stmt(", at);
+  if (open < 0 || src.slice(open + "stmt(".length, at).trim() !== "") {
+    throw new Error(`Cannot find the stmt( call of the statement at offset ${at}`);
+  }
+  return { start: open, end: open + "stmt".length };
 }
 
 /**
@@ -409,6 +495,16 @@ export function processAliveReference(pid: number): boolean {`,
   return out;
 }
 
+/** The support every check-then-act mutant adds to its `_connection.ts` (inert elsewhere). */
+function CHECK_SUPPORT(_replay: boolean): Edit[] {
+  return ["check-module-anchor", "check-stmt-anchor", "check-import-anchor"].map((text) => ({
+    file: "_connection.ts",
+    start: -1,
+    end: -1,
+    text,
+  }));
+}
+
 /**
  * The counter every resume mutant's store keeps: message ids from `state_meta`, advanced
  * inside each inserting transaction (a fork's copy too), except where the site defers it.
@@ -465,6 +561,119 @@ const ACK_ANCHORS: Record<string, { find: string; text: string }> = {
     const db = this.database();
     if (db.inTransaction) this.stmt("COMMIT").run(); // an acknowledged one, left open
 `,
+  },
+  "check-module-anchor": {
+    find: "export function now(): number {\n",
+    text: `/** Mutant: what a check-then-act operation's check saw, for its write. */
+const checkThenAct = {
+  mode: "off" as "off" | "check" | "act",
+  replay: false,
+  wrote: false,
+  reads: [] as unknown[],
+  at: 0,
+  held: [] as boolean[],
+  heldAt: 0,
+};
+
+/** Mutant: reads before the first write recorded by the check, replayed by the act. */
+function replaying(statement: Statement): Statement {
+  const state = checkThenAct;
+  return new Proxy(statement, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      if (typeof value !== "function") return value;
+      if (key === "run") {
+        return (...args: unknown[]) => {
+          state.wrote = true;
+          return value.apply(target, args);
+        };
+      }
+      if (!["get", "value", "all", "values"].includes(String(key)) || state.wrote) {
+        return value.bind(target);
+      }
+      return (...args: unknown[]) => {
+        if (state.mode === "check") {
+          const result = value.apply(target, args);
+          state.reads.push(result);
+          return result;
+        }
+        return state.at < state.reads.length ? state.reads[state.at++] : value.apply(target, args);
+      };
+    },
+  });
+}
+
+export function now(): number {
+`,
+  },
+  "check-stmt-anchor": {
+    find: "  stmt(sql: string): Statement {\n",
+    text: `  stmt(sql: string): Statement {
+    const statement = this.#prepared(sql);
+    return checkThenAct.replay && checkThenAct.mode !== "off" ? replaying(statement) : statement;
+  }
+
+  /** Mutant: a guarded statement whose conjunct holds in the write as it did in the check. */
+  checkedStmt(sql: string, held: string, notHeld: string): { run(...args: StatementParameters): number } {
+    return {
+      run: (...args: StatementParameters) => {
+        if (checkThenAct.mode === "act") {
+          const was = checkThenAct.held[checkThenAct.heldAt++] ?? false;
+          return this.stmt(was ? held : notHeld).run(...args);
+        }
+        const changed = this.stmt(sql).run(...args);
+        if (checkThenAct.mode === "check") checkThenAct.held.push(changed > 0);
+        return changed;
+      },
+    };
+  }
+
+  /** Mutant: the operation checked in a transaction of its own (rolled back), then written. */
+  checkThenWrite<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
+    return this.#checkThenWrite(false, operation, fn, deadlineMs);
+  }
+
+  /** Mutant: as checkThenWrite, the write's guard reads answered by the check's. */
+  checkThenWriteReplaying<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
+    return this.#checkThenWrite(true, operation, fn, deadlineMs);
+  }
+
+  #checkThenWrite<T>(replay: boolean, operation: string, fn: () => T, deadlineMs: number): T {
+    const checked = new Error("checked");
+    Object.assign(checkThenAct, { mode: "check", replay, reads: [], held: [] });
+    try {
+      this.write(operation, () => {
+        checkThenAct.wrote = false;
+        checkThenAct.reads = [];
+        checkThenAct.held = [];
+        fn();
+        throw checked;
+      }, deadlineMs);
+    } catch (error) {
+      if (error !== checked) {
+        checkThenAct.mode = "off";
+        throw error;
+      }
+    }
+    checkThenAct.mode = "act";
+    try {
+      return this.write(operation, () => {
+        checkThenAct.wrote = false;
+        checkThenAct.at = 0;
+        checkThenAct.heldAt = 0;
+        return fn();
+      }, deadlineMs);
+    } finally {
+      checkThenAct.mode = "off";
+    }
+  }
+
+  #prepared(sql: string): Statement {
+`,
+  },
+  "check-import-anchor": {
+    find: 'import type { Statement } from "./sqlite/statement.ts";\n',
+    text: 'import type { Statement, StatementParameters } from "./sqlite/statement.ts";\n',
   },
   "write-reset-anchor": {
     find:
