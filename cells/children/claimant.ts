@@ -2,7 +2,7 @@
 // Exit 0 won, 10 lost, 3 barrier timeout; anything else is a crash.
 import { awaitBarrier, signalReady } from "../../harness/barrier.ts";
 import { LOST, TIMED_OUT, WON } from "../../harness/child.ts";
-import { CHILD_LIFETIME_MS, childArgs, openStoreFor } from "../child_runtime.ts";
+import { CHILD_LIFETIME_MS, childArgs, marked, openStoreFor } from "../child_runtime.ts";
 
 const [target, dbPath, runDir, name, barrier, session] = childArgs(
   6,
@@ -16,6 +16,7 @@ if (!awaitBarrier(barrier!, CHILD_LIFETIME_MS)) {
   console.error(`claimant ${name}: the barrier was not released within ${CHILD_LIFETIME_MS} ms`);
   Deno.exit(TIMED_OUT);
 }
-const won = await store.claimHandoff!(session!);
+// Marked for the claim series, which stops it inside the claim (a no-op otherwise).
+const won = await marked("claimHandoff", () => store.claimHandoff!(session!));
 await store.close();
 Deno.exit(won ? WON : LOST);
