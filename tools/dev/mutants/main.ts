@@ -57,7 +57,7 @@ const CORRECT = [
   { name: ALT, target: ALT_STORE_TARGET.href, cells: CELL_IDS },
   ...["unpointed_target.ts", "alt_store/unpointed_target.ts"].map((file) => ({
     name: file.includes("alt_store") ? "alt_store_unpointed" : "reference_unpointed",
-    target: new URL(`../../cells/testdata/${file}`, import.meta.url).href,
+    target: new URL(`../../../cells/testdata/${file}`, import.meta.url).href,
     cells: CELL_IDS,
     options: { raceSeries: "locks" },
   })),
