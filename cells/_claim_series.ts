@@ -86,8 +86,13 @@ async function stopAt(ctx: CellRun, k: number, library: string): Promise<Stop> {
       child.exited === undefined && exists(stopFile(i))
     );
     const done = children.every((child, i) => child.exited !== undefined && !exists(stopFile(i)));
-    for (const child of children) child.signal("SIGCONT");
-    await waitFor(() => children.every((child) => child.exited !== undefined), {
+    // Continued again while they run: one that was blocked may reach its stop only after
+    // the others went on, and must not be left stopped holding a lock.
+    const going = () => {
+      for (const child of children) child.signal("SIGCONT");
+      return children.every((child) => child.exited !== undefined);
+    };
+    await waitFor(going, {
       what: `claim stop ${k}: every claimant to finish after the stop`,
       deadlineMs: DEADLINE_MS,
       observed: () => children.map((child) => child.describe()).join("; "),

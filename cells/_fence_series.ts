@@ -17,16 +17,137 @@ import type { CellRun } from "./_cell.ts";
 import { processStopped } from "./_kill.ts";
 import { recorder, seriesEnv } from "./_kill_series.ts";
 import { type Answer, describeAnswer, verdict } from "./_typed.ts";
-import { openTargetStore } from "./target.ts";
+import { loadTarget, openTargetStore, type Store } from "./target.ts";
 
-/** An owner whose fenced write the series walks (cell 7's `FencedOwner`). */
-export type StoppedOwner = "compressionLock" | "handoffClaim" | "outboxAttempt";
+/**
+ * A guarded write the series walks: the actor's write, what the new owner does during the
+ * stop, and what must hold when the new owner's move committed during the stop, before the
+ * actor's write landed (`children/fence_child.ts` plays both roles).
+ */
+export interface StopScenario {
+  /** The scenario's name (the child's). */
+  name: string;
+  /** The store method the actor is stopped in (no crash point there: the series runs). */
+  write: string;
+  /** What the scenario shows, for step names. */
+  what: string;
+  /** Messages the session starts with (default one). */
+  messages?: number;
+  /** Whether the session starts with a pending handoff. */
+  handoff?: boolean;
+  /** Whether the actor's write must then be refused (not when an atomic store may accept it). */
+  refused: boolean;
+  /** Whether the new owner's work after the actor must be accepted. */
+  acted?: boolean;
+  /** The stale write's trace on the file, or `undefined` when there is none. */
+  trace?(store: Store, shared: Record<string, unknown>): Promise<string | undefined>;
+}
 
-/** The fenced write each owner makes. */
-export const FENCED_WRITE: Record<StoppedOwner, string> = {
-  compressionLock: "publishCompressionChild",
-  handoffClaim: "completeHandoff",
-  outboxAttempt: "markDelivered",
+const handoffIs = (want: string) => async (store: Store) => {
+  const state = await store.getHandoffState!(SESSION);
+  return state === want ? undefined : `the handoff is ${state}, not ${want}`;
+};
+const obligationIs = (want: string) => async (store: Store, shared: Record<string, unknown>) => {
+  const state = (await store.getObligation!(String(shared.id)))?.state;
+  return state === want ? undefined : `the obligation is ${state}, not ${want}`;
+};
+const sessionAbsent = (id: string) => async (store: Store) =>
+  (await store.listSessions!()).some((s) => s.id === id) ? `${id} exists` : undefined;
+
+/** The scenarios, by name. */
+export const STOP_SCENARIOS: Record<string, StopScenario> = {
+  publish: {
+    name: "publish",
+    write: "publishCompressionChild",
+    what: "a publish after its lock was taken over",
+    refused: true,
+    acted: true,
+    trace: sessionAbsent("child-stale"),
+  },
+  release: {
+    name: "release",
+    write: "releaseCompressionLock",
+    what: "a release after the lock was taken over",
+    refused: false,
+    acted: true,
+  },
+  acquire: {
+    name: "acquire",
+    write: "tryAcquireCompressionLock",
+    what: "an acquisition after another process took the lock",
+    refused: true,
+    acted: true,
+  },
+  append: {
+    name: "append",
+    write: "appendMessage",
+    what: "an append to a session rotated meanwhile",
+    refused: true,
+    async trace(store) {
+      const found = (await store.getMessages(SESSION)).some((m) => m.content === "stale append");
+      return found ? "the rotated session holds the stale append" : undefined;
+    },
+  },
+  fork: {
+    name: "fork",
+    write: "forkSession",
+    what: "a fork at a message rewound meanwhile",
+    messages: 4,
+    refused: true,
+    trace: sessionAbsent("branch-stale"),
+  },
+  request: {
+    name: "request",
+    write: "requestHandoff",
+    what: "a request of a handoff requested and claimed meanwhile",
+    refused: true,
+    trace: handoffIs("running"),
+  },
+  complete: {
+    name: "complete",
+    write: "completeHandoff",
+    what: "a completion after the handoff was failed and claimed anew",
+    handoff: true,
+    refused: true,
+    acted: true,
+  },
+  completeFailed: {
+    name: "completeFailed",
+    write: "completeHandoff",
+    what: "a completion after the handoff was failed",
+    handoff: true,
+    refused: true,
+    trace: handoffIs("failed"),
+  },
+  failCompleted: {
+    name: "failCompleted",
+    write: "failHandoff",
+    what: "a failure of a handoff completed meanwhile",
+    handoff: true,
+    refused: true,
+    trace: handoffIs("completed"),
+  },
+  delivered: {
+    name: "delivered",
+    write: "markDelivered",
+    what: "a delivery mark after the attempt was settled unknown",
+    refused: true,
+    trace: obligationIs("unknown"),
+  },
+  unknownDelivered: {
+    name: "unknownDelivered",
+    write: "markUnknown",
+    what: "an unknown mark of an attempt delivered meanwhile",
+    refused: true,
+    trace: obligationIs("delivered"),
+  },
+  unknownAttempted: {
+    name: "unknownAttempted",
+    write: "markUnknown",
+    what: "an unknown mark of an obligation attempted meanwhile",
+    refused: true,
+    trace: obligationIs("attempting"),
+  },
 };
 
 /** How long the new owner may take while the actor is stopped; past it the actor goes on. */
@@ -37,7 +158,7 @@ const SESSION = "fenced-stop";
 interface Took {
   took: unknown;
   landed: boolean;
-  acted?: Answer | true;
+  acted: Answer | null;
 }
 
 function readJson<T>(path: string): T | undefined {
@@ -46,26 +167,6 @@ function readJson<T>(path: string): T | undefined {
     return text.endsWith("\n") ? JSON.parse(text) as T : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** What the file shows once both are done: the stale write's trace and the new owner's work. */
-async function finalState(ctx: CellRun, db: string, owner: StoppedOwner, id?: string) {
-  const store = await openTargetStore(ctx.target, db);
-  try {
-    if (owner === "compressionLock") {
-      const sessions = await store.listSessions!();
-      const children = sessions.filter((s) => s.parentSessionId === SESSION).map((s) => s.id);
-      return { staleTrace: children.includes("child-stale"), state: children.join(",") };
-    }
-    if (owner === "handoffClaim") {
-      const state = await store.getHandoffState!(SESSION);
-      return { staleTrace: false, state: String(state) };
-    }
-    const state = (await store.getObligation!(id!))?.state;
-    return { staleTrace: state === "delivered", state: String(state) };
-  } finally {
-    await store.close();
   }
 }
 
@@ -79,31 +180,36 @@ interface StopResult {
 
 async function stopAt(
   ctx: CellRun,
-  owner: StoppedOwner,
+  scenario: StopScenario,
   k: number,
   library: string,
 ): Promise<StopResult> {
-  const dir = ctx.run.file(`fence-${owner}-${k}`);
+  const dir = ctx.run.file(`stop-${scenario.name}-${k}`);
   await Deno.mkdir(`${dir}/db`, { recursive: true });
   const db = `${dir}/db/store.db`;
   const setup = await openTargetStore(ctx.target, db);
   try {
     await setup.createSession(SESSION);
-    await setup.appendMessage(SESSION, { role: "user", content: "work before the takeover" });
-    if (owner === "handoffClaim") await setup.requestHandoff!(SESSION, "cell7");
+    for (let i = 0; i < (scenario.messages ?? 1); i++) {
+      const role = i % 2 === 0 ? "user" : "assistant";
+      await setup.appendMessage(SESSION, { role, content: `turn ${i}` });
+    }
+    if (scenario.handoff) await setup.requestHandoff!(SESSION, "cell7");
   } finally {
     await setup.close();
   }
   const go = `${dir}/go`;
   const out = `${dir}/out.json`;
+  const shared = `${dir}/shared.json`;
   const children: Child[] = [];
   const spawn = (role: "actor" | "owner", env?: Record<string, string>) => {
-    const args = [db, owner, role, role === "actor" ? out : `${out}.owner`, go, SESSION];
+    const file = role === "actor" ? out : `${out}.owner`;
+    const args = [db, scenario.name, role, file, go, SESSION, shared];
     const child = ctx.spawn("fence_child.ts", args, env ? { env } : {});
     children.push(child);
     return child;
   };
-  const label = `${FENCED_WRITE[owner]} stopped before lock call ${k}`;
+  const label = `${scenario.write} stopped before lock call ${k} (${scenario.what})`;
   try {
     const fresh = spawn("owner");
     await waitFor(() => exists(`${out}.owner.ready`), {
@@ -117,44 +223,43 @@ async function stopAt(
       seriesEnv(library, dir, { stopAt: k, stopFile, armAfterMarks: 1 }),
     );
     await waitFor(() => actor.exited !== undefined || exists(stopFile), {
-      what: `${label}: the owner to stop there or finish`,
+      what: `${label}: the actor to stop there or finish`,
       deadlineMs: DEADLINE_MS,
       children: [fresh],
     });
     if (actor.exited === undefined) {
       await waitFor(() => processStopped(actor.pid) !== false, {
-        what: `${label}: the owner (pid ${actor.pid}) to be stopped (state T)`,
+        what: `${label}: the actor (pid ${actor.pid}) to be stopped (state T)`,
         deadlineMs: DEADLINE_MS,
         intervalMs: 1,
       });
     }
-    const acquired = readJson<{ at: number; id?: string }>(`${out}.acquired`);
     if (actor.exited !== undefined) {
       // The write completed before its k-th lock call: every lock call was walked.
       if (actor.exited.code !== 0) {
-        throw new Error(`${label}: the owner failed: ${actor.describe()}`);
+        throw new Error(`${label}: the actor failed: ${actor.describe()}`);
       }
       return { stopped: false, raced: false };
     }
-    if (!acquired) throw new HarnessError(`${label}: the owner stopped before it journaled`);
-    // What the new owner needs to take over (the attempt's id and fence), beside its files.
-    Deno.writeTextFileSync(`${out}.owner.acquired`, JSON.stringify(acquired) + "\n");
+    if (!exists(`${out}.acquired`)) {
+      throw new HarnessError(`${label}: the actor stopped before its write`);
+    }
     releaseBarrier(go);
     let tookInTime = false;
     try {
       await waitFor(() => exists(`${out}.owner.took`), {
-        what: `${label}: the new owner to take over while the owner is stopped`,
+        what: `${label}: the new owner to move while the actor is stopped`,
         deadlineMs: GRACE_MS,
         intervalMs: 2,
       });
       tookInTime = true;
     } catch (error) {
-      // Blocked by a lock the stopped owner holds: it takes over once the owner goes on.
+      // Blocked by a lock the stopped actor holds: it moves once the actor goes on.
       if (!(error instanceof WaitError)) throw error;
     }
     actor.signal("SIGCONT");
     await waitFor(() => actor.exited !== undefined, {
-      what: `${label}: the resumed owner to finish its write`,
+      what: `${label}: the resumed actor to finish its write`,
       deadlineMs: DEADLINE_MS,
       observed: () => actor.describe(),
     });
@@ -175,18 +280,23 @@ async function stopAt(
       throw new Error(`${label}: the children did not report (${stale}, ${took})`);
     }
     ctx.observeLeg(db, label, true);
-    const final = await finalState(ctx, db, owner, acquired.id);
     const raced = tookInTime && took.took === true && !took.landed;
     if (!raced) return { stopped: true, raced };
-    // The takeover committed while the owner was stopped, before its write landed: an
-    // atomic fenced write checks the fence inside its own transaction, after that.
+    // The new owner's move committed while the actor was stopped, before its write landed:
+    // an atomic guarded write checks its guard inside its own transaction, after that.
     const problems: string[] = [];
-    if (verdict(stale) === "accepted") {
-      problems.push(`the stale ${FENCED_WRITE[owner]} was acknowledged (${describeAnswer(stale)})`);
+    if (scenario.refused && verdict(stale) === "accepted") {
+      problems.push(`the stale ${scenario.write} was acknowledged (${describeAnswer(stale)})`);
     }
-    if (final.staleTrace) problems.push(`its write is durable (${final.state})`);
+    const store = await openTargetStore(ctx.target, db);
+    try {
+      const found = await scenario.trace?.(store, readJson(shared) ?? {});
+      if (found) problems.push(`the file shows ${found}`);
+    } finally {
+      await store.close();
+    }
     const acted = took.acted;
-    if (acted !== true && acted && verdict(acted) !== "accepted") {
+    if (scenario.acted && acted && verdict(acted) !== "accepted") {
       problems.push(`the new owner's work was refused afterwards (${describeAnswer(acted)})`);
     }
     return {
@@ -196,7 +306,7 @@ async function stopAt(
         ? {
           violation: `${
             problems.join("; ")
-          }, although the new owner took over while the owner was stopped, before its write landed (the fence was checked before the stop); the file shows ${final.state}`,
+          }, although the new owner's move committed while the actor was stopped, before its write landed (the guard was checked before the stop)`,
         }
         : {}),
     };
@@ -206,28 +316,28 @@ async function stopAt(
 }
 
 /**
- * Walks the lock calls of `owner`'s fenced write, a takeover at each stop, and fails a step
- * on a stale write that went through. Checks that the interleave happened: at least one
- * takeover committed while the owner was stopped (else a `HarnessError`: nothing judged).
+ * Walks the lock calls of a scenario's guarded write, the new owner moving at each stop,
+ * and fails a step on a stale write that went through. Checks that the interleave happened:
+ * at least one move committed while the actor was stopped (else a `HarnessError`).
  */
 export async function fenceSeries(
   ctx: CellRun,
   t: Deno.TestContext,
-  owner: StoppedOwner,
+  scenario: StopScenario,
   maxStops = 100,
 ): Promise<void> {
   const lib = await recorder();
-  const key = `fenceSeries.${owner}`;
+  const key = `stopSeries.${scenario.name}`;
   if (!lib.path) {
     ctx.note(key, `not run: ${lib.reason}`);
-    console.error(`  fence series for ${owner} not run: ${lib.reason}`);
+    console.error(`  stop series ${scenario.name} not run: ${lib.reason}`);
     return;
   }
   let stops = 0;
   let raced = 0;
   let completed = false;
   for (let k = 1; k <= maxStops; k++) {
-    const result = await stopAt(ctx, owner, k, lib.path);
+    const result = await stopAt(ctx, scenario, k, lib.path);
     if (!result.stopped) {
       completed = true;
       break;
@@ -235,25 +345,40 @@ export async function fenceSeries(
     stops++;
     if (result.raced) raced++;
     if (result.violation) {
-      await t.step(`${owner} · stopped inside ${FENCED_WRITE[owner]} at lock call ${k}`, () => {
+      await t.step(`${scenario.write} stopped at lock call ${k}: ${scenario.what}`, () => {
         throw new Error(result.violation);
       });
       return;
     }
   }
-  ctx.note(key, { stops, takenOverWhileStopped: raced, complete: completed });
+  ctx.note(key, { stops, movedWhileStopped: raced, complete: completed });
   console.log(
-    `  fence series: ${stops} stop(s) inside ${
-      FENCED_WRITE[owner]
-    }, taken over while stopped at ${raced}`,
+    `  stop series ${scenario.name}: ${stops} stop(s) inside ${scenario.write}, the new owner moved while stopped at ${raced}`,
   );
-  await t.step(`${owner} · stops inside ${FENCED_WRITE[owner]}: a takeover landed in one`, () => {
+  await t.step(`${scenario.write}, ${scenario.what}: a move landed during a stop`, () => {
     if (raced === 0) {
       throw new HarnessError(
-        `no takeover committed while the owner was stopped inside ${
-          FENCED_WRITE[owner]
-        } (${stops} stops): the interleave never happened, nothing was judged`,
+        `no move of the new owner committed while the actor was stopped inside ${scenario.write} (${stops} stops): the interleave never happened, nothing was judged`,
       );
     }
   });
+}
+
+/**
+ * Runs each named scenario whose write the target declares no crash point in.
+ *
+ * @param names The scenarios.
+ */
+export async function stopSeries(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  names: readonly string[],
+): Promise<void> {
+  const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+  for (const name of names) {
+    const scenario = STOP_SCENARIOS[name]!;
+    if (!points.some((p) => p.startsWith(`${scenario.write}:`))) {
+      await fenceSeries(ctx, t, scenario);
+    }
+  }
 }

@@ -9,6 +9,7 @@ import type { CellOptions } from "./cell_options.ts";
 import { killAfterLastWrite } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { claimSeries } from "./_claim_series.ts";
+import { stopSeries } from "./_fence_series.ts";
 import { raceSeriesOf } from "./_race_series.ts";
 import { CELL_METHODS, loadTarget, openTargetStore } from "./target.ts";
 
@@ -204,6 +205,9 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
       ) {
         await claimSeries(ctx, t);
       }
+      // A request stopped at each of its lock calls while another process requests and
+      // claims the handoff (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["request"]);
     },
   }, options);
 }

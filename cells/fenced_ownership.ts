@@ -6,19 +6,13 @@ import { waitFor } from "../harness/wait_for.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { settlementGuards } from "./_settlement.ts";
-import { FENCED_WRITE, fenceSeries } from "./_fence_series.ts";
+import { stopSeries } from "./_fence_series.ts";
 import { raceSeriesOf } from "./_race_series.ts";
 import { processStopped } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { spanOf } from "./_span.ts";
 import { type Answer, describeAnswer, verdict } from "./_typed.ts";
-import {
-  CELL_METHODS,
-  loadTarget,
-  openTargetStore,
-  type Store,
-  type StoreMethod,
-} from "./target.ts";
+import { CELL_METHODS, openTargetStore, type Store, type StoreMethod } from "./target.ts";
 
 /**
  * An owner cell 7 stops past its lease: the compression-lock holder, a handoff claimant,
@@ -80,6 +74,13 @@ const OWNER_METHODS: Record<FencedOwner, readonly StoreMethod[]> = {
  * owner acted (`after`).
  */
 type Order = "expired" | "before" | "after";
+/** The stops inside guarded writes each owner gets (`_fence_series.ts`). */
+const STOPPED: Record<FencedOwner, readonly string[]> = {
+  compressionLock: ["publish", "release", "acquire"],
+  handoffClaim: ["complete", "completeFailed", "failCompleted"],
+  outboxAttempt: ["delivered", "unknownDelivered", "unknownAttempted"],
+};
+
 const ORDERS: Record<FencedOwner, readonly Order[]> = {
   compressionLock: ["expired", "before", "after"],
   handoffClaim: ["before", "after"],
@@ -455,16 +456,10 @@ export function fencedOwnershipCell(
       for (const [i, scenario] of scenarios.entries()) {
         await checkScenario(ctx, t, scenario, outcomes[i]!);
       }
-      // Inside each fenced write the target declares no crash point in: a stop at each of
-      // its lock calls while a new owner takes over (on with the race series).
+      // Inside each guarded write the target declares no crash point in: a stop at each
+      // of its lock calls while a new owner takes over or settles (on with the race series).
       if (raceSeriesOf(options.raceSeries) === "locks") {
-        const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
-        for (const owner of owners) {
-          const write = FENCED_WRITE[owner];
-          if (!points.some((p) => p.startsWith(`${write}:`))) {
-            await fenceSeries(ctx, t, owner);
-          }
-        }
+        await stopSeries(ctx, t, owners.flatMap((owner) => STOPPED[owner]));
       }
       // The settling calls beside the fences: only what they name, durable at the ack.
       for (const owner of owners) {

@@ -10,6 +10,7 @@ const RESUMED_STEPS = 7;
 import { awaitCrash, killAfterAcks, killReadyAndObserve } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { raceSeries, raceSeriesOf } from "./_race_series.ts";
+import { stopSeries } from "./_fence_series.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredMessage } from "./target.ts";
@@ -323,6 +324,9 @@ export function forkDeterminismCell(
       ) {
         await raceSeries(ctx, t, "rewindToMessage");
       }
+      // An append (a fork) stopped at each of its lock calls while the session is rotated
+      // (rewound) by another process (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["fork"]);
 
       if (options.crashPoints === false) return;
       ctx.note("crashPoints", points);

@@ -6,6 +6,7 @@ import type { CellOptions } from "./cell_options.ts";
 import { awaitCrash, killAfterAcks, killReadyAndObserve } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { raceSeries, raceSeriesOf } from "./_race_series.ts";
+import { stopSeries } from "./_fence_series.ts";
 import { judgeRotations, orphans, recover, type Rotation } from "./_rotation_state.ts";
 import { checkSteps } from "./_state_check.ts";
 import { RESUMED_OPS, resumeToSelfKill } from "./_resume.ts";
@@ -348,6 +349,9 @@ export function rotationAtomicityCell(
       if (raceSeriesOf(options.raceSeries) === "locks" && points.length === 0) {
         await raceSeries(ctx, t, "publishCompressionChild");
       }
+      // An append (a fork) stopped at each of its lock calls while the session is rotated
+      // (rewound) by another process (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["append"]);
 
       if (options.crashPoints === false) return;
       ctx.note("crashPoints", points);
