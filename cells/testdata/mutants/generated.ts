@@ -95,7 +95,7 @@ export const FAMILY_FLOOR: Record<Family, number> = {
   where: 30,
   "ack-before-commit": 13,
   liveness: 3,
-  "check-then-act": 0,
+  "check-then-act": 25,
   resume: 2,
 };
 
@@ -112,6 +112,11 @@ const PENDING_FENCE = "a pending obligation's fence never changes (only leaving 
   "it, and nothing returns a row to pending), so any fence a caller read from a pending row " +
   "still matches; only a caller passing a fence it never read could tell";
 
+const EXISTENCE_READ = "the only guard read before the write is that the session exists, and " +
+  "no operation deletes a session, so the check's copy of it is never stale";
+const PARENT_REREAD = "the write transaction reads the parent again itself and throws when it " +
+  "has ended, so the conjunct's value from the check never decides";
+
 /** The equivalent mutants, with why no cell (nor any client) can tell them apart. */
 export const EQUIVALENT: Readonly<Record<string, string>> = {
   "split:appendMessage:afterCount": LAST,
@@ -124,6 +129,10 @@ export const EQUIVALENT: Readonly<Record<string, string>> = {
   "split:markDelivered:afterUpdate": LAST,
   "where:publishCompressionChild:ended_at": PARENT_READ,
   "where:markAttempting:delivery_fence": PENDING_FENCE,
+  "check-then-act:markAttempting:delivery_fence": PENDING_FENCE,
+  "check-then-act:requestHandoff": EXISTENCE_READ,
+  "check-then-act:recordObligation": EXISTENCE_READ,
+  "check-then-act:publishCompressionChild:ended_at": PARENT_REREAD,
   "where:sweepRecoverable:outbox#1.state": SAME_TRANSACTION,
   "where:sweepRecoverable:outbox#1.delivery_fence": SAME_TRANSACTION,
   "where:sweepRecoverable:outbox#2.state": SAME_TRANSACTION,
