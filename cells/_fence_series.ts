@@ -1,13 +1,14 @@
-// Stops inside fenced operations (cell 7): a stale owner that checked its fence in one read
-// and writes in a separate transaction passes every stop made before it calls the operation.
-// For k = 1, 2, … an actor child becomes the owner and is stopped (SIGSTOP, through the
-// LD_PRELOAD recorder) just before the k-th lock call inside its fenced write; during the
-// stop a new owner (a child, its store already open) takes over (the lock's holder names a
-// dead process, so no lease need run out) and says whether the actor's write had landed;
-// the actor is continued and finishes; then the new owner acts. A write acknowledged after
-// a takeover that committed while the actor was stopped, before its write landed, was based
-// on a check made before the stop: it must have been refused and left nothing. The walk
-// ends when the operation completes before its k-th lock call.
+// Stops inside guarded writes (cells 2, 3, 4, 7): a store that checks a guard (a fence, a
+// state, a lock) in one read and writes in a separate transaction passes every stop made
+// before it calls the operation. For k = 1, 2, … an actor child (after becoming an owner, if
+// the scenario says) is stopped (SIGSTOP, through the LD_PRELOAD recorder) just before the
+// k-th lock call inside its guarded write; during the stop another process, its store
+// already open, looks whether the write landed and moves (takes over, claims, settles,
+// rotates, rewinds); the actor is continued and finishes; then the other process acts. A
+// write acknowledged after a move that committed during the stop, before the write landed,
+// was based on a check made before the stop: an atomic store refuses it and keeps nothing of
+// it. The walk ends when the write completes before its k-th lock call; at least one move
+// must land during a stop, else nothing was judged (a `HarnessError`).
 import { releaseBarrier } from "../harness/barrier.ts";
 import { type Child, reapAll } from "../harness/child.ts";
 import { HarnessError } from "../harness/harness_error.ts";
@@ -320,7 +321,7 @@ async function stopAt(
  * and fails a step on a stale write that went through. Checks that the interleave happened:
  * at least one move committed while the actor was stopped (else a `HarnessError`).
  */
-export async function fenceSeries(
+async function walkStops(
   ctx: CellRun,
   t: Deno.TestContext,
   scenario: StopScenario,
@@ -364,11 +365,7 @@ export async function fenceSeries(
   });
 }
 
-/**
- * Runs each named scenario whose write the target declares no crash point in.
- *
- * @param names The scenarios.
- */
+/** Runs each named scenario (`STOP_SCENARIOS`) whose write the target declares no crash point in. */
 export async function stopSeries(
   ctx: CellRun,
   t: Deno.TestContext,
@@ -378,7 +375,7 @@ export async function stopSeries(
   for (const name of names) {
     const scenario = STOP_SCENARIOS[name]!;
     if (!points.some((p) => p.startsWith(`${scenario.write}:`))) {
-      await fenceSeries(ctx, t, scenario);
+      await walkStops(ctx, t, scenario);
     }
   }
 }
