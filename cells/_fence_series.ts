@@ -15,7 +15,7 @@ import { HarnessError } from "../harness/harness_error.ts";
 import { WaitError, waitFor } from "../harness/wait_for.ts";
 import { exists } from "../internal/fs.ts";
 import type { CellRun } from "./_cell.ts";
-import { processStopped } from "./_kill.ts";
+import { holdsLockIn, processStopped } from "./_kill.ts";
 import { recorder, seriesEnv } from "./_kill_series.ts";
 import { type Answer, describeAnswer, verdict } from "./_typed.ts";
 import { loadTarget, openTargetStore, type Store } from "./target.ts";
@@ -246,17 +246,21 @@ async function stopAt(
       throw new HarnessError(`${label}: the actor stopped before its write`);
     }
     releaseBarrier(go);
+    // An actor stopped holding no lock on the store's files blocks nobody: the new owner is
+    // waited for as long as it takes, so a loaded machine cannot skip the stop. One that
+    // holds a lock may block it: then it is given a grace, and moves once the actor goes on.
+    const blocking = holdsLockIn(actor.pid, `${dir}/db`) !== false;
     let tookInTime = false;
     try {
       await waitFor(() => exists(`${out}.owner.took`), {
         what: `${label}: the new owner to move while the actor is stopped`,
-        deadlineMs: GRACE_MS,
+        deadlineMs: blocking ? GRACE_MS : DEADLINE_MS,
         intervalMs: 2,
+        children: [fresh],
       });
       tookInTime = true;
     } catch (error) {
-      // Blocked by a lock the stopped actor holds: it moves once the actor goes on.
-      if (!(error instanceof WaitError)) throw error;
+      if (!(error instanceof WaitError) || !blocking) throw error;
     }
     actor.signal("SIGCONT");
     await waitFor(() => actor.exited !== undefined, {

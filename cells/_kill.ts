@@ -104,6 +104,31 @@ export function processStopped(pid: number): boolean | undefined {
 }
 
 /**
+ * Whether process `pid` holds a POSIX lock that can block a writer on a file in `dir`
+ * (`/proc/locks`), or `undefined` when that cannot be read. Any lock on the database or its
+ * journal counts; on a WAL's `-shm`, only an exclusive one on the WAL lock bytes (120 to
+ * 127), not the shared one every connection keeps on byte 128 while open. A stopped process
+ * that holds none blocks nobody.
+ */
+export function holdsLockIn(pid: number, dir: string): boolean | undefined {
+  try {
+    const files = new Map<number, string>();
+    for (const entry of Deno.readDirSync(dir)) {
+      if (entry.isFile) files.set(Deno.statSync(`${dir}/${entry.name}`).ino!, entry.name);
+    }
+    return Deno.readTextFileSync("/proc/locks").split("\n").some((line) => {
+      // "1: POSIX ADVISORY WRITE <pid> <major>:<minor>:<inode> <start> <end>"
+      const [, , , type, owner, id, start] = line.trim().split(/\s+/);
+      const name = files.get(Number(id?.split(":")[2]));
+      if (owner !== String(pid) || name === undefined) return false;
+      return !name.endsWith("-shm") || (type === "WRITE" && Number(start) < 128);
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * SIGKILLs `child` (asserted alive) once it has created `ready`: the child got to the
  * moment the caller wants it killed in, and waits there. Fails at once, with its stderr,
  * when it dies first; reaps it either way.
