@@ -10,7 +10,7 @@ import type { StoreOptions } from "../../target.ts";
 
 /** Opens the faulty store: slowly, in a child of cell 2. */
 export async function openStore(path: string, options: StoreOptions): Promise<unknown> {
-  if (/\/_(claimant|last_write)\.ts$/.test(Deno.mainModule)) {
+  if (/\/children\/(claimant|last_write)\.ts$/.test(Deno.mainModule)) {
     console.error(`child ${Deno.pid} stuck before the barrier: the store never opened`);
     await new Promise((resolve) => setTimeout(resolve, 60_000));
   }
