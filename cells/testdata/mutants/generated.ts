@@ -3,7 +3,7 @@
  * hand-picked. Each is a copy of `session_db/` (and the `internal/` it imports) under
  * `.cache/mutants/generated/<id>/` with ONE change, plus a `target.ts` there that opens it
  * and declares the store's crash points minus those of every method the change touches.
- * Four families:
+ * Six families:
  *
  * - `split:<point>`: the write transaction committed at a crash point inside it and a
  *   new `BEGIN IMMEDIATE` begun (two transactions where there was one);
@@ -12,7 +12,12 @@
  * - `ack-before-commit:<method>`: the method returns before COMMIT; the next write on the
  *   connection (or its close) commits it;
  * - `liveness:<function>`: a dead process treated as alive (a call to `processAlive`
- *   answered `true`, or `processAlive` itself).
+ *   answered `true`, or `processAlive` itself);
+ * - `check-then-act:<method>[:<column>]`: the operation checked in a rolled-back
+ *   transaction of its own, then written with the check's guard reads (or one guard
+ *   conjunct's truth) instead of its own;
+ * - `resume:<method>:messages.id`: message ids from a counter this site advances only after
+ *   its COMMIT (stale after a crash between the two).
  *
  * Sites are found by scanning the source (the `write(...)` callbacks, the SQL strings and
  * `crashPoint("...")` calls inside them); the generator throws when a family finds fewer
@@ -26,6 +31,7 @@
 import { CELL_METHODS, CELL_OPTIONAL_METHODS, type StoreMethod } from "../../target.ts";
 import { STORE_CRASH_POINTS } from "../../../session_db/crash_points.ts";
 import type { MutantCell } from "./catalogue.ts";
+import { ACK_SUPPORT, anchor, CHECK_SUPPORT, COUNTER_SUPPORT, type Edit } from "./_support.ts";
 import {
   type Conjunct,
   enclosingFunction,
@@ -165,11 +171,6 @@ const SHARED_SHIM = `// Shared with the reference store (see generated.ts).
 export * from "${"../".repeat(5)}session_db/crash_points.ts";
 `;
 
-interface Edit extends Span {
-  file: string;
-  text: string;
-}
-
 interface Draft {
   id: string;
   family: Family;
@@ -305,7 +306,7 @@ function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSi
       if (checked) out.push(checked);
     }
     // (e) check-then-act: the guard read in a transaction of its own before the write
-    out.push(...checkThenActDraft(src, site, body));
+    out.push(...checkThenActDraft(site, body));
     // (d) the next message id from a counter recovery can leave stale
     const resume = resumeDraft(src, site, body);
     if (resume) out.push(resume);
@@ -349,7 +350,7 @@ const ROW_KEYS: Record<string, string> = {
  * UPDATE/DELETE holds in the write exactly when the whole statement changed the row in the
  * check. With nobody writing between the two transactions each behaves as the reference.
  */
-function checkThenActDraft(src: string, site: WriteSite, body: string): Draft[] {
+function checkThenActDraft(site: WriteSite, body: string): Draft[] {
   const out: Draft[] = [];
   const write = { file: site.file, ...site.call };
   const firstWrite = body.indexOf(".run(");
@@ -359,7 +360,7 @@ function checkThenActDraft(src: string, site: WriteSite, body: string): Draft[] 
       family: "check-then-act",
       breaks: `${site.method} checks its guards in a transaction of its own, then writes`,
       methods: site.methods,
-      edits: [{ ...write, text: "checkThenWriteReplaying" }, ...CHECK_SUPPORT(true)],
+      edits: [{ ...write, text: "checkThenWriteReplaying" }, ...CHECK_SUPPORT()],
     });
   }
   return out;
@@ -398,7 +399,7 @@ function checkedConjunct(
         text: `, ${replace(`(${conjunct.text} OR 1)`)}, ${replace(`(${conjunct.text} AND 0)`)}`,
       },
       { file: site.file, ...stmtCallBefore(src, literal.start), text: "checkedStmt" },
-      ...CHECK_SUPPORT(false),
+      ...CHECK_SUPPORT(),
     ],
   };
 }
@@ -502,283 +503,6 @@ export function processAliveReference(pid: number): boolean {`,
     }],
   });
   return out;
-}
-
-/** The support every check-then-act mutant adds to its `_connection.ts` (inert elsewhere). */
-function CHECK_SUPPORT(_replay: boolean): Edit[] {
-  return ["check-module-anchor", "check-stmt-anchor", "check-import-anchor"].map((text) => ({
-    file: "_connection.ts",
-    start: -1,
-    end: -1,
-    text,
-  }));
-}
-
-/**
- * The counter every resume mutant's store keeps: message ids from `state_meta`, advanced
- * inside each inserting transaction (a fork's copy too), except where the site defers it.
- */
-function COUNTER_SUPPORT(): Edit[] {
-  return [
-    { file: "_connection.ts", start: -1, end: -1, text: "resume-anchor" },
-    { file: "_connection.ts", start: -1, end: -1, text: "write-reset-anchor" },
-    { file: "_rewind.ts", start: -1, end: -1, text: "fork-counter-anchor" },
-  ];
-}
-
-/**
- * The inert support every ack-before-commit mutant adds to its `_connection.ts`: a
- * `writeAckBeforeCommit` that leaves the transaction open, and `write`/`close` that
- * commit one left open (never the case in the reference). Spans are filled in by
- * {@linkcode anchor} when the copy is written.
- */
-function ACK_SUPPORT(): Edit[] {
-  return [
-    { file: "_connection.ts", start: -1, end: -1, text: "write-anchor" },
-    { file: "_connection.ts", start: -1, end: -1, text: "close-anchor" },
-  ];
-}
-
-const ACK_ANCHORS: Record<string, { find: string; text: string }> = {
-  "write-anchor": {
-    find:
-      "  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {\n" +
-      "    const db = this.database();\n",
-    text: `  /** Mutant: like write, but returns before COMMIT; the next write or close commits. */
-  writeAckBeforeCommit<T>(_operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
-    const db = this.database();
-    if (db.inTransaction) this.stmt("COMMIT").run();
-    const started = performance.now();
-    for (;;) {
-      try {
-        this.stmt("BEGIN IMMEDIATE").run();
-        break;
-      } catch (error) {
-        if (!isBusy(error) || performance.now() - started >= deadlineMs) throw error;
-        sleepSync(20 + Math.random() * 130);
-      }
-    }
-    try {
-      return fn(); // acknowledged, not committed
-    } catch (error) {
-      if (db.inTransaction) this.stmt("ROLLBACK").run();
-      throw error;
-    }
-  }
-
-  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
-    const db = this.database();
-    if (db.inTransaction) this.stmt("COMMIT").run(); // an acknowledged one, left open
-`,
-  },
-  "check-module-anchor": {
-    find: "export function now(): number {\n",
-    text: `/** Mutant: what a check-then-act operation's check saw, for its write. */
-const checkThenAct = {
-  mode: "off" as "off" | "check" | "act",
-  replay: false,
-  wrote: false,
-  reads: [] as unknown[],
-  at: 0,
-  held: [] as boolean[],
-  heldAt: 0,
-};
-
-/** Mutant: reads before the first write recorded by the check, replayed by the act. */
-function replaying(statement: Statement): Statement {
-  const state = checkThenAct;
-  return new Proxy(statement, {
-    get(target, key) {
-      const value = Reflect.get(target, key, target);
-      if (typeof value !== "function") return value;
-      if (key === "run") {
-        return (...args: unknown[]) => {
-          state.wrote = true;
-          return value.apply(target, args);
-        };
-      }
-      if (!["get", "value", "all", "values"].includes(String(key)) || state.wrote) {
-        return value.bind(target);
-      }
-      return (...args: unknown[]) => {
-        if (state.mode === "check") {
-          const result = value.apply(target, args);
-          state.reads.push(result);
-          return result;
-        }
-        return state.at < state.reads.length ? state.reads[state.at++] : value.apply(target, args);
-      };
-    },
-  });
-}
-
-export function now(): number {
-`,
-  },
-  "check-stmt-anchor": {
-    find: "  stmt(sql: string): Statement {\n",
-    text: `  stmt(sql: string): Statement {
-    const statement = this.#prepared(sql);
-    return checkThenAct.replay && checkThenAct.mode !== "off" ? replaying(statement) : statement;
-  }
-
-  /** Mutant: a guarded statement whose conjunct holds in the write as it did in the check. */
-  checkedStmt(sql: string, held: string, notHeld: string): { run(...args: StatementParameters): number } {
-    return {
-      run: (...args: StatementParameters) => {
-        if (checkThenAct.mode === "act") {
-          const was = checkThenAct.held[checkThenAct.heldAt++] ?? false;
-          return this.stmt(was ? held : notHeld).run(...args);
-        }
-        const changed = this.stmt(sql).run(...args);
-        if (checkThenAct.mode === "check") checkThenAct.held.push(changed > 0);
-        return changed;
-      },
-    };
-  }
-
-  /** Mutant: the operation checked in a transaction of its own (rolled back), then written. */
-  checkThenWrite<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
-    return this.#checkThenWrite(false, operation, fn, deadlineMs);
-  }
-
-  /** Mutant: as checkThenWrite, the write's guard reads answered by the check's. */
-  checkThenWriteReplaying<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
-    return this.#checkThenWrite(true, operation, fn, deadlineMs);
-  }
-
-  #checkThenWrite<T>(replay: boolean, operation: string, fn: () => T, deadlineMs: number): T {
-    const checked = new Error("checked");
-    Object.assign(checkThenAct, { mode: "check", replay, reads: [], held: [] });
-    try {
-      this.write(operation, () => {
-        checkThenAct.wrote = false;
-        checkThenAct.reads = [];
-        checkThenAct.held = [];
-        fn();
-        throw checked;
-      }, deadlineMs);
-    } catch (error) {
-      if (error !== checked) {
-        checkThenAct.mode = "off";
-        throw error;
-      }
-    }
-    checkThenAct.mode = "act";
-    try {
-      return this.write(operation, () => {
-        checkThenAct.wrote = false;
-        checkThenAct.at = 0;
-        checkThenAct.heldAt = 0;
-        return fn();
-      }, deadlineMs);
-    } finally {
-      checkThenAct.mode = "off";
-    }
-  }
-
-  #prepared(sql: string): Statement {
-`,
-  },
-  "check-import-anchor": {
-    find: 'import type { Statement } from "./sqlite/statement.ts";\n',
-    text: 'import type { Statement, StatementParameters } from "./sqlite/statement.ts";\n',
-  },
-  "write-reset-anchor": {
-    find:
-      "  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {\n" +
-      "    const db = this.database();\n",
-    text:
-      "  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {\n" +
-      "    const db = this.database();\n" +
-      "    this.#deferred = false; // a deferring operation that threw defers nothing after it\n",
-  },
-  "fork-counter-anchor": {
-    find: "    ).run(newId, sessionId, atMessageId);\n",
-    text: "    ).run(newId, sessionId, atMessageId);\n    conn.syncMessageCounter();\n",
-  },
-  "resume-anchor": {
-    find: "  /** Inserts one message row (the caller updates the count); returns its row id. */\n" +
-      "  insertMessage(sessionId: string, message: NewMessage): number {\n",
-    text: `  #pendingNext: number | undefined;
-  #deferred = false;
-
-  /** Mutant: the next message id, from the counter (or max + 1 on a fresh file). */
-  #nextId(): number {
-    if (this.#pendingNext !== undefined) return this.#pendingNext;
-    const stored = this.stmt("SELECT value FROM state_meta WHERE key = 'next_message_id'")
-      .value<[string]>();
-    if (stored) return Number(stored[0]);
-    return this.stmt("SELECT coalesce(max(id), 0) + 1 FROM messages").value<[number]>()![0];
-  }
-
-  #keepCounter(next: number): void {
-    this.stmt(
-      \`INSERT INTO state_meta (key, value) VALUES ('next_message_id', ?)
-       ON CONFLICT(key) DO UPDATE SET value = excluded.value\`,
-    ).run(String(next));
-  }
-
-  /** Mutant: this operation advances the counter only after its COMMIT. */
-  deferMessageCounter(): void {
-    this.#deferred = true;
-    this.#pendingNext = undefined;
-  }
-
-  /** Mutant: the deferred counter, in a transaction of its own. */
-  commitNextMessageId(): void {
-    const next = this.#pendingNext;
-    this.#deferred = false;
-    this.#pendingNext = undefined;
-    if (next !== undefined) this.write("keep the next message id", () => this.#keepCounter(next));
-  }
-
-  /** Mutant: after rows inserted with the rowid (a fork's copy), the counter follows. */
-  syncMessageCounter(): void {
-    const max = this.stmt("SELECT coalesce(max(id), 0) FROM messages").value<[number]>()![0];
-    if (max >= this.#nextId()) this.#keepCounter(max + 1);
-  }
-
-  /** Inserts one message row with the counter's id (the caller updates the count). */
-  insertMessage(sessionId: string, message: NewMessage): number {
-    const id = this.#nextId();
-    this.stmt(
-      \`INSERT INTO messages (id, session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)\`,
-    ).run(
-      id,
-      sessionId,
-      message.role,
-      message.content,
-      message.toolCallId ?? null,
-      message.toolCalls ?? null,
-      message.toolName ?? null,
-      now(),
-    );
-    if (this.#deferred) this.#pendingNext = id + 1;
-    else this.#keepCounter(id + 1);
-    return id;
-  }
-
-  /** The reference's insert, unused by this mutant. */
-  insertMessageByRowid(sessionId: string, message: NewMessage): number {
-`,
-  },
-  "close-anchor": {
-    find: "    const db = this.#db;\n    if (!db) return;\n",
-    text: "    const db = this.#db;\n    if (!db) return;\n" +
-      '    if (db.inTransaction) db.exec("COMMIT"); // an acknowledged one, left open\n',
-  },
-};
-
-function anchor(src: string, edit: Edit): Edit {
-  if (edit.start >= 0) return edit;
-  const { find, text } = ACK_ANCHORS[edit.text]!;
-  const at = src.indexOf(find);
-  if (at < 0 || src.indexOf(find, at + 1) >= 0) {
-    throw new Error(`${edit.file}: the ${edit.text} was not found exactly once`);
-  }
-  return { ...edit, start: at, end: at + find.length, text };
 }
 
 /** The source files copied into each mutant: the store's and `internal/`, tests left out. */
