@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
-import { type Child, classifyExit, KillError, killWhileAlive } from "../harness/child.ts";
+import { type Child, classifyExit, KillError } from "../harness/child.ts";
 import { countReady, releaseBarrier } from "../harness/barrier.ts";
 import { integrityIfSqlite } from "../harness/db_audit.ts";
 import { effectiveModeOrSkip, observeJournalMode } from "../harness/legs.ts";
@@ -16,6 +16,7 @@ import {
 } from "./_role_journal.ts";
 import { type BusyWindow, busyWindow, overlapsWindow } from "./_busy_window.ts";
 import { cdf, lineChart } from "./_svg.ts";
+import { killLanding } from "./_kill.ts";
 import { spanOf } from "./_span.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, openTargetStore, type StoredSession } from "./target.ts";
@@ -361,7 +362,7 @@ export function concurrentWritersCell(
             continue;
           }
           try {
-            await killWhileAlive(run.child);
+            await killLanding(run.child, `${run.role} mid-work`);
           } catch (error) {
             // It finished in the instant between the check and the kill: not a crash.
             if (!(error instanceof KillError) || exitCode(run.child) !== 0) throw error;
