@@ -4,7 +4,8 @@
 // The checks on what they journaled and the store recovered: `_concurrent_checks.ts`.
 import { ok } from "node:assert/strict";
 import { countReady, releaseBarrier } from "../harness/barrier.ts";
-import { type Child, KillError, killWhileAlive } from "../harness/child.ts";
+import { type Child, KillError } from "../harness/child.ts";
+import { killLanding } from "./_kill.ts";
 import { effectiveModeOrSkip, observeJournalMode } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import type { CellRun } from "./_cell.ts";
@@ -255,7 +256,7 @@ export async function killAndRestart(
       continue;
     }
     try {
-      await killWhileAlive(run.child);
+      await killLanding(run.child, `${run.role} mid-work`);
     } catch (error) {
       // It finished in the instant between the check and the kill: not a crash.
       if (!(error instanceof KillError) || exitCode(run.child) !== 0) throw error;

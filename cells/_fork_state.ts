@@ -121,6 +121,8 @@ export interface EditJudgement extends StateJudgement {
   state: RecoveredEdits;
   /** The step in flight at the kill (journaled as an intent, not acknowledged). */
   inflight?: EditStep;
+  /** How many of the steps (acknowledged, then the one in flight) the state shows; -1: none fits. */
+  applied: number;
 }
 
 /**
@@ -259,6 +261,7 @@ export async function judgeEdits(
       missing: [],
     },
   ];
+  const applied = after;
   if (after === -1) {
     // No prefix fits (a consistency failure): count as lost only the acknowledged steps
     // whose transcript contents are missing, so durability and consistency stay apart.
@@ -271,6 +274,7 @@ export async function judgeEdits(
     state: first,
     ...(inflight ? { inflight } : {}),
     checks,
+    applied,
     lost: Math.max(0, acks.length - Math.max(after, 0)),
   };
 }

@@ -2,11 +2,43 @@
 // a named crash point, each observing the journal mode the writer ran in.
 import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
 import { releaseBarrier } from "../harness/barrier.ts";
-import { type Child, classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
+import {
+  type Child,
+  classifyExit,
+  KillError,
+  killWhileAlive,
+  reapAll,
+  TIMED_OUT,
+} from "../harness/child.ts";
+import { HarnessError } from "../harness/harness_error.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { exists } from "../internal/fs.ts";
 import type { CellRun } from "./_cell.ts";
 import { tally } from "./_tally.ts";
+
+/**
+ * {@linkcode killWhileAlive}, telling why a kill did not land. The cells' children never
+ * end on their own while the cell means to kill them (they loop, or wait to be killed),
+ * except by their lifetime guard (`TIMED_OUT`): such a child outlived the plan, which is
+ * the suite's failure (a `HarnessError`). A child that died otherwise (an error thrown by
+ * the store, or a store that exits the process) failed inside the store: the `KillError`
+ * with its stderr stands, the store's FAIL.
+ */
+export async function killLanding(child: Child, what: string): Promise<number> {
+  try {
+    return await killWhileAlive(child);
+  } catch (error) {
+    if (!(error instanceof KillError)) throw error;
+    const status = child.exited ?? await child.status;
+    if (status.signal === null && status.code === TIMED_OUT) {
+      throw new HarnessError(
+        `Cannot kill ${what}: the child outlived its lifetime guard before the kill (the run was too slow for the plan): ${child.describe()}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
 
 /**
  * SIGKILLs `child` (asserted alive) once `acksPath` holds `count` acknowledgements, and
@@ -29,7 +61,7 @@ export async function killAfterAcks(
       observed: () => `${countAcks(acksPath)} acknowledged`,
     });
     ctx.note("killAfterMs", Math.round(waited));
-    await killWhileAlive(child);
+    await killLanding(child, `the child after ${count} acknowledged ${what}`);
     tally(ctx, "sigkills", 1);
   } finally {
     await reapAll([child]);
@@ -59,6 +91,44 @@ export async function untilExited(
 }
 
 /**
+ * Whether the process is stopped (`/proc/<pid>/stat` state `T`), or `undefined` when this
+ * process may not read it (Deno asks for all permissions there).
+ */
+export function processStopped(pid: number): boolean | undefined {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]?.[0] === "T";
+  } catch (error) {
+    if (error instanceof Deno.errors.NotCapable) return undefined;
+    return false;
+  }
+}
+
+/**
+ * Whether process `pid` holds a POSIX lock that can block a writer on a file in `dir`
+ * (`/proc/locks`), or `undefined` when that cannot be read. Any lock on the database or its
+ * journal counts; on a WAL's `-shm`, only an exclusive one on the WAL lock bytes (120 to
+ * 127), not the shared one every connection keeps on byte 128 while open. A stopped process
+ * that holds none blocks nobody.
+ */
+export function holdsLockIn(pid: number, dir: string): boolean | undefined {
+  try {
+    const files = new Map<number, string>();
+    for (const entry of Deno.readDirSync(dir)) {
+      if (entry.isFile) files.set(Deno.statSync(`${dir}/${entry.name}`).ino!, entry.name);
+    }
+    return Deno.readTextFileSync("/proc/locks").split("\n").some((line) => {
+      // "1: POSIX ADVISORY WRITE <pid> <major>:<minor>:<inode> <start> <end>"
+      const [, , , type, owner, id, start] = line.trim().split(/\s+/);
+      const name = files.get(Number(id?.split(":")[2]));
+      if (owner !== String(pid) || name === undefined) return false;
+      return !name.endsWith("-shm") || (type === "WRITE" && Number(start) < 128);
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * SIGKILLs `child` (asserted alive) once it has created `ready`: the child got to the
  * moment the caller wants it killed in, and waits there. Fails at once, with its stderr,
  * when it dies first; reaps it either way.
@@ -71,7 +141,7 @@ export async function killWhenReady(
 ): Promise<void> {
   try {
     await waitFor(() => exists(ready), { what, deadlineMs, children: [child] });
-    await killWhileAlive(child);
+    await killLanding(child, `the child once ready (${what})`);
   } finally {
     await reapAll([child]);
   }

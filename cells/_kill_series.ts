@@ -28,6 +28,11 @@ export interface SeriesCase {
   args(db: string, dir: string): string[];
   /** Judges one crash state (steps named with `label`). */
   check(db: string, dir: string, label: string): Promise<void>;
+  /**
+   * Continues the judged crash state in a fresh process (the clause's own operation),
+   * crashes it and judges again, both lives' acknowledged work included.
+   */
+  resume?(db: string, dir: string, label: string): Promise<void>;
 }
 
 let built: Promise<{ path?: string; reason?: string }> | undefined;
@@ -90,6 +95,7 @@ export async function killSeries(
     return;
   }
   let inside = 0;
+  let resumed = 0;
   let completed = false;
   for (let k = 1; k <= maxStates && !completed; k++) {
     const dir = ctx.run.file(`series-${c.op}-${k}`);
@@ -136,10 +142,14 @@ export async function killSeries(
     tally(ctx, "sigkills", 1);
     ctx.observeLeg(db, label);
     await c.check(db, dir, label);
+    if (c.resume) {
+      await c.resume(db, dir, label);
+      resumed++;
+    }
   }
-  ctx.note(key, { kind, killsInside: inside, complete: completed });
+  ctx.note(key, { kind, killsInside: inside, resumed, complete: completed });
   console.log(
-    `  kill series: ${inside} kill(s) inside ${c.op} #${c.occurrence} (${kind} calls)${
+    `  kill series: ${inside} kill(s) inside ${c.op} #${c.occurrence} (${kind} calls), ${resumed} resumed${
       completed ? "" : `, stopped at ${maxStates}`
     }`,
   );

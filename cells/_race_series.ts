@@ -11,6 +11,7 @@ import { WaitError, waitFor } from "../harness/wait_for.ts";
 import { exists } from "../internal/fs.ts";
 import type { CellRun } from "./_cell.ts";
 import { recorder, seriesEnv } from "./_kill_series.ts";
+import { processStopped } from "./_kill.ts";
 import { openTargetStore } from "./target.ts";
 
 /** Whether cells 3 and 4 run the race series: at lock calls, or not at all. */
@@ -30,19 +31,6 @@ export function raceSeriesOf(option?: RaceSeries): RaceSeries {
   const value = option ?? Deno.env.get("CELLS_RACE_SERIES") ?? "off";
   if (value === "locks" || value === "off") return value;
   throw new Error(`Invalid CELLS_RACE_SERIES "${value}": use locks or off`);
-}
-
-/**
- * Whether the process is stopped (`/proc/<pid>/stat` state `T`), or `undefined` when this
- * process may not read it (Deno asks for all permissions there).
- */
-function stopped(pid: number): boolean | undefined {
-  try {
-    return Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]?.[0] === "T";
-  } catch (error) {
-    if (error instanceof Deno.errors.NotCapable) return undefined;
-    return false;
-  }
 }
 
 type Outcome = { ok: boolean; error?: string; [key: string]: unknown };
@@ -142,7 +130,7 @@ export async function raceSeries(
       });
       if (actorChild.exited === undefined) {
         // Where /proc may be read, the stop itself is seen too.
-        await waitFor(() => stopped(actorChild.pid) !== false, {
+        await waitFor(() => processStopped(actorChild.pid) !== false, {
           what: `the actor (pid ${actorChild.pid}) to be stopped (state T)`,
           deadlineMs: DEADLINE_MS,
           intervalMs: 1,

@@ -79,34 +79,40 @@ export async function judgeRotations(
   db: string,
   acks: readonly Rotation[],
   probe: readonly string[] = [],
+  prefix = "",
 ): Promise<RotationJudgement> {
   // Reads only for the determinism pass, before the append probe writes anything.
   const first = await recover(target, db, []);
   const second = await recover(target, db, probe);
   const byId = new Map(first.sessions.map((s) => [s.id, s]));
+  // A rotator's sessions are `<prefix>parent-i` and `<prefix>child-i` (a resumed one
+  // rotates sessions of its own, judged apart).
+  const parentOf = (i: number) => `${prefix}parent-${i}`;
+  const childOf = (i: number) => `${prefix}child-${i}`;
   const show = (i: number) => {
-    const child = byId.get(`child-${i}`);
-    return `parent ${JSON.stringify(byId.get(`parent-${i}`))}, child ${
+    const child = byId.get(childOf(i));
+    return `parent ${JSON.stringify(byId.get(parentOf(i)))}, child ${
       JSON.stringify(child)
     }, summary ${JSON.stringify(child ? first.summaries[child.id] : undefined)}`;
   };
   const complete = (i: number) => {
-    const parent = byId.get(`parent-${i}`);
-    const child = byId.get(`child-${i}`);
+    const parent = byId.get(parentOf(i));
+    const child = byId.get(childOf(i));
     return parent?.endReason === "compression" && child?.parentSessionId === parent.id &&
       first.summaries[child.id]?.join("\n") === `summary ${i}`;
   };
   const lost = acks.filter((ack) => !complete(ack.i));
   // Every rotation up to the in-flight one is whole or absent, the whole ones first.
   const next = (acks.at(-1)?.i ?? -1) + 1;
-  const indices = first.sessions.map((s) => /^(?:parent|child)-(\d+)$/.exec(s.id)?.[1])
+  const own = new RegExp(`^${prefix.replace(/\W/g, "\\$&")}(?:parent|child)-(\\d+)$`);
+  const indices = first.sessions.map((s) => own.exec(s.id)?.[1])
     .filter((i) => i !== undefined).map(Number);
   const highest = Math.max(next, ...indices);
   const partial: string[] = [];
   let prefixEnded = false;
   for (let i = 0; i <= highest; i++) {
-    const parent = byId.get(`parent-${i}`);
-    const absent = !byId.has(`child-${i}`) && (parent === undefined || parent.endedAt === null);
+    const parent = byId.get(parentOf(i));
+    const absent = !byId.has(childOf(i)) && (parent === undefined || parent.endedAt === null);
     if (!complete(i) && !absent) partial.push(`partial rotation ${i}: ${show(i)}`);
     if (!complete(i)) prefixEnded = true;
     else if (prefixEnded) partial.push(`rotation ${i} complete after an incomplete one`);

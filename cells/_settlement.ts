@@ -4,10 +4,58 @@
 import { ok } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
 import type { CellRun } from "./_cell.ts";
-import { killReadyAndObserve } from "./_kill.ts";
+import { killAfterLastWrite, killReadyAndObserve } from "./_kill.ts";
 import { readObligation } from "./_outbox_state.ts";
 import { tally } from "./_tally.ts";
 import { openTargetStore } from "./target.ts";
+
+/**
+ * Resume after recovery: on the file the killed guards left, a fresh process parks the
+ * failed handoff D again and claims it, and is SIGKILLed right after the claim; D must be
+ * running and the others settled as the first life left them.
+ */
+async function resumeHandoffs(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  label: string,
+  db: string,
+): Promise<void> {
+  let answers: unknown[] = [];
+  let failed: unknown;
+  try {
+    answers = await killAfterLastWrite(ctx, db, [
+      { method: "requestHandoff", session: "D" },
+      { method: "claimHandoff", session: "D" },
+    ]);
+  } catch (error) {
+    failed = error;
+  }
+  const states: Record<string, string | null> = {};
+  if (failed === undefined) {
+    const store = await openTargetStore(ctx.target, db);
+    try {
+      for (const s of ["A", "B", "C", "D"]) states[s] = await store.getHandoffState!(s);
+    } finally {
+      await store.close();
+    }
+  }
+  await t.step(`${label}, resumed: the failed handoff is parked and claimed again`, () => {
+    if (failed !== undefined) throw failed;
+    ok(
+      answers[0] === true && answers[1] === true,
+      `requestHandoff and claimHandoff of the failed D on the recovered file answered ${
+        JSON.stringify(answers)
+      }`,
+    );
+    const want = { A: "completed", B: "failed", C: "pending", D: "running" };
+    ok(
+      JSON.stringify(states) === JSON.stringify(want),
+      `after the resumed claim the handoffs are ${JSON.stringify(states)}, not ${
+        JSON.stringify(want)
+      }`,
+    );
+  });
+}
 
 /** The owners whose settling calls the guards exercise. */
 export type SettledOwner = "handoffClaim" | "outboxAttempt";
@@ -63,6 +111,7 @@ export async function settlementGuards(
     () => ok(wrong.length === 0, wrong.join("; ")),
   );
   const want = kind === "handoff" ? "failed" : "unknown";
+  if (kind === "handoff") await resumeHandoffs(ctx, t, label, db);
   await t.step(`${label}: the last settling call is durable the instant it returned`, () => {
     ok(last?.answer === true, `the last ${last?.last ?? "settling call"} answered ${last?.answer}`);
     ok(

@@ -48,9 +48,10 @@ export interface CellOptions {
    */
   killSeries?: "sync" | "any" | "off";
   /**
-   * Races inside an operation the target declares no crash point in (cell 3's publish,
-   * cell 4's rewind): the child is stopped before each lock call of it in turn while a
-   * second writer acts (`locks`), or not (`off`). Default `CELLS_RACE_SERIES`, else
+   * Races inside an operation the target declares no crash point in (cell 2's claim,
+   * cell 3's publish, cell 4's rewind, cell 7's fenced writes): the child is stopped
+   * before each lock call of it in turn while a second writer acts or takes over (cell 2:
+   * every claimant stopped at once, then all continued) (`locks`), or not (`off`). Default `CELLS_RACE_SERIES`, else
    * `off`: `deno task matrix` and `deno task mutants` turn it on. Needs the recorder,
    * as `killSeries`; about one child pair per lock call (10 to 20 per operation).
    */

@@ -1,6 +1,7 @@
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { countReady, releaseBarrier } from "../harness/barrier.ts";
-import { type Child, classifyExit, reapAll } from "../harness/child.ts";
+import { type Child, classifyExit, reapAll, TIMED_OUT } from "../harness/child.ts";
+import { HarnessError } from "../harness/harness_error.ts";
 import { integrityIfSqlite } from "../harness/db_audit.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
@@ -8,7 +9,10 @@ import type { CellOptions } from "./cell_options.ts";
 import { killAfterLastWrite } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { diagnosed } from "./diagnoses.ts";
-import { CELL_METHODS, openTargetStore } from "./target.ts";
+import { claimSeries } from "./_claim_series.ts";
+import { stopSeries } from "./_fence_series.ts";
+import { raceSeriesOf } from "./_race_series.ts";
+import { CELL_METHODS, loadTarget, openTargetStore } from "./target.ts";
 
 /**
  * Options of {@linkcode consumeOnceCell}.
@@ -64,6 +68,8 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
     title: "consume-once",
     legs: "all",
     requires: CELL_METHODS[2],
+    // The claim's worst case stops the claimants under the recorder (LD_PRELOAD).
+    preloads: true,
     async run(ctx, t) {
       startTallies(ctx);
       const db = ctx.run.file("store.db");
@@ -102,14 +108,20 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
         // A claim is acknowledged to its claimant by the store's `true` (exit 0).
         tally(ctx, "acknowledgedOps", won);
         ctx.note("exitCodes", classes.map((c) => c.signal ?? c.code));
+        // Only gave up waiting for the barrier: the race never ran as planned, no verdict.
+        const gaveUp = crashed.length > 0 &&
+          crashed.every((c) => !c.exited!.signal && c.exited!.code === TIMED_OUT);
         await step("every claimant exited 0 or 10", () => {
-          ok(
-            crashed.length === 0,
-            `${crashed.length} claimant(s) crashed (neither won nor lost):\n${
-              crashed.map((child) => child.describe()).join("\n")
-            }`,
-          );
+          const text = `${crashed.length} claimant(s) crashed (neither won nor lost):\n${
+            crashed.map((child) => child.describe()).join("\n")
+          }`;
+          if (gaveUp) throw new HarnessError(text);
+          ok(crashed.length === 0, text);
         });
+        if (gaveUp) {
+          await beside;
+          continue;
+        }
         await step(`exactly one winner (${won})`, () => {
           diagnosed(
             won > 1 && "claim-without-predicate",
@@ -185,10 +197,79 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
           strictEqual(again[2], "running", `the re-request reset ${session} to ${again[2]}`);
           strictEqual(again[3], "pending", `the re-request left ${others.parked} ${again[3]}`);
         });
+        await resumeClaims(ctx, step, db, session, others);
       }
       ctx.note("winnersPerRound", winners);
+      // The worst case, forced: every claimant stopped inside its claim, then all continued
+      // (on with the race series, where the target declares no crash point in the claim).
+      const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+      if (
+        raceSeriesOf(options.raceSeries) === "locks" &&
+        !points.some((p) => p.startsWith("claimHandoff:"))
+      ) {
+        await claimSeries(ctx, t);
+      }
+      // A request stopped at each of its lock calls while another process requests and
+      // claims the handoff (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["request"]);
     },
   }, options);
+}
+
+/**
+ * Resume after recovery: on the file the killed child left, a fresh process creates a
+ * session, parks and claims a new handoff on it and is SIGKILLed right after the claim is
+ * acknowledged; the new claim must be there, and the race's and the earlier claims as they
+ * were (a store that reads its past back but cannot take the next claim fails).
+ */
+async function resumeClaims(
+  ctx: CellRun,
+  step: (name: string, fn: () => void) => Promise<unknown>,
+  db: string,
+  session: string,
+  others: Beside,
+): Promise<void> {
+  const fresh = `${session}-resumed`;
+  let answers: unknown[] = [];
+  let failed: unknown;
+  try {
+    answers = await killAfterLastWrite(ctx, db, [
+      { method: "createSession", session: fresh },
+      { method: "requestHandoff", session: fresh },
+      { method: "claimHandoff", session: fresh },
+    ]);
+  } catch (error) {
+    failed = error;
+  }
+  const states: Record<string, string | null> = {};
+  if (failed === undefined) {
+    const check = await openTargetStore(ctx.target, db);
+    try {
+      for (const id of [fresh, session, others.claimed, others.parked, others.idle]) {
+        states[id] = await check.getHandoffState!(id);
+      }
+    } finally {
+      await check.close();
+    }
+  }
+  tally(ctx, "acknowledgedOps", answers.length);
+  tally(ctx, "lost", answers[2] === true && states[fresh] !== "running" ? 1 : 0);
+  await step("resumed: a new handoff is parked and claimed, both lives' claims kept", () => {
+    if (failed !== undefined) throw failed;
+    strictEqual(
+      answers[1],
+      true,
+      `requestHandoff("${fresh}") on the recovered file answered ${answers[1]}`,
+    );
+    strictEqual(answers[2], true, `claimHandoff("${fresh}"), unrivalled, answered ${answers[2]}`);
+    deepStrictEqual(states, {
+      [fresh]: "running",
+      [session]: "running",
+      [others.claimed]: "running",
+      [others.parked]: "pending",
+      [others.idle]: null,
+    });
+  });
 }
 
 /** The sessions beside a round's race. */

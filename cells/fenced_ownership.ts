@@ -6,6 +6,9 @@ import { waitFor } from "../harness/wait_for.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { settlementGuards } from "./_settlement.ts";
+import { stopSeries } from "./_fence_series.ts";
+import { raceSeriesOf } from "./_race_series.ts";
+import { processStopped } from "./_kill.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { spanOf } from "./_span.ts";
 import { type Answer, describeAnswer, verdict } from "./_typed.ts";
@@ -71,6 +74,13 @@ const OWNER_METHODS: Record<FencedOwner, readonly StoreMethod[]> = {
  * owner acted (`after`).
  */
 type Order = "expired" | "before" | "after";
+/** The stops inside guarded writes each owner gets (`_fence_series.ts`). */
+const STOPPED: Record<FencedOwner, readonly string[]> = {
+  compressionLock: ["publish", "release", "acquire"],
+  handoffClaim: ["complete", "completeFailed", "failCompleted"],
+  outboxAttempt: ["delivered", "unknownDelivered", "unknownAttempted"],
+};
+
 const ORDERS: Record<FencedOwner, readonly Order[]> = {
   compressionLock: ["expired", "before", "after"],
   handoffClaim: ["before", "after"],
@@ -183,6 +193,13 @@ async function runScenario(
       children: [child],
     });
     child.signal("SIGSTOP");
+    // The signal is asynchronous: the beat at the stop is read once the owner is frozen.
+    await waitFor(() => processStopped(child!.pid) !== false, {
+      what: `${scenario.label}: the owner (pid ${child.pid}) to be stopped (state T)`,
+      deadlineMs: 30_000,
+      intervalMs: 1,
+      children: [child],
+    });
     const beatAtStop = beats(file("beat"));
     // Past its lease (a bounded wait on the clock: the lease is time).
     const expiry = Math.max(acquired.at + leaseMs, Date.now() + 100) + 50;
@@ -386,6 +403,8 @@ export function fencedOwnershipCell(
     title: "fenced ownership",
     legs: "all",
     requires: CELL_METHODS[7],
+    // The stops inside the fenced writes load the recorder (LD_PRELOAD).
+    preloads: true,
     async run(ctx, t) {
       startTallies(ctx);
       const probeDb = ctx.run.file("methods.db");
@@ -436,6 +455,11 @@ export function fencedOwnershipCell(
       ctx.observeLeg(scenarios[0]?.db ?? probeDb, "after the owners", true);
       for (const [i, scenario] of scenarios.entries()) {
         await checkScenario(ctx, t, scenario, outcomes[i]!);
+      }
+      // Inside each guarded write the target declares no crash point in: a stop at each
+      // of its lock calls while a new owner takes over or settles (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") {
+        await stopSeries(ctx, t, owners.flatMap((owner) => STOPPED[owner]));
       }
       // The settling calls beside the fences: only what they name, durable at the ack.
       for (const owner of owners) {

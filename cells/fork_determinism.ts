@@ -2,10 +2,15 @@ import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../harness/ack_journal.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
-import { type EditStep, judgeEdits } from "./_fork_state.ts";
+import { type EditJudgement, type EditStep, judgeEdits } from "./_fork_state.ts";
+import { resumeToSelfKill } from "./_resume.ts";
+
+/** Steps a resumed editor takes: a fork falls on every seventh step. */
+const RESUMED_STEPS = 7;
 import { awaitCrash, killAfterAcks, killReadyAndObserve } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { raceSeries, raceSeriesOf } from "./_race_series.ts";
+import { stopSeries } from "./_fence_series.ts";
 import { checkSteps } from "./_state_check.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type StoredMessage } from "./target.ts";
@@ -40,7 +45,7 @@ async function checkRun(
   db: string,
   acksPath: string,
   intentsPath: string,
-): Promise<void> {
+): Promise<EditJudgement> {
   const acks = readAckJournal<EditStep>(acksPath);
   const judged = await judgeEdits(ctx.target, db, acks, readAckJournal<EditStep>(intentsPath));
   const inflight = judged.inflight;
@@ -54,6 +59,66 @@ async function checkRun(
   tally(ctx, "acknowledgedOps", acks.length);
   tally(ctx, "lost", judged.lost);
   await checkSteps(t, judged.checks, `${label}: `);
+  return judged;
+}
+
+/**
+ * Resume after recovery: a fresh editor continues `main` on the recovered file (rewinds,
+ * forks and turns, numbered after every step journaled) and kills itself right after its
+ * seventh acknowledged step (seven steps in a row hold a fork); the file is judged again against both lives' steps (the first
+ * life's step in flight counted when the state showed it applied).
+ */
+async function resumeRun(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  label: string,
+  db: string,
+  acksPath: string,
+  intentsPath: string,
+  judged: EditJudgement,
+): Promise<void> {
+  const what = `${label}, resumed`;
+  const acks = readAckJournal<EditStep>(acksPath);
+  if (judged.applied < acks.length) {
+    ctx.note(`${what}`, "not resumed: the recovered state already failed its checks");
+    return;
+  }
+  const intents = readAckJournal<EditStep>(intentsPath);
+  const base = judged.applied > acks.length && judged.inflight ? [...acks, judged.inflight] : acks;
+  const start = Math.max(-1, ...intents.map((i) => i.s), ...acks.map((a) => a.s)) + 1;
+  const resumed = { acks: `${acksPath}.resumed.jsonl`, intents: `${intentsPath}.resumed.jsonl` };
+  try {
+    await resumeToSelfKill(
+      ctx,
+      "editor.ts",
+      [
+        db,
+        resumed.acks,
+        resumed.intents,
+        String(ctx.seed),
+        "-",
+        String(start),
+        String(RESUMED_STEPS),
+      ],
+      db,
+      label,
+    );
+  } catch (error) {
+    await t.step(`${what}: the first steps after recovery are taken`, () => {
+      throw error;
+    });
+    return;
+  }
+  const later = readAckJournal<EditStep>(resumed.acks);
+  const again = await judgeEdits(
+    ctx.target,
+    db,
+    [...base, ...later],
+    readAckJournal<EditStep>(resumed.intents),
+  );
+  tally(ctx, "acknowledgedOps", later.length);
+  tally(ctx, "lost", again.lost);
+  await checkSteps(t, again.checks, `${what}: `);
 }
 
 /**
@@ -193,7 +258,8 @@ export function forkDeterminismCell(
       });
       const child = ctx.spawn("editor.ts", [db, acksPath, intentsPath, String(seed)]);
       await killAfterAcks(ctx, child, db, acksPath, killAt, "edit steps", options.deadlineMs);
-      await checkRun(ctx, t, "random kill", db, acksPath, intentsPath);
+      const random = await checkRun(ctx, t, "random kill", db, acksPath, intentsPath);
+      await resumeRun(ctx, t, "random kill", db, acksPath, intentsPath, random);
       // Killed right after the first acknowledged fork (or rewind) was journaled, with no
       // write after it: that step must be durable.
       for (const { op, dir, child } of lastSteps) {
@@ -234,8 +300,21 @@ export function forkDeterminismCell(
           occurrence,
           script: "editor.ts",
           args: (db, dir) => [db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`, String(seed)],
-          check: (db, dir, label) =>
-            checkRun(ctx, t, label, db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`),
+          async check(db, dir, label) {
+            await checkRun(ctx, t, label, db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`);
+          },
+          async resume(db, dir, label) {
+            const acks = `${dir}/acks.jsonl`;
+            const intents = `${dir}/intents.jsonl`;
+            // Read without steps: the state was judged (and its steps registered) just before.
+            const judged = await judgeEdits(
+              ctx.target,
+              db,
+              readAckJournal<EditStep>(acks),
+              readAckJournal<EditStep>(intents),
+            );
+            await resumeRun(ctx, t, label, db, acks, intents, judged);
+          },
         }, kind);
       }
       // A writer racing the rewind at each of its lock calls (a split after the checks).
@@ -245,6 +324,9 @@ export function forkDeterminismCell(
       ) {
         await raceSeries(ctx, t, "rewindToMessage");
       }
+      // An append (a fork) stopped at each of its lock calls while the session is rotated
+      // (rewound) by another process (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["fork"]);
 
       if (options.crashPoints === false) return;
       ctx.note("crashPoints", points);
@@ -271,7 +353,8 @@ export function forkDeterminismCell(
             `the step in flight is ${JSON.stringify(inflight)}, not a ${op}`,
           );
         });
-        await checkRun(ctx, t, point, pointDb, pointAcks, pointIntents);
+        const judged = await checkRun(ctx, t, point, pointDb, pointAcks, pointIntents);
+        await resumeRun(ctx, t, point, pointDb, pointAcks, pointIntents, judged);
       }
     },
   }, options);

@@ -1,5 +1,6 @@
 // Each cell goes RED against a store that breaks its clause. Here a sample runs: a planted
-// mutant for cell 1, two generated ones for cells 2 and 4,
+// mutant for cell 1, generated ones for cells 2, 3 and 4 (a check-then-act and a resume
+// breaker among them),
 // and a leg mutant whose leg must SKIP. `deno task mutants` (run by CI) judges every
 // planted and generated mutant, for the intended reason, and the correct-but-different
 // store (testdata/alt_store/) for false alarms; the reference stays GREEN in cells_test.ts.
@@ -113,12 +114,19 @@ for (const mutant of MUTANTS.filter((m) => LEG_SAMPLE.includes(m.name))) {
   });
 }
 
-// Deterministic killers, one cell each (about a second apiece, run at once).
-const GENERATED_SAMPLE = ["where:claimHandoff:handoff_state", "ack-before-commit:rewindToMessage"];
+// Deterministic killers, one per family at most (about a second apiece, run at once): a
+// check-then-act claim caught by cell 2's forced worst case (on with the race series), a
+// resume breaker caught by cell 3's resume of each kill-series state.
+const GENERATED_SAMPLE: Record<string, Record<string, unknown>> = {
+  "where:claimHandoff:handoff_state": {},
+  "ack-before-commit:rewindToMessage": {},
+  "check-then-act:claimHandoff:handoff_state": { raceSeries: "locks" },
+  "resume:publishCompressionChild:messages.id": {},
+};
 
 const generated = started(async () => {
-  const set = await generateMutants((id) => GENERATED_SAMPLE.includes(id));
-  const sample = GENERATED_SAMPLE.map((id) => set.mutants.find((m) => m.id === id)!);
+  const set = await generateMutants((id) => id in GENERATED_SAMPLE);
+  const sample = Object.keys(GENERATED_SAMPLE).map((id) => set.mutants.find((m) => m.id === id)!);
   const results = await Promise.all(
     sample.map((mutant) =>
       Promise.all(
@@ -128,6 +136,8 @@ const generated = started(async () => {
               target: mutant.target,
               keepEvidence: false,
               claimants: 4, // cells_test.ts's lighter race: the same catch, sooner
+              minAcknowledged: 20,
+              ...GENERATED_SAMPLE[mutant.id],
             }),
           )
         ),
@@ -159,6 +169,9 @@ Deno.test({
     ok(points.includes("forkSession:afterCopy"), points.join(", "));
     for (const [i, mutant] of sample.entries()) {
       const outcomes = results[i]!.flat();
+      // A harness error is never a catch: the suite must have run as planned.
+      const erred = outcomes.filter((o) => o.status === "ERROR");
+      ok(!erred.length, `harness error on ${mutant.id}: ${erred.map((o) => o.detail).join("; ")}`);
       // A SKIP is never evidence: an intended cell must have run and failed.
       const failed = outcomes.find((o) => o.status === "FAIL");
       ok(

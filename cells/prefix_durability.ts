@@ -1,15 +1,16 @@
 import { ok } from "node:assert/strict";
 import { countAcks, readAckJournal } from "../harness/ack_journal.ts";
-import { classifyExit, killWhileAlive, reapAll } from "../harness/child.ts";
+import { classifyExit, reapAll } from "../harness/child.ts";
 import { waitFor } from "../harness/wait_for.ts";
-import { defineCell } from "./_cell.ts";
+import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type Append, judgePrefix, type PrefixJudgement } from "./_prefix_state.ts";
 import { checkSteps } from "./_state_check.ts";
 import { diagnosed } from "./diagnoses.ts";
 import { startTallies, tally } from "./_tally.ts";
-import { killAfterLastWrite } from "./_kill.ts";
+import { killAfterLastWrite, killLanding } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
+import { RESUMED_OPS, resumeToSelfKill } from "./_resume.ts";
 import { CELL_METHODS, loadTarget, openTargetStore } from "./target.ts";
 
 export { recoverMessages } from "./_prefix_state.ts";
@@ -117,7 +118,7 @@ export function prefixDurabilityCell(
               observed: () => `${countAcks(acksPath) - before} acknowledged this round`,
             });
             killTimes.push(Math.round(waited));
-            await killWhileAlive(child);
+            await killLanding(child, `the writer after ${threshold} appends (round ${round})`);
           }
         } finally {
           await reapAll([child]);
@@ -143,6 +144,8 @@ export function prefixDurabilityCell(
       const [createdOutcome] = await Promise.allSettled([creation]);
       tally(ctx, "lost", createdOutcome.status === "fulfilled" && createdOutcome.value ? 1 : 0);
       await checkSteps(t, judged.checks);
+      // The last round's state is continued too (the earlier ones were, by the next round).
+      if (judged.lost === 0) await resumePrefix(ctx, t, db, acksPath, "last round");
       // Inside an append with no declared crash point: a kill at each of its calls (the
       // writer's third append: two acknowledged before it).
       const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
@@ -161,6 +164,7 @@ export function prefixDurabilityCell(
             );
             await checkSteps(t, state.checks, `${label}: `);
           },
+          resume: (db, dir, label) => resumePrefix(ctx, t, db, `${dir}/acks.jsonl`, label),
         }, kind);
       }
       await t.step("an acknowledged session creation survives a kill right after it", () => {
@@ -173,6 +177,41 @@ export function prefixDurabilityCell(
       });
     },
   }, options);
+}
+
+/**
+ * Resume after recovery: a fresh writer continues the recovered transcript (from what the
+ * store reads back), kills itself right after its third acknowledged append, and the file
+ * is judged again with every acknowledged append of both lives.
+ */
+async function resumePrefix(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  db: string,
+  acksPath: string,
+  label: string,
+): Promise<void> {
+  const before = countAcks(acksPath);
+  const what = `${label}, resumed`;
+  try {
+    await resumeToSelfKill(
+      ctx,
+      "prefix_writer.ts",
+      [db, acksPath, String(RESUMED_OPS)],
+      db,
+      label,
+    );
+  } catch (error) {
+    await t.step(`${what}: the first appends after recovery are taken`, () => {
+      throw error;
+    });
+    return;
+  }
+  const acks = readAckJournal<Append>(acksPath);
+  tally(ctx, "acknowledgedOps", acks.length - before);
+  const state = await judgePrefix(ctx.target, db, acks);
+  tally(ctx, "lost", state.lost);
+  await checkSteps(t, state.checks, `${what}: `);
 }
 
 /** How the store at `db` shows that it has no session `id`, or `null` when it has it. */

@@ -6,9 +6,11 @@ import type { CellOptions } from "./cell_options.ts";
 import { awaitCrash, killAfterAcks, killReadyAndObserve } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
 import { raceSeries, raceSeriesOf } from "./_race_series.ts";
+import { stopSeries } from "./_fence_series.ts";
 import { judgeRotations, orphans, recover, type Rotation } from "./_rotation_state.ts";
 import { checkSteps } from "./_state_check.ts";
 import { diagnosed } from "./diagnoses.ts";
+import { RESUMED_OPS, resumeToSelfKill } from "./_resume.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { answerOf, describeAnswer, verdict } from "./_typed.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type Store } from "./target.ts";
@@ -51,6 +53,45 @@ async function checkRun(
   tally(ctx, "acknowledgedOps", acks.length);
   tally(ctx, "lost", judged.lost);
   await checkSteps(t, judged.checks, `${label}: `);
+}
+
+/**
+ * Resume after recovery: a fresh rotator rotates sessions of its own (`r-parent-i`) on the
+ * recovered file and kills itself right after its third acknowledged rotation; both lives'
+ * acknowledged rotations must then be whole (a store whose first rotation after recovery
+ * is refused, or takes what an earlier one holds, fails).
+ */
+async function resumeRun(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  label: string,
+  db: string,
+  acksPath: string,
+): Promise<void> {
+  const resumedAcks = `${acksPath}.resumed.jsonl`;
+  const what = `${label}, resumed`;
+  try {
+    await resumeToSelfKill(
+      ctx,
+      "rotator.ts",
+      [db, resumedAcks, "0", RESUMED, String(RESUMED_OPS)],
+      db,
+      label,
+    );
+  } catch (error) {
+    await t.step(`${what}: the first rotations after recovery are taken`, () => {
+      throw error;
+    });
+    return;
+  }
+  const acks = readAckJournal<Rotation>(resumedAcks);
+  const probe = [acks[0], acks.at(-1)].filter((a) => a !== undefined).map((a) => a.parentId);
+  const before = await judgeRotations(ctx.target, db, readAckJournal<Rotation>(acksPath));
+  const after = await judgeRotations(ctx.target, db, acks, probe, RESUMED);
+  tally(ctx, "acknowledgedOps", acks.length);
+  tally(ctx, "lost", before.lost + after.lost);
+  const firstLife = before.checks.find((c) => c.name.startsWith("all "))!;
+  await checkSteps(t, [firstLife, ...after.checks], `${what}: `);
 }
 
 /**
@@ -114,6 +155,9 @@ async function takeOver(
   });
   ctx.note("takeovers", Number(ctx.figures.takeovers ?? 0) + 1);
 }
+
+/** The resumed rotator's session prefix. */
+const RESUMED = "r-";
 
 /** Runs `use` on the target's store at `db`, closing it after. */
 async function withStore<T>(ctx: CellRun, db: string, use: (store: Store) => Promise<T>) {
@@ -283,6 +327,7 @@ export function rotationAtomicityCell(
       const child = ctx.spawn("rotator.ts", [db, acksPath, "0"]);
       await killAfterAcks(ctx, child, db, acksPath, threshold, "rotations", options.deadlineMs);
       await checkRun(ctx, t, "random kill", db, acksPath);
+      await resumeRun(ctx, t, "random kill", db, acksPath);
       await takeOverInFlight(ctx, t, "random kill", db, acksPath);
       await deadHolder(ctx, t);
       await bystander(ctx, t);
@@ -299,12 +344,16 @@ export function rotationAtomicityCell(
           script: "rotator.ts",
           args: (db, dir) => [db, `${dir}/acks.jsonl`, "0"],
           check: (db, dir, label) => checkRun(ctx, t, label, db, `${dir}/acks.jsonl`),
+          resume: (db, dir, label) => resumeRun(ctx, t, label, db, `${dir}/acks.jsonl`),
         }, kind);
       }
       // A writer taking the lock over at each lock call of the publish.
       if (raceSeriesOf(options.raceSeries) === "locks" && points.length === 0) {
         await raceSeries(ctx, t, "publishCompressionChild");
       }
+      // An append (a fork) stopped at each of its lock calls while the session is rotated
+      // (rewound) by another process (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["append"]);
 
       if (options.crashPoints === false) return;
       ctx.note("crashPoints", points);
@@ -320,6 +369,7 @@ export function rotationAtomicityCell(
           ok(killed, crasher.describe());
         });
         await checkRun(ctx, t, point, pointDb, pointAcks);
+        await resumeRun(ctx, t, point, pointDb, pointAcks);
         await takeOverInFlight(ctx, t, point, pointDb, pointAcks);
       }
     },

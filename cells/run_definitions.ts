@@ -1,5 +1,6 @@
 // Runs cell definitions outside `deno test` (for the mutant kill matrix): a minimal
 // TestContext whose steps run in order and whose first failed step fails the cell.
+import { isHarnessError } from "../harness/harness_error.ts";
 import { testContext } from "./_test_context.ts";
 import { CellFailure } from "./_cell_outcome.ts";
 import type { Diagnosis } from "./cell_report.ts";
@@ -18,8 +19,8 @@ import { diagnosesOf } from "./diagnoses.ts";
 export interface DefinitionOutcome {
   /** The test name. */
   name: string;
-  /** PASS, FAIL or SKIP. */
-  status: "PASS" | "FAIL" | "SKIP";
+  /** PASS, FAIL, SKIP, or ERROR (only the suite failed: a `HarnessError`, never a verdict). */
+  status: "PASS" | "FAIL" | "SKIP" | "ERROR";
   /** The failure message, or the skip reason. */
   detail?: string;
   /** A FAIL's failed checks, one line each (a cell's; else the message's first line). */
@@ -73,10 +74,14 @@ export async function runDefinitions(
       out.push({ name: def.name, status: "PASS" });
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
-      const diagnoses = error instanceof CellFailure ? error.diagnoses : diagnosesOf([error]);
+      const diagnoses = isHarnessError(error)
+        ? []
+        : error instanceof CellFailure
+        ? error.diagnoses
+        : diagnosesOf([error]);
       out.push({
         name: def.name,
-        status: "FAIL",
+        status: isHarnessError(error) ? "ERROR" : "FAIL",
         detail,
         checks: error instanceof CellFailure ? error.checks : [detail.split("\n")[0]!],
         ...(diagnoses.length ? { diagnoses } : {}),

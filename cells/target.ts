@@ -459,7 +459,7 @@ export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly S
 export const CELL_OPTIONAL_METHODS: Readonly<
   Partial<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly StoreMethod[]>>
 > = {
-  7: ["completeHandoff", "failHandoff", "markUnknown"],
+  7: ["completeHandoff", "failHandoff", "markUnknown", "markDelivered"],
 };
 
 /**

@@ -2,7 +2,7 @@
 // Exit 0 won, 10 lost, 3 barrier timeout; anything else is a crash.
 import { awaitBarrier, signalReady } from "../../harness/barrier.ts";
 import { LOST, TIMED_OUT, WON } from "../../harness/child.ts";
-import { childArgs, openStoreFor } from "../child_runtime.ts";
+import { CHILD_LIFETIME_MS, childArgs, marked, openStoreFor } from "../child_runtime.ts";
 
 const [target, dbPath, runDir, name, barrier, session] = childArgs(
   6,
@@ -10,10 +10,13 @@ const [target, dbPath, runDir, name, barrier, session] = childArgs(
 );
 const store = await openStoreFor(target!, dbPath!);
 signalReady(runDir!, name!);
-if (!awaitBarrier(barrier!, 30_000)) {
-  console.error(`claimant ${name}: the barrier was not released within 30 s`);
+// Longer than the parent waits for every claimant to be ready (60 s): a slow start of the
+// others never times this one out first.
+if (!awaitBarrier(barrier!, CHILD_LIFETIME_MS)) {
+  console.error(`claimant ${name}: the barrier was not released within ${CHILD_LIFETIME_MS} ms`);
   Deno.exit(TIMED_OUT);
 }
-const won = await store.claimHandoff!(session!);
+// Marked for the claim series, which stops it inside the claim (a no-op otherwise).
+const won = await marked("claimHandoff", () => store.claimHandoff!(session!));
 await store.close();
 Deno.exit(won ? WON : LOST);

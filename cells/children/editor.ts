@@ -4,9 +4,11 @@
 // transcript as [id, content] pairs. Rewinds (compare-and-swap on the active ids) keep
 // the transcript short; a fork journals its branch and the contents it must hold. With
 // `stop` (fork or rewind) it stops right after journaling the first acknowledged step of
-// that kind and waits to be killed, with no further write and no close. `first` numbers
-// its first step (a second life on a recovered store continues after the first life's).
+// that kind and waits to be killed, with no further write and no close. A resumed one (on a
+// recovered file) numbers its steps from `start` and SIGKILLs itself right after its n-th
+// acknowledged step.
 import { AckWriter } from "../../harness/ack_journal.ts";
+import { killSelf } from "../../harness/self_kill.ts";
 import {
   childArgs,
   lifetimeGuard,
@@ -15,10 +17,11 @@ import {
   waitToBeKilled,
 } from "../child_runtime.ts";
 
-const [target, dbPath, acksPath, intentsPath, seed, stop, first] = childArgs(
+const [target, dbPath, acksPath, intentsPath, seed, stop, start = "0", selfKill] = childArgs(
   5,
-  "editor.ts <target> <db> <acks> <intents> <seed> [stop after: fork|rewind|-] [first step]",
+  "editor.ts <target> <db> <acks> <intents> <seed> [stop after: fork|rewind|-] [first step] [kill itself after this many acknowledged steps]",
 );
+const killAfter = selfKill === undefined ? Infinity : Number(selfKill);
 const store = await openStoreFor(target!, dbPath!);
 await store.createSession("main");
 const acks = new AckWriter(acksPath!);
@@ -40,7 +43,8 @@ const isUser = (content: string) => content.startsWith("u") || content.startsWit
 const guard = lifetimeGuard();
 let editNext = false;
 let rewinds = 0;
-for (let s = Number(first ?? 0);; s++) {
+for (let s = Number(start);; s++) {
+  if (s - Number(start) >= killAfter) killSelf();
   guard();
   const current: Row[] = (await store.getMessages("main")).map((m) => [m.id, m.content ?? ""]);
   const users = current.filter(([, content]) => isUser(content));

@@ -3,7 +3,7 @@
  * hand-picked. Each is a copy of `session_db/` (and the `internal/` it imports) under
  * `.cache/mutants/generated/<id>/` with ONE change, plus a `target.ts` there that opens it
  * and declares the store's crash points minus those of every method the change touches.
- * Four families:
+ * Six families:
  *
  * - `split:<point>`: the write transaction committed at a crash point inside it and a
  *   new `BEGIN IMMEDIATE` begun (two transactions where there was one);
@@ -12,7 +12,12 @@
  * - `ack-before-commit:<method>`: the method returns before COMMIT; the next write on the
  *   connection (or its close) commits it;
  * - `liveness:<function>`: a dead process treated as alive (a call to `processAlive`
- *   answered `true`, or `processAlive` itself).
+ *   answered `true`, or `processAlive` itself);
+ * - `check-then-act:<method>[:<column>]`: the operation checked in a rolled-back
+ *   transaction of its own, then written with the check's guard reads (or one guard
+ *   conjunct's truth) instead of its own;
+ * - `resume:<method>:messages.id`: message ids from a counter this site advances only after
+ *   its COMMIT (stale after a crash between the two).
  *
  * Sites are found by scanning the source (the `write(...)` callbacks, the SQL strings and
  * `crashPoint("...")` calls inside them); the generator throws when a family finds fewer
@@ -26,7 +31,9 @@
 import { CELL_METHODS, CELL_OPTIONAL_METHODS, type StoreMethod } from "../../target.ts";
 import { STORE_CRASH_POINTS } from "../../../session_db/crash_points.ts";
 import type { MutantCell } from "./catalogue.ts";
+import { ACK_SUPPORT, anchor, CHECK_SUPPORT, COUNTER_SUPPORT, type Edit } from "./_support.ts";
 import {
+  type Conjunct,
   enclosingFunction,
   literalAt,
   matchBracket,
@@ -36,10 +43,23 @@ import {
 } from "./_source_scan.ts";
 
 /** A generated mutant family. */
-export type Family = "split" | "where" | "ack-before-commit" | "liveness";
+export type Family =
+  | "split"
+  | "where"
+  | "ack-before-commit"
+  | "liveness"
+  | "check-then-act"
+  | "resume";
 
 /** The families, in report order. */
-export const FAMILIES: readonly Family[] = ["split", "where", "ack-before-commit", "liveness"];
+export const FAMILIES: readonly Family[] = [
+  "split",
+  "where",
+  "ack-before-commit",
+  "liveness",
+  "check-then-act",
+  "resume",
+];
 
 /** One generated mutant. */
 export interface GeneratedMutant {
@@ -81,6 +101,8 @@ export const FAMILY_FLOOR: Record<Family, number> = {
   where: 30,
   "ack-before-commit": 13,
   liveness: 3,
+  "check-then-act": 25,
+  resume: 2,
 };
 
 const LAST = "the point is the last statement of the transaction: the second transaction is " +
@@ -96,6 +118,11 @@ const PENDING_FENCE = "a pending obligation's fence never changes (only leaving 
   "it, and nothing returns a row to pending), so any fence a caller read from a pending row " +
   "still matches; only a caller passing a fence it never read could tell";
 
+const EXISTENCE_READ = "the only guard read before the write is that the session exists, and " +
+  "no operation deletes a session, so the check's copy of it is never stale";
+const PARENT_REREAD = "the write transaction reads the parent again itself and throws when it " +
+  "has ended, so the conjunct's value from the check never decides";
+
 /** The equivalent mutants, with why no cell (nor any client) can tell them apart. */
 export const EQUIVALENT: Readonly<Record<string, string>> = {
   "split:appendMessage:afterCount": LAST,
@@ -108,6 +135,10 @@ export const EQUIVALENT: Readonly<Record<string, string>> = {
   "split:markDelivered:afterUpdate": LAST,
   "where:publishCompressionChild:ended_at": PARENT_READ,
   "where:markAttempting:delivery_fence": PENDING_FENCE,
+  "check-then-act:markAttempting:delivery_fence": PENDING_FENCE,
+  "check-then-act:requestHandoff": EXISTENCE_READ,
+  "check-then-act:recordObligation": EXISTENCE_READ,
+  "check-then-act:publishCompressionChild:ended_at": PARENT_REREAD,
   "where:sweepRecoverable:outbox#1.state": SAME_TRANSACTION,
   "where:sweepRecoverable:outbox#1.delivery_fence": SAME_TRANSACTION,
   "where:sweepRecoverable:outbox#2.state": SAME_TRANSACTION,
@@ -139,11 +170,6 @@ const SHARED = "crash_points.ts";
 const SHARED_SHIM = `// Shared with the reference store (see generated.ts).
 export * from "${"../".repeat(5)}session_db/crash_points.ts";
 `;
-
-interface Edit extends Span {
-  file: string;
-  text: string;
-}
 
 interface Draft {
   id: string;
@@ -276,7 +302,14 @@ function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSi
           text: `(${conjunct.text} OR 1)`,
         }],
       });
+      const checked = checkedConjunct(src, site, statement, conjunct, name);
+      if (checked) out.push(checked);
     }
+    // (e) check-then-act: the guard read in a transaction of its own before the write
+    out.push(...checkThenActDraft(site, body));
+    // (d) the next message id from a counter recovery can leave stale
+    const resume = resumeDraft(src, site, body);
+    if (resume) out.push(resume);
     // (c) the acknowledgement before COMMIT
     out.push({
       id: `ack-before-commit:${site.method}`,
@@ -297,6 +330,130 @@ function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSi
   }
   out.push(...liveness(sources, sites));
   return { drafts: out, sites };
+}
+
+/** A guard read before the first write of a transaction: a stale copy of it changes the act. */
+const GUARD_READ =
+  /\.(?:get|value|all|values)\s*[<(]|\brequire\w+\(|\breadLock\(|\.session\(|\bactiveIds\(/;
+/** Each table's primary key: a conjunct `<key> = ?` names the one row a statement writes. */
+const ROW_KEYS: Record<string, string> = {
+  sessions: "id",
+  outbox: "obligation_id",
+  compression_locks: "session_id",
+};
+
+/**
+ * Check-then-act at a write site: the operation runs once in a transaction of its own,
+ * rolled back, to check its guards, and again in the write transaction with what the check
+ * saw. `check-then-act:<method>`: the guard reads (those before the first write) return
+ * what the check read; `check-then-act:<method>:<column>`: that conjunct of a single-row
+ * UPDATE/DELETE holds in the write exactly when the whole statement changed the row in the
+ * check. With nobody writing between the two transactions each behaves as the reference.
+ */
+function checkThenActDraft(site: WriteSite, body: string): Draft[] {
+  const out: Draft[] = [];
+  const write = { file: site.file, ...site.call };
+  const firstWrite = body.indexOf(".run(");
+  if (GUARD_READ.test(firstWrite < 0 ? body : body.slice(0, firstWrite))) {
+    out.push({
+      id: `check-then-act:${site.method}`,
+      family: "check-then-act",
+      breaks: `${site.method} checks its guards in a transaction of its own, then writes`,
+      methods: site.methods,
+      edits: [{ ...write, text: "checkThenWriteReplaying" }, ...CHECK_SUPPORT()],
+    });
+  }
+  return out;
+}
+
+/** Check-then-act on one guard conjunct of a single-row UPDATE/DELETE, named as `where`. */
+function checkedConjunct(
+  src: string,
+  site: WriteSite,
+  statement: { table: string; sql: string; at: number },
+  conjunct: Conjunct,
+  name: string,
+): Draft | undefined {
+  const key = new RegExp(`^${ROW_KEYS[statement.table] ?? "(?!)"}\\s*=\\s*\\?$`);
+  const conjuncts = whereConjuncts(statement.sql);
+  if (key.test(conjunct.text) || !conjuncts.some((c) => key.test(c.text))) return undefined;
+  const replace = (text: string) =>
+    JSON.stringify(
+      statement.sql.slice(0, conjunct.start) + text + statement.sql.slice(conjunct.end),
+    );
+  const literal = literalAt(src, statement.at - 1);
+  return {
+    id: `check-then-act:${site.method}:${name}`,
+    family: "check-then-act",
+    breaks: `${site.method} reads "${
+      oneLine(conjunct.text)
+    }" in a transaction of its own, then writes`,
+    methods: site.methods,
+    edits: [
+      { file: site.file, ...site.call, text: "checkThenWrite" },
+      // stmt(<literal>) -> checkedStmt(<as is>, <conjunct held>, <conjunct not held>)
+      {
+        file: site.file,
+        start: literal.end,
+        end: literal.end,
+        text: `, ${replace(`(${conjunct.text} OR 1)`)}, ${replace(`(${conjunct.text} AND 0)`)}`,
+      },
+      { file: site.file, ...stmtCallBefore(src, literal.start), text: "checkedStmt" },
+      ...CHECK_SUPPORT(),
+    ],
+  };
+}
+
+/** The span of the `stmt` token of the `.stmt(` call whose argument starts at `at`. */
+function stmtCallBefore(src: string, at: number): Span {
+  const open = src.lastIndexOf("stmt(", at);
+  if (open < 0 || src.slice(open + "stmt(".length, at).trim() !== "") {
+    throw new Error(`Cannot find the stmt( call of the statement at offset ${at}`);
+  }
+  return { start: open, end: open + "stmt".length };
+}
+
+/**
+ * A resume breaker at a write site that inserts messages. The mutant store takes every
+ * message id from a counter in `state_meta`, advanced inside each transaction that inserts
+ * (a correct design); at this site alone the counter is advanced in a transaction of its
+ * own after the operation's COMMIT. A crash between the two leaves the counter behind the
+ * rows: the recovered state reads back whole, and the first insert after recovery takes an
+ * id already used (refused).
+ */
+function resumeDraft(src: string, site: WriteSite, body: string): Draft | undefined {
+  if (!/\.insertMessage\(/.test(body)) return undefined;
+  const close = site.body.end; // the write call's ")"
+  const head = src.slice(0, site.call.start - site.receiver.length - 1);
+  if (src[close + 1] !== ";" || /\breturn\s*$/.test(head)) {
+    throw new Error(`${site.file}: ${site.method}'s write is not a statement of its own`);
+  }
+  const callback = site.body.start + body.indexOf("=> {") + "=> {".length;
+  if (callback < site.body.start + "=> {".length) {
+    throw new Error(`${site.file}: ${site.method}'s write callback has no block body`);
+  }
+  return {
+    id: `resume:${site.method}:messages.id`,
+    family: "resume",
+    breaks:
+      `${site.method} advances the message id counter after its COMMIT (stale after a crash between the two)`,
+    methods: site.methods,
+    edits: [
+      {
+        file: site.file,
+        start: callback,
+        end: callback,
+        text: ` ${site.receiver}.deferMessageCounter();`,
+      },
+      {
+        file: site.file,
+        start: close + 2,
+        end: close + 2,
+        text: ` ${site.receiver}.commitNextMessageId();`,
+      },
+      ...COUNTER_SUPPORT(),
+    ],
+  };
 }
 
 /** The callers, through write callbacks, of a function. */
@@ -346,68 +503,6 @@ export function processAliveReference(pid: number): boolean {`,
     }],
   });
   return out;
-}
-
-/**
- * The inert support every ack-before-commit mutant adds to its `_connection.ts`: a
- * `writeAckBeforeCommit` that leaves the transaction open, and `write`/`close` that
- * commit one left open (never the case in the reference). Spans are filled in by
- * {@linkcode anchor} when the copy is written.
- */
-function ACK_SUPPORT(): Edit[] {
-  return [
-    { file: "_connection.ts", start: -1, end: -1, text: "write-anchor" },
-    { file: "_connection.ts", start: -1, end: -1, text: "close-anchor" },
-  ];
-}
-
-const ACK_ANCHORS: Record<string, { find: string; text: string }> = {
-  "write-anchor": {
-    find:
-      "  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {\n" +
-      "    const db = this.database();\n",
-    text: `  /** Mutant: like write, but returns before COMMIT; the next write or close commits. */
-  writeAckBeforeCommit<T>(_operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
-    const db = this.database();
-    if (db.inTransaction) this.stmt("COMMIT").run();
-    const started = performance.now();
-    for (;;) {
-      try {
-        this.stmt("BEGIN IMMEDIATE").run();
-        break;
-      } catch (error) {
-        if (!isBusy(error) || performance.now() - started >= deadlineMs) throw error;
-        sleepSync(20 + Math.random() * 130);
-      }
-    }
-    try {
-      return fn(); // acknowledged, not committed
-    } catch (error) {
-      if (db.inTransaction) this.stmt("ROLLBACK").run();
-      throw error;
-    }
-  }
-
-  write<T>(operation: string, fn: () => T, deadlineMs = this.#options.busyDeadlineMs): T {
-    const db = this.database();
-    if (db.inTransaction) this.stmt("COMMIT").run(); // an acknowledged one, left open
-`,
-  },
-  "close-anchor": {
-    find: "    const db = this.#db;\n    if (!db) return;\n",
-    text: "    const db = this.#db;\n    if (!db) return;\n" +
-      '    if (db.inTransaction) db.exec("COMMIT"); // an acknowledged one, left open\n',
-  },
-};
-
-function anchor(src: string, edit: Edit): Edit {
-  if (edit.start >= 0) return edit;
-  const { find, text } = ACK_ANCHORS[edit.text]!;
-  const at = src.indexOf(find);
-  if (at < 0 || src.indexOf(find, at + 1) >= 0) {
-    throw new Error(`_connection.ts: the ${edit.text} was not found exactly once`);
-  }
-  return { ...edit, start: at, end: at + find.length, text };
 }
 
 /** The source files copied into each mutant: the store's and `internal/`, tests left out. */

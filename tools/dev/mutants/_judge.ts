@@ -1,7 +1,9 @@
 // How `deno task mutants` judges a run: the mark of each cell, the verdict of each
 // target on each leg, the verdict of each mutant over its legs, and the score.
 //
-// A SKIP is never evidence: it never counts as caught. A mutant whose intended cells
+// A SKIP is never evidence: it never counts as caught. An ERROR (a HarnessError: the suite
+// failed, e.g. a kill that did not land) is never a verdict: it is never caught, never a
+// false alarm, and any ERROR fails the task. A mutant whose intended cells
 // SKIPPED on every leg it ran is "not judged", which fails the task. Planted mutants must
 // be caught by their intended cell for the intended reason (the catalogue's clause);
 // generated ones by any FAIL of an intended cell (no exact clause can be known for a
@@ -12,7 +14,7 @@ import type { Family, GeneratedMutant } from "../../../cells/testdata/mutants/ge
 import type { JobCell } from "./_worker.ts";
 
 /** What a matrix cell shows. */
-export type Mark = "caught" | "survived" | "skipped" | "pass" | "other" | "FAIL";
+export type Mark = "caught" | "survived" | "skipped" | "pass" | "other" | "FAIL" | "ERROR";
 
 /** One target run: a mutant (planted or generated) or the alt store, on one leg. */
 export interface Job {
@@ -43,7 +45,8 @@ export type Verdict =
   | "equivalent"
   | "skipped"
   | "ok"
-  | "false alarm";
+  | "false alarm"
+  | "error";
 
 /** One target on one leg, judged. */
 export interface Row {
@@ -62,13 +65,15 @@ export interface Row {
   /**
    * `killed`; `survived`; `not judged` (its intended cells all skipped on this leg);
    * `equivalent` (a declared equivalent no cell failed on); `skipped` (a leg mutant
-   * skipped as required); alt store: `ok` or `false alarm`.
+   * skipped as required); alt store: `ok` or `false alarm`; `error`: the suite failed
+   * (a cell's ERROR, or the worker gave no result) and no intended cell caught it.
    */
   verdict: Verdict;
   error?: string;
 }
 
 function markOf(job: Job, c: JobCell, isIntended: boolean): Mark {
+  if (c.status === "ERROR") return "ERROR";
   const spec = job.planted;
   if (!spec && !job.generated) {
     return c.status === "FAIL" ? "FAIL" : c.status === "PASS" ? "pass" : "skipped";
@@ -102,14 +107,20 @@ export function judge(job: Job, result: JobOutcome): Row {
     cells[c.cell] = { ...c, mark: markOf(job, c, isIntended), intended: isIntended };
   }
   const marks = intended.map((c) => cells[c]?.mark);
+  const errored = !!result.error || Object.values(cells).some((c) => c.mark === "ERROR");
   let verdict: Verdict;
   if (!spec && !generated) {
-    verdict = result.error || Object.values(cells).some((c) => c.mark === "FAIL")
+    verdict = Object.values(cells).some((c) => c.mark === "FAIL")
       ? "false alarm"
+      : errored
+      ? "error"
       : "ok";
-  } else if (result.error) verdict = generated?.equivalent ? "equivalent" : "survived";
+  } else if (result.error) verdict = "error";
   else if (spec?.expect === "skipped") {
-    verdict = marks.every((m) => m === "skipped") ? "skipped" : "survived";
+    verdict = marks.every((m) => m === "skipped") ? "skipped" : errored ? "error" : "survived";
+  } else if (marks.some((m) => m === "ERROR") && !marks.some((m) => m === "caught")) {
+    // Nothing caught it, and the suite failed somewhere: no verdict either way.
+    verdict = "error";
   } else if (marks.every((m) => m === "skipped")) verdict = "not judged";
   else if (spec) {
     // Planted: every intended cell that ran caught it, for the intended reason.
@@ -178,6 +189,8 @@ export interface Score {
   legSkipped: string[];
   /** Leg mutants not skipped as required. */
   legFailed: string[];
+  /** Targets (mutants and correct stores) on which a cell ended in ERROR: the task fails. */
+  errored: string[];
   /** K/N per family (planted, split, where, ...). */
   perFamily: Record<string, { killed: number; judged: number }>;
 }
@@ -201,8 +214,15 @@ export function score(rows: Row[]): Score {
     wronglyEquivalent: [],
     legSkipped: [],
     legFailed: [],
+    errored: [],
     perFamily: {},
   };
+  // Any harness error, on any target and leg, is reported and fails the task.
+  for (const row of rows) {
+    const erred = row.error || Object.values(row.cells).some((c) => c.mark === "ERROR");
+    const name = `${row.target} (${row.library} ${row.leg})`;
+    if (erred && !out.errored.includes(name)) out.errored.push(name);
+  }
   for (const [name, legs] of mutants) {
     const first = legs[0]!;
     const verdicts = legs.map((r) => r.verdict);
@@ -211,11 +231,14 @@ export function score(rows: Row[]): Score {
       continue;
     }
     if (first.equivalent) {
-      (verdicts.includes("killed") ? out.wronglyEquivalent : out.equivalents).push(name);
+      if (verdicts.includes("killed")) out.wronglyEquivalent.push(name);
+      else if (!verdicts.includes("error")) out.equivalents.push(name);
       continue;
     }
     const family = (out.perFamily[first.family!] ??= { killed: 0, judged: 0 });
     family.judged++;
+    // An ERROR is never a kill: a mutant with one on some leg is not counted in K.
+    if (verdicts.includes("error")) continue;
     if (verdicts.every((v) => v === "not judged")) out.unjudged.push(name);
     else if (verdicts.every((v) => v === "killed" || v === "not judged")) {
       out.killed.push(name);

@@ -21,8 +21,8 @@ export interface JobResult {
 export interface JobCell {
   /** The cell. */
   cell: number;
-  /** PASS, FAIL or SKIP. */
-  status: "PASS" | "FAIL" | "SKIP";
+  /** PASS, FAIL, SKIP, or ERROR (the suite failed: never a verdict, never a catch). */
+  status: "PASS" | "FAIL" | "SKIP" | "ERROR";
   /** The failing step and its message, or the skip reason. */
   detail?: string;
   /** Seconds the cell took. */
@@ -59,7 +59,9 @@ if (import.meta.main) {
         status: outcome?.status ?? "FAIL",
         ...(outcome?.detail ? { detail: outcome.detail } : {}),
         seconds,
-        ...(report?.evidence && outcome?.status === "FAIL" ? { evidence: report.evidence } : {}),
+        ...(report?.evidence && (outcome?.status === "FAIL" || outcome?.status === "ERROR")
+          ? { evidence: report.evidence }
+          : {}),
         ...(report?.figures ? { figures: report.figures } : {}),
       });
     }

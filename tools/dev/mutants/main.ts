@@ -49,15 +49,16 @@ import { type JobResult, RESULT_MARK } from "./_worker.ts";
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const CELL_IDS: readonly number[] = Object.keys(CELLS).map(Number);
 const ALT = "alt_store";
-// Correct stores that must raise no alarm: the alt store on every cell, and the reference
-// and the alt store with no crash points declared, under cells 3 and 4's kill and race
-// series (which only run where a target declares no point).
+// Correct stores that must raise no alarm, on every cell: the alt store, and the
+// reference and the alt store with no crash points declared (as a store written elsewhere
+// declares none), so that every kill series, race series and stop the cells make where a
+// target declares no point runs on a store that must pass it.
 const CORRECT = [
   { name: ALT, target: ALT_STORE_TARGET.href, cells: CELL_IDS },
   ...["unpointed_target.ts", "alt_store/unpointed_target.ts"].map((file) => ({
     name: file.includes("alt_store") ? "alt_store_unpointed" : "reference_unpointed",
-    target: new URL(`../../cells/testdata/${file}`, import.meta.url).href,
-    cells: [3, 4],
+    target: new URL(`../../../cells/testdata/${file}`, import.meta.url).href,
+    cells: CELL_IDS,
     options: { raceSeries: "locks" },
   })),
 ];
@@ -105,8 +106,8 @@ the survivors, the equivalent mutants with why, and the mutation score; writes a
     },
   ],
   exitCodes: {
-    0: "every non-equivalent mutant killed by an intended cell on every leg that judged it, and no false alarm on the alt store",
-    1: "a mutant survived (or a planted one was caught for another reason), a mutant's intended cells only skipped, a declared equivalent was killed, or the alt store failed a cell",
+    0: "every non-equivalent mutant killed by an intended cell on every leg that judged it, no false alarm on a correct store, and no harness error",
+    1: "a mutant survived (or a planted one was caught for another reason), a mutant's intended cells only skipped, a declared equivalent was killed, a correct store failed a cell, or a cell ended in ERROR (the suite failed)",
   },
 };
 
@@ -216,7 +217,8 @@ function printRow(row: Row): void {
   for (const c of Object.values(row.cells)) {
     // A generated mutant has no clause to match: show why its cell failed.
     const caughtGenerated = row.kind === "generated" && c.mark === "caught";
-    if (c.mark === "survived" || c.mark === "other" || c.mark === "FAIL" || caughtGenerated) {
+    const shown = ["survived", "other", "FAIL", "ERROR"].includes(c.mark);
+    if (shown || caughtGenerated) {
       console.log(
         `    cell ${c.cell} ${c.mark}: ${oneLine(c.detail ?? c.status, 600)}${
           c.evidence ? ` (evidence: ${c.evidence})` : ""
@@ -317,6 +319,16 @@ if (import.meta.main) {
     result.wronglyEquivalent,
     breaks,
   );
+  list(
+    "harness errors (the suite failed: no verdict, never a catch; fix the cell or the run)",
+    result.errored,
+    (name) => {
+      const row = rows.find((r) => `${r.target} (${r.library} ${r.leg})` === name);
+      const cells = Object.values(row?.cells ?? {}).filter((c) => c.mark === "ERROR");
+      return [row?.error, ...cells.map((c) => `cell ${c.cell}: ${oneLine(c.detail ?? "", 600)}`)]
+        .filter(Boolean).join("; ");
+    },
+  );
   const equivalents = all.mutants.filter((m) => m.equivalent);
   console.log(`\nequivalent mutants, not scored (${equivalents.length}):`);
   for (const reason of new Set(equivalents.map((m) => m.equivalent!))) {
@@ -342,7 +354,7 @@ if (import.meta.main) {
     );
   }
   console.log(
-    `correct stores (alt store; reference and alt store without crash points, cells 3 and 4 raced): ${
+    `correct stores (alt store; reference and alt store without crash points, every cell, raced): ${
       alt.length - falseAlarms.length
     }/${alt.length} runs without a false alarm; ${seconds.toFixed(1)} s; report: ${options.json}`,
   );
@@ -369,6 +381,7 @@ if (import.meta.main) {
     }; ${result.equivalents.length + result.wronglyEquivalent.length} equivalent run apart`,
   );
   const failed = result.survivors.length || result.unjudged.length ||
-    result.wronglyEquivalent.length || result.legFailed.length || falseAlarms.length;
+    result.wronglyEquivalent.length || result.legFailed.length || falseAlarms.length ||
+    result.errored.length;
   Deno.exit(failed ? 1 : 0);
 }
