@@ -6,10 +6,7 @@ import { runDefinitions } from "../../../cells/run_definitions.ts";
 import { readCellReports } from "../../../cells/cell_report.ts";
 import { sqliteVersion } from "../../../session_db/sqlite/mod.ts";
 
-/** Marks the result line among the cells' own output. */
-export const RESULT_MARK = "@@mutants ";
-
-/** What a job prints after {@linkcode RESULT_MARK}. */
+/** What a job writes to the result file its parent names (never to its console). */
 export interface JobResult {
   /** The SQLite version of the leg. */
   sqliteVersion: string;
@@ -34,11 +31,11 @@ export interface JobCell {
 }
 
 if (import.meta.main) {
-  const [target, cellList, keep, cellOptions] = Deno.args;
+  const [resultPath, target, cellList, keep, cellOptions] = Deno.args;
   const extra = JSON.parse(cellOptions ?? "{}") as Record<string, unknown>;
-  if (!target || !cellList) {
+  if (!resultPath || !target || !cellList) {
     console.error(
-      "usage: _worker.ts <target> <cells, e.g. 1,2,3> [keep evidence 0|1] [cell options as JSON]",
+      "usage: _worker.ts <result file> <target> <cells, e.g. 1,2,3> [keep evidence 0|1] [cell options as JSON]",
     );
     Deno.exit(2);
   }
@@ -69,5 +66,5 @@ if (import.meta.main) {
     await Deno.remove(reports, { recursive: true }).catch(() => {});
   }
   const result: JobResult = { sqliteVersion: sqliteVersion(), cells: out };
-  console.log(RESULT_MARK + JSON.stringify(result));
+  await Deno.writeTextFile(resultPath, JSON.stringify(result));
 }

@@ -44,7 +44,7 @@ import {
   generateMutants,
 } from "../../../cells/testdata/mutants/generated.ts";
 import { type Job, type JobOutcome, judge, type Row, score, table } from "./_judge.ts";
-import { type JobResult, RESULT_MARK } from "./_worker.ts";
+import type { JobResult } from "./_worker.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const CELL_IDS: readonly number[] = Object.keys(CELLS).map(Number);
@@ -170,11 +170,15 @@ function resolveLibraries(wanted: string[]): Job["library"][] {
 
 async function runJob(job: Job): Promise<JobOutcome> {
   const started = performance.now();
+  // The worker reports through this file: nothing is read from its console but the tail
+  // of one that wrote no result.
+  const resultPath = await Deno.makeTempFile({ prefix: "mutants-job-", suffix: ".json" });
   const output = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       ...LEG_PERMISSIONS,
       join(ROOT, "tools/dev/mutants/_worker.ts"),
+      resultPath,
       job.target,
       job.cells.join(","),
       job.planted || job.generated ? "0" : "1", // keep evidence of the alt store's failures only
@@ -191,10 +195,11 @@ async function runJob(job: Job): Promise<JobOutcome> {
     stderr: "piped",
   }).output();
   const seconds = (performance.now() - started) / 1000;
-  const stdout = new TextDecoder().decode(output.stdout);
-  const line = stdout.split("\n").find((l) => l.startsWith(RESULT_MARK));
-  if (!line) {
-    const text = (stdout + new TextDecoder().decode(output.stderr)).trim();
+  const written = await Deno.readTextFile(resultPath).catch(() => "");
+  await Deno.remove(resultPath).catch(() => {});
+  if (!written) {
+    const text = (new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr))
+      .trim();
     return {
       cells: [],
       seconds,
@@ -203,7 +208,7 @@ async function runJob(job: Job): Promise<JobOutcome> {
       }`,
     };
   }
-  const result: JobResult = JSON.parse(line.slice(RESULT_MARK.length));
+  const result: JobResult = JSON.parse(written);
   return { cells: result.cells, sqliteVersion: result.sqliteVersion, seconds };
 }
 
