@@ -246,6 +246,22 @@ export function jsonFlag(defaultPath: string): FlagSpec {
   return { name: "--json", value: "PATH", help: "the JSON report", default: defaultPath };
 }
 
+/**
+ * The flags every task that runs a store over legs × libraries takes, in the order the
+ * help lists them: target, cells, legs, libraries, seed, jobs, the JSON report.
+ */
+export function axisFlags(jsonDefault: string): FlagSpec[] {
+  return [
+    FLAGS.target,
+    FLAGS.cells,
+    FLAGS.legs,
+    FLAGS.libraries,
+    FLAGS.seed,
+    FLAGS.jobs,
+    jsonFlag(jsonDefault),
+  ];
+}
+
 /** The shared flags' values, with the vocabulary's defaults. */
 export interface SharedOptions {
   /** `--target`: a specifier (default the reference store). */

@@ -16,12 +16,12 @@ import { engineText } from "../runner/report_formats.ts";
 import type { Outcome } from "../runner/result.ts";
 import { type SoakSums, soakSums, startHogs } from "../runner/soak.ts";
 import {
+  axisFlags,
   checkTarget,
   endRun,
   evidenceDir,
   fail,
   FLAGS,
-  jsonFlag,
   jsonPath,
   parseFlags,
   runAxis,
@@ -40,13 +40,7 @@ on its own SQLite or on none), each leg in its own \`deno test\` process without
 access; prints a line per leg, the PASS / FAIL / ERROR / SKIP table and writes a JSON
 report. --repeat N --hogs N make it a soak: N runs beside CPU hogs, summed.`,
   flags: [
-    FLAGS.target,
-    FLAGS.cells,
-    FLAGS.legs,
-    FLAGS.libraries,
-    FLAGS.seed,
-    FLAGS.jobs,
-    jsonFlag(".cache/matrix/report.json"),
+    ...axisFlags(".cache/matrix/report.json"),
     FLAGS.repeat,
     FLAGS.hogs,
     FLAGS.openDeadline,

@@ -14,12 +14,12 @@ import { powerLossCellsTier } from "../runner/sweep/mod.ts";
 import type { Outcome } from "../runner/result.ts";
 import { type Profile, PROFILES } from "../recorder/crash_states.ts";
 import {
+  axisFlags,
   checkTarget,
   endRun,
   evidenceDir,
   fail,
   FLAGS,
-  jsonFlag,
   jsonPath,
   parseFlags,
   runAxis,
@@ -51,13 +51,7 @@ SIGKILLed, and every state a power loss at each sync point may leave under the p
 profile is judged (the torn last writes enumerated); a sample of the recovered states is
 continued by a fresh process and judged again. Linux/glibc with cc only; elsewhere it SKIPs.`,
   flags: [
-    FLAGS.target,
-    FLAGS.cells,
-    FLAGS.legs,
-    FLAGS.libraries,
-    FLAGS.seed,
-    FLAGS.jobs,
-    jsonFlag(JSON_REPORT),
+    ...axisFlags(JSON_REPORT),
     FLAGS.quick,
     FLAGS.noBuild,
     { name: "--profile", value: "NAME", help: "posix or ext4-ordered", default: "posix" },

@@ -256,20 +256,30 @@ function skipped(tier: TierName, reason: string, skipKind?: SkipKind): TierOutco
   };
 }
 
+/** What every tier starts from: the target, the seed, the store as probed, the clock. */
+interface TierStart {
+  target: string;
+  seed: number;
+  store: Store;
+  started: number;
+  /** The library request's fields every tier shares. */
+  request: Omit<LibraryRequest, "label" | "replay" | "tier">;
+}
+
 /**
- * The crash sweep as a tier: named points (`sweep`), or every recorded file-system call
- * under SIGKILL (`syscalls-crash`) or power loss (`syscalls-power-loss`), on every leg ×
- * library asked for.
- *
- * @param options Target, tier, legs, libraries, quick, evidence folder, seed, jobs, cells.
- * @returns The tier's run and an outcome per clause × leg × library.
+ * Starts a tier: the recorder built where it needs one and the store probed once; an
+ * outcome instead when the tier ends there (no recorder: a SKIP; the store does not open:
+ * a FAIL per leg, its own error first).
  */
-export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome> {
-  const tier = options.tier ?? "sweep";
+async function startTier(
+  tier: TierName,
+  options: TierOptions,
+  needsRecorder: boolean,
+): Promise<TierStart | TierOutcome> {
   const started = performance.now();
   const target = targetSpecifier(options.target);
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
-  if (tier !== "sweep") {
+  if (needsRecorder) {
     const built = await buildRecorder();
     if (!built.ok) return skipped(tier, built.reason);
   }
@@ -280,7 +290,31 @@ export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome>
       results: errorOutcomes(options, tier, store.failed),
     };
   }
-  if (tier === "sweep" && store.crashPoints === 0) {
+  const request = {
+    target,
+    legs: options.legs,
+    seed,
+    quick: options.quick,
+    evidenceDir: options.evidenceDir,
+    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+    ...(options.cells ? { cells: options.cells } : {}),
+  };
+  return { target, seed, store, started, request };
+}
+
+/**
+ * The crash sweep as a tier: named points (`sweep`), or every recorded file-system call
+ * under SIGKILL (`syscalls-crash`) or power loss (`syscalls-power-loss`), on every leg ×
+ * library asked for.
+ *
+ * @param options Target, tier, legs, libraries, quick, evidence folder, seed, jobs, cells.
+ * @returns The tier's run and an outcome per clause × leg × library.
+ */
+export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome> {
+  const tier = options.tier ?? "sweep";
+  const start = await startTier(tier, options, tier !== "sweep");
+  if ("run" in start) return start;
+  if (tier === "sweep" && start.store.crashPoints === 0) {
     return skipped(
       tier,
       "the target declares no crash points (export crashPoints() from the target module to be swept; the syscalls tiers need none)",
@@ -292,19 +326,13 @@ export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome>
     : tier === "syscalls-power-loss"
     ? " --syscalls --power-loss"
     : "";
-  const results = await eachLibrary(options, tier, store, {
+  const results = await eachLibrary(options, tier, start.store, {
+    ...start.request,
     tier,
-    target,
-    legs: options.legs,
-    seed,
-    quick: options.quick,
-    evidenceDir: options.evidenceDir,
-    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-    ...(options.cells ? { cells: options.cells } : {}),
     ...(options.points ? { points: options.points } : {}),
     ...(options.calls ? { calls: options.calls } : {}),
-  }, (library) => `deno task sweep${flag} --target ${target}${librariesFlag(library)}`);
-  return finish(tier, started, results);
+  }, (library) => `deno task sweep${flag} --target ${start.target}${librariesFlag(library)}`);
+  return finish(tier, start.started, results);
 }
 
 /**
@@ -317,28 +345,12 @@ export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome>
  */
 export async function powerLossCellsTier(options: PowerLossCellsTierOptions): Promise<TierOutcome> {
   const tier = "powerloss-cells";
-  const started = performance.now();
-  const target = targetSpecifier(options.target);
-  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const built = await buildRecorder();
-  if (!built.ok) return skipped(tier, built.reason);
-  const store = await probeStore(target, options.libraries[0]!.path, seed);
-  if (store.failed) {
-    return {
-      run: { tier, status: "RAN", seconds: 0 },
-      results: errorOutcomes(options, tier, store.failed),
-    };
-  }
-  const results = await eachLibrary(options, tier, store, {
+  const start = await startTier(tier, options, true);
+  if ("run" in start) return start;
+  const results = await eachLibrary(options, tier, start.store, {
+    ...start.request,
     tier,
-    target,
-    legs: options.legs,
-    seed,
-    quick: options.quick,
-    evidenceDir: options.evidenceDir,
-    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-    ...(options.cells ? { cells: options.cells } : {}),
     ...(options.powerLoss ? { powerLoss: options.powerLoss } : {}),
-  }, (library) => `deno task powerloss-cells --target ${target}${librariesFlag(library)}`);
-  return finish(tier, started, results);
+  }, (library) => `deno task powerloss-cells --target ${start.target}${librariesFlag(library)}`);
+  return finish(tier, start.started, results);
 }

@@ -24,12 +24,12 @@ import {
 } from "../../runner/sweep/mod.ts";
 import { type Profile, PROFILES } from "../../recorder/crash_states.ts";
 import {
+  axisFlags,
   checkTarget,
   endRun,
   evidenceDir,
   fail,
   FLAGS,
-  jsonFlag,
   jsonPath,
   type ParsedFlags,
   parseFlags,
@@ -61,13 +61,7 @@ acknowledged operations kept, the interrupted one all-or-nothing, the owning cla
 invariants, integrity, recovery determinism; with --syscalls a sample is continued by a
 fresh process and judged again. A failing state keeps its files with its replay command.`,
   flags: [
-    FLAGS.target,
-    FLAGS.cells,
-    FLAGS.legs,
-    FLAGS.libraries,
-    FLAGS.seed,
-    FLAGS.jobs,
-    jsonFlag(JSON_REPORT),
+    ...axisFlags(JSON_REPORT),
     FLAGS.quick,
     FLAGS.noBuild,
     { name: "--syscalls", help: "crash before every recorded file-system call (any store)" },
