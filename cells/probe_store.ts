@@ -19,7 +19,7 @@ import { type Child, killWhileAlive, reapAll, spawnChild } from "../harness/chil
 import { RunDir } from "../harness/evidence.ts";
 import { currentLeg, type Leg, legEnv, legVerdict, observeJournalMode } from "../harness/legs.ts";
 import type { ChildPermissions } from "../harness/permissions.ts";
-import { exists } from "../internal/fs.ts";
+import { exists, readPrefix } from "../internal/fs.ts";
 import type { StoreEngine } from "./cell_report.ts";
 import { targetSpecifier } from "./load_target.ts";
 import { declaredPermissions, targetAccess } from "./target_access.ts";
@@ -123,21 +123,10 @@ export interface ProbeOptions {
 const HEADER = "SQLite format 3\0";
 const WAL_MAGIC = [0x377f0682, 0x377f0683];
 
+/** A file's first bytes; `undefined` when it is missing or cannot be read (no evidence). */
 function readBytes(path: string, length: number): Uint8Array | undefined {
   try {
-    const file = Deno.openSync(path, { read: true });
-    try {
-      const buffer = new Uint8Array(length);
-      let filled = 0;
-      while (filled < length) {
-        const n = file.readSync(buffer.subarray(filled));
-        if (!n) break;
-        filled += n;
-      }
-      return buffer.subarray(0, filled);
-    } finally {
-      file.close();
-    }
+    return readPrefix(path, length);
   } catch {
     return undefined;
   }

@@ -1,4 +1,5 @@
 import { sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
+import { readPrefix } from "../internal/fs.ts";
 
 /**
  * A journal-mode leg: `default` leaves `SESSION_DB_JOURNAL_MODE` unset.
@@ -166,28 +167,6 @@ const JOURNAL_MAGIC = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
  * header not yet synced has only its first 12 zeroed and still names the page size.
  */
 const JOURNAL_HEADER_BYTES = 28;
-
-function readPrefix(path: string, length: number): Uint8Array | undefined {
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { read: true });
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
-  try {
-    const buffer = new Uint8Array(length);
-    let filled = 0;
-    while (filled < length) {
-      const n = file.readSync(buffer.subarray(filled));
-      if (!n) break;
-      filled += n;
-    }
-    return buffer.subarray(0, filled);
-  } finally {
-    file.close();
-  }
-}
 
 /**
  * Observes the journal mode a writer ran in from what SQLite left on disk, without

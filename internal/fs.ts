@@ -22,3 +22,29 @@ export function writeWhole(path: string, text: string): void {
   Deno.writeTextFileSync(`${path}.tmp`, text);
   Deno.renameSync(`${path}.tmp`, path);
 }
+
+/**
+ * The first `length` bytes of a file (fewer when it is shorter), or `undefined` when it is
+ * missing; any other error is thrown.
+ */
+export function readPrefix(path: string, length: number): Uint8Array | undefined {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  try {
+    const buffer = new Uint8Array(length);
+    let filled = 0;
+    while (filled < length) {
+      const n = file.readSync(buffer.subarray(filled));
+      if (!n) break;
+      filled += n;
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    file.close();
+  }
+}
