@@ -45,3 +45,28 @@ export async function resumeToSelfKill(
   if (exit.signal === null && exit.code === TIMED_OUT) throw new HarnessError(message);
   throw new Error(message);
 }
+
+/**
+ * {@linkcode resumeToSelfKill} as a check of the clause: when the fresh process fails, the
+ * step `<label>, resumed: the first <ops> after recovery are taken` fails with its error
+ * (an ERROR when only the suite failed) and `false` is returned.
+ */
+export async function resumedStep(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  ops: string,
+  script: string,
+  args: string[],
+  db: string,
+  label: string,
+): Promise<boolean> {
+  try {
+    await resumeToSelfKill(ctx, script, args, db, label);
+    return true;
+  } catch (error) {
+    await t.step(`${label}, resumed: the first ${ops} after recovery are taken`, () => {
+      throw error;
+    });
+    return false;
+  }
+}

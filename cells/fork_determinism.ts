@@ -3,7 +3,7 @@ import { readAckJournal } from "../harness/ack_journal.ts";
 import { type CellRun, defineCell } from "./_cell.ts";
 import type { CellOptions } from "./cell_options.ts";
 import { type EditJudgement, type EditStep, judgeEdits } from "./_fork_state.ts";
-import { resumeToSelfKill } from "./_resume.ts";
+import { resumedStep } from "./_resume.ts";
 
 /** Steps a resumed editor takes: a fork falls on every seventh step. */
 const RESUMED_STEPS = 7;
@@ -87,28 +87,16 @@ async function resumeRun(
   const base = judged.applied > acks.length && judged.inflight ? [...acks, judged.inflight] : acks;
   const start = Math.max(-1, ...intents.map((i) => i.s), ...acks.map((a) => a.s)) + 1;
   const resumed = { acks: `${acksPath}.resumed.jsonl`, intents: `${intentsPath}.resumed.jsonl` };
-  try {
-    await resumeToSelfKill(
-      ctx,
-      "editor.ts",
-      [
-        db,
-        resumed.acks,
-        resumed.intents,
-        String(ctx.seed),
-        "-",
-        String(start),
-        String(RESUMED_STEPS),
-      ],
-      db,
-      label,
-    );
-  } catch (error) {
-    await t.step(`${what}: the first steps after recovery are taken`, () => {
-      throw error;
-    });
-    return;
-  }
+  const args = [
+    db,
+    resumed.acks,
+    resumed.intents,
+    String(ctx.seed),
+    "-",
+    String(start),
+    String(RESUMED_STEPS),
+  ];
+  if (!await resumedStep(ctx, t, "steps", "editor.ts", args, db, label)) return;
   const later = readAckJournal<EditStep>(resumed.acks);
   const again = await judgeEdits(
     ctx.target,

@@ -10,7 +10,7 @@ import { diagnosed } from "./diagnoses.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { killAfterLastWrite, killLanding } from "./_kill.ts";
 import { killSeries, seriesKind } from "./_kill_series.ts";
-import { RESUMED_OPS, resumeToSelfKill } from "./_resume.ts";
+import { RESUMED_OPS, resumedStep } from "./_resume.ts";
 import { CELL_METHODS, loadTarget, openTargetStore } from "./target.ts";
 
 export { recoverMessages } from "./_prefix_state.ts";
@@ -193,20 +193,8 @@ async function resumePrefix(
 ): Promise<void> {
   const before = countAcks(acksPath);
   const what = `${label}, resumed`;
-  try {
-    await resumeToSelfKill(
-      ctx,
-      "prefix_writer.ts",
-      [db, acksPath, String(RESUMED_OPS)],
-      db,
-      label,
-    );
-  } catch (error) {
-    await t.step(`${what}: the first appends after recovery are taken`, () => {
-      throw error;
-    });
-    return;
-  }
+  const args = [db, acksPath, String(RESUMED_OPS)];
+  if (!await resumedStep(ctx, t, "appends", "prefix_writer.ts", args, db, label)) return;
   const acks = readAckJournal<Append>(acksPath);
   tally(ctx, "acknowledgedOps", acks.length - before);
   const state = await judgePrefix(ctx.target, db, acks);

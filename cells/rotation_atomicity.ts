@@ -10,7 +10,7 @@ import { stopSeries } from "./_fence_series.ts";
 import { judgeRotations, orphans, recover, type Rotation } from "./_rotation_state.ts";
 import { checkSteps } from "./_state_check.ts";
 import { diagnosed } from "./diagnoses.ts";
-import { RESUMED_OPS, resumeToSelfKill } from "./_resume.ts";
+import { RESUMED_OPS, resumedStep } from "./_resume.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { answerOf, describeAnswer, verdict } from "./_typed.ts";
 import { CELL_METHODS, loadTarget, openTargetStore, type Store } from "./target.ts";
@@ -70,20 +70,8 @@ async function resumeRun(
 ): Promise<void> {
   const resumedAcks = `${acksPath}.resumed.jsonl`;
   const what = `${label}, resumed`;
-  try {
-    await resumeToSelfKill(
-      ctx,
-      "rotator.ts",
-      [db, resumedAcks, "0", RESUMED, String(RESUMED_OPS)],
-      db,
-      label,
-    );
-  } catch (error) {
-    await t.step(`${what}: the first rotations after recovery are taken`, () => {
-      throw error;
-    });
-    return;
-  }
+  const args = [db, resumedAcks, "0", RESUMED, String(RESUMED_OPS)];
+  if (!await resumedStep(ctx, t, "rotations", "rotator.ts", args, db, label)) return;
   const acks = readAckJournal<Rotation>(resumedAcks);
   const probe = [acks[0], acks.at(-1)].filter((a) => a !== undefined).map((a) => a.parentId);
   const before = await judgeRotations(ctx.target, db, readAckJournal<Rotation>(acksPath));
