@@ -101,11 +101,23 @@ function unopenedDefinition(
 }
 
 /**
- * The permissions a cell's test narrows itself to: no network, only deno as a subprocess
+ * The permissions a cell's test narrows itself to: no network (but the suite's own host
+ * when it was imported by URL), only deno as a subprocess
  * (unscoped for the LD_PRELOAD recorder), FFI only for the leg's library and what the
  * target declares, remote imports only from a remote target's host (asking for more than
  * the test process holds fails every cell).
  */
+/**
+ * The host this suite was imported from, when it was imported by URL and this process
+ * may reach it: the recorder's C source is fetched from there (no module imports it).
+ */
+function suiteHost(): string[] | false {
+  const url = new URL(import.meta.url);
+  if (url.protocol === "file:") return false;
+  const granted = Deno.permissions.querySync({ name: "net", host: url.host }).state === "granted";
+  return granted ? [url.host] : false;
+}
+
 function cellPermissions(
   spec: CellSpec,
   leg: Leg,
@@ -113,7 +125,7 @@ function cellPermissions(
   permissions: ChildPermissions | undefined,
 ): Deno.PermissionOptionsObject {
   return {
-    net: false,
+    net: suiteHost(),
     read: true,
     write: true,
     env: true,

@@ -7,6 +7,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { packageRoot } from "../harness/child.ts";
 import { waitFor } from "../harness/wait_for.ts";
+import { exists as existsSync } from "../internal/fs.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 
 const SERVER_START_MS = 30_000;
@@ -166,6 +167,8 @@ Deno.test({
         args: [
           "test",
           `--allow-import=${host}`,
+          // The recorder's C source is fetched from the host (no module imports it).
+          `--allow-net=${host}`,
           "--allow-read",
           "--allow-write",
           "--allow-env",
@@ -185,6 +188,8 @@ Deno.test({
           DENO_DIR: `${scratch}/deno_dir`,
           DENO_SQLITE_PATH: sqliteLibraryPath(),
           CELLS_EVIDENCE_DIR: `${scratch}/evidence`,
+          // The recorder is built here, from the served source, not found in a cache.
+          XDG_CACHE_HOME: `${scratch}/cache`,
         },
         stdin: "null",
         stdout: "piped",
@@ -226,6 +231,13 @@ Deno.test({
           `cell ${cell} on ${label} did not pass: ${where}`,
         );
       }
+      // Every check ran: by URL as from a clone (the kill series needs the recorder).
+      const skipped = output.match(/"[\w.:]+":"not run: [^"]*"/g);
+      strictEqual(skipped, null, `Checks not run by URL: ${skipped?.join("; ")}: ${where}`);
+      ok(
+        existsSync(`${scratch}/cache/session-cells/.cache/recorder`),
+        `The recorder was not built from the served source: ${where}`,
+      );
       // The children's scripts are only ever loaded by the children: served means the
       // children imported them by URL (the cache was empty).
       for (

@@ -12,7 +12,8 @@ import {
   writeText,
 } from "./_libc.ts";
 
-const EEXIST = 17;
+/** mkdir's errno for an existing path. */
+export const EEXIST = 17;
 
 /**
  * The folder of this process's own cgroup in a mounted cgroup v2 hierarchy, or
@@ -50,6 +51,11 @@ export class Cgroup {
   create(): number {
     const error = makeDir(this.c, this.dir);
     return error === EEXIST ? 0 : error;
+  }
+
+  /** Creates it; 0, or the errno (`EEXIST` when it exists). */
+  createNew(): number {
+    return makeDir(this.c, this.dir);
   }
 
   /** Whether it offers what the trees need: freezing and killing the whole of it. */

@@ -31,7 +31,7 @@
  *
  * @module
  */
-import { Cgroup, ownCgroupDir, ownCgroupPath } from "./_cgroup.ts";
+import { Cgroup, EEXIST, ownCgroupDir, ownCgroupPath } from "./_cgroup.ts";
 import { libc, libcPath, type LibcSymbols, sendSignal, SIGNALS } from "./_libc.ts";
 import {
   allStats,
@@ -81,6 +81,8 @@ const SCOPE_ENV = "CELLS_SCOPE";
 const RUN_SCOPE_ENV = "CELLS_RUN_SCOPE";
 /** Forces a mechanism (`proc` or `none`), for tests of the fallbacks. */
 const FORCE_ENV = "CELLS_PROCESS_TREE";
+/** How long an isolate waits for another one setting up the shared scope. */
+const SHARED_SCOPE_MS = 30_000;
 
 /** How long a freeze or a stop may take before the kill goes ahead anyway. */
 const FREEZE_DEADLINE_MS = 2_000;
@@ -125,14 +127,13 @@ function envGet(name: string): string | undefined {
 /** The process's run scope, set up on first use. */
 function runScope(): Scope {
   if (scope) return scope;
-  const token = `${Deno.pid}-${randomId()}`;
   const forced = envGet(FORCE_ENV);
   const path = libcPath();
   const c = forced === "none" ? undefined : libc(path);
   if (!c || !path) {
     scope = {
       mechanism: "none",
-      token,
+      token: `${Deno.pid}-${randomId()}`,
       reason: forced === "none"
         ? `${FORCE_ENV}=none`
         : "libc could not be loaded through FFI (not Linux with glibc, or --allow-ffi does not cover it)",
@@ -142,21 +143,15 @@ function runScope(): Scope {
     return scope;
   }
   // Another isolate of this process (deno test --parallel) may have set it up.
-  const shared = envGet(RUN_SCOPE_ENV);
-  if (shared) {
-    const saved = JSON.parse(shared) as Omit<Scope, "c" | "cgroup"> & {
-      pid: number;
-      cgroupDir?: string;
-    };
-    if (saved.pid === Deno.pid) {
-      const { cgroupDir, pid: _, ...rest } = saved;
-      scope = { ...rest, c, ...(cgroupDir ? { cgroup: new Cgroup(c, cgroupDir) } : {}) };
-      return scope;
-    }
-  }
-  scope = forced === "proc"
-    ? { mechanism: "proc", reason: `${FORCE_ENV}=proc`, c, libc: path, token }
+  const shared = sharedScope(c);
+  if (shared) return scope = shared;
+  // One token per process, whichever isolate gets here first: pid and start time.
+  const token = `${Deno.pid}-${procStat(c, "self")?.startTime ?? randomId()}`;
+  const attempt = forced === "proc"
+    ? { mechanism: "proc" as const, reason: `${FORCE_ENV}=proc`, c, libc: path, token }
     : cgroupScope(c, path, token);
+  if (attempt === "taken") return scope = awaitSharedScope(c);
+  scope = attempt;
   if (scope.mechanism === "proc") {
     // Inherited by every process started from here on (spawnChild passes it on).
     const before = envGet(SCOPE_ENV);
@@ -183,13 +178,53 @@ function runScope(): Scope {
   return scope;
 }
 
-/** Tries the cgroup mechanism: a cgroup of the run's own, with this process in it. */
-function cgroupScope(c: LibcSymbols, path: string, token: string): Scope {
+/** The scope another isolate of this process published, if any. */
+function sharedScope(c: LibcSymbols): Scope | undefined {
+  const shared = envGet(RUN_SCOPE_ENV);
+  if (!shared) return undefined;
+  const saved = JSON.parse(shared) as Omit<Scope, "c" | "cgroup"> & {
+    pid: number;
+    cgroupDir?: string;
+  };
+  // Inherited from a parent process: not this process's scope.
+  if (saved.pid !== Deno.pid) return undefined;
+  const { cgroupDir, pid: _, ...rest } = saved;
+  return { ...rest, c, ...(cgroupDir ? { cgroup: new Cgroup(c, cgroupDir) } : {}) };
+}
+
+/** Waits (bounded) for the isolate that created the run's cgroup to publish the scope. */
+function awaitSharedScope(c: LibcSymbols): Scope {
+  const end = performance.now() + SHARED_SCOPE_MS;
+  for (;;) {
+    const shared = sharedScope(c);
+    if (shared) return shared;
+    if (performance.now() > end) {
+      throw new Error(
+        `Cannot set up the run's process trees: another isolate of process ${Deno.pid} ` +
+          `created its cgroup and did not publish ${RUN_SCOPE_ENV} within ${SHARED_SCOPE_MS} ms`,
+      );
+    }
+    pause(5);
+  }
+}
+
+/**
+ * Tries the cgroup mechanism: a cgroup of the run's own, with this process in it; or
+ * `"taken"` when another isolate of this process is setting it up. Isolates of one
+ * process (deno test --parallel) get here on separate threads at once: creating the
+ * cgroup, whose name is this process's, is the lock, so that one of them moves the
+ * process and all of them use that one cgroup.
+ */
+function cgroupScope(c: LibcSymbols, path: string, token: string): Scope | "taken" {
   const proc = (reason: string): Scope => ({ mechanism: "proc", reason, c, libc: path, token });
+  const name = `cells-${token}`;
+  const ownPath = ownCgroupPath(c);
+  if (ownPath?.endsWith(`/${name}`)) return "taken";
   const own = ownCgroupDir(c);
-  if (!own) return proc("no cgroup v2 hierarchy is mounted");
-  const group = new Cgroup(c, `${own}/cells-${token}`);
-  const created = group.create();
+  if (!own || ownPath === undefined) return proc("no cgroup v2 hierarchy is mounted");
+  const group = new Cgroup(c, `${own}/${name}`);
+  const created = group.createNew();
+  if (created === EEXIST) return "taken";
   if (created) return proc(`cannot create a cgroup under ${own} (errno ${created})`);
   if (!group.usable()) {
     group.remove();
@@ -206,7 +241,7 @@ function cgroupScope(c: LibcSymbols, path: string, token: string): Scope {
     libc: path,
     token,
     cgroup: group,
-    cgroupPath: ownCgroupPath(c) ?? "",
+    cgroupPath: `${ownPath === "/" ? "" : ownPath}/${name}`,
   };
 }
 

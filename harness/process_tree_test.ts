@@ -249,3 +249,29 @@ for (const mechanism of [undefined, "proc"] as const) {
     },
   });
 }
+
+Deno.test({
+  name: "isolates of one process share one run scope, set up once even when they race",
+  ignore: !linux || treeMechanism().mechanism !== "cgroup",
+  async fn() {
+    for (let round = 0; round < 3; round++) {
+      const output = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--no-lock", script("isolates.ts").href, "6"],
+      }).output();
+      const stderr = new TextDecoder().decode(output.stderr);
+      strictEqual(output.code, 0, stderr);
+      const { trees, cgroup } = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+        trees: { token: string; cgroupDir: string; cgroupPath: string }[];
+        cgroup: string;
+      };
+      const scopes = new Set(trees.map((tree) => tree.token.split(".")[0]));
+      strictEqual(scopes.size, 1, `round ${round}: scopes ${[...scopes].join(", ")}`);
+      for (const tree of trees) {
+        // The guard waits to find itself in cgroupPath; the parent moves it to cgroupDir.
+        ok(tree.cgroupDir.endsWith(tree.cgroupPath), `round ${round}: ${JSON.stringify(tree)}`);
+        const scope = tree.cgroupPath.slice(0, tree.cgroupPath.lastIndexOf("/"));
+        strictEqual(scope, cgroup, `round ${round}: the process is not in its scope's cgroup`);
+      }
+    }
+  },
+});

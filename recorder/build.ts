@@ -61,8 +61,43 @@ async function sha256(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function projectRoot(): string {
-  return fromFileUrl(new URL("..", import.meta.url)).replace(/\/$/, "");
+/**
+ * Where the library is cached: the project's `.cache/` when this module is on disk; the
+ * user's cache folder when it was imported by URL (there is no project folder then).
+ */
+function cacheRoot(): string {
+  const here = new URL("..", import.meta.url);
+  if (here.protocol === "file:") return fromFileUrl(here).replace(/\/$/, "");
+  const home = Deno.env.get("HOME");
+  const base = Deno.env.get("XDG_CACHE_HOME") ?? (home ? `${home}/.cache` : undefined);
+  if (!base) {
+    throw new Error(
+      "Cannot place the file-system call recorder: neither XDG_CACHE_HOME nor HOME is set (set one)",
+    );
+  }
+  return `${base}/session-cells`;
+}
+
+/** A source file's text, read from disk or, for a module imported by URL, fetched. */
+async function sourceText(url: URL): Promise<string | { reason: string }> {
+  if (url.protocol === "file:") return await Deno.readTextFile(url);
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+      return {
+        reason: `the recorder's C source ${url.href} was imported by URL and fetching it ` +
+          `needs --allow-net=${url.host}`,
+      };
+    }
+    return { reason: `cannot fetch the recorder's C source ${url.href}: ${error}` };
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    return { reason: `cannot fetch the recorder's C source ${url.href}: HTTP ${response.status}` };
+  }
+  return await response.text();
 }
 
 /**
@@ -108,19 +143,33 @@ export async function buildRecorder(
   const skip = platformSkipReason();
   if (skip) return { ok: false, reason: skip };
   const cc = options.cc ?? Deno.env.get("CC") ?? "cc";
-  const source = await Deno.readTextFile(SOURCE) + "\0" + await Deno.readTextFile(PART_TWO);
+  const parts = [await sourceText(SOURCE), await sourceText(PART_TWO)];
+  for (const part of parts) if (typeof part !== "string") return { ok: false, reason: part.reason };
+  const [main, io] = parts as string[];
+  const source = `${main}\0${io}`;
   const hash = (await sha256(new TextEncoder().encode(
     `${cc}\0${FLAGS.join(" ")}\0${LIBS.join(" ")}\0${source}`,
   ))).slice(0, 16);
-  const dir = `${options.root ?? projectRoot()}/.cache/recorder/${hash}`;
+  const dir = `${options.root ?? cacheRoot()}/.cache/recorder/${hash}`;
   const path = `${dir}/libfsrecorder.so`;
   if (exists(path)) return { ok: true, path };
   await Deno.mkdir(dir, { recursive: true });
   const partial = `${path}.${Deno.pid}.tmp`;
+  let copies: string | undefined;
+  let compiled = SOURCE.protocol === "file:" ? fromFileUrl(SOURCE) : undefined;
+  if (!compiled) {
+    // Imported by URL: the compiler reads the fetched copies (the include is relative).
+    // A folder per process: a concurrent build never reads a half-written copy.
+    copies = `${dir}/src-${Deno.pid}`;
+    await Deno.mkdir(copies, { recursive: true });
+    await Deno.writeTextFile(`${copies}/fs_recorder_io.c`, io!);
+    compiled = `${copies}/fs_recorder.c`;
+    await Deno.writeTextFile(compiled, main!);
+  }
   let output: Deno.CommandOutput;
   try {
     output = await new Deno.Command(cc, {
-      args: [...FLAGS, "-o", partial, fromFileUrl(SOURCE), ...LIBS],
+      args: [...FLAGS, "-o", partial, compiled, ...LIBS],
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -137,6 +186,7 @@ export async function buildRecorder(
       }`,
     );
   }
+  if (copies) await Deno.remove(copies, { recursive: true });
   // Rename into place so a concurrent build never loads a half-written library.
   await Deno.rename(partial, path);
   return { ok: true, path };

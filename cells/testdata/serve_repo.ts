@@ -12,6 +12,8 @@ const TYPES: Record<string, string> = {
   ".mjs": "application/javascript; charset=utf-8",
   ".json": "application/json; charset=utf-8",
   ".md": "text/markdown; charset=utf-8",
+  // The recorder's C source, fetched by the suite to build it.
+  ".c": "text/plain; charset=utf-8",
 };
 
 const [rootArg, portArg = "0"] = Deno.args;
