@@ -8,6 +8,7 @@ import { type Child, KillError } from "../harness/child.ts";
 import { killLanding } from "./_kill.ts";
 import { effectiveModeOrSkip, observeJournalMode } from "../harness/legs.ts";
 import { waitFor } from "../harness/wait_for.ts";
+import { exists } from "../internal/fs.ts";
 import type { CellRun } from "./_cell.ts";
 import { type BusyWindow, busyWindow } from "./_busy_window.ts";
 import { readRole, type RoleEntry } from "./_role_journal.ts";
@@ -29,7 +30,12 @@ export interface RoleRun {
   killedInFlight: Set<number>;
   /** Operations settled when the current incarnation started. */
   settledAtSpawn: number;
+  /** The kill anchor's hold (one role's): the operation it waits before, and its barrier. */
+  hold?: { seq: number; barrier: string };
 }
+
+/** The role that holds near its end so that a kill lands even on a quick store. */
+const ANCHOR: Role = "gateway";
 
 /** What the helpers of a run are, and the knobs of the lock holder. */
 export interface Helpers {
@@ -132,6 +138,7 @@ export function spawnRoles(ctx: CellRun, db: string, span: number): RoleRun[] {
   return ROLES.map((role) => {
     const journal = ctx.run.file(`${role}.jsonl`);
     const total = Math.max(4, Math.round(WORK[role] * span));
+    const hold = role === ANCHOR ? { seq: total - 2, barrier: ctx.run.file("hold") } : undefined;
     return {
       role,
       total,
@@ -143,10 +150,12 @@ export function spawnRoles(ctx: CellRun, db: string, span: number): RoleRun[] {
         String(total),
         "0",
         ctx.run.file("start"),
+        hold ? `${hold.seq}:${hold.barrier}` : "-",
       ]),
       incarnations: [],
       killedInFlight: new Set<number>(),
       settledAtSpawn: 0,
+      ...(hold ? { hold } : {}),
     };
   });
 }
@@ -215,7 +224,9 @@ function restart(ctx: CellRun, db: string, run: RoleRun, entries: readonly RoleE
  * once it has settled a seeded fraction of what it had left (at least one operation of
  * this incarnation: never a kill at start-up), then restarts it where it stopped. A role
  * can finish between the check and the kill (a quick store): such a miss is retried on
- * a role still at work, a few times, so the kills land. Notes the plan as `kills`.
+ * a role still at work, a few times; when none landed, the anchor role, holding before
+ * one of its last operations, is killed there, so a kill lands on every store whose
+ * roles run at all. Notes the plan as `kills`.
  */
 export async function killAndRestart(
   ctx: CellRun,
@@ -239,7 +250,8 @@ export async function killAndRestart(
     }
     const settled = settledCount(readRole(run.journal));
     const at = Math.min(
-      run.total - 1,
+      // The anchor settles no more than its hold's operation until it is released.
+      run.hold?.seq ?? run.total - 1,
       Math.max(settled, run.settledAtSpawn) + 1 + Math.floor(fraction * (run.total - settled) / 2),
     );
     await waitFor(
@@ -263,15 +275,53 @@ export async function killAndRestart(
       killLog.push(`${run.role}: finished as it was killed`);
       continue;
     }
-    run.incarnations.push(run.child.exited!);
     landed++;
-    tally(ctx, "sigkills", 1);
-    ctx.observeLeg(db, `${run.role} killed mid-work`);
-    const entries = readRole(run.journal);
-    killLog.push(`${run.role} at ${settledCount(entries)}/${run.total}`);
-    restart(ctx, db, run, entries);
+    killLog.push(`${run.role} at ${settledCount(readRole(run.journal))}/${run.total}`);
+    killed(ctx, db, run);
   }
+  await anchorKill(ctx, db, runs, kills > 0 && landed === 0, killLog, deadlineAt);
   ctx.note("kills", killLog);
+}
+
+/** Books a landed kill of `run` and restarts it where it stopped (without its hold). */
+function killed(ctx: CellRun, db: string, run: RoleRun): void {
+  run.incarnations.push(run.child.exited!);
+  tally(ctx, "sigkills", 1);
+  ctx.observeLeg(db, `${run.role} killed mid-work`);
+  delete run.hold;
+  restart(ctx, db, run, readRole(run.journal));
+}
+
+/**
+ * When no timed kill landed (every role was quicker than the kills' polling), kills the
+ * anchor where it holds, before one of its last operations: a kill lands on every store
+ * that runs its roles at all. Otherwise releases the hold.
+ */
+async function anchorKill(
+  ctx: CellRun,
+  db: string,
+  runs: RoleRun[],
+  needed: boolean,
+  killLog: string[],
+  deadlineAt: number,
+): Promise<void> {
+  const anchor = runs.find((run) => run.hold);
+  if (!anchor?.hold) return;
+  const { seq, barrier } = anchor.hold;
+  if (needed) {
+    await waitFor(() => anchor.child.exited !== undefined || exists(`${barrier}.held`), {
+      what: `${anchor.role} to reach its hold before operation ${seq}`,
+      deadlineMs: Math.max(1, deadlineAt - performance.now()),
+      observed: () => `${settledCount(readRole(anchor.journal))} settled`,
+    });
+    if (anchor.child.exited === undefined) {
+      await killLanding(anchor.child, `${anchor.role} at its hold`);
+      killLog.push(`${anchor.role} at its hold before operation ${seq} (no timed kill landed)`);
+      killed(ctx, db, anchor);
+      return;
+    }
+  }
+  releaseBarrier(barrier);
 }
 
 /**

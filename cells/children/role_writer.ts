@@ -9,10 +9,14 @@ import { dirname } from "../../internal/path.ts";
 import { childArgs, lifetimeGuard, openStoreFor } from "../child_runtime.ts";
 import { isBusyError } from "../diagnoses.ts";
 
-const [target, dbPath, journalPath, role, total, start, barrier] = childArgs(
+const [target, dbPath, journalPath, role, total, start, barrier, hold = "-"] = childArgs(
   7,
-  "role_writer.ts <target> <db> <journal> <gateway|cli|cron> <total> <start> <barrier>",
+  "role_writer.ts <target> <db> <journal> <gateway|cli|cron> <total> <start> <barrier> [<seq>:<hold barrier>]",
 );
+// The kill anchor: before operation `holdSeq` the role says so (`<hold barrier>.held`)
+// and waits to be released, or killed there when no timed kill landed.
+const holdSeq = hold === "-" ? -1 : Number(hold.slice(0, hold.indexOf(":")));
+const holdBarrier = hold.slice(hold.indexOf(":") + 1);
 /** Sessions the gateway spreads its appends over (plus the shared long one). */
 const GATEWAY_SESSIONS = 6;
 const store = await openStoreFor(target!, dbPath!);
@@ -89,6 +93,15 @@ try {
   }
   for (let seq = Number(start); seq < Number(total); seq++) {
     guard();
+    if (seq === holdSeq) {
+      Deno.writeTextFileSync(`${holdBarrier}.held`, `${Deno.pid}\n`);
+      if (!awaitBarrier(holdBarrier, 60_000)) {
+        console.error(
+          `role ${role}: its hold before operation ${seq} was not released within 60 s`,
+        );
+        Deno.exit(TIMED_OUT);
+      }
+    }
     const op = opOf(seq);
     journal.write({ k: "inv", seq, op, t: Date.now() });
     const t0 = Date.now();
