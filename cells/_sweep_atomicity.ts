@@ -29,7 +29,8 @@ async function attempting(target: string, db: string): Promise<Map<string, Store
   }
 }
 
-function copyFiles(from: string, to: string): void {
+/** Copies a store's files (`store.db` and its journal, WAL and shm) from `from` into `to`. */
+export function copyStoreFiles(from: string, to: string): void {
   Deno.mkdirSync(to, { recursive: true });
   for (const entry of Deno.readDirSync(from)) {
     if (entry.isFile && entry.name.startsWith("store.db")) {
@@ -68,7 +69,7 @@ export async function sweepAtomicity(
   await t.step("sweep atomicity: the sender died with two obligations attempting", () => {
     ok(died, sender.describe());
   });
-  copyFiles(setup, `${setup}/pristine`);
+  copyStoreFiles(setup, `${setup}/pristine`);
   const before = await attempting(ctx.target, setupDb);
   const check = async (db: string, label: string) => {
     const after = await attempting(ctx.target, db);
@@ -87,7 +88,7 @@ export async function sweepAtomicity(
     });
   };
   const args = (db: string, dir: string) => {
-    copyFiles(`${setup}/pristine`, db.slice(0, db.lastIndexOf("/")));
+    copyStoreFiles(`${setup}/pristine`, db.slice(0, db.lastIndexOf("/")));
     return [db, `${dir}/inbox.jsonl`, dir, "sweeper", "-", "0"];
   };
   if (own) {

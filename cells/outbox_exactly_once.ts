@@ -4,6 +4,8 @@ import type { CellOptions } from "./cell_options.ts";
 import { untilExited } from "./_kill.ts";
 import { seriesKind } from "./_kill_series.ts";
 import { sweepAtomicity } from "./_sweep_atomicity.ts";
+import { outboxStops } from "./_outbox_stops.ts";
+import { raceSeriesOf } from "./_race_series.ts";
 import { startTallies, tally } from "./_tally.ts";
 import { SENDER_AFTER_ATTEMPTING } from "./_inbox.ts";
 import { choosePolicy, declaredPolicy, type SweepAnswer } from "./_delivery_policy.ts";
@@ -113,6 +115,15 @@ async function probePolicy(ctx: CellRun): Promise<SweepAnswer[]> {
  * `sweepRecoverable:afterClaim`, else before each of the sweep's file-system calls in
  * turn) leaves two attempting orphans both taken or neither.
  *
+ * Stops, with the race series on (`raceSeries`: the matrix and the mutants task): each of
+ * the sweep, the attempt and the delivery mark the target declares no crash point in is
+ * stopped before each of its lock calls in turn while another process moves: another
+ * sweep takes the same dead owner's obligations and a live owner dies (every sweep's
+ * claims disjoint, together all that was owed), the pending obligation is settled
+ * (`markUnknown`, else `markFailed`: the stale attempt is refused), or a recovery takes
+ * the attempt over under a new fence (the stale mark is refused, the recovery's own is
+ * accepted). At least one move must land during a stop.
+ *
  * @param options Target, leg, obligation and sweeper counts, transports.
  * @returns The test definitions to register with `Deno.test`.
  * @example
@@ -183,6 +194,9 @@ export function outboxExactlyOnceCell(
         }
       }
       await sweepAtomicity(ctx, t, listed, seriesKind(options.killSeries), obligations);
+      // Inside each guarded write the target declares no crash point in: a stop at each of
+      // its lock calls while a competing process moves (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") await outboxStops(ctx, t, listed);
       ctx.note("elapsedMs", Math.round(performance.now() - started));
     },
   }, options);

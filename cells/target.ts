@@ -18,7 +18,7 @@
  * | 2 consume-once | `requestHandoff`, `claimHandoff`, `getHandoffState` | `checkInvariants` |
  * | 3 rotation atomicity | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `crashPoints()` named `publishCompressionChild:*` |
  * | 4 fork determinism | `getMessages` (with `includeInactive`), `rewindToMessage`, `forkSession` | `getSession`, `checkInvariants`; `crashPoints()` named `rewindToMessage:*` and `forkSession:*` |
- * | 5 outbox exactly-once | `recordObligation`, `markAttempting`, `markDelivered`, `sweepRecoverable`, `listObligations` | `checkInvariants`; the target's `deliveryPolicy`; `crashPoints()` named `recordObligation:afterCommit`, `markAttempting:afterCommit` and `sweepRecoverable:afterClaim` |
+ * | 5 outbox exactly-once | `recordObligation`, `markAttempting`, `markDelivered`, `sweepRecoverable`, `listObligations` | `checkInvariants`; the target's `deliveryPolicy`; `getObligation`; `markUnknown` or `markFailed` (an obligation settled while an attempt of it is stopped); `crashPoints()` named `recordObligation:afterCommit`, `markAttempting:afterCommit` and `sweepRecoverable:afterClaim` |
  * | 6 concurrent writers | `getMessages` | `checkInvariants`; `recordObligation` + `listObligations` (the cron role's outbox); `listSessions` + the cell 3 lock methods (its rotations) |
  * | 7 fenced ownership | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `requestHandoff` + `claimHandoff` + `completeHandoff` + `failHandoff` + `getHandoffState` (the claimed handoff); `recordObligation` + `markAttempting` + `markDelivered` + `markUnknown` + `getObligation` (the outbox attempt) |
  *
@@ -61,6 +61,11 @@
  *   takes only obligations whose owner is dead (never a live process's, never the
  *   sweeper's own), all of them in one transaction (a sweep killed midway takes none),
  *   so concurrent sweeps return disjoint sets; what it returned is on disk when it returns.
+ *   Each guard is checked in the write's own transaction: a sweep, an attempt or a
+ *   delivery mark stopped inside (before any of its lock calls) while another process
+ *   sweeps the same dead owner's obligations, settles the obligation (`markUnknown`, else
+ *   `markFailed`, of a pending one) or takes the attempt over, is refused or takes only
+ *   what is still owed when it goes on.
  * - **Delivery policy** (cell 5): what a sweep does with an obligation that may have been
  *   sent (its owner died while it was `attempting`, or after sending and before
  *   `markDelivered`) when the transport does not deduplicate. The target declares it as
@@ -367,9 +372,9 @@ export interface Store {
    * `fence` (a sweep took the attempt over) or it is not attempting. (cell 5)
    */
   markDelivered?(id: string, fence: number): MaybePromise<boolean>;
-  /** Marks an open obligation failed, with the reason. (no cell calls it) */
+  /** Marks an open obligation failed, with the reason. (cell 5, when the store lacks `markUnknown`) */
   markFailed?(id: string, fence: number, reason: string): MaybePromise<boolean>;
-  /** Marks an open obligation unknown (maybe sent), with the reason. (no cell calls it) */
+  /** Marks an open obligation unknown (maybe sent), with the reason. (cells 5 and 7) */
   markUnknown?(id: string, fence: number, reason: string): MaybePromise<boolean>;
   /**
    * Takes over the open obligations of dead processes (never a live process's, nor the
@@ -386,7 +391,7 @@ export interface Store {
   ): MaybePromise<RecoveredObligationView[]>;
   /** Lists the obligations, oldest first. (cell 5) */
   listObligations?(): MaybePromise<StoredObligation[]>;
-  /** Reads one obligation. (no cell calls it) */
+  /** Reads one obligation. (cells 5 and 7, when present) */
   getObligation?(id: string): MaybePromise<StoredObligation | undefined>;
 }
 
