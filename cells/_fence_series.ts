@@ -15,6 +15,7 @@ import { HarnessError } from "../harness/harness_error.ts";
 import { WaitError, waitFor } from "../harness/wait_for.ts";
 import { exists } from "../internal/fs.ts";
 import type { CellRun } from "./_cell.ts";
+import { readReport, type StopResult, walkLockStops } from "./_stop_walk.ts";
 import { holdsLockIn, processStopped } from "./_kill.ts";
 import { recorder, seriesEnv } from "./_kill_series.ts";
 import { type Answer, describeAnswer, verdict } from "./_typed.ts";
@@ -162,23 +163,7 @@ interface Took {
   acted: Answer | null;
 }
 
-function readJson<T>(path: string): T | undefined {
-  try {
-    const text = Deno.readTextFileSync(path);
-    return text.endsWith("\n") ? JSON.parse(text) as T : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** One stop: the outcome, or why no order of an atomic fenced write gives it. */
-interface StopResult {
-  stopped: boolean;
-  /** The new owner took over while the actor was stopped, before its write landed. */
-  raced: boolean;
-  violation?: string;
-}
-
 async function stopAt(
   ctx: CellRun,
   scenario: StopScenario,
@@ -279,8 +264,8 @@ async function stopAt(
         throw new Error(`${label}: a child failed: ${child.describe()}`);
       }
     }
-    const stale = readJson<Answer>(out);
-    const took = readJson<Took>(`${out}.owner`);
+    const stale = readReport<Answer>(out);
+    const took = readReport<Took>(`${out}.owner`);
     if (!stale || !took) {
       throw new Error(`${label}: the children did not report (${stale}, ${took})`);
     }
@@ -295,7 +280,7 @@ async function stopAt(
     }
     const store = await openTargetStore(ctx.target, db);
     try {
-      const found = await scenario.trace?.(store, readJson(shared) ?? {});
+      const found = await scenario.trace?.(store, readReport(shared) ?? {});
       if (found) problems.push(`the file shows ${found}`);
     } finally {
       await store.close();
@@ -338,35 +323,18 @@ async function walkStops(
     console.error(`  stop series ${scenario.name} not run: ${lib.reason}`);
     return;
   }
-  let stops = 0;
-  let raced = 0;
-  let completed = false;
-  for (let k = 1; k <= maxStops; k++) {
-    const result = await stopAt(ctx, scenario, k, lib.path);
-    if (!result.stopped) {
-      completed = true;
-      break;
-    }
-    stops++;
-    if (result.raced) raced++;
-    if (result.violation) {
-      await t.step(`${scenario.write} stopped at lock call ${k}: ${scenario.what}`, () => {
-        throw new Error(result.violation);
-      });
-      return;
-    }
-  }
-  ctx.note(key, { stops, movedWhileStopped: raced, complete: completed });
-  console.log(
-    `  stop series ${scenario.name}: ${stops} stop(s) inside ${scenario.write}, the new owner moved while stopped at ${raced}`,
+  await walkLockStops(
+    ctx,
+    t,
+    {
+      key,
+      write: scenario.write,
+      what: scenario.what,
+      mover: "the new owner",
+    },
+    (k) => stopAt(ctx, scenario, k, lib.path!),
+    maxStops,
   );
-  await t.step(`${scenario.write}, ${scenario.what}: a move landed during a stop`, () => {
-    if (raced === 0) {
-      throw new HarnessError(
-        `no move of the new owner committed while the actor was stopped inside ${scenario.write} (${stops} stops): the interleave never happened, nothing was judged`,
-      );
-    }
-  });
 }
 
 /** Runs each named scenario (`STOP_SCENARIOS`) whose write the target declares no crash point in. */

@@ -15,11 +15,11 @@
 // nothing was judged (a `HarnessError`).
 import { releaseBarrier } from "../harness/barrier.ts";
 import { type Child, reapAll } from "../harness/child.ts";
-import { HarnessError } from "../harness/harness_error.ts";
 import { WaitError, waitFor } from "../harness/wait_for.ts";
 import { exists } from "../internal/fs.ts";
 import { dirname } from "../internal/path.ts";
 import type { CellRun } from "./_cell.ts";
+import { readReport, type StopResult, walkLockStops } from "./_stop_walk.ts";
 import { holdsLockIn, killLanding, processStopped } from "./_kill.ts";
 import { OP_MARKS_ENV, recorder, seriesEnv } from "./_kill_series.ts";
 import { recorderEnv } from "../recorder/record.ts";
@@ -82,15 +82,6 @@ interface Moved {
   acted?: Answer | null;
 }
 
-function readJson<T>(path: string): T | undefined {
-  try {
-    const text = Deno.readTextFileSync(path);
-    return text.endsWith("\n") ? JSON.parse(text) as T : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The process and, where /proc tells, every process it started (a store's worker). */
 function tree(pid: number): number[] {
   const pids = [pid];
@@ -105,13 +96,6 @@ function tree(pid: number): number[] {
 
 const claimsOf = (answer: Answer | null | undefined): Claim[] =>
   answer && !answer.threw && Array.isArray(answer.value) ? answer.value as Claim[] : [];
-
-/** One stop: whether the actor stopped, whether the move raced it, and what broke. */
-interface StopResult {
-  stopped: boolean;
-  raced: boolean;
-  violation?: string;
-}
 
 /** Spawns a role of `outbox_stop.ts` on `db`. */
 function spawnRole(
@@ -181,7 +165,7 @@ async function judge(
     if (verdict(stale) === "accepted") {
       problems.push(`the stale ${walk.write} was acknowledged (${describeAnswer(stale)})`);
     }
-    const dead = readJson<Record<string, { id: string }>>(deadFile)!;
+    const dead = readReport<Record<string, { id: string }>>(deadFile)!;
     if (walk.scenario === "attempt") {
       const o = await readObligation(store, dead.pending!.id);
       if (o?.state === "attempting") {
@@ -292,14 +276,14 @@ async function stopAt(
     actor.signal("SIGCONT");
     // A report is read once whole (its last line ends): the child may be writing it.
     let stale: Answer | undefined;
-    await waitFor(() => (stale = readJson<Answer>(out)) !== undefined, {
+    await waitFor(() => (stale = readReport<Answer>(out)) !== undefined, {
       what: `${label}: the resumed actor to finish its write`,
       deadlineMs: DEADLINE_MS,
       children: [actor],
     });
     releaseBarrier(`${dir}/go.act`);
     let moved: Moved | undefined;
-    await waitFor(() => (moved = readJson<Moved>(`${dir}/owner.json`)) !== undefined, {
+    await waitFor(() => (moved = readReport<Moved>(`${dir}/owner.json`)) !== undefined, {
       what: `${label}: the competitor to act`,
       deadlineMs: DEADLINE_MS,
       children: [owner],
@@ -339,35 +323,13 @@ async function walkStops(
   const key = `stopSeries.${walk.write}${
     walk.scenario === "sweep" && walk.idempotent ? ".idempotent" : ""
   }`;
-  let stops = 0;
-  let raced = 0;
-  let completed = false;
-  for (let k = 1; k <= maxStops; k++) {
-    const result = await stopAt(ctx, walk, k, library, pristine);
-    if (!result.stopped) {
-      completed = true;
-      break;
-    }
-    stops++;
-    if (result.raced) raced++;
-    if (result.violation) {
-      await t.step(`${walk.write} stopped at lock call ${k}: ${walk.what}`, () => {
-        throw new Error(result.violation);
-      });
-      return;
-    }
-  }
-  ctx.note(key, { stops, movedWhileStopped: raced, complete: completed });
-  console.log(
-    `  stop series ${key}: ${stops} stop(s) inside ${walk.write}, the competitor moved while stopped at ${raced}`,
+  await walkLockStops(
+    ctx,
+    t,
+    { key, write: walk.write, what: walk.what, mover: "the competitor" },
+    (k) => stopAt(ctx, walk, k, library, pristine),
+    maxStops,
   );
-  await t.step(`${walk.write}, ${walk.what}: a move landed during a stop`, () => {
-    if (raced === 0) {
-      throw new HarnessError(
-        `no competing move committed while the actor was stopped inside ${walk.write} (${stops} stops): the interleave never happened, nothing was judged`,
-      );
-    }
-  });
 }
 
 /**
