@@ -120,6 +120,8 @@ type Answer = { id: number; ok: true; result: unknown } | {
 
 /** Methods whose `null` answer means "none" (`undefined` in the contract). */
 const OPTIONAL_RESULTS = new Set(["getSession", "getObligation"]);
+/** How long a broken pipe waits for the worker's end before it is reported as an error. */
+const PIPE_DEATH_MS = 10_000;
 
 class Connection {
   #process: Deno.ChildProcess;
@@ -180,6 +182,16 @@ class Connection {
     }
   }
 
+  /** Waits for the worker's end (and #ended's verdict on it), at most `ms`. */
+  async #exitedWithin(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#process.status,
+      new Promise((resolve) => timer = setTimeout(resolve, ms)),
+    ]);
+    clearTimeout(timer);
+  }
+
   async #ended(): Promise<void> {
     const status = await this.#process.status;
     if (this.#closing && status.success) return;
@@ -201,8 +213,11 @@ class Connection {
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { op, resolve, reject });
       const line = new TextEncoder().encode(`${JSON.stringify({ id, op, args })}\n`);
-      this.#writer.write(line).catch((error) => {
+      this.#writer.write(line).catch(async (error) => {
         this.#pending.delete(id);
+        // A pipe broken by the worker's death: a SIGKILL is the store's crash, so this
+        // process dies by it too (in #ended), never with this error first.
+        await this.#exitedWithin(PIPE_DEATH_MS);
         reject(new WorkerError("WorkerDiedError", `Cannot reach the worker: ${error}`));
       });
     });

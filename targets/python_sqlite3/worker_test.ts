@@ -74,6 +74,37 @@ for (let i = 0; ; i++) await store.appendMessage("s1", { role: "user", content: 
   },
 });
 
+Deno.test({
+  name:
+    "a request written to a worker just dead by SIGKILL kills its client by SIGKILL, not an error",
+  ...options,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    // The client kills its worker and waits (without yielding) until it is a zombie, its
+    // pipes closed: the next request's write fails before the client learns of the death.
+    const client = new Deno.Command(Deno.execPath(), {
+      args: [
+        "eval",
+        `import { openStore } from ${JSON.stringify(target.href)};
+const store = await openStore(${JSON.stringify(`${dir}/store.db`)}, {});
+await store.createSession("s1");
+const pid = store.workerPid;
+Deno.kill(pid, "SIGKILL");
+const end = performance.now() + 10_000;
+while (!/^\\d+ \\(.*\\) Z/.test(Deno.readTextFileSync("/proc/" + pid + "/stat"))) {
+  if (performance.now() > end) throw new Error("the worker never died");
+}
+await store.appendMessage("s1", { role: "user", content: "after" });`,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(client.stderr).text();
+    const status = await client.status;
+    strictEqual(status.signal, "SIGKILL", `code ${status.code}: ${await stderr}`);
+  },
+});
+
 for (const cell of [1, 2] as const) {
   Deno.test({
     name: `cell ${cell} judges the Python worker store, and it passes`,
