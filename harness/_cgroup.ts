@@ -16,13 +16,15 @@ import {
 export const EEXIST = 17;
 
 /**
- * The folder of this process's own cgroup in a mounted cgroup v2 hierarchy, or
- * `undefined` when there is none (cgroup v1 only, or not Linux).
+ * The folder of the cgroup at hierarchy path `own` (by default this process's, read now)
+ * in a mounted cgroup v2 hierarchy, or `undefined` when there is none (cgroup v1 only,
+ * or not Linux).
  */
-export function ownCgroupDir(c: LibcSymbols): string | undefined {
-  const line = readText(c, "/proc/self/cgroup")?.split("\n").find((l) => l.startsWith("0::"));
-  if (!line) return undefined;
-  const own = line.slice(3);
+export function ownCgroupDir(
+  c: LibcSymbols,
+  own: string | undefined = ownCgroupPath(c),
+): string | undefined {
+  if (own === undefined) return undefined;
   for (const entry of readText(c, "/proc/self/mountinfo")?.split("\n") ?? []) {
     const [before, after] = entry.split(" - ");
     if (!after?.startsWith("cgroup2 ")) continue;

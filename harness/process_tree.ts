@@ -218,9 +218,10 @@ function awaitSharedScope(c: LibcSymbols): Scope {
 function cgroupScope(c: LibcSymbols, path: string, token: string): Scope | "taken" {
   const proc = (reason: string): Scope => ({ mechanism: "proc", reason, c, libc: path, token });
   const name = `cells-${token}`;
+  // One read of where the process is: another isolate may move it at any moment.
   const ownPath = ownCgroupPath(c);
   if (ownPath?.endsWith(`/${name}`)) return "taken";
-  const own = ownCgroupDir(c);
+  const own = ownCgroupDir(c, ownPath);
   if (!own || ownPath === undefined) return proc("no cgroup v2 hierarchy is mounted");
   const group = new Cgroup(c, `${own}/${name}`);
   const created = group.createNew();

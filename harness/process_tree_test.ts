@@ -254,7 +254,7 @@ Deno.test({
   name: "isolates of one process share one run scope, set up once even when they race",
   ignore: !linux || treeMechanism().mechanism !== "cgroup",
   async fn() {
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 10; round++) {
       const output = await new Deno.Command(Deno.execPath(), {
         args: ["run", "-A", "--no-lock", script("isolates.ts").href, "6"],
       }).output();
