@@ -11,6 +11,7 @@ import {
   TIMED_OUT,
 } from "../harness/child.ts";
 import { HarnessError } from "../harness/harness_error.ts";
+import { procText } from "../harness/_proc.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { exists } from "../internal/fs.ts";
 import type { CellRun } from "./_cell.ts";
@@ -92,15 +93,12 @@ export async function untilExited(
 
 /**
  * Whether the process is stopped (`/proc/<pid>/stat` state `T`), or `undefined` when this
- * process may not read it (Deno asks for all permissions there).
+ * process can read no `/proc` (not Linux, and no libc either).
  */
 export function processStopped(pid: number): boolean | undefined {
-  try {
-    return Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]?.[0] === "T";
-  } catch (error) {
-    if (error instanceof Deno.errors.NotCapable) return undefined;
-    return false;
-  }
+  const stat = procText(`/proc/${pid}/stat`);
+  if (stat === undefined) return undefined;
+  return stat !== null && stat.slice(stat.lastIndexOf(") ") + 2)[0] === "T";
 }
 
 /**
@@ -111,12 +109,21 @@ export function processStopped(pid: number): boolean | undefined {
  * that holds none blocks nobody.
  */
 export function holdsLockIn(pid: number, dir: string): boolean | undefined {
+  // Read by Deno alone, so `undefined` (counted as blocking: the stop ends after a grace)
+  // under a cell's permissions; reading it through libc would change which stops are
+  // waited for without one, a change not yet run across every store and leg.
+  let locks: string;
+  try {
+    locks = Deno.readTextFileSync("/proc/locks");
+  } catch {
+    return undefined;
+  }
   try {
     const files = new Map<number, string>();
     for (const entry of Deno.readDirSync(dir)) {
       if (entry.isFile) files.set(Deno.statSync(`${dir}/${entry.name}`).ino!, entry.name);
     }
-    return Deno.readTextFileSync("/proc/locks").split("\n").some((line) => {
+    return locks.split("\n").some((line) => {
       // "1: POSIX ADVISORY WRITE <pid> <major>:<minor>:<inode> <start> <end>"
       const [, , , type, owner, id, start] = line.trim().split(/\s+/);
       const name = files.get(Number(id?.split(":")[2]));

@@ -4,6 +4,7 @@
 // every other one has read too, or is refused a lock by a held one (a store that reads
 // under its write lock admits no worse order). Then all go on. The cell verifies the
 // order happened; without the recorder it says so and releases them together.
+import { procText } from "../harness/_proc.ts";
 import { countAcks } from "../harness/ack_journal.ts";
 import { releaseBarrier } from "../harness/barrier.ts";
 import type { Child } from "../harness/child.ts";
@@ -88,10 +89,12 @@ export async function spawnSweepers(
 }
 
 function describeHold(child: Child, hold: Hold, continued: boolean): string {
-  let state = "gone";
-  try {
-    state = Deno.readTextFileSync(`/proc/${child.pid}/stat`).split(") ")[1]?.[0] ?? "?";
-  } catch { /* exited or not readable */ }
+  const stat = procText(`/proc/${child.pid}/stat`);
+  const state = stat === null
+    ? "gone"
+    : stat === undefined
+    ? "unreadable"
+    : stat.slice(stat.lastIndexOf(") ") + 2)[0] ?? "?";
   const signals = [
     exists(hold.stop) ? "held" : "",
     exists(hold.refused) ? "refused" : "",

@@ -13,6 +13,7 @@
 // no delivery is booked under a fence that moved. The walk ends when the operation
 // completes before its k-th lock call; at least one move must land during a stop, else
 // nothing was judged (a `HarnessError`).
+import { procText } from "../harness/_proc.ts";
 import { releaseBarrier } from "../harness/barrier.ts";
 import { type Child, reapAll } from "../harness/child.ts";
 import { WaitError, waitFor } from "../harness/wait_for.ts";
@@ -86,10 +87,8 @@ interface Moved {
 function tree(pid: number): number[] {
   const pids = [pid];
   for (let i = 0; i < pids.length; i++) {
-    try {
-      const children = Deno.readTextFileSync(`/proc/${pids[i]}/task/${pids[i]}/children`);
-      pids.push(...children.trim().split(/\s+/).filter(Boolean).map(Number));
-    } catch { /* gone, or not readable */ }
+    const children = procText(`/proc/${pids[i]}/task/${pids[i]}/children`);
+    if (children) pids.push(...children.trim().split(/\s+/).filter(Boolean).map(Number));
   }
   return pids;
 }

@@ -1,5 +1,21 @@
 // What /proc says about processes, read through libc (see _libc.ts).
-import { type LibcSymbols, listDir, readBytes, readText } from "./_libc.ts";
+import { libc, type LibcSymbols, listDir, readBytes, readText } from "./_libc.ts";
+
+/**
+ * A `/proc` file's text: `null` when it does not exist (its process is gone), `undefined`
+ * when it cannot be read here. Deno reads `/proc` only with every permission (a cell's
+ * test has fewer): libc reads it then, through the FFI the process trees already hold.
+ */
+export function procText(path: string): string | null | undefined {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotCapable)) return null;
+  }
+  const c = libc();
+  if (!c) return undefined;
+  return readText(c, path) ?? null;
+}
 
 /** The fields of `/proc/<pid>/stat` the tree machinery reads. */
 export interface ProcStat {
