@@ -43,24 +43,35 @@ Deno.test({
   },
 });
 
+/** A client process: opens the worker store on `<dir>/store.db`, creates "s1", runs `body`. */
+function spawnClient(
+  dir: string,
+  body: string,
+): { client: Deno.ChildProcess; stderr: Promise<string> } {
+  const client = new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `import { openStore } from ${JSON.stringify(target.href)};
+const store = await openStore(${JSON.stringify(`${dir}/store.db`)}, {});
+await store.createSession("s1");
+${body}`,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  return { client, stderr: new Response(client.stderr).text() };
+}
+
 Deno.test({
   name: "a worker killed by SIGKILL kills its client by SIGKILL: the store crashed",
   ...options,
   async fn() {
     const dir = await Deno.makeTempDir();
-    const client = new Deno.Command(Deno.execPath(), {
-      args: [
-        "eval",
-        `import { openStore } from ${JSON.stringify(target.href)};
-const store = await openStore(${JSON.stringify(`${dir}/store.db`)}, {});
-await store.createSession("s1");
-Deno.writeTextFileSync(${JSON.stringify(`${dir}/worker`)}, String(store.workerPid));
+    const { client, stderr } = spawnClient(
+      dir,
+      `Deno.writeTextFileSync(${JSON.stringify(`${dir}/worker`)}, String(store.workerPid));
 for (let i = 0; ; i++) await store.appendMessage("s1", { role: "user", content: "m" + i });`,
-      ],
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const stderr = new Response(client.stderr).text();
+    );
     await waitFor(() => {
       try {
         return Deno.readTextFileSync(`${dir}/worker`) !== "";
@@ -79,27 +90,18 @@ Deno.test({
     "a request written to a worker just dead by SIGKILL kills its client by SIGKILL, not an error",
   ...options,
   async fn() {
-    const dir = await Deno.makeTempDir();
     // The client kills its worker and waits (without yielding) until it is a zombie, its
     // pipes closed: the next request's write fails before the client learns of the death.
-    const client = new Deno.Command(Deno.execPath(), {
-      args: [
-        "eval",
-        `import { openStore } from ${JSON.stringify(target.href)};
-const store = await openStore(${JSON.stringify(`${dir}/store.db`)}, {});
-await store.createSession("s1");
-const pid = store.workerPid;
+    const { client, stderr } = spawnClient(
+      await Deno.makeTempDir(),
+      `const pid = store.workerPid;
 Deno.kill(pid, "SIGKILL");
 const end = performance.now() + 10_000;
 while (!/^\\d+ \\(.*\\) Z/.test(Deno.readTextFileSync("/proc/" + pid + "/stat"))) {
   if (performance.now() > end) throw new Error("the worker never died");
 }
 await store.appendMessage("s1", { role: "user", content: "after" });`,
-      ],
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const stderr = new Response(client.stderr).text();
+    );
     const status = await client.status;
     strictEqual(status.signal, "SIGKILL", `code ${status.code}: ${await stderr}`);
   },
