@@ -88,14 +88,21 @@ export async function runTierUnit(
   const outcome = tier === "powerloss-cells"
     ? await powerLossCellsTier({ ...options, cells: cells ?? [1] })
     : await sweepTier({ ...options, tier });
-  if (outcome.results.length) return outcome.results;
+  const engine = ctx.caps.engine;
+  if (outcome.results.length) {
+    // On its own SQLite, a row names the store's version (the sweep reports none for it).
+    const version = engine.kind === "own-sqlite" ? engine.sqliteVersion : undefined;
+    return version
+      ? outcome.results.map((r) => ({ ...r, sqliteVersion: version }))
+      : outcome.results;
+  }
   // A tier that returned no result judged nothing: a SKIP with why, never a PASS.
   return [{
     clause: tier === "sweep" ? "crash points" : "every clause",
     tier,
     leg: ctx.legs.join(","),
     library: ctx.library.label,
-    ...(ctx.caps.engine.kind !== "unknown" ? { engine: ctx.caps.engine } : {}),
+    ...(engine.kind !== "unknown" ? { engine } : {}),
     status: "SKIP",
     reason: outcome.run.reason ?? "nothing was judged",
     judged: 0,

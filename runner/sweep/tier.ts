@@ -219,7 +219,14 @@ async function eachLibrary(
       // Always a process of its own: the library, and the cells' environment
       // (CELLS_EVIDENCE_DIR, CELLS_REPORT_DIR), are the process's, never shared with the caller.
       const result = await libraryChild(share, library.path, log);
-      outcomes.push(...result.outcomes);
+      // On its own engine the store ran on no library of ours: the version the share's
+      // process loaded (its judge's) is not the store's, so it is not reported as such.
+      const ours = library.label !== "own" && library.label !== "none";
+      outcomes.push(
+        ...result.outcomes.map(({ sqliteVersion, ...rest }) =>
+          ours && sqliteVersion !== undefined ? { ...rest, sqliteVersion } : rest
+        ),
+      );
       if (result.survivors?.length) {
         const leg = options.legs.join(",");
         outcomes.push(survivorsOutcome(result.survivors, { tier, leg, library: library.label }));

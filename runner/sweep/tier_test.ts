@@ -45,6 +45,11 @@ test("sweepTier: nothing judged is a SKIP with why, never a PASS", async () => {
   ok(outcome.results.every((r) => r.status === "SKIP" && r.judged === 0), show(outcome.results));
   ok(/lacks/.test(outcome.run.reason ?? ""), outcome.run.reason);
   deepStrictEqual(outcome.results[0]!.library, "own", "Deno KV brings its own SQLite");
+  // The library the judge loaded is not the store's: its version is never the row's.
+  ok(
+    outcome.results.every((r) => r.sqliteVersion === undefined),
+    `a row names SQLite ${outcome.results.find((r) => r.sqliteVersion)?.sqliteVersion}`,
+  );
 });
 
 test("sweepTier: no crash points SKIPs the named-point tier; the recorded calls judge the store", async () => {
