@@ -25,7 +25,7 @@ export {
   type ConformanceOptions,
   registerCells,
 } from "./cells/register.ts";
-export type { CellOptions } from "./cells/cell_options.ts";
+export type { CellOptions } from "./cells/engine/options.ts";
 export type { Leg, LegName } from "./harness/legs.ts";
 export {
   CELL_METHODS,
@@ -40,7 +40,7 @@ export {
   type StoreOptions,
   TargetError,
   type TargetModule,
-} from "./cells/target.ts";
+} from "./cells/contract/target.ts";
 export {
   type CompressionPublish,
   type HandoffState,

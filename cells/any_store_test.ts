@@ -4,7 +4,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
-import { runDefinitions } from "./run_definitions.ts";
+import { runDefinitions } from "./engine/run_definitions.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 const jsonl = (name: string) => new URL(`./testdata/jsonl_store/${name}.ts`, import.meta.url);

@@ -3,7 +3,7 @@
 // that `deno test -A` stays quick: shorter prefixes before each kill, fewer racers, two
 // cells at a time. Every check still runs; `deno task matrix` (run by CI on every leg)
 // runs the defaults, one cell at a time, each under its own narrowed permissions.
-import { prefetched } from "./_prefetch.ts";
+import { prefetched } from "./engine/prefetch.ts";
 import { CELLS } from "./register.ts";
 
 const target = new URL("./reference_target.ts", import.meta.url);

@@ -1,8 +1,8 @@
 // A crashing child fails its cell at once, with its stderr in the message.
 import { ok, strictEqual } from "node:assert/strict";
-import { consumeOnceCell } from "./consume_once.ts";
-import { prefixDurabilityCell } from "./prefix_durability.ts";
-import { runDefinitions } from "./run_definitions.ts";
+import { consumeOnceCell } from "./consume_once/cell.ts";
+import { prefixDurabilityCell } from "./prefix_durability/cell.ts";
+import { runDefinitions } from "./engine/run_definitions.ts";
 import { liveChildren } from "../harness/child.ts";
 import { DatabaseSync } from "node:sqlite";
 import { currentLeg } from "../harness/legs.ts";

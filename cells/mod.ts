@@ -11,22 +11,22 @@
  *
  * @module
  */
-export * from "./target.ts";
+export * from "./contract/target.ts";
 export * from "./register.ts";
-export * from "./prefix_durability.ts";
-export * from "./consume_once.ts";
-export * from "./rotation_atomicity.ts";
-export * from "./fork_determinism.ts";
-export * from "./outbox_exactly_once.ts";
-export * from "./concurrent_writers.ts";
-export * from "./fenced_ownership.ts";
-export * from "./power_loss.ts";
-export * from "./power_loss_prefix_durability.ts";
-export * from "./power_loss_rotation_atomicity.ts";
-export * from "./power_loss_fork_determinism.ts";
-export * from "./power_loss_outbox_exactly_once.ts";
-export type { CellOptions } from "./cell_options.ts";
-export type { CellReport, CellStatus, Diagnosis, SkipKind, StoreEngine } from "./cell_report.ts";
-export * from "./probe_store.ts";
-export * from "./diagnoses.ts";
-export { type DefinitionOutcome, runDefinitions } from "./run_definitions.ts";
+export * from "./prefix_durability/cell.ts";
+export * from "./consume_once/cell.ts";
+export * from "./rotation_atomicity/cell.ts";
+export * from "./fork_determinism/cell.ts";
+export * from "./outbox_exactly_once/cell.ts";
+export * from "./concurrent_writers/cell.ts";
+export * from "./fenced_ownership/cell.ts";
+export * from "./power_loss/mod.ts";
+export * from "./prefix_durability/power_loss.ts";
+export * from "./rotation_atomicity/power_loss.ts";
+export * from "./fork_determinism/power_loss.ts";
+export * from "./outbox_exactly_once/power_loss.ts";
+export type { CellOptions } from "./engine/options.ts";
+export type { CellReport, CellStatus, Diagnosis, SkipKind, StoreEngine } from "./engine/report.ts";
+export * from "./engine/probe_store.ts";
+export * from "./engine/diagnoses.ts";
+export { type DefinitionOutcome, runDefinitions } from "./engine/run_definitions.ts";

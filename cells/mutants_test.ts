@@ -7,7 +7,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
-import { runDefinitions } from "./run_definitions.ts";
+import { runDefinitions } from "./engine/run_definitions.ts";
 import { MUTANTS, mutantTarget } from "./testdata/mutants/catalogue.ts";
 import {
   EQUIVALENT,

@@ -11,7 +11,7 @@
  * @module
  */
 import { crashPoints as storeCrashPoints, SessionDB } from "../session_db/mod.ts";
-import type { StoreOptions } from "./target.ts";
+import type { StoreOptions } from "./contract/target.ts";
 
 /**
  * Opens the reference store.

@@ -1,11 +1,11 @@
-import type { CellOptions } from "./cell_options.ts";
-import { prefixDurabilityCell } from "./prefix_durability.ts";
-import { consumeOnceCell } from "./consume_once.ts";
-import { rotationAtomicityCell } from "./rotation_atomicity.ts";
-import { forkDeterminismCell } from "./fork_determinism.ts";
-import { outboxExactlyOnceCell } from "./outbox_exactly_once.ts";
-import { concurrentWritersCell } from "./concurrent_writers.ts";
-import { fencedOwnershipCell } from "./fenced_ownership.ts";
+import type { CellOptions } from "./engine/options.ts";
+import { prefixDurabilityCell } from "./prefix_durability/cell.ts";
+import { consumeOnceCell } from "./consume_once/cell.ts";
+import { rotationAtomicityCell } from "./rotation_atomicity/cell.ts";
+import { forkDeterminismCell } from "./fork_determinism/cell.ts";
+import { outboxExactlyOnceCell } from "./outbox_exactly_once/cell.ts";
+import { concurrentWritersCell } from "./concurrent_writers/cell.ts";
+import { fencedOwnershipCell } from "./fenced_ownership/cell.ts";
 
 /**
  * The cells by number.

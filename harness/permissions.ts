@@ -27,7 +27,7 @@ export const TASK_PERMISSIONS: readonly string[] = [
  * (a store on an npm package with a native addon, say, or one whose writes a worker
  * process in another language makes): never the network, a shell, an unnamed program or
  * writes outside the run directory. A target declares them (`childPermissions` in
- * `cells/target.ts`); the harness grants exactly these and names them in its reports.
+ * `cells/contract/target.ts`); the harness grants exactly these and names them in its reports.
  *
  * @example
  * ```ts

@@ -2,7 +2,7 @@
 // power-loss modes, the power-loss cells), one leg × library at a time, through the sweep
 // engine's typed results (`runner/sweep/`): nothing is read from a console.
 import type { LegName } from "../harness/legs.ts";
-import type { SkipKind } from "../cells/cell_report.ts";
+import type { SkipKind } from "../cells/engine/report.ts";
 import { powerLossCellsTier, sweepTier } from "./sweep/tier.ts";
 import type { Library } from "./libraries.ts";
 import type { Capabilities } from "./report_schema.ts";

@@ -1,6 +1,6 @@
 /**
  * What a target offers, detected before anything runs, through the cells' own leg probe
- * (`cells/probe_store.ts`): the store opened in a child with the cells' scoped permissions
+ * (`cells/engine/probe_store.ts`): the store opened in a child with the cells' scoped permissions
  * (plus what the target declares), its methods, the engine it really runs on read from
  * evidence (its memory map, its file's header), its crash points, and whether the
  * file-system call recorder builds here. A store that cannot open is said with its own
@@ -15,10 +15,10 @@
  *
  * @module
  */
-import type { StoreEngine } from "../cells/cell_report.ts";
-import { probeStore } from "../cells/probe_store.ts";
-import { CELL_METHODS, loadTarget, type StoreMethod } from "../cells/target.ts";
-import { declaredPermissions } from "../cells/target_access.ts";
+import type { StoreEngine } from "../cells/engine/report.ts";
+import { probeStore } from "../cells/engine/probe_store.ts";
+import { CELL_METHODS, loadTarget, type StoreMethod } from "../cells/contract/target.ts";
+import { declaredPermissions } from "../cells/contract/target_access.ts";
 import { widenedFlags } from "../harness/permissions.ts";
 import { buildRecorder } from "../recorder/build.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
@@ -122,7 +122,7 @@ export async function detectCapabilities(
   if (failure) {
     if (failure.permission === true) {
       caps.scopedChildren =
-        `the store needs permissions the cells' children do not get (declare them in the target's childPermissions, see cells/target.ts): ${
+        `the store needs permissions the cells' children do not get (declare them in the target's childPermissions, see cells/contract/target.ts): ${
           failure.message.split("\n")[0]
         }`;
     } else {

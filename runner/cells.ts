@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { type CellReport, readCellReports, type StoreEngine } from "../cells/cell_report.ts";
+import { type CellReport, readCellReports, type StoreEngine } from "../cells/engine/report.ts";
 import type { LegName } from "../harness/legs.ts";
 import { basename, join } from "node:path";
 import { fromFileUrl } from "../internal/path.ts";

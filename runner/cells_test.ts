@@ -2,7 +2,7 @@
 // a PASS; a late SKIP (a leg found not honoured after the run, which fails its test) is
 // no broken run; a failing test run with every cell PASS is an ERROR.
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
-import type { CellReport } from "../cells/cell_report.ts";
+import type { CellReport } from "../cells/engine/report.ts";
 import { type CellsOptions, legOutcomes, type LegRun } from "./cells.ts";
 
 const run: LegRun = { leg: "delete", library: { label: "system", path: "/lib.so" }, run: 1 };

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { StoreEngine } from "../cells/cell_report.ts";
+import type { StoreEngine } from "../cells/engine/report.ts";
 import { exists } from "../internal/fs.ts";
 import { explicitLibraryPath, systemLibraryPath } from "../session_db/sqlite/library.ts";
 import { buildFixedSqlite, fixedSqlitePath } from "./sqlite_build.ts";

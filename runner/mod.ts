@@ -20,7 +20,7 @@
  */
 export type { Outcome, TierName, TierOutcome, TierRun } from "./result.ts";
 export { TIERS } from "./result.ts";
-export type { CellStatus, Diagnosis, SkipKind, StoreEngine } from "../cells/cell_report.ts";
+export type { CellStatus, Diagnosis, SkipKind, StoreEngine } from "../cells/engine/report.ts";
 export type { LegName } from "../harness/legs.ts";
 export { type CellsOptions, type LegRun, runCells } from "./cells.ts";
 export {

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { StoreEngine } from "../cells/cell_report.ts";
+import type { StoreEngine } from "../cells/engine/report.ts";
 import type { Capabilities, ConformanceReport, Result } from "./report_schema.ts";
 import { STATUSES } from "./report_schema.ts";
 

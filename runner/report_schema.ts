@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { CellStatus, StoreEngine } from "../cells/cell_report.ts";
+import type { CellStatus, StoreEngine } from "../cells/engine/report.ts";
 import type { Outcome, TierRun } from "./result.ts";
 
 export { TIERS } from "./result.ts";

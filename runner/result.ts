@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { CellStatus, Diagnosis, SkipKind, StoreEngine } from "../cells/cell_report.ts";
+import type { CellStatus, Diagnosis, SkipKind, StoreEngine } from "../cells/engine/report.ts";
 
 /**
  * The tiers, in the order they run.

@@ -5,7 +5,7 @@
 // a pending one is re-owned and sent, an attempting one (maybe sent) is resent with its id
 // as the idempotency key on an idempotent transport, else settled unknown with a reason.
 import { createHash } from "node:crypto";
-import type { RecoveredObligationView, StoredObligation } from "../cells/target.ts";
+import type { RecoveredObligationView, StoredObligation } from "../cells/contract/target.ts";
 import { type Connection, processAlive } from "./_node_sqlite_db.ts";
 
 type Row = Record<string, unknown>;

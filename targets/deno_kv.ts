@@ -20,7 +20,12 @@
  *
  * @module
  */
-import type { CellMessage, StoredMessage, StoredSession, StoreOptions } from "../cells/target.ts";
+import type {
+  CellMessage,
+  StoredMessage,
+  StoredSession,
+  StoreOptions,
+} from "../cells/contract/target.ts";
 
 interface KvSession {
   id: string;

@@ -30,7 +30,7 @@ import type {
   StoredMessage,
   StoredSession,
   StoreOptions,
-} from "../cells/target.ts";
+} from "../cells/contract/target.ts";
 
 /** The package, pinned to the major version checked here. */
 const PACKAGE = "npm:@libsql/client@0.18";

@@ -19,4 +19,9 @@ export {
   type Synchronous,
 } from "./node_sqlite.ts";
 export { DenoKvStore } from "./deno_kv.ts";
-export type { CellMessage, StoredMessage, StoredSession, StoreOptions } from "../cells/target.ts";
+export type {
+  CellMessage,
+  StoredMessage,
+  StoredSession,
+  StoreOptions,
+} from "../cells/contract/target.ts";

@@ -1,7 +1,7 @@
 /**
  * A target nobody here wrote the storage of: a session store on Deno's built-in
  * `node:sqlite` (the SQLite bundled in Deno, never this project's binding), with every
- * method of every cell, written from the target contract (`cells/target.ts`).
+ * method of every cell, written from the target contract (`cells/contract/target.ts`).
  *
  * Its durability policy: the journal mode is the leg's (`options.journalMode`), else
  * `NODE_SQLITE_JOURNAL_MODE`, else `wal`; `synchronous` is `NODE_SQLITE_SYNCHRONOUS`
@@ -38,7 +38,7 @@ import type {
   StoredObligation,
   StoredSession,
   StoreOptions,
-} from "../cells/target.ts";
+} from "../cells/contract/target.ts";
 import {
   CompressionLockError,
   CompressionSessionClosedError,

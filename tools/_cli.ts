@@ -1,10 +1,10 @@
 // What every tool's command line shares: usage errors, the flag table and `--help`, and
 // the one flag vocabulary (FLAGS) with its defaults and parsers (sharedOptions).
 import { dirname, join, resolve } from "node:path";
-import type { StoreEngine } from "../cells/cell_report.ts";
+import type { StoreEngine } from "../cells/engine/report.ts";
 import { CELLS } from "../cells/register.ts";
-import { loadTarget, targetSpecifier } from "../cells/target.ts";
-import { declaredPermissions } from "../cells/target_access.ts";
+import { loadTarget, targetSpecifier } from "../cells/contract/target.ts";
+import { declaredPermissions } from "../cells/contract/target_access.ts";
 import { widenedFlags } from "../harness/permissions.ts";
 import {
   reapRunScope,

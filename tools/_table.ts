@@ -1,7 +1,7 @@
 // The one table every tool prints: results fit the terminal (120 columns when stdout is
 // not one), identical SKIPs grouped on one line, and every FAIL or ERROR followed by its
 // failed checks, its diagnoses, its replay command and its evidence. The JSON keeps the rest.
-import type { Diagnosis } from "../cells/cell_report.ts";
+import type { Diagnosis } from "../cells/engine/report.ts";
 import { oneLine } from "../runner/report_formats.ts";
 import { observedResults, type Verdict, verdictOf } from "../runner/report_schema.ts";
 import type { Outcome, TierOutcome, TierRun } from "../runner/result.ts";

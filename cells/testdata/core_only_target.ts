@@ -6,7 +6,7 @@
  * @module
  */
 import { SessionDB } from "../../session_db/mod.ts";
-import type { Store, StoreOptions } from "../target.ts";
+import type { Store, StoreOptions } from "../contract/target.ts";
 
 /** Opens the store: the core methods only. */
 export function openStore(path: string, options: StoreOptions): Store {

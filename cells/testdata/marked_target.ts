@@ -6,7 +6,7 @@
  * @module
  */
 import { crashPoints as referencePoints, SessionDB } from "../../session_db/mod.ts";
-import type { StoreOptions } from "../target.ts";
+import type { StoreOptions } from "../contract/target.ts";
 
 /** The delivery policy it keeps. */
 export const deliveryPolicy = "marked-at-least-once";

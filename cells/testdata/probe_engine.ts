@@ -1,7 +1,7 @@
 // Prints what `probeStore` finds for a target on a leg (JSON), run with the tasks'
 // permissions rather than -A (as `deno task matrix` runs the cells): the engine must be
 // read from evidence there too. Usage: probe_engine.ts <target> <library> <version>.
-import { probeStore } from "../probe_store.ts";
+import { probeStore } from "../engine/probe_store.ts";
 
 const [target, library, sqliteVersion] = Deno.args;
 const probe = await probeStore(target!, {

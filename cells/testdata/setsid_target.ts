@@ -3,12 +3,12 @@
  * (`setsid`, as a store with a background compactor would) that runs until the store is
  * closed. A child killed mid-write never closes it: only a kill that takes the child's
  * whole tree ends its daemon. Correct otherwise: every cell must pass, and nothing may be
- * left running after them (`cells/tree_kill_test.ts`).
+ * left running after them (`cells/moves/tree_kill_test.ts`).
  *
  * @module
  */
 import { crashPoints as storeCrashPoints, SessionDB } from "../../session_db/mod.ts";
-import type { ChildPermissions, StoreOptions } from "../target.ts";
+import type { ChildPermissions, StoreOptions } from "../contract/target.ts";
 
 /** What the daemon runs: recognisable in a process list, and long. */
 export const DAEMON_ARGS = ["3599.25"];

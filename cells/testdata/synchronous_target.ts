@@ -7,7 +7,7 @@
  * @module
  */
 import { SessionDB } from "../../session_db/mod.ts";
-import type { StoreOptions } from "../target.ts";
+import type { StoreOptions } from "../contract/target.ts";
 import { mutantCrashPoints } from "./mutants/_mutant.ts";
 import {
   openWithSynchronous,

@@ -6,7 +6,7 @@
  * @module
  */
 import { SessionDB } from "../../session_db/mod.ts";
-import type { StoreOptions } from "../target.ts";
+import type { StoreOptions } from "../contract/target.ts";
 
 /** Opens the reference store. */
 export function openStore(path: string, options: StoreOptions): SessionDB {

@@ -32,11 +32,11 @@ export {
   type TierLibrary,
   type TierOptions,
 } from "./tier.ts";
-export { sweep } from "./points.ts";
-export { programsFor, sweepCalls } from "./calls.ts";
-export { parseStateId } from "./_plan.ts";
-export { REFERENCE_TARGET } from "./_state_child.ts";
-export { POWER_LOSS_CELLS } from "./_library.ts";
+export { sweep } from "./points/points.ts";
+export { programsFor, sweepCalls } from "./calls/calls.ts";
+export { parseStateId } from "./core/plan.ts";
+export { REFERENCE_TARGET } from "./core/state_child.ts";
+export { POWER_LOSS_CELLS } from "./core/library.ts";
 export type {
   CallFailure,
   CallSweepOptions,
@@ -48,11 +48,11 @@ export type {
   SweepFailure,
   SweepOptions,
   SweepReport,
-} from "./_types.ts";
+} from "./core/types.ts";
 export type { Outcome, TierOutcome, TierRun } from "../result.ts";
 export type { LegName } from "../../harness/legs.ts";
 export type { Child, SpawnOptions } from "../../harness/child.ts";
 export type { Profile } from "../../recorder/crash_states.ts";
-export type { PowerLossOptions } from "../../cells/power_loss.ts";
-export type { ProgramOp } from "./_program.ts";
-export type { PlannedState } from "./_plan.ts";
+export type { PowerLossOptions } from "../../cells/power_loss/mod.ts";
+export type { ProgramOp } from "./core/program.ts";
+export type { PlannedState } from "./core/plan.ts";

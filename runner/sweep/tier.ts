@@ -34,10 +34,10 @@
 import { join } from "node:path";
 import type { LegName } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
-import { targetSpecifier } from "../../cells/target.ts";
+import { targetSpecifier } from "../../cells/contract/target.ts";
 import type { Outcome, TierName, TierOutcome } from "../result.ts";
-import type { SkipKind } from "../../cells/cell_report.ts";
-import { seedTemplate } from "./_calls_record.ts";
+import type { SkipKind } from "../../cells/engine/report.ts";
+import { seedTemplate } from "./calls/record.ts";
 import { spawnTree, survivorsOutcome } from "../_tree_child.ts";
 import {
   type CallKnobs,
@@ -45,9 +45,9 @@ import {
   type LibraryRequest,
   type LibraryResult,
   type PointKnobs,
-} from "./_library.ts";
+} from "./core/library.ts";
 
-export type { CallKnobs, CellKnobs, LibraryResult, PointKnobs } from "./_library.ts";
+export type { CallKnobs, CellKnobs, LibraryResult, PointKnobs } from "./core/library.ts";
 
 /** A SQLite library of the run: its label in the results and its path. */
 export interface TierLibrary {
@@ -145,7 +145,7 @@ async function libraryChild(
       "--no-lock",
       "-A",
       "--unstable-kv",
-      new URL("./children/library.ts", import.meta.url).href,
+      new URL("./core/children/library.ts", import.meta.url).href,
       requestPath,
       resultPath,
     ],

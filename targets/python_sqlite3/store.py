@@ -560,7 +560,7 @@ def check_text(value, what):
         raise StoreError("InvalidInputError", f"Invalid {what} {value!r}: use a non-empty string")
 
 
-# The store methods the worker serves (docs/worker_protocol.md), named as in cells/target.ts.
+# The store methods the worker serves (docs/worker_protocol.md), named as in cells/contract/target.ts.
 METHODS = [
     "createSession",
     "appendMessage",

@@ -20,7 +20,7 @@
  * @module
  */
 import { fromFileUrl } from "../../internal/path.ts";
-import type { ChildPermissions, StoreOptions } from "../../cells/target.ts";
+import type { ChildPermissions, StoreOptions } from "../../cells/contract/target.ts";
 import { openWorkerStore, type WorkerStore } from "./worker_client.ts";
 
 export type { WorkerStore };

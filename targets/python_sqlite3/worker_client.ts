@@ -23,7 +23,7 @@
  * @module
  */
 import { killSelf } from "../../harness/self_kill.ts";
-import type { Store, StoreOptions } from "../../cells/target.ts";
+import type { Store, StoreOptions } from "../../cells/contract/target.ts";
 
 /**
  * How to start a worker.

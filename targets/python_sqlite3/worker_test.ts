@@ -5,7 +5,7 @@ import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../../harness/legs.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { CELLS } from "../../cells/register.ts";
-import { runDefinitions } from "../../cells/run_definitions.ts";
+import { runDefinitions } from "../../cells/engine/run_definitions.ts";
 import { childPermissions, openStore } from "./target.ts";
 
 const python = childPermissions().run?.[0] ?? "";

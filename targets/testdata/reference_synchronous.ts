@@ -7,7 +7,7 @@ import {
   type Synchronous,
   SYNCHRONOUS_LEVELS,
 } from "../../cells/testdata/mutants/_synchronous.ts";
-import type { StoreOptions } from "../../cells/target.ts";
+import type { StoreOptions } from "../../cells/contract/target.ts";
 
 /** Opens the reference store at the environment's `synchronous` level. */
 export function openStore(path: string, options: StoreOptions): unknown {

@@ -2,7 +2,7 @@
 // transaction each, and prints {"n", "ms", "cpuMicros"}. Run with or without the LD_PRELOAD
 // recorder, everything else equal.
 import { cpuUsage } from "node:process";
-import { openTargetStore } from "../../cells/target.ts";
+import { openTargetStore } from "../../cells/contract/target.ts";
 
 const [target, dbPath, count] = Deno.args;
 if (!target || !dbPath || !count) {

@@ -27,7 +27,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Leg, LegName } from "../../harness/legs.ts";
 import { RunDir } from "../../harness/evidence.ts";
 import { scopedPermissions } from "../../harness/permissions.ts";
-import type { PowerLossKill, PowerLossRun } from "../../cells/power_loss.ts";
+import type { PowerLossKill, PowerLossRun } from "../../cells/power_loss/mod.ts";
 import { median } from "../../internal/stats.ts";
 import { fixedSqlitePath } from "../../runner/sqlite_build.ts";
 import { explicitLibraryPath } from "../../session_db/sqlite/library.ts";
@@ -254,7 +254,7 @@ if (import.meta.main) {
     Deno.env.set("DENO_SQLITE_PATH", library);
   }
   const { sqliteVersion } = await import("../../session_db/sqlite/database.ts");
-  const { powerLossPrefixRun } = await import("../../cells/power_loss_prefix_durability.ts");
+  const { powerLossPrefixRun } = await import("../../cells/prefix_durability/power_loss.ts");
   const version = sqliteVersion();
   const built = await buildRecorder();
   if (!built.ok) {

@@ -9,7 +9,7 @@
  * @module
  */
 import { crashPoints as storeCrashPoints, SessionDB } from "../../session_db/mod.ts";
-import type { StoreOptions } from "../../cells/target.ts";
+import type { StoreOptions } from "../../cells/contract/target.ts";
 
 /** Each daemon's `sleep` argument, by where it was started: recognisable and long. */
 export const DAEMONS = {

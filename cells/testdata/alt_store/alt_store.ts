@@ -34,7 +34,7 @@ import type {
   StoredObligation,
   StoredSession,
   StoreOptions,
-} from "../../target.ts";
+} from "../../contract/target.ts";
 import { alive, crashPoint } from "./_os.ts";
 
 /** The crash points the store honours through `SESSION_DB_CRASH_AT`. */

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { ALT_CRASH_POINTS, AltStore } from "./alt_store.ts";
 
 /** Opens the alternative store. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { AltStore } from "./alt_store.ts";
 
 /** Opens the alternative store. */

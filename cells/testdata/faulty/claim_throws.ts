@@ -5,7 +5,7 @@
  * @module
  */
 import { openMutant } from "../mutants/_mutant.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 
 /** Opens the faulty store. */
 export function openStore(path: string, options: StoreOptions): unknown {

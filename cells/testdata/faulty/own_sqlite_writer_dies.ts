@@ -7,7 +7,7 @@
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
-import type { CellMessage, StoredMessage } from "../../target.ts";
+import type { CellMessage, StoredMessage } from "../../contract/target.ts";
 
 /** Opens the faulty store. */
 export function openStore(path: string): unknown {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { CellMessage, StoredMessage, StoredSession } from "../../target.ts";
+import type { CellMessage, StoredMessage, StoredSession } from "../../contract/target.ts";
 
 type Line =
   | { t: "session"; id: string; at: number }

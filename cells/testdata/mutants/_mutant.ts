@@ -8,7 +8,7 @@ import {
   SessionNotFoundError,
 } from "../../../session_db/mod.ts";
 import { SqliteError } from "../../../session_db/sqlite/mod.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 
 /** The pieces a mutant's replacement methods use. */
 export interface MutantParts {

@@ -6,7 +6,7 @@ import {
   type DeliveryPolicy,
   type SessionDB,
 } from "../../../session_db/mod.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, openMutant } from "./_mutant.ts";
 
 /** How a mutant's sweep differs from a correct one keeping `policy`. */

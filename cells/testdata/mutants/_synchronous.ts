@@ -4,7 +4,7 @@
 // mutants. Under SIGKILL it is as correct as the reference (the page cache survives);
 // only a power loss shows the difference.
 import { CompressionSessionClosedError, SessionNotFoundError } from "../../../session_db/mod.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { openMutant } from "./_mutant.ts";
 
 /** A `PRAGMA synchronous` level. */

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { insertAppend, mutantCrashPoints, openMutant, pause, refuseUnwritable } from "./_mutant.ts";
 
 /** Opens the mutant. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
 
 const BATCH = 50;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, openMutant, pause } from "./_mutant.ts";
 
 /** Opens the mutant. */

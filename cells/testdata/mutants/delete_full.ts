@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints } from "./_mutant.ts";
 import { openWithSynchronous } from "./_synchronous.ts";
 

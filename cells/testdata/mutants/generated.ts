@@ -28,7 +28,7 @@
  *
  * @module
  */
-import { CELL_METHODS, CELL_OPTIONAL_METHODS, type StoreMethod } from "../../target.ts";
+import { CELL_METHODS, CELL_OPTIONAL_METHODS, type StoreMethod } from "../../contract/target.ts";
 import { STORE_CRASH_POINTS } from "../../../session_db/crash_points.ts";
 import type { MutantCell } from "./catalogue.ts";
 import { ACK_SUPPORT, anchor, CHECK_SUPPORT, COUNTER_SUPPORT, type Edit } from "./_support.ts";

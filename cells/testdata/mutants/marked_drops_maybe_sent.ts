@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { declared, openPolicyMutant, policyCrashPoints, type SweepBug } from "./_policy_mutant.ts";
 
 const BUG: SweepBug = { policy: "at-most-once", declares: "marked-at-least-once" };

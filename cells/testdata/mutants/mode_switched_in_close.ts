@@ -7,7 +7,7 @@
  * @module
  */
 import { Database, type SessionDB } from "../../../session_db/mod.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { openStore as openInWal } from "./resolver_ignores_mode.ts";
 
 /** Opens the mutant: WAL while open, the requested mode only once closed. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { processAlive } from "../../../session_db/process.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { openMutant } from "./_mutant.ts";
 
 /** Opens the mutant. */

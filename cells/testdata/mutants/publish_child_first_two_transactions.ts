@@ -7,7 +7,7 @@
  * @module
  */
 import { crashPoint, defineCrashPoints } from "../../../session_db/mod.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, openMutant } from "./_mutant.ts";
 import { insertChild } from "./_publish.ts";
 

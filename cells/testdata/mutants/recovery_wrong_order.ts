@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, openMutant } from "./_mutant.ts";
 
 type Row = { id: number; role: string; content: string | null; active: number };

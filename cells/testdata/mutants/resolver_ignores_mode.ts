@@ -6,7 +6,7 @@
  * @module
  */
 import { Database, SessionDB } from "../../../session_db/mod.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 
 /** Opens the mutant: WAL whatever `options.journalMode` says. */
 export function openStore(path: string, _options: StoreOptions): SessionDB {

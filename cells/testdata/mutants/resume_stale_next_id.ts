@@ -11,7 +11,7 @@
  * @module
  */
 import type { Database } from "../../../session_db/mod.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
 
 const CHANGED = ["appendMessage", "appendMessages", "publishCompressionChild", "forkSession"];

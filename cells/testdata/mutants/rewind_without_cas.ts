@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, openMutant } from "./_mutant.ts";
 
 /** Opens the mutant. */

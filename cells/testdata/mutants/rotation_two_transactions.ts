@@ -5,7 +5,7 @@
  * @module
  */
 import { crashPoint, defineCrashPoints } from "../../../session_db/mod.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, type MutantParts, openMutant } from "./_mutant.ts";
 import { insertChild, type Publish } from "./_publish.ts";
 

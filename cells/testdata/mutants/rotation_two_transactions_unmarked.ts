@@ -7,7 +7,7 @@
  * @module
  */
 import type { Publish } from "./_publish.ts";
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, openMutant } from "./_mutant.ts";
 import { publishInTwo } from "./rotation_two_transactions.ts";
 

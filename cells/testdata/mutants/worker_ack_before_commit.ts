@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { StoreOptions } from "../../target.ts";
+import type { StoreOptions } from "../../contract/target.ts";
 import { openPythonStore, type WorkerStore } from "../../../targets/python_sqlite3/target.ts";
 
 export { childPermissions } from "../../../targets/python_sqlite3/target.ts";

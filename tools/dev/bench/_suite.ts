@@ -372,7 +372,7 @@ export interface WriterRun {
 }
 
 /**
- * Peak RSS of cell 1's writer child (`cells/children/prefix_writer.ts` on the reference target)
+ * Peak RSS of cell 1's writer child (`cells/prefix_durability/children/prefix_writer.ts` on the reference target)
  * appending for `ms`: `VmHWM` read from /proc just before the SIGKILL.
  */
 export async function writerPeakRss(dir: string, ms: number): Promise<WriterRun> {
@@ -382,7 +382,7 @@ export async function writerPeakRss(dir: string, ms: number): Promise<WriterRun>
     args: [
       "run",
       "-A",
-      "cells/children/prefix_writer.ts",
+      "cells/prefix_durability/children/prefix_writer.ts",
       new URL("../../../cells/reference_target.ts", import.meta.url).href,
       db,
       acks,

@@ -243,7 +243,7 @@ async function main(options: Options): Promise<void> {
     }
     const peakMiB = median(writerRuns.map((r) => r.vmHwmKiB / 1024));
     suiteRows.push({
-      benchmark: "writer child (cells/children/prefix_writer.ts, reference target) peak RSS",
+      benchmark: "writer child (cells/prefix_durability/children/prefix_writer.ts, reference target) peak RSS",
       value: peakMiB,
       unit: "MiB",
       target: "< 80 MB",

@@ -2,8 +2,8 @@
 // this process (SESSION_DB_JOURNAL_MODE, DENO_SQLITE_PATH), in-process through
 // runDefinitions (a failed step fails the cell at once), and prints one result line.
 import { type CellId, CELLS } from "../../../cells/register.ts";
-import { runDefinitions } from "../../../cells/run_definitions.ts";
-import { readCellReports } from "../../../cells/cell_report.ts";
+import { runDefinitions } from "../../../cells/engine/run_definitions.ts";
+import { readCellReports } from "../../../cells/engine/report.ts";
 import { sqliteVersion } from "../../../session_db/sqlite/mod.ts";
 
 /** What a job writes to the result file its parent names (never to its console). */

@@ -1,0 +1,111 @@
+// The pieces of cell 6 that need no processes: the real-time order check, the
+// unfinished-work check, the SVG plots; and the WAL bound and the busy window, which must be
+// able to fail.
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { currentLeg } from "../../harness/legs.ts";
+import { realTimeViolations, type TimedAppend, unfinished } from "./role_journal.ts";
+import { cdf, lineChart } from "./svg.ts";
+import { concurrentWritersCell } from "./cell.ts";
+import { runDefinitions } from "../engine/run_definitions.ts";
+
+const append = (role: string, seq: number, id: number, t0: number, t1: number): TimedAppend => ({
+  role,
+  seq,
+  session: "s",
+  content: `${role}:${seq}`,
+  id,
+  t0,
+  t1,
+});
+
+Deno.test("real-time order: an append acknowledged before another was invoked has the smaller id", () => {
+  deepStrictEqual(realTimeViolations([append("a", 0, 1, 0, 5), append("b", 0, 2, 6, 9)]), []);
+  const [violation] = realTimeViolations([append("a", 0, 2, 0, 5), append("b", 0, 1, 6, 9)]);
+  ok(violation?.startsWith("a #0 (id 2) was acknowledged at 5 before b #0 (id 1)"), violation);
+});
+
+Deno.test("real-time order: overlapping or same-millisecond appends may commit either way", () => {
+  // b was invoked in the millisecond a was acknowledged: the order is not certain.
+  deepStrictEqual(realTimeViolations([append("a", 0, 2, 0, 5), append("b", 0, 1, 5, 9)]), []);
+  deepStrictEqual(realTimeViolations([append("a", 0, 2, 0, 8), append("b", 0, 1, 3, 9)]), []);
+});
+
+Deno.test("unfinished: what a role neither settled nor lost to a kill", () => {
+  const entries = [
+    { k: "ack" as const, seq: 0 },
+    { k: "refused" as const, seq: 1 },
+    { k: "inv" as const, seq: 2 },
+  ];
+  deepStrictEqual(unfinished(entries, 4, new Set([2])), [3]);
+  deepStrictEqual(unfinished(entries, 2, new Set()), []);
+});
+
+Deno.test("the SVG plots are standalone documents with one path per series", () => {
+  const svg = lineChart({
+    title: "a <title> & more",
+    xLabel: "x",
+    yLabel: "y",
+    series: [{ name: "one", points: [[0, 0], [1, 2]] }, { name: "two", points: cdf([3, 1, 2]) }],
+  });
+  ok(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"'));
+  ok(svg.includes("a &lt;title&gt; &amp; more"));
+  strictEqual(svg.match(/<path /g)?.length, 2);
+  deepStrictEqual(cdf([3, 1, 2]), [[1, 1 / 3], [2, 2 / 3], [3, 1], [3, 1]]);
+});
+
+Deno.test({
+  name: "cell 6 fails when the WAL grows past the bound the user set",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn(t) {
+    const definitions = await concurrentWritersCell({
+      target: new URL("../reference_target.ts", import.meta.url),
+      span: 0.4,
+      kills: 0,
+      walBoundBytes: 0,
+      keepEvidence: false,
+    });
+    const [outcome] = await runDefinitions(definitions);
+    if (outcome?.status === "SKIP") {
+      ok(currentLeg().name !== "default", `the default leg was skipped: ${outcome.detail}`);
+      return void console.log(`  SKIP: ${outcome.detail}`);
+    }
+    if (outcome?.status === "PASS") {
+      // Only a file that never had a WAL stays within a bound of 0 bytes.
+      ok(currentLeg().name !== "wal", "the WAL leg passed a WAL bound of 0 bytes");
+      await t.step("no WAL on this leg: the bound held trivially", () => {});
+      return;
+    }
+    ok(
+      /^WAL stays under 0 bytes: the WAL grew to \d+ bytes/.test(outcome?.detail ?? ""),
+      outcome?.detail,
+    );
+    console.log(`  caught (${currentLeg().name} leg): ${outcome?.detail}`);
+  },
+});
+
+Deno.test({
+  name: "cell 6's busy window alone makes a store that swallows SQLITE_BUSY lose appends",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // No periodic holds and no kills: only the window stands between the mutant and a PASS.
+    const definitions = await concurrentWritersCell({
+      target: new URL("../testdata/mutants/append_swallows_busy.ts", import.meta.url),
+      span: 0.4,
+      kills: 0,
+      lockHoldMs: 0,
+      keepEvidence: false,
+    });
+    const [outcome] = await runDefinitions(definitions);
+    if (outcome?.status === "SKIP") {
+      ok(currentLeg().name !== "default", `the default leg was skipped: ${outcome.detail}`);
+      return void console.log(`  SKIP: ${outcome.detail}`);
+    }
+    ok(
+      /^every acknowledged operation survives: \d+ acknowledged: \d+ acknowledged append\(s\) lost/
+        .test(outcome?.detail ?? ""),
+      `${outcome?.status}: ${outcome?.detail}`,
+    );
+  },
+});

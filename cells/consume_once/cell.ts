@@ -1,0 +1,340 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { countReady, releaseBarrier } from "../../harness/barrier.ts";
+import { type Child, classifyExit, reapAll, TIMED_OUT } from "../../harness/child.ts";
+import { HarnessError } from "../../harness/harness_error.ts";
+import { integrityIfSqlite } from "../../harness/db_audit.ts";
+import { waitFor } from "../../harness/wait_for.ts";
+import { type CellRun, defineCell } from "../engine/cell.ts";
+import type { CellOptions } from "../engine/options.ts";
+import { killAfterLastWrite } from "../moves/kill.ts";
+import { startTallies, tally } from "../engine/tally.ts";
+import { diagnosed } from "../engine/diagnoses.ts";
+import { claimSeries } from "./claim_series.ts";
+import { stopSeries } from "../moves/guarded_stops.ts";
+import { raceSeriesOf } from "../moves/race.ts";
+import { CELL_METHODS, loadTarget, openTargetStore } from "../contract/target.ts";
+import { CLAIMANT } from "./_children.ts";
+
+/**
+ * Options of {@linkcode consumeOnceCell}.
+ *
+ * @example
+ * ```ts
+ * import { consumeOnceCell, type ConsumeOnceOptions } from "./cell.ts";
+ * const options: ConsumeOnceOptions = {
+ *   target: new URL("../reference_target.ts", import.meta.url),
+ *   claimants: 16,
+ *   rounds: 3,
+ * };
+ * for (const test of await consumeOnceCell(options)) Deno.test(test);
+ * ```
+ */
+export interface ConsumeOnceOptions extends CellOptions {
+  /** Racing claimants (default 8). */
+  claimants?: number;
+  /** Races run one after another, each on a fresh pending handoff (default 1). */
+  rounds?: number;
+}
+
+/**
+ * Cell 2, consume-once: a parked handoff is claimed by exactly one of N racing
+ * processes. N = 8 claimant children open the store, then are released together by a
+ * file barrier; each exits 0 (won) or 10 (lost), and any other code fails the cell with
+ * that child's stderr. Exactly one 0; the stored state is `running`.
+ *
+ * Beside the race, on other sessions of the same file, a child requests a handoff, which
+ * the test process must read at once, then claims another and is SIGKILLed the instant
+ * the claim is acknowledged (nothing written or closed after it): the claim must survive
+ * the kill. No request or claim touches another session's handoff (an idle session
+ * keeps none, the parked one stays `pending`), and a request of a handoff already
+ * `pending` or `running` is refused and resets nothing.
+ * Every leg: the race rests on one predicated UPDATE, but whether an acknowledged write
+ * survives a kill is the journal's business.
+ *
+ * @param options Target, leg, claimant count, rounds.
+ * @returns The test definitions to register with `Deno.test`.
+ * @example
+ * ```ts
+ * import { consumeOnceCell } from "./cell.ts";
+ * for (const test of await consumeOnceCell({ target: new URL("../reference_target.ts", import.meta.url) })) {
+ *   Deno.test(test);
+ * }
+ * ```
+ */
+export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestDefinition[]> {
+  const claimants = options.claimants ?? 8;
+  const rounds = options.rounds ?? 1;
+  return defineCell({
+    id: 2,
+    title: "consume-once",
+    legs: "all",
+    requires: CELL_METHODS[2],
+    // The claim's worst case stops the claimants under the recorder (LD_PRELOAD).
+    preloads: true,
+    async run(ctx, t) {
+      startTallies(ctx);
+      const db = ctx.run.file("store.db");
+      const winners: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        const step = (name: string, fn: () => void) => t.step(`round ${round + 1}: ${name}`, fn);
+        const session = `cell2-${round}`;
+        const others = await parkBeside(ctx, db, session);
+        const beside = writeBeside(ctx, db, others);
+
+        const dir = ctx.run.file(`round-${round}`);
+        await Deno.mkdir(dir);
+        const barrier = `${dir}/go`;
+        const children: Child[] = [];
+        try {
+          for (let i = 0; i < claimants; i++) {
+            children.push(ctx.spawn(CLAIMANT, [db, dir, `c${i}`, barrier, session]));
+          }
+          await waitFor(() => countReady(dir) >= claimants, {
+            what: `${claimants} claimants ready`,
+            deadlineMs: 60_000,
+            children,
+            observed: () => `${countReady(dir)} ready`,
+          });
+          releaseBarrier(barrier);
+          await Promise.all(children.map((child) => child.status));
+        } finally {
+          await reapAll(children);
+        }
+        const classes = children.map((child) => classifyExit(child.exited!));
+        const crashed = children.filter((_, i) =>
+          classes[i]!.kind !== "won" && classes[i]!.kind !== "lost"
+        );
+        const won = classes.filter((c) => c.kind === "won").length;
+        winners.push(won);
+        // A claim is acknowledged to its claimant by the store's `true` (exit 0).
+        tally(ctx, "acknowledgedOps", won);
+        ctx.note("exitCodes", classes.map((c) => c.signal ?? c.code));
+        // Only gave up waiting for the barrier: the race never ran as planned, no verdict.
+        const gaveUp = crashed.length > 0 &&
+          crashed.every((c) => !c.exited!.signal && c.exited!.code === TIMED_OUT);
+        await step("every claimant exited 0 or 10", () => {
+          const text = `${crashed.length} claimant(s) crashed (neither won nor lost):\n${
+            crashed.map((child) => child.describe()).join("\n")
+          }`;
+          if (gaveUp) throw new HarnessError(text);
+          ok(crashed.length === 0, text);
+        });
+        if (gaveUp) {
+          await beside;
+          continue;
+        }
+        await step(`exactly one winner (${won})`, () => {
+          diagnosed(
+            won > 1 && "claim-without-predicate",
+            () => strictEqual(won, 1, `${won} claimants won the same handoff`),
+          );
+        });
+        const written = await beside;
+        const check = await openTargetStore(ctx.target, db);
+        const stateOf = async (id: string) => await check.getHandoffState!(id);
+        const state = await stateOf(session);
+        const after = {
+          idle: await stateOf(others.idle),
+          parked: await stateOf(others.parked),
+          claimed: await stateOf(others.claimed),
+        };
+        // A request of a handoff already pending or running is refused and resets nothing.
+        const again = [
+          await check.requestHandoff!(session, "cell2-again"),
+          await check.requestHandoff!(others.parked, "cell2-again"),
+          await stateOf(session),
+          await stateOf(others.parked),
+        ];
+        const invariants = check.checkInvariants ? await check.checkInvariants() : [];
+        await check.close();
+        // A claim is lost when its winner exited 0 and the state does not show it.
+        tally(ctx, "lost", won > 0 && state !== "running" ? won : 0);
+        tally(ctx, "lost", written.claimed === true && after.claimed !== "running" ? 1 : 0);
+        await step("stored state running", () => {
+          strictEqual(state, "running");
+          const integrity = integrityIfSqlite(db);
+          ok(integrity === undefined || integrity === "ok", `integrity_check: ${integrity}`);
+          ok(invariants.length === 0, `invariants: ${invariants.join("; ")}`);
+        });
+        await step("a request is seen at once, a claim survives a kill right after it", () => {
+          if (written.error !== undefined) throw written.error;
+          const { parked, claimed } = others;
+          strictEqual(written.requested, true, `requestHandoff("${parked}") answered false`);
+          strictEqual(
+            written.claimed,
+            true,
+            `claimHandoff("${claimed}"), unrivalled, answered false`,
+          );
+          strictEqual(
+            written.seen,
+            "pending",
+            `the acknowledged request of ${parked} is not visible to another process: it reads ${written.seen}`,
+          );
+          strictEqual(
+            after.claimed,
+            "running",
+            `the acknowledged claim of ${claimed} is lost: its state is ${after.claimed}`,
+          );
+        });
+        await step("a request or a claim changes only its own session", () => {
+          strictEqual(
+            after.idle,
+            null,
+            `${others.idle}, never requested, has a ${after.idle} handoff: a request of another session parked it`,
+          );
+          strictEqual(
+            after.parked,
+            "pending",
+            `${others.parked}, parked and never claimed, is ${after.parked}: a claim of another session took it`,
+          );
+        });
+        await step("a request of a pending or running handoff is refused, nothing reset", () => {
+          strictEqual(again[0], false, `requestHandoff of the running ${session} answered true`);
+          strictEqual(
+            again[1],
+            false,
+            `requestHandoff of the pending ${others.parked} answered true`,
+          );
+          strictEqual(again[2], "running", `the re-request reset ${session} to ${again[2]}`);
+          strictEqual(again[3], "pending", `the re-request left ${others.parked} ${again[3]}`);
+        });
+        await resumeClaims(ctx, step, db, session, others);
+      }
+      ctx.note("winnersPerRound", winners);
+      // The worst case, forced: every claimant stopped inside its claim, then all continued
+      // (on with the race series, where the target declares no crash point in the claim).
+      const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+      if (
+        raceSeriesOf(options.raceSeries) === "locks" &&
+        !points.some((p) => p.startsWith("claimHandoff:"))
+      ) {
+        await claimSeries(ctx, t);
+      }
+      // A request stopped at each of its lock calls while another process requests and
+      // claims the handoff (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["request"]);
+    },
+  }, options);
+}
+
+/**
+ * Resume after recovery: on the file the killed child left, a fresh process creates a
+ * session, parks and claims a new handoff on it and is SIGKILLed right after the claim is
+ * acknowledged; the new claim must be there, and the race's and the earlier claims as they
+ * were (a store that reads its past back but cannot take the next claim fails).
+ */
+async function resumeClaims(
+  ctx: CellRun,
+  step: (name: string, fn: () => void) => Promise<unknown>,
+  db: string,
+  session: string,
+  others: Beside,
+): Promise<void> {
+  const fresh = `${session}-resumed`;
+  let answers: unknown[] = [];
+  let failed: unknown;
+  try {
+    answers = await killAfterLastWrite(ctx, db, [
+      { method: "createSession", session: fresh },
+      { method: "requestHandoff", session: fresh },
+      { method: "claimHandoff", session: fresh },
+    ]);
+  } catch (error) {
+    failed = error;
+  }
+  const states: Record<string, string | null> = {};
+  if (failed === undefined) {
+    const check = await openTargetStore(ctx.target, db);
+    try {
+      for (const id of [fresh, session, others.claimed, others.parked, others.idle]) {
+        states[id] = await check.getHandoffState!(id);
+      }
+    } finally {
+      await check.close();
+    }
+  }
+  tally(ctx, "acknowledgedOps", answers.length);
+  tally(ctx, "lost", answers[2] === true && states[fresh] !== "running" ? 1 : 0);
+  await step("resumed: a new handoff is parked and claimed, both lives' claims kept", () => {
+    if (failed !== undefined) throw failed;
+    strictEqual(
+      answers[1],
+      true,
+      `requestHandoff("${fresh}") on the recovered file answered ${answers[1]}`,
+    );
+    strictEqual(answers[2], true, `claimHandoff("${fresh}"), unrivalled, answered ${answers[2]}`);
+    deepStrictEqual(states, {
+      [fresh]: "running",
+      [session]: "running",
+      [others.claimed]: "running",
+      [others.parked]: "pending",
+      [others.idle]: null,
+    });
+  });
+}
+
+/** The sessions beside a round's race. */
+interface Beside {
+  /** Never requested: no request of another session may park it. */
+  idle: string;
+  /** Requested by the child beside the race, never claimed. */
+  parked: string;
+  /** Parked by the setup, claimed by the child beside the race. */
+  claimed: string;
+}
+
+/** Creates and parks the raced session and those beside it (see {@linkcode Beside}). */
+async function parkBeside(ctx: CellRun, db: string, session: string): Promise<Beside> {
+  const beside = {
+    idle: `${session}-idle`,
+    parked: `${session}-parked`,
+    claimed: `${session}-claimed`,
+  };
+  const setup = await openTargetStore(ctx.target, db);
+  // Each parked as it is created, and the idle one created after both: a request that
+  // parks every session shows on it (made by the child's request of `parked`).
+  for (const id of [session, beside.claimed]) {
+    await setup.createSession(id);
+    ok(
+      await setup.requestHandoff!(id, "cell2"),
+      `requestHandoff("${id}") did not park a session without a handoff`,
+    );
+  }
+  for (const id of [beside.idle, beside.parked]) await setup.createSession(id);
+  await setup.close();
+  return beside;
+}
+
+/** What the child beside the race was answered, and saw; never rejects. */
+interface Written {
+  requested?: unknown;
+  claimed?: unknown;
+  /** The parked session's state read from this process once the request was acknowledged. */
+  seen?: string | null;
+  error?: unknown;
+}
+
+/**
+ * Beside the race, on other sessions (so never in its way): a child requests `parked`,
+ * which this process must see at once, then claims `claimed` and is SIGKILLed the instant
+ * the claim is acknowledged, with nothing written after it.
+ */
+async function writeBeside(ctx: CellRun, db: string, beside: Beside): Promise<Written> {
+  const out: Written = {};
+  try {
+    [out.requested, out.claimed] = await killAfterLastWrite(ctx, db, [
+      { method: "requestHandoff", session: beside.parked },
+      { method: "claimHandoff", session: beside.claimed },
+    ], async () => {
+      const reader = await openTargetStore(ctx.target, db);
+      try {
+        out.seen = await reader.getHandoffState!(beside.parked);
+      } finally {
+        await reader.close();
+      }
+    });
+  } catch (error) {
+    out.error = error;
+  }
+  return out;
+}

@@ -1,0 +1,64 @@
+// Shared by the cells' child scripts: open the target's store, bound the child's life.
+import { openTargetStore, type Store } from "./target.ts";
+import { TIMED_OUT } from "../../harness/child.ts";
+import { AckWriter } from "../../harness/ack_journal.ts";
+
+/** A child gives up on its own after this long (the parent's deadlines are shorter). */
+export const CHILD_LIFETIME_MS = 90_000;
+
+/** Opens the store named by the target specifier. */
+export function openStoreFor(target: string, path: string): Promise<Store> {
+  return openTargetStore(target, path);
+}
+
+/** Exits with TIMED_OUT once the child has outlived `CHILD_LIFETIME_MS`. */
+export function lifetimeGuard(): () => void {
+  const end = performance.now() + CHILD_LIFETIME_MS;
+  return () => {
+    if (performance.now() > end) {
+      console.error(`child ${Deno.pid}: lifetime of ${CHILD_LIFETIME_MS} ms passed; exiting`);
+      Deno.exit(TIMED_OUT);
+    }
+  };
+}
+
+/**
+ * Says the child got where it should be killed (creates `readyPath`) and waits for the
+ * parent's SIGKILL, holding what it has open; the lifetime guard ends it if none comes.
+ */
+export function waitToBeKilled(readyPath: string): void {
+  Deno.writeTextFileSync(readyPath, "ready");
+  setInterval(lifetimeGuard(), 1000);
+}
+
+/** The command-line arguments, checked for count. */
+export function childArgs(count: number, usage: string): string[] {
+  if (Deno.args.length < count) {
+    console.error(`usage: ${usage}`);
+    Deno.exit(2);
+  }
+  return Deno.args;
+}
+
+/**
+ * Brackets an operation with two marks when the cell walks its calls (`CELLS_OP_MARKS`
+ * names the marks file, watched by the recorder): a no-op otherwise.
+ */
+export async function marked<T>(op: string, run: () => Promise<T> | T): Promise<T> {
+  marks ??= openMarks();
+  marks?.write({ op, at: "start" });
+  const result = await run();
+  marks?.write({ op, at: "end" });
+  return result;
+}
+
+let marks: AckWriter | null | undefined;
+function openMarks(): AckWriter | null {
+  let path: string | undefined;
+  try {
+    path = Deno.env.get("CELLS_OP_MARKS");
+  } catch {
+    return null; // not allowed to read it: not asked for
+  }
+  return path ? new AckWriter(path) : null;
+}

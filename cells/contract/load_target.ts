@@ -1,0 +1,105 @@
+/**
+ * Loading a target module: the specifier normalised, the module imported and checked for
+ * `openStore`, its store opened in the leg's journal mode. Re-exported by `target.ts`,
+ * beside the contract.
+ *
+ * @module
+ */
+import type { Store, TargetModule } from "./target.ts";
+
+/**
+ * Raised when a target module cannot be loaded or lacks `openStore`.
+ *
+ * @example
+ * ```ts
+ * import { loadTarget, TargetError } from "./load_target.ts";
+ * try {
+ *   await loadTarget("data:application/typescript,export const store = 1;");
+ * } catch (error) {
+ *   console.log(error instanceof TargetError); // true: it does not export openStore
+ * }
+ * ```
+ */
+export class TargetError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "TargetError";
+  }
+}
+
+/**
+ * Normalises a target specifier: a path becomes a `file:` URL; URLs stay.
+ *
+ * @param target A module specifier, URL or file path.
+ * @returns The absolute specifier.
+ * @example
+ * ```ts
+ * import { targetSpecifier } from "./load_target.ts";
+ * console.log(targetSpecifier("/srv/my_store/target.ts")); // "file:///srv/my_store/target.ts"
+ * console.log(targetSpecifier("https://example.com/target.ts")); // unchanged
+ * ```
+ */
+export function targetSpecifier(target: string | URL): string {
+  if (target instanceof URL) return target.href;
+  if (/^(file|https?|data|npm|jsr):/.test(target)) return target;
+  const absolute = target.startsWith("/") ? target : `${Deno.cwd()}/${target}`;
+  return new URL(`file://${absolute}`).href;
+}
+
+/**
+ * Imports a target module and checks it exports `openStore`.
+ *
+ * @param target The module.
+ * @returns The module.
+ * @throws {TargetError} When it cannot be imported or lacks `openStore`.
+ * @example
+ * ```ts
+ * import { loadTarget } from "./load_target.ts";
+ * const target = await loadTarget(new URL("../reference_target.ts", import.meta.url));
+ * console.log(target.crashPoints?.().length ?? "no crash points");
+ * ```
+ */
+export async function loadTarget(target: string | URL): Promise<TargetModule> {
+  const specifier = targetSpecifier(target);
+  let module: Record<string, unknown>;
+  try {
+    module = await import(specifier);
+  } catch (error) {
+    throw new TargetError(
+      `Cannot load target module "${specifier}": ${
+        error instanceof Error ? error.message.split("\n")[0] : String(error)
+      } (check the path or URL, and --allow-import for remote modules)`,
+      { cause: error },
+    );
+  }
+  if (typeof module.openStore !== "function") {
+    throw new TargetError(
+      `Invalid target module "${specifier}": it does not export openStore(path, options) (export a function that opens your store)`,
+    );
+  }
+  return module as unknown as TargetModule;
+}
+
+/**
+ * Opens a target's store with the leg's journal mode.
+ *
+ * @param target The module.
+ * @param path The database file.
+ * @returns The store.
+ * @example
+ * ```ts
+ * import { openTargetStore } from "./load_target.ts";
+ * const target = new URL("../reference_target.ts", import.meta.url);
+ * const store = await openTargetStore(target, `${Deno.makeTempDirSync()}/s.db`); // the leg's mode
+ * await store.createSession("s1");
+ * console.log(await store.getMessages("s1")); // []
+ * await store.close();
+ * ```
+ */
+export async function openTargetStore(target: string | URL, path: string): Promise<Store> {
+  const module = await loadTarget(target);
+  const raw = Deno.env.get("SESSION_DB_JOURNAL_MODE");
+  const journalMode = raw === "wal" || raw === "delete" ? raw : undefined;
+  return await module.openStore(path, journalMode ? { journalMode } : {});
+}

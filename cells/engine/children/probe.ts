@@ -1,0 +1,53 @@
+// The leg probe: opens the store, writes, reports which methods it has, then waits to be
+// killed: the parent reads which libraries the process mapped while it is alive, and
+// observes the journal mode the store ran in with no clean close first (a store could
+// switch modes in `close()`). When loading the target, opening or writing throws, it
+// prints the error as a typed line and exits with PROBE_THREW: the parent leads with the
+// store's own error.
+import { childArgs, waitToBeKilled } from "../../contract/child_runtime.ts";
+import { loadTarget, type Store } from "../../contract/target.ts";
+import { PROBE_THREW, type ProbeLine, type ProbeStage, thrownAt } from "../_probe_line.ts";
+
+const [target, dbPath, readyPath] = childArgs(3, "probe.ts <target> <db> <ready>");
+
+function threw(stage: ProbeStage, error: unknown): never {
+  const line: ProbeLine = { threw: thrownAt(stage, error) };
+  console.log(JSON.stringify(line));
+  console.error(error instanceof Error ? error.stack ?? error.message : String(error));
+  Deno.exit(PROBE_THREW);
+}
+
+let stage: ProbeStage = "load";
+let store: Store;
+try {
+  const module = await loadTarget(target!);
+  stage = "openStore";
+  const raw = Deno.env.get("SESSION_DB_JOURNAL_MODE");
+  const journalMode = raw === "wal" || raw === "delete" ? raw : undefined;
+  store = await module.openStore(dbPath!, journalMode ? { journalMode } : {});
+  stage = "createSession";
+  await store.createSession("probe");
+  stage = "appendMessage";
+  for (let i = 0; i < 3; i++) {
+    await store.appendMessage("probe", { role: "user", content: `probe ${i}` });
+  }
+} catch (error) {
+  threw(stage, error);
+}
+const methods: string[] = [];
+for (let o: object | null = store; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+  for (const name of Object.getOwnPropertyNames(o)) {
+    if (typeof (store as unknown as Record<string, unknown>)[name] === "function") {
+      methods.push(name);
+    }
+  }
+}
+// A store that explains its journal mode (SessionDB's `journalModeReason`) says why a
+// leg was not honoured, e.g. the WAL-reset gate.
+const said = (store as unknown as { journalModeReason?: unknown }).journalModeReason;
+const line: ProbeLine = {
+  methods: [...new Set(methods)],
+  ...(typeof said === "string" ? { journalModeReason: said } : {}),
+};
+console.log(JSON.stringify(line));
+waitToBeKilled(readyPath!);

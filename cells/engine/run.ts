@@ -1,0 +1,317 @@
+// One cell's run, once its gate let it through: the run folder, the context its probe gets
+// (children spawned with the leg's environment and the target's access, figures, seeded
+// choices, the journal mode observed at every kill), the overall deadline, and the
+// outcome: PASS, FAIL (with the known patterns' cause and fix), ERROR (only the suite
+// failed), or SKIP (the checks held about a mode the leg does not advertise).
+import {
+  type Child,
+  reapAll,
+  reapWithoutSurvivors,
+  spawnChild,
+  type SpawnOptions,
+} from "../../harness/child.ts";
+import { RunDir } from "../../harness/evidence.ts";
+import { HarnessError, isHarnessError } from "../../harness/harness_error.ts";
+import {
+  type JournalObservation,
+  type Leg,
+  legEnv,
+  legVerdict,
+  observeJournalMode,
+} from "../../harness/legs.ts";
+import type { ChildPermissions } from "../../harness/permissions.ts";
+import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
+import type { CellRun, CellSpec } from "./cell.ts";
+import {
+  CellFailure,
+  type CellReporter,
+  engineEvidence,
+  type FailedCheck,
+  failureText,
+} from "./outcome.ts";
+import type { CellOptions } from "./options.ts";
+import type { StoreEngine } from "./report.ts";
+import { diagnosesOf, diagnosisLines } from "./diagnoses.ts";
+import { targetAccess } from "../contract/target_access.ts";
+
+/** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
+export const CELL_DEADLINE_MS = 10 * 60_000;
+
+/** What a run is given by its definition. */
+export interface RunSetup {
+  /** The leg (its version is the store's own SQLite's when it brings one). */
+  leg: Leg;
+  target: string;
+  engine: StoreEngine;
+  permissions: ChildPermissions | undefined;
+  /** The flags the target's children get beyond the narrow scope. */
+  widened: string[];
+  reporter: CellReporter;
+}
+
+/** `t` whose steps record the failure of their check before rethrowing it. */
+function recordingContext(t: Deno.TestContext, failures: FailedCheck[]): Deno.TestContext {
+  return new Proxy(t, {
+    get(target, key) {
+      if (key !== "step") {
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return (name: string, fn: (inner: Deno.TestContext) => unknown) =>
+        target.step(name, async (inner) => {
+          try {
+            await fn(inner);
+          } catch (error) {
+            failures.push({
+              line: `${name}: ${error instanceof Error ? error.message : String(error)}`,
+              error,
+              harness: isHarnessError(error),
+            });
+            throw error;
+          }
+        });
+    },
+  });
+}
+
+/** Spawns the cells' child scripts (`cells/children/`) with the leg and the target's access. */
+export function spawnFor(
+  leg: Leg,
+  target: string,
+  runDir: string,
+  permissions: ChildPermissions | undefined,
+): (script: URL, args: string[], extra?: Partial<SpawnOptions>) => Child {
+  const access = targetAccess(target);
+  const scriptAccess = targetAccess(new URL("../contract/child_runtime.ts", import.meta.url).href);
+  return (script, args, extra = {}) =>
+    spawnChild({
+      script: script.href,
+      args: [target, ...args],
+      runDir,
+      library: leg.library,
+      ...extra,
+      env: { ...legEnv(leg), ...extra.env },
+      read: [...(access.read ?? []), ...(scriptAccess.read ?? []), ...(extra.read ?? [])],
+      importHosts: [...(access.importHosts ?? []), ...(scriptAccess.importHosts ?? [])],
+      ...(access.config ? { config: access.config } : {}),
+      ...(permissions ? { permissions } : {}),
+    });
+}
+
+/** A run's context and what the runner needs to see of it afterwards. */
+interface Context {
+  ctx: CellRun;
+  children: Child[];
+  observations: JournalObservation[];
+  /** Called at the overall deadline: no more children. */
+  overdue(why: string): void;
+}
+
+function makeContext(setup: RunSetup, run: RunDir, seed: number): Context {
+  const figures: Record<string, unknown> = {
+    seed,
+    ...(setup.widened.length ? { childPermissions: setup.widened } : {}),
+  };
+  // Every child of the run, so that none outlives the cell, even past its deadline.
+  const children: Child[] = [];
+  const spawn = spawnFor(setup.leg, setup.target, run.path, setup.permissions);
+  let overdue: string | undefined;
+  const observations: JournalObservation[] = [];
+  const ctx: CellRun = {
+    leg: setup.leg,
+    target: setup.target,
+    engine: setup.engine,
+    run,
+    figures,
+    spawn(script, args, extra) {
+      if (overdue) throw new Error(`Cannot spawn ${script}: ${overdue}`);
+      const child = spawn(script, args, extra);
+      children.push(child);
+      return child;
+    },
+    note(name, value) {
+      figures[name] = value;
+    },
+    attach(name, text) {
+      Deno.writeTextFileSync(run.file(name), text);
+      setup.reporter.attach(name, text);
+      const attached = figures.attachments;
+      figures.attachments = [...(Array.isArray(attached) ? attached : []), name];
+    },
+    seed,
+    random: seededRandom(seed),
+    observeLeg(db, at, quiescent = false) {
+      const observation = observeJournalMode(db, at, quiescent);
+      observations.push(observation);
+      return observation;
+    },
+  };
+  return { ctx, children, observations, overdue: (why) => overdue = why };
+}
+
+/** Every kill's observation, as counts per mode, for the report. */
+function observedModes(observations: readonly JournalObservation[]): Record<string, number> {
+  const modes: Record<string, number> = {};
+  for (const o of observations) modes[o.mode] = (modes[o.mode] ?? 0) + 1;
+  return modes;
+}
+
+/** A promise that rejects at the overall deadline, naming the children still running. */
+function overallDeadline(
+  spec: CellSpec,
+  deadlineMs: number,
+  context: Context,
+): { deadline: Promise<never>; clear(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      context.overdue(`cell ${spec.id} passed its overall deadline of ${deadlineMs} ms`);
+      const running = context.children.filter((child) => !child.exited);
+      reject(
+        new Error(
+          `Cell ${spec.id} ${spec.title} did not finish within its overall deadline of ${deadlineMs} ms (raise overallDeadlineMs on a slow machine); ${running.length} child(ren) still running${
+            running.map((child) => `\n${child.describe()}`).join("")
+          }`,
+        ),
+      );
+    }, deadlineMs);
+  });
+  return { deadline, clear: () => clearTimeout(timer) };
+}
+
+/**
+ * The probe, its failed checks turned into one error (a HarnessError when only the suite
+ * failed), raced against the overall deadline.
+ */
+async function probeWithin(
+  spec: CellSpec,
+  context: Context,
+  t: Deno.TestContext,
+  failedChecks: FailedCheck[],
+  deadline: Promise<never>,
+): Promise<void> {
+  const probing = spec.run(context.ctx, recordingContext(t, failedChecks)).then(() => {
+    if (!failedChecks.length) return;
+    // Only the suite failed: an ERROR, never a verdict on the store.
+    if (failedChecks.every((f) => f.harness)) throw new HarnessError(failureText(failedChecks, []));
+    const diagnoses = diagnosesOf(failedChecks.map((f) => f.error));
+    throw new CellFailure(failureText(failedChecks, diagnoses), {
+      checks: failedChecks.map((f) => f.line),
+      diagnoses,
+    });
+  });
+  // Past the deadline the probe is abandoned: its later failure is not news.
+  probing.catch(() => {});
+  await Promise.race([probing, deadline]);
+}
+
+/**
+ * Reports a FAIL or an ERROR, keeps the evidence, and rethrows: an ERROR as it came, a
+ * FAIL as a {@linkcode CellFailure} with its checks, diagnoses and evidence folder.
+ */
+async function failed(
+  error: unknown,
+  setup: RunSetup,
+  options: CellOptions,
+  run: RunDir,
+  evidence: { fields: Record<string, unknown>; figures: Record<string, unknown> },
+  failedChecks: readonly FailedCheck[],
+): Promise<never> {
+  const message = error instanceof Error ? error.message : String(error);
+  const status = isHarnessError(error) ? "ERROR" : "FAIL";
+  const checks = failedChecks.length
+    ? failedChecks.map((f) => f.line)
+    : [message.split("\n")[0] ?? message];
+  const diagnoses = status === "FAIL"
+    ? diagnosesOf(failedChecks.length ? failedChecks.map((f) => f.error) : [error])
+    : [];
+  // A FAIL's text ends with the diagnoses (a CellFailure's has them already).
+  const text = error instanceof CellFailure
+    ? message
+    : [message, ...diagnosisLines(diagnoses)].join("\n");
+  const fields = { reason: text, figures: evidence.figures, checks, diagnoses };
+  const thrown = status === "ERROR" || error instanceof CellFailure
+    ? error
+    : new CellFailure(text, { checks, diagnoses }, { cause: error });
+  if (options.keepEvidence === false) {
+    await Deno.remove(run.path, { recursive: true }).catch(() => {});
+    setup.reporter.write(status, fields);
+    throw thrown;
+  }
+  const kept = await run.finish(false, {
+    ...evidence.fields,
+    ...(diagnoses.length ? { diagnoses } : {}),
+    error: error instanceof Error ? error.stack ?? error.message : String(error),
+  });
+  setup.reporter.write(status, { ...fields, evidence: kept });
+  if (thrown instanceof CellFailure && kept) thrown.evidence = kept;
+  throw thrown;
+}
+
+/**
+ * Runs a cell's probe under the overall deadline and reports its outcome: PASS with the
+ * evidence figures, FAIL (failed checks, diagnoses, evidence kept), ERROR, or SKIP when
+ * the checks held about a mode the leg does not advertise.
+ */
+export async function runCell(
+  spec: CellSpec,
+  options: CellOptions,
+  setup: RunSetup,
+  t: Deno.TestContext,
+): Promise<void> {
+  const run = await RunDir.create(`cell${spec.id}`);
+  const seed = runSeed(options.seed);
+  const context = makeContext(setup, run, seed);
+  const { ctx, observations } = context;
+  const evidence = () => ({
+    cell: spec.id,
+    title: spec.title,
+    target: setup.target,
+    leg: setup.leg.name,
+    ...engineEvidence(setup.leg, setup.engine),
+    ...ctx.figures,
+  });
+  const { deadline, clear } = overallDeadline(
+    spec,
+    options.overallDeadlineMs ?? CELL_DEADLINE_MS,
+    context,
+  );
+  // Under `deno test` a failed step returns false instead of throwing: record each
+  // failure so the cell itself fails, reports FAIL (ERROR when only the suite failed)
+  // and keeps its evidence.
+  const failedChecks: FailedCheck[] = [];
+  try {
+    await probeWithin(spec, context, t, failedChecks, deadline);
+    // Nothing the cell's children started may outlive it: a survivor is a FAIL.
+    await reapWithoutSurvivors(context.children, `cell ${spec.id} ${spec.title}`);
+  } catch (error) {
+    if (observations.length) ctx.figures.legObservations = observedModes(observations);
+    clear();
+    await reapAll(context.children);
+    console.error(
+      `cell ${spec.id} failed with seed ${seed}: CELLS_SEED=${seed} replays its random choices`,
+    );
+    return await failed(
+      error,
+      setup,
+      options,
+      run,
+      { fields: evidence(), figures: ctx.figures },
+      failedChecks,
+    );
+  }
+  if (observations.length) ctx.figures.legObservations = observedModes(observations);
+  clear();
+  await reapAll(context.children);
+  const verdict = observations.length ? legVerdict(setup.leg, observations) : undefined;
+  if (verdict && !verdict.honoured) {
+    // The checks held, but about a mode the leg does not advertise: not evidence.
+    const reason = verdict.reason!;
+    const kept = await run.finish(false, { ...evidence(), skipped: reason });
+    setup.reporter.write("SKIP", { reason, figures: ctx.figures, evidence: kept });
+    throw new Error(`SKIP, not evidence: ${reason}; the run is kept in ${kept}`);
+  }
+  const kept = await run.finish(true, evidence());
+  console.log(`  ${spec.title} evidence: ${JSON.stringify(ctx.figures)}`);
+  setup.reporter.write("PASS", { figures: ctx.figures, evidence: kept });
+}

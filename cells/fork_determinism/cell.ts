@@ -1,0 +1,355 @@
+import { deepStrictEqual, ok } from "node:assert/strict";
+import { readAckJournal } from "../../harness/ack_journal.ts";
+import { type CellRun, defineCell } from "../engine/cell.ts";
+import type { CellOptions } from "../engine/options.ts";
+import { type EditJudgement, type EditStep, judgeEdits } from "./judge.ts";
+import { resumedStep } from "../moves/resume.ts";
+
+/** Steps a resumed editor takes: a fork falls on every seventh step. */
+const RESUMED_STEPS = 7;
+import { awaitCrash, killAfterAcks, killReadyAndObserve } from "../moves/kill.ts";
+import { killSeries, seriesKind } from "../moves/kill_series.ts";
+import { raceSeries, raceSeriesOf } from "../moves/race.ts";
+import { stopSeries } from "../moves/guarded_stops.ts";
+import { checkSteps } from "../engine/state_check.ts";
+import { startTallies, tally } from "../engine/tally.ts";
+import {
+  CELL_METHODS,
+  loadTarget,
+  openTargetStore,
+  type StoredMessage,
+} from "../contract/target.ts";
+import { EDITOR } from "./_children.ts";
+
+/**
+ * Options of {@linkcode forkDeterminismCell}.
+ *
+ * @example
+ * ```ts
+ * import { forkDeterminismCell, type ForkDeterminismOptions } from "./cell.ts";
+ * const options: ForkDeterminismOptions = {
+ *   target: new URL("../reference_target.ts", import.meta.url),
+ *   seed: 42, // replay a reported run
+ *   crashPoints: false,
+ * };
+ * for (const test of await forkDeterminismCell(options)) Deno.test(test);
+ * ```
+ */
+export interface ForkDeterminismOptions extends CellOptions {
+  /** Acknowledged steps to wait for before the random kill (default 30). */
+  minAcknowledged?: number;
+  /** How long to wait for them (default 60 s). */
+  deadlineMs?: number;
+  /** Also crash at every `rewindToMessage:*` and `forkSession:*` point the target lists (default true). */
+  crashPoints?: boolean;
+}
+
+async function checkRun(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  label: string,
+  db: string,
+  acksPath: string,
+  intentsPath: string,
+): Promise<EditJudgement> {
+  const acks = readAckJournal<EditStep>(acksPath);
+  const judged = await judgeEdits(ctx.target, db, acks, readAckJournal<EditStep>(intentsPath));
+  const inflight = judged.inflight;
+  ctx.note(label, {
+    acknowledged: acks.length,
+    rewinds: acks.filter((a) => a.op === "rewind").length,
+    forks: acks.filter((a) => a.op === "fork").length,
+    inflight: inflight ? `${inflight.op} ${inflight.s}` : null,
+    rows: judged.state.rows.length,
+  });
+  tally(ctx, "acknowledgedOps", acks.length);
+  tally(ctx, "lost", judged.lost);
+  await checkSteps(t, judged.checks, `${label}: `);
+  return judged;
+}
+
+/**
+ * Resume after recovery: a fresh editor continues `main` on the recovered file (rewinds,
+ * forks and turns, numbered after every step journaled) and kills itself right after its
+ * seventh acknowledged step (seven steps in a row hold a fork); the file is judged again against both lives' steps (the first
+ * life's step in flight counted when the state showed it applied).
+ */
+async function resumeRun(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  label: string,
+  db: string,
+  acksPath: string,
+  intentsPath: string,
+  judged: EditJudgement,
+): Promise<void> {
+  const what = `${label}, resumed`;
+  const acks = readAckJournal<EditStep>(acksPath);
+  if (judged.applied < acks.length) {
+    ctx.note(`${what}`, "not resumed: the recovered state already failed its checks");
+    return;
+  }
+  const intents = readAckJournal<EditStep>(intentsPath);
+  const base = judged.applied > acks.length && judged.inflight ? [...acks, judged.inflight] : acks;
+  const start = Math.max(-1, ...intents.map((i) => i.s), ...acks.map((a) => a.s)) + 1;
+  const resumed = { acks: `${acksPath}.resumed.jsonl`, intents: `${intentsPath}.resumed.jsonl` };
+  const args = [
+    db,
+    resumed.acks,
+    resumed.intents,
+    String(ctx.seed),
+    "-",
+    String(start),
+    String(RESUMED_STEPS),
+  ];
+  if (!await resumedStep(ctx, t, "steps", EDITOR, args, db, label)) return;
+  const later = readAckJournal<EditStep>(resumed.acks);
+  const again = await judgeEdits(
+    ctx.target,
+    db,
+    [...base, ...later],
+    readAckJournal<EditStep>(resumed.intents),
+  );
+  tally(ctx, "acknowledgedOps", later.length);
+  tally(ctx, "lost", again.lost);
+  await checkSteps(t, again.checks, `${what}: `);
+}
+
+/**
+ * The rewind's compare-and-swap: a rewind computed from a transcript that changed since
+ * (another handle appended) is refused with `RewindConflictError` and changes nothing;
+ * the same rewind with the current active ids goes through.
+ */
+async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string) {
+  const session = "cas";
+  const store = await openTargetStore(ctx.target, db);
+  let refused = "accepted";
+  let before: StoredMessage[] = [];
+  let after: StoredMessage[] = [];
+  let rewound: number | string | undefined;
+  let again: number | string | undefined;
+  try {
+    await store.createSession(session);
+    for (const [role, content] of [["user", "u0"], ["assistant", "a1"], ["user", "u2"]] as const) {
+      await store.appendMessage(session, { role, content });
+    }
+    const seen = (await store.getMessages(session)).map((m) => m.id);
+    // Another writer, on its own handle as another process would be, appends after the
+    // caller read the transcript it computes the rewind from.
+    const other = await openTargetStore(ctx.target, db);
+    try {
+      await other.appendMessage(session, { role: "assistant", content: "a3" });
+    } finally {
+      await other.close();
+    }
+    before = await store.getMessages(session, { includeInactive: true });
+    try {
+      await store.rewindToMessage!(session, seen[2]!, { expectedActiveIds: seen });
+    } catch (error) {
+      refused = error instanceof Error ? error.name : String(error);
+    }
+    after = await store.getMessages(session, { includeInactive: true });
+    const current = after.filter((m) => m.active !== false).map((m) => m.id);
+    try {
+      rewound = await store.rewindToMessage!(session, seen[2]!, { expectedActiveIds: current });
+    } catch (error) {
+      rewound = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    }
+    // A rewind over rows an earlier rewind removed counts only the rows it removes.
+    await store.appendMessage(session, { role: "user", content: "u4" });
+    const live = (await store.getMessages(session)).map((m) => m.id);
+    try {
+      again = await store.rewindToMessage!(session, seen[0]!, { expectedActiveIds: live });
+    } catch (error) {
+      again = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    }
+  } finally {
+    await store.close();
+  }
+  ctx.note("compareAndSwap", { staleRewind: refused, currentRewind: rewound, overRewound: again });
+  await t.step(
+    "compare-and-swap: a rewind with stale active ids is refused with RewindConflictError and changes nothing",
+    () => {
+      ok(
+        refused === "RewindConflictError",
+        `the rewind with stale active ids was not refused with RewindConflictError (${refused})`,
+      );
+      deepStrictEqual(after, before, "the refused rewind changed the transcript");
+      ok(
+        rewound === 2,
+        `the rewind with the current active ids returned ${rewound}, expected 2 rows deactivated`,
+      );
+      ok(
+        again === 3,
+        `a rewind to the first message over two rows already rewound returned ${again}, expected 3 rows deactivated (u0, a1, u4)`,
+      );
+    },
+  );
+}
+
+/**
+ * Cell 4, fork determinism on edit/rewind: recovery yields exactly the chosen prefix
+ * after a rewind or a fork. A child runs edit/rewind/fork cycles on one session:
+ * user and assistant turns, a rewind to an earlier user message (compare-and-swap on
+ * the active ids) followed by the edited turn, and a fork at a chosen message. Before
+ * each step it journals an intent with the transcript the step yields, after it the
+ * acknowledged step with that transcript (ids and contents) or, for a fork, the branch
+ * and its expected contents. It is SIGKILLed at a random moment after at least 30
+ * acknowledged steps, then once more at every `rewindToMessage:*` and `forkSession:*`
+ * crash point the target lists (the second of its kind, so one was acknowledged).
+ * Each time: the active transcript is the last acknowledged one or it with the in-flight
+ * step wholly applied, never a mix; no prefix row duplicated (contents and ids unique
+ * across all rows, inactive included); every row an acknowledged rewind removed stays
+ * inactive and no other row is inactive; every acknowledged branch equals its parent's
+ * prefix at fork time, an in-flight one is complete or absent; recovery deterministic,
+ * invariants hold. And on a fresh file, the compare-and-swap: a rewind computed from a
+ * transcript another handle has appended to since is refused with `RewindConflictError`
+ * and changes nothing, while the same rewind with the current ids goes through. Two more
+ * editors stop right after their first acknowledged fork, and rewind, and are killed
+ * there with no write and no close after it: that step must be durable. Every leg.
+ *
+ * @param options Target, leg, thresholds.
+ * @returns The test definitions to register with `Deno.test`.
+ * @example
+ * ```ts
+ * import { forkDeterminismCell } from "./cell.ts";
+ * for (const test of await forkDeterminismCell({ target: new URL("../reference_target.ts", import.meta.url) })) {
+ *   Deno.test(test);
+ * }
+ * ```
+ */
+export function forkDeterminismCell(
+  options: ForkDeterminismOptions,
+): Promise<Deno.TestDefinition[]> {
+  const threshold = options.minAcknowledged ?? 30;
+  return defineCell({
+    id: 4,
+    title: "fork determinism",
+    legs: "all",
+    requires: CELL_METHODS[4],
+    requiresOneOf: [["getSession", "listSessions"]],
+    preloads: true,
+    async run(ctx, t) {
+      startTallies(ctx);
+      const seed = ctx.seed;
+      const db = ctx.run.file("store.db");
+      const acksPath = ctx.run.file("acks.jsonl");
+      const intentsPath = ctx.run.file("intents.jsonl");
+      // A random moment after the threshold: up to 20 more acknowledged steps.
+      const killAt = threshold + Math.floor(ctx.random() * 21);
+      // Started first, they run beside the random kill's editor (independent files).
+      const lastSteps = (["fork", "rewind"] as const).map((op) => {
+        const dir = ctx.run.file(`last-${op}`);
+        Deno.mkdirSync(dir);
+        const child = ctx.spawn(EDITOR, [
+          `${dir}/store.db`,
+          `${dir}/acks.jsonl`,
+          `${dir}/intents.jsonl`,
+          String(seed),
+          op,
+        ]);
+        return { op, dir, child };
+      });
+      const child = ctx.spawn(EDITOR, [db, acksPath, intentsPath, String(seed)]);
+      await killAfterAcks(ctx, child, db, acksPath, killAt, "edit steps", options.deadlineMs);
+      const random = await checkRun(ctx, t, "random kill", db, acksPath, intentsPath);
+      await resumeRun(ctx, t, "random kill", db, acksPath, intentsPath, random);
+      // Killed right after the first acknowledged fork (or rewind) was journaled, with no
+      // write after it: that step must be durable.
+      for (const { op, dir, child } of lastSteps) {
+        const ready = `${dir}/acks.jsonl.ready`;
+        await killReadyAndObserve(
+          ctx,
+          child,
+          ready,
+          `the editor to stop after its first ${op}`,
+          `${dir}/store.db`,
+          `killed after the first acknowledged ${op}`,
+        );
+        const label = `killed right after an acknowledged ${op}`;
+        await t.step(`${label}: it was the last step journaled`, () => {
+          const last = readAckJournal<EditStep>(`${dir}/acks.jsonl`).at(-1);
+          ok(last?.op === op, `the last acknowledged step is ${JSON.stringify(last)}`);
+        });
+        await checkRun(
+          ctx,
+          t,
+          label,
+          `${dir}/store.db`,
+          `${dir}/acks.jsonl`,
+          `${dir}/intents.jsonl`,
+        );
+      }
+      await checkCompareAndSwap(ctx, t, ctx.run.file("cas.db"));
+
+      const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
+        .filter((p) => p.startsWith("rewindToMessage:") || p.startsWith("forkSession:"));
+      // Inside an operation with no declared crash point: a kill at each of its calls.
+      // The editor's first bracketed operation is a fork (step 4), its second a rewind.
+      const kind = seriesKind(options.killSeries);
+      for (const [op, occurrence] of [["forkSession", 1], ["rewindToMessage", 2]] as const) {
+        if (kind === "off" || points.some((p) => p.startsWith(`${op}:`))) continue;
+        await killSeries(ctx, t, {
+          op,
+          occurrence,
+          script: EDITOR,
+          args: (db, dir) => [db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`, String(seed)],
+          async check(db, dir, label) {
+            await checkRun(ctx, t, label, db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`);
+          },
+          async resume(db, dir, label) {
+            const acks = `${dir}/acks.jsonl`;
+            const intents = `${dir}/intents.jsonl`;
+            // Read without steps: the state was judged (and its steps registered) just before.
+            const judged = await judgeEdits(
+              ctx.target,
+              db,
+              readAckJournal<EditStep>(acks),
+              readAckJournal<EditStep>(intents),
+            );
+            await resumeRun(ctx, t, label, db, acks, intents, judged);
+          },
+        }, kind);
+      }
+      // A writer racing the rewind at each of its lock calls (a split after the checks).
+      if (
+        raceSeriesOf(options.raceSeries) === "locks" &&
+        !points.some((p) => p.startsWith("rewindToMessage:"))
+      ) {
+        await raceSeries(ctx, t, "rewindToMessage");
+      }
+      // An append (a fork) stopped at each of its lock calls while the session is rotated
+      // (rewound) by another process (on with the race series).
+      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["fork"]);
+
+      if (options.crashPoints === false) return;
+      ctx.note("crashPoints", points);
+      for (const point of points) {
+        const op = point.startsWith("rewind") ? "rewind" : "fork";
+        const pointDb = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
+        const pointAcks = `${pointDb}.acks.jsonl`;
+        const pointIntents = `${pointDb}.intents.jsonl`;
+        // @2: one step of the kind is acknowledged, the second dies at the point.
+        const crasher = ctx.spawn(EDITOR, [pointDb, pointAcks, pointIntents, String(seed)], {
+          env: { SESSION_DB_CRASH_AT: `${point}@2` },
+        });
+        const killed = await awaitCrash(ctx, crasher, point, pointDb, pointAcks);
+        await t.step(`${point}: the child died there by SIGKILL`, () => {
+          ok(killed, crasher.describe());
+          const acks = readAckJournal<EditStep>(pointAcks);
+          const inflight = readAckJournal<EditStep>(pointIntents).at(-1);
+          ok(
+            acks.filter((a) => a.op === op).length === 1,
+            `expected one acknowledged ${op} before the crash`,
+          );
+          ok(
+            inflight?.op === op && inflight.s > (acks.at(-1)?.s ?? -1),
+            `the step in flight is ${JSON.stringify(inflight)}, not a ${op}`,
+          );
+        });
+        const judged = await checkRun(ctx, t, point, pointDb, pointAcks, pointIntents);
+        await resumeRun(ctx, t, point, pointDb, pointAcks, pointIntents, judged);
+      }
+    },
+  }, options);
+}

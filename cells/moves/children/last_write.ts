@@ -1,0 +1,38 @@
+// Acknowledged writes, the last followed by nothing: the child makes each store call,
+// journals what the store answered, and (before the next) waits for the parent's go, which
+// comes once the parent has read the write from its own process; after the last it waits
+// to be killed with no other write and no close. A store that returns before COMMIT
+// (leaving it to the next write or to close) shows the write to no other process, and
+// loses the last at the kill. Used by cell 1 (createSession) and cell 2 (the handoff).
+import { AckWriter } from "../../../harness/ack_journal.ts";
+import { awaitBarrier } from "../../../harness/barrier.ts";
+import { TIMED_OUT } from "../../../harness/child.ts";
+import { childArgs, openStoreFor, waitToBeKilled } from "../../contract/child_runtime.ts";
+
+const [target, dbPath, acksPath, readyPath, ...writes] = childArgs(
+  5,
+  "last_write.ts <target> <db> <acks> <ready> <createSession|requestHandoff|claimHandoff>:<session>...",
+);
+const store = await openStoreFor(target!, dbPath!);
+const acks = new AckWriter(acksPath!);
+for (const [i, write] of writes.entries()) {
+  const at = write.indexOf(":");
+  const [method, session] = [write.slice(0, at), write.slice(at + 1)];
+  let answer: unknown = true;
+  if (method === "createSession") await store.createSession(session);
+  else if (method === "requestHandoff") answer = await store.requestHandoff!(session, "last-write");
+  else if (method === "claimHandoff") answer = await store.claimHandoff!(session);
+  else {
+    console.error(
+      `Invalid write "${write}": use createSession, requestHandoff or claimHandoff, a colon, and the session`,
+    );
+    Deno.exit(2);
+  }
+  acks.write({ method, session, answer });
+  if (i < writes.length - 1 && !awaitBarrier(`${readyPath}.${i}`, 30_000)) {
+    console.error(`last write: no go after ${write} within 30 s`);
+    Deno.exit(TIMED_OUT);
+  }
+}
+acks.close();
+waitToBeKilled(readyPath!);

@@ -1,0 +1,354 @@
+// Stops inside guarded writes (cells 2, 3, 4, 7): a store that checks a guard (a fence, a
+// state, a lock) in one read and writes in a separate transaction passes every stop made
+// before it calls the operation. For k = 1, 2, … an actor child (after becoming an owner, if
+// the scenario says) is stopped (SIGSTOP, through the LD_PRELOAD recorder) just before the
+// k-th lock call inside its guarded write; during the stop another process, its store
+// already open, looks whether the write landed and moves (takes over, claims, settles,
+// rotates, rewinds); the actor is continued and finishes; then the other process acts. A
+// write acknowledged after a move that committed during the stop, before the write landed,
+// was based on a check made before the stop: an atomic store refuses it and keeps nothing of
+// it. The walk ends when the write completes before its k-th lock call; at least one move
+// must land during a stop, else nothing was judged (a `HarnessError`).
+import { releaseBarrier } from "../../harness/barrier.ts";
+import { type Child, reapAll } from "../../harness/child.ts";
+import { HarnessError } from "../../harness/harness_error.ts";
+import { WaitError, waitFor } from "../../harness/wait_for.ts";
+import { exists } from "../../internal/fs.ts";
+import type { CellRun } from "../engine/cell.ts";
+import { readReport, type StopResult, walkLockStops } from "./stop_at_lock.ts";
+import { holdsLockIn, processStopped } from "./kill.ts";
+import { recorder, seriesEnv } from "./kill_series.ts";
+import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
+import { loadTarget, openTargetStore, type Store } from "../contract/target.ts";
+import { FENCE_CHILD } from "./_children.ts";
+
+/**
+ * A guarded write the series walks: the actor's write, what the new owner does during the
+ * stop, and what must hold when the new owner's move committed during the stop, before the
+ * actor's write landed (`children/fence_child.ts` plays both roles).
+ */
+export interface StopScenario {
+  /** The scenario's name (the child's). */
+  name: string;
+  /** The store method the actor is stopped in (no crash point there: the series runs). */
+  write: string;
+  /** What the scenario shows, for step names. */
+  what: string;
+  /** Messages the session starts with (default one). */
+  messages?: number;
+  /** Whether the session starts with a pending handoff. */
+  handoff?: boolean;
+  /** Whether the actor's write must then be refused (not when an atomic store may accept it). */
+  refused: boolean;
+  /** Whether the new owner's work after the actor must be accepted. */
+  acted?: boolean;
+  /** The stale write's trace on the file, or `undefined` when there is none. */
+  trace?(store: Store, shared: Record<string, unknown>): Promise<string | undefined>;
+}
+
+const handoffIs = (want: string) => async (store: Store) => {
+  const state = await store.getHandoffState!(SESSION);
+  return state === want ? undefined : `the handoff is ${state}, not ${want}`;
+};
+const obligationIs = (want: string) => async (store: Store, shared: Record<string, unknown>) => {
+  const state = (await store.getObligation!(String(shared.id)))?.state;
+  return state === want ? undefined : `the obligation is ${state}, not ${want}`;
+};
+const sessionAbsent = (id: string) => async (store: Store) =>
+  (await store.listSessions!()).some((s) => s.id === id) ? `${id} exists` : undefined;
+
+/** The scenarios, by name. */
+export const STOP_SCENARIOS: Record<string, StopScenario> = {
+  publish: {
+    name: "publish",
+    write: "publishCompressionChild",
+    what: "a publish after its lock was taken over",
+    refused: true,
+    acted: true,
+    trace: sessionAbsent("child-stale"),
+  },
+  release: {
+    name: "release",
+    write: "releaseCompressionLock",
+    what: "a release after the lock was taken over",
+    refused: false,
+    acted: true,
+  },
+  acquire: {
+    name: "acquire",
+    write: "tryAcquireCompressionLock",
+    what: "an acquisition after another process took the lock",
+    refused: true,
+    acted: true,
+  },
+  append: {
+    name: "append",
+    write: "appendMessage",
+    what: "an append to a session rotated meanwhile",
+    refused: true,
+    async trace(store) {
+      const found = (await store.getMessages(SESSION)).some((m) => m.content === "stale append");
+      return found ? "the rotated session holds the stale append" : undefined;
+    },
+  },
+  fork: {
+    name: "fork",
+    write: "forkSession",
+    what: "a fork at a message rewound meanwhile",
+    messages: 4,
+    refused: true,
+    trace: sessionAbsent("branch-stale"),
+  },
+  request: {
+    name: "request",
+    write: "requestHandoff",
+    what: "a request of a handoff requested and claimed meanwhile",
+    refused: true,
+    trace: handoffIs("running"),
+  },
+  complete: {
+    name: "complete",
+    write: "completeHandoff",
+    what: "a completion after the handoff was failed and claimed anew",
+    handoff: true,
+    refused: true,
+    acted: true,
+  },
+  completeFailed: {
+    name: "completeFailed",
+    write: "completeHandoff",
+    what: "a completion after the handoff was failed",
+    handoff: true,
+    refused: true,
+    trace: handoffIs("failed"),
+  },
+  failCompleted: {
+    name: "failCompleted",
+    write: "failHandoff",
+    what: "a failure of a handoff completed meanwhile",
+    handoff: true,
+    refused: true,
+    trace: handoffIs("completed"),
+  },
+  delivered: {
+    name: "delivered",
+    write: "markDelivered",
+    what: "a delivery mark after the attempt was settled unknown",
+    refused: true,
+    trace: obligationIs("unknown"),
+  },
+  unknownDelivered: {
+    name: "unknownDelivered",
+    write: "markUnknown",
+    what: "an unknown mark of an attempt delivered meanwhile",
+    refused: true,
+    trace: obligationIs("delivered"),
+  },
+  unknownAttempted: {
+    name: "unknownAttempted",
+    write: "markUnknown",
+    what: "an unknown mark of an obligation attempted meanwhile",
+    refused: true,
+    trace: obligationIs("attempting"),
+  },
+};
+
+/** How long the new owner may take while the actor is stopped; past it the actor goes on. */
+const GRACE_MS = 1_000;
+const DEADLINE_MS = 60_000;
+const SESSION = "fenced-stop";
+
+interface Took {
+  took: unknown;
+  landed: boolean;
+  acted: Answer | null;
+}
+
+/** One stop: the outcome, or why no order of an atomic fenced write gives it. */
+async function stopAt(
+  ctx: CellRun,
+  scenario: StopScenario,
+  k: number,
+  library: string,
+): Promise<StopResult> {
+  const dir = ctx.run.file(`stop-${scenario.name}-${k}`);
+  await Deno.mkdir(`${dir}/db`, { recursive: true });
+  const db = `${dir}/db/store.db`;
+  const setup = await openTargetStore(ctx.target, db);
+  try {
+    await setup.createSession(SESSION);
+    for (let i = 0; i < (scenario.messages ?? 1); i++) {
+      const role = i % 2 === 0 ? "user" : "assistant";
+      await setup.appendMessage(SESSION, { role, content: `turn ${i}` });
+    }
+    if (scenario.handoff) await setup.requestHandoff!(SESSION, "cell7");
+  } finally {
+    await setup.close();
+  }
+  const go = `${dir}/go`;
+  const out = `${dir}/out.json`;
+  const shared = `${dir}/shared.json`;
+  const children: Child[] = [];
+  const spawn = (role: "actor" | "owner", env?: Record<string, string>) => {
+    const file = role === "actor" ? out : `${out}.owner`;
+    const args = [db, scenario.name, role, file, go, SESSION, shared];
+    const child = ctx.spawn(FENCE_CHILD, args, env ? { env } : {});
+    children.push(child);
+    return child;
+  };
+  const label = `${scenario.write} stopped before lock call ${k} (${scenario.what})`;
+  try {
+    const fresh = spawn("owner");
+    await waitFor(() => exists(`${out}.owner.ready`), {
+      what: `${label}: the new owner to open the store`,
+      deadlineMs: DEADLINE_MS,
+      children: [fresh],
+    });
+    const stopFile = `${dir}/stopped`;
+    const actor = spawn(
+      "actor",
+      seriesEnv(library, dir, { stopAt: k, stopFile, armAfterMarks: 1 }),
+    );
+    await waitFor(() => actor.exited !== undefined || exists(stopFile), {
+      what: `${label}: the actor to stop there or finish`,
+      deadlineMs: DEADLINE_MS,
+      children: [fresh],
+    });
+    if (actor.exited === undefined) {
+      await waitFor(() => processStopped(actor.pid) !== false, {
+        what: `${label}: the actor (pid ${actor.pid}) to be stopped (state T)`,
+        deadlineMs: DEADLINE_MS,
+        intervalMs: 1,
+      });
+    }
+    if (actor.exited !== undefined) {
+      // The write completed before its k-th lock call: every lock call was walked.
+      if (actor.exited.code !== 0) {
+        throw new Error(`${label}: the actor failed: ${actor.describe()}`);
+      }
+      return { stopped: false, raced: false };
+    }
+    if (!exists(`${out}.acquired`)) {
+      throw new HarnessError(`${label}: the actor stopped before its write`);
+    }
+    releaseBarrier(go);
+    // An actor stopped holding no lock on the store's files blocks nobody: the new owner is
+    // waited for as long as it takes, so a loaded machine cannot skip the stop. One that
+    // holds a lock may block it: then it is given a grace, and moves once the actor goes on.
+    const blocking = holdsLockIn(actor.pid, `${dir}/db`) !== false;
+    let tookInTime = false;
+    try {
+      await waitFor(() => exists(`${out}.owner.took`), {
+        what: `${label}: the new owner to move while the actor is stopped`,
+        deadlineMs: blocking ? GRACE_MS : DEADLINE_MS,
+        intervalMs: 2,
+        children: [fresh],
+      });
+      tookInTime = true;
+    } catch (error) {
+      if (!(error instanceof WaitError) || !blocking) throw error;
+    }
+    actor.signal("SIGCONT");
+    await waitFor(() => actor.exited !== undefined, {
+      what: `${label}: the resumed actor to finish its write`,
+      deadlineMs: DEADLINE_MS,
+      observed: () => actor.describe(),
+    });
+    releaseBarrier(`${go}.act`);
+    await waitFor(() => fresh.exited !== undefined, {
+      what: `${label}: the new owner to act`,
+      deadlineMs: DEADLINE_MS,
+      observed: () => fresh.describe(),
+    });
+    for (const child of [actor, fresh]) {
+      if (child.exited!.code !== 0) {
+        throw new Error(`${label}: a child failed: ${child.describe()}`);
+      }
+    }
+    const stale = readReport<Answer>(out);
+    const took = readReport<Took>(`${out}.owner`);
+    if (!stale || !took) {
+      throw new Error(`${label}: the children did not report (${stale}, ${took})`);
+    }
+    ctx.observeLeg(db, label, true);
+    const raced = tookInTime && took.took === true && !took.landed;
+    if (!raced) return { stopped: true, raced };
+    // The new owner's move committed while the actor was stopped, before its write landed:
+    // an atomic guarded write checks its guard inside its own transaction, after that.
+    const problems: string[] = [];
+    if (scenario.refused && verdict(stale) === "accepted") {
+      problems.push(`the stale ${scenario.write} was acknowledged (${describeAnswer(stale)})`);
+    }
+    const store = await openTargetStore(ctx.target, db);
+    try {
+      const found = await scenario.trace?.(store, readReport(shared) ?? {});
+      if (found) problems.push(`the file shows ${found}`);
+    } finally {
+      await store.close();
+    }
+    const acted = took.acted;
+    if (scenario.acted && acted && verdict(acted) !== "accepted") {
+      problems.push(`the new owner's work was refused afterwards (${describeAnswer(acted)})`);
+    }
+    return {
+      stopped: true,
+      raced,
+      ...(problems.length
+        ? {
+          violation: `${
+            problems.join("; ")
+          }, although the new owner's move committed while the actor was stopped, before its write landed (the guard was checked before the stop)`,
+        }
+        : {}),
+    };
+  } finally {
+    await reapAll(children);
+  }
+}
+
+/**
+ * Walks the lock calls of a scenario's guarded write, the new owner moving at each stop,
+ * and fails a step on a stale write that went through. Checks that the interleave happened:
+ * at least one move committed while the actor was stopped (else a `HarnessError`).
+ */
+async function walkStops(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  scenario: StopScenario,
+  maxStops = 100,
+): Promise<void> {
+  const lib = await recorder();
+  const key = `stopSeries.${scenario.name}`;
+  if (!lib.path) {
+    ctx.note(key, `not run: ${lib.reason}`);
+    console.error(`  stop series ${scenario.name} not run: ${lib.reason}`);
+    return;
+  }
+  await walkLockStops(
+    ctx,
+    t,
+    {
+      key,
+      write: scenario.write,
+      what: scenario.what,
+      mover: "the new owner",
+    },
+    (k) => stopAt(ctx, scenario, k, lib.path!),
+    maxStops,
+  );
+}
+
+/** Runs each named scenario (`STOP_SCENARIOS`) whose write the target declares no crash point in. */
+export async function stopSeries(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  names: readonly string[],
+): Promise<void> {
+  const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+  for (const name of names) {
+    const scenario = STOP_SCENARIOS[name]!;
+    if (!points.some((p) => p.startsWith(`${scenario.write}:`))) {
+      await walkStops(ctx, t, scenario);
+    }
+  }
+}

@@ -1,0 +1,260 @@
+// The kill moves the cells share: a random kill once enough is acknowledged and a run to
+// a named crash point, each observing the journal mode the writer ran in.
+import { countAcks, readAckJournal } from "../../harness/ack_journal.ts";
+import { releaseBarrier } from "../../harness/barrier.ts";
+import {
+  type Child,
+  classifyExit,
+  KillError,
+  killWhileAlive,
+  reapAll,
+  TIMED_OUT,
+} from "../../harness/child.ts";
+import { HarnessError } from "../../harness/harness_error.ts";
+import { procText } from "../../harness/_proc.ts";
+import { waitFor } from "../../harness/wait_for.ts";
+import { exists } from "../../internal/fs.ts";
+import type { CellRun } from "../engine/cell.ts";
+import { tally } from "../engine/tally.ts";
+import { LAST_WRITE } from "./_children.ts";
+
+/**
+ * {@linkcode killWhileAlive}, telling why a kill did not land. The cells' children never
+ * end on their own while the cell means to kill them (they loop, or wait to be killed),
+ * except by their lifetime guard (`TIMED_OUT`): such a child outlived the plan, which is
+ * the suite's failure (a `HarnessError`). A child that died otherwise (an error thrown by
+ * the store, or a store that exits the process) failed inside the store: the `KillError`
+ * with its stderr stands, the store's FAIL.
+ */
+export async function killLanding(child: Child, what: string): Promise<number> {
+  try {
+    return await killWhileAlive(child);
+  } catch (error) {
+    if (!(error instanceof KillError)) throw error;
+    const status = child.exited ?? await child.status;
+    if (status.signal === null && status.code === TIMED_OUT) {
+      throw new HarnessError(
+        `Cannot kill ${what}: the child outlived its lifetime guard before the kill (the run was too slow for the plan): ${child.describe()}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * SIGKILLs `child` (asserted alive) once `acksPath` holds `count` acknowledgements, and
+ * observes the journal mode it ran in on `db` before anything reopens it.
+ */
+export async function killAfterAcks(
+  ctx: CellRun,
+  child: Child,
+  db: string,
+  acksPath: string,
+  count: number,
+  what: string,
+  deadlineMs = 60_000,
+): Promise<void> {
+  try {
+    const waited = await waitFor(() => countAcks(acksPath) >= count, {
+      what: `${count} acknowledged ${what}`,
+      deadlineMs,
+      children: [child],
+      observed: () => `${countAcks(acksPath)} acknowledged`,
+    });
+    ctx.note("killAfterMs", Math.round(waited));
+    await killLanding(child, `the child after ${count} acknowledged ${what}`);
+    tally(ctx, "sigkills", 1);
+  } finally {
+    await reapAll([child]);
+  }
+  ctx.observeLeg(db, `random kill after ${count} ${what}`);
+}
+
+/**
+ * Waits (bounded) for `child` to exit on its own, then reaps it: a crash point or the
+ * end of its work, never our kill. `observed` names what it had done when time ran out.
+ */
+export async function untilExited(
+  child: Child,
+  what: string,
+  deadlineMs = 30_000,
+  observed?: () => string,
+): Promise<void> {
+  try {
+    await waitFor(() => child.exited !== undefined, {
+      what,
+      deadlineMs,
+      ...(observed ? { observed } : {}),
+    });
+  } finally {
+    await reapAll([child]);
+  }
+}
+
+/**
+ * Whether the process is stopped (`/proc/<pid>/stat` state `T`), or `undefined` when this
+ * process can read no `/proc` (not Linux, and no libc either).
+ */
+export function processStopped(pid: number): boolean | undefined {
+  const stat = procText(`/proc/${pid}/stat`);
+  if (stat === undefined) return undefined;
+  return stat !== null && stat.slice(stat.lastIndexOf(") ") + 2)[0] === "T";
+}
+
+/**
+ * Whether process `pid` holds a POSIX lock that can block a writer on a file in `dir`
+ * (`/proc/locks`), or `undefined` when that cannot be read. Any lock on the database or its
+ * journal counts; on a WAL's `-shm`, only an exclusive one on the WAL lock bytes (120 to
+ * 127), not the shared one every connection keeps on byte 128 while open. A stopped process
+ * that holds none blocks nobody.
+ */
+export function holdsLockIn(pid: number, dir: string): boolean | undefined {
+  // Read by Deno alone, so `undefined` (counted as blocking: the stop ends after a grace)
+  // under a cell's permissions; reading it through libc would change which stops are
+  // waited for without one, a change not yet run across every store and leg.
+  let locks: string;
+  try {
+    locks = Deno.readTextFileSync("/proc/locks");
+  } catch {
+    return undefined;
+  }
+  try {
+    const files = new Map<number, string>();
+    for (const entry of Deno.readDirSync(dir)) {
+      if (entry.isFile) files.set(Deno.statSync(`${dir}/${entry.name}`).ino!, entry.name);
+    }
+    return locks.split("\n").some((line) => {
+      // "1: POSIX ADVISORY WRITE <pid> <major>:<minor>:<inode> <start> <end>"
+      const [, , , type, owner, id, start] = line.trim().split(/\s+/);
+      const name = files.get(Number(id?.split(":")[2]));
+      if (owner !== String(pid) || name === undefined) return false;
+      return !name.endsWith("-shm") || (type === "WRITE" && Number(start) < 128);
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * SIGKILLs `child` (asserted alive) once it has created `ready`: the child got to the
+ * moment the caller wants it killed in, and waits there. Fails at once, with its stderr,
+ * when it dies first; reaps it either way.
+ */
+export async function killWhenReady(
+  child: Child,
+  ready: string,
+  what: string,
+  deadlineMs: number,
+): Promise<void> {
+  try {
+    await waitFor(() => exists(ready), { what, deadlineMs, children: [child] });
+    await killLanding(child, `the child once ready (${what})`);
+  } finally {
+    await reapAll([child]);
+  }
+}
+
+/**
+ * {@linkcode killWhenReady}, counted as a SIGKILL, then observes the journal mode the
+ * child ran in on `db` at `at`. Not as at rest: a store that acknowledges before COMMIT
+ * has a transaction open when it is killed after its acknowledgement.
+ */
+export async function killReadyAndObserve(
+  ctx: CellRun,
+  child: Child,
+  ready: string,
+  what: string,
+  db: string,
+  at: string,
+  deadlineMs = 60_000,
+): Promise<void> {
+  await killWhenReady(child, ready, what, deadlineMs);
+  tally(ctx, "sigkills", 1);
+  ctx.observeLeg(db, at);
+}
+
+/** A write `children/last_write.ts` makes: a store method it knows, on a session. */
+export interface LastWrite {
+  /** The method. */
+  method: "createSession" | "requestHandoff" | "claimHandoff";
+  /** The session it is called on. */
+  session: string;
+}
+
+/**
+ * Runs `children/last_write.ts` over `writes`: the child makes each, journals the store's answer
+ * and, before the next, waits until `between(answer, i)` has looked at it from this process
+ * (an acknowledged write is visible to every other process at once). After the last it is
+ * SIGKILLed (asserted alive) with nothing written after it, so that write must be durable
+ * the instant it was acknowledged (a store that commits it only at the next write or at
+ * close loses it). Observes the journal mode it ran in, counts the kill and the
+ * acknowledgements, and returns the store's answers.
+ */
+export async function killAfterLastWrite(
+  ctx: CellRun,
+  db: string,
+  writes: readonly LastWrite[],
+  between: (answer: unknown, i: number) => Promise<void> = () => Promise.resolve(),
+  deadlineMs = 60_000,
+): Promise<unknown[]> {
+  const last = writes.at(-1)!;
+  const stem = ctx.run.file(`last-${last.method}-${last.session}`);
+  const acks = `${stem}.jsonl`;
+  const child = ctx.spawn(LAST_WRITE, [
+    db,
+    acks,
+    `${stem}.ready`,
+    ...writes.map((w) => `${w.method}:${w.session}`),
+  ]);
+  const what = (w: LastWrite) => `${w.method}("${w.session}") acknowledged`;
+  const answers = () => readAckJournal<{ answer: unknown }>(acks).map((ack) => ack.answer);
+  try {
+    for (const [i, write] of writes.slice(0, -1).entries()) {
+      await waitFor(() => countAcks(acks) > i, {
+        what: what(write),
+        deadlineMs,
+        children: [child],
+      });
+      await between(answers()[i], i);
+      releaseBarrier(`${stem}.ready.${i}`);
+    }
+  } catch (error) {
+    await reapAll([child]);
+    throw error;
+  }
+  await killReadyAndObserve(
+    ctx,
+    child,
+    `${stem}.ready`,
+    what(last),
+    db,
+    `killed after ${what(last)}`,
+    deadlineMs,
+  );
+  tally(ctx, "acknowledgedOps", writes.length);
+  return answers();
+}
+
+/**
+ * Waits (bounded) for a child armed with `SESSION_DB_CRASH_AT` to die, reaps it, and
+ * counts the SIGKILL; the caller asserts it died at the point.
+ */
+export async function awaitCrash(
+  ctx: CellRun,
+  crasher: Child,
+  point: string,
+  db: string,
+  acksPath: string,
+): Promise<boolean> {
+  await untilExited(
+    crasher,
+    `the child to reach crash point ${point}`,
+    30_000,
+    () => `${countAcks(acksPath)} acknowledged`,
+  );
+  const killed = classifyExit(crasher.exited!).kind === "killed";
+  tally(ctx, "sigkills", killed ? 1 : 0);
+  if (killed) ctx.observeLeg(db, point);
+  return killed;
+}

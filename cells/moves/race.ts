@@ -1,0 +1,204 @@
+// Races without crash points: a kill cannot tell an operation that commits its checks
+// and acts in a second transaction from one that does both atomically; a writer acting
+// between the two can. For k = 1, 2, … an actor child is stopped (SIGSTOP, through the
+// LD_PRELOAD recorder) just before the k-th lock call of one operation, a racer child
+// (store already open) is released by a barrier and acts once, then the actor is
+// continued, and the pair's outcome is judged against every order of an atomic store.
+// The walk ends when the operation completes before its k-th lock call.
+import { releaseBarrier } from "../../harness/barrier.ts";
+import { type Child, reapAll } from "../../harness/child.ts";
+import { WaitError, waitFor } from "../../harness/wait_for.ts";
+import { exists } from "../../internal/fs.ts";
+import type { CellRun } from "../engine/cell.ts";
+import { recorder, seriesEnv } from "./kill_series.ts";
+import { processStopped } from "./kill.ts";
+import { openTargetStore } from "../contract/target.ts";
+import { RACE_CHILD } from "./_children.ts";
+
+/** Whether cells 3 and 4 run the race series: at lock calls, or not at all. */
+export type RaceSeries = "locks" | "off";
+
+/** An operation the race series walks, and what its racer does. */
+export type RaceOp = "rewindToMessage" | "publishCompressionChild";
+
+/** How long the racer may take while the actor is stopped; past it the actor goes on. */
+const RACER_GRACE_MS = 1_000;
+const DEADLINE_MS = 60_000;
+/** The session both children work on. */
+const RACE_SESSION = "race";
+
+/** The series' setting: the option, else `CELLS_RACE_SERIES` (`locks`, `off`), else off. */
+export function raceSeriesOf(option?: RaceSeries): RaceSeries {
+  const value = option ?? Deno.env.get("CELLS_RACE_SERIES") ?? "off";
+  if (value === "locks" || value === "off") return value;
+  throw new Error(`Invalid CELLS_RACE_SERIES "${value}": use locks or off`);
+}
+
+type Outcome = { ok: boolean; error?: string; [key: string]: unknown };
+function readOutcome(path: string): Outcome | undefined {
+  return exists(path) ? JSON.parse(Deno.readTextFileSync(path)) as Outcome : undefined;
+}
+
+/**
+ * Why the pair's outcome is impossible for an atomic store, or `undefined`. A rewind
+ * acknowledged with the racer's acknowledged append inactive: its compare-and-swap never
+ * held that row. A publish acknowledged after the racer took the lock over and saw the
+ * parent still open: the publish committed while another holder held the lock.
+ */
+async function violation(
+  ctx: CellRun,
+  op: RaceOp,
+  db: string,
+  actor: Outcome,
+  racer: Outcome,
+): Promise<string | undefined> {
+  if (!actor.ok || !racer.ok) return undefined;
+  if (op === "publishCompressionChild") {
+    return racer.acquired === true && racer.parentOpen === true
+      ? "the publish was acknowledged although another holder took its lock over, and saw the parent open, before it committed"
+      : undefined;
+  }
+  const store = await openTargetStore(ctx.target, db);
+  try {
+    const rows = await store.getMessages(RACE_SESSION, { includeInactive: true });
+    const row = rows.find((r) => r.id === racer.id);
+    if (!row) return `the racer's acknowledged append ${racer.id} is gone`;
+    return row.active === false
+      ? `the rewind (expected ids ${
+        JSON.stringify(actor.ids)
+      }) was acknowledged and deactivated the racer's acknowledged append ${racer.id}, which its compare-and-swap never held`
+      : undefined;
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Walks the lock calls of `op` (its first occurrence in a fresh actor) with a racer
+ * released at each stop, and fails a step on an outcome no order of an atomic store
+ * gives. Notes how many stops landed inside the operation.
+ */
+export async function raceSeries(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  op: RaceOp,
+  maxStops = 100,
+): Promise<void> {
+  const lib = await recorder();
+  const key = `raceSeries.${op}`;
+  if (!lib.path) {
+    ctx.note(key, `not run: ${lib.reason}`);
+    console.error(`  race series for ${op} not run: ${lib.reason}`);
+    return;
+  }
+  const role = op === "rewindToMessage" ? "rewind" : "publish";
+  let stops = 0;
+  let racedWhileStopped = 0;
+  let completed = false;
+  for (let k = 1; k <= maxStops && !completed; k++) {
+    const dir = ctx.run.file(`race-${op}-${k}`);
+    await Deno.mkdir(`${dir}/db`, { recursive: true });
+    const db = `${dir}/db/store.db`;
+    const go = `${dir}/go`;
+    const children: Child[] = [];
+    let actor: Outcome | undefined;
+    let racer: Outcome | undefined;
+    try {
+      // Each child writes its outcome to <dir>/<who>.json.
+      const start = (who: "racer" | "actor", env?: Record<string, string>) => {
+        const args = [db, `${role}-${who}`, `${dir}/${who}.json`, go, RACE_SESSION];
+        const child = ctx.spawn(RACE_CHILD, args, env ? { env } : {});
+        children.push(child);
+        return child;
+      };
+      const racerChild = start("racer");
+      await waitFor(() => exists(`${dir}/racer.json.ready`), {
+        what: "the racer to open the store",
+        deadlineMs: DEADLINE_MS,
+        children: [racerChild],
+      });
+      const stopFile = `${dir}/stopped`;
+      const actorChild = start(
+        "actor",
+        seriesEnv(lib.path, dir, { stopAt: k, stopFile, armAfterMarks: 1 }),
+      );
+      // The recorder creates the stop file just before the SIGSTOP: from then on the
+      // actor's thread makes no call but the signal's, so its lock call waits for us.
+      await waitFor(() => actorChild.exited !== undefined || exists(stopFile), {
+        what: `${op} to stop before lock call ${k} or finish`,
+        deadlineMs: DEADLINE_MS,
+        children: [racerChild],
+      });
+      if (actorChild.exited === undefined) {
+        // Where /proc may be read, the stop itself is seen too.
+        await waitFor(() => processStopped(actorChild.pid) !== false, {
+          what: `the actor (pid ${actorChild.pid}) to be stopped (state T)`,
+          deadlineMs: DEADLINE_MS,
+          intervalMs: 1,
+        });
+      }
+      if (actorChild.exited !== undefined) {
+        // The operation finished before its k-th lock call: every lock call was walked.
+        completed = true;
+        releaseBarrier(go);
+        await waitFor(() => racerChild.exited !== undefined, {
+          what: "the racer to finish",
+          deadlineMs: DEADLINE_MS,
+        });
+        if (actorChild.exited.code !== 0) {
+          await t.step(`${op} race series: the actor ran to its end`, () => {
+            throw new Error(`the actor failed: ${actorChild.describe()}`);
+          });
+        }
+        break;
+      }
+      stops++;
+      releaseBarrier(go);
+      try {
+        await waitFor(() => exists(`${dir}/racer.json`), {
+          what: "the racer to act while the actor is stopped",
+          deadlineMs: RACER_GRACE_MS,
+          intervalMs: 2,
+        });
+        racedWhileStopped++;
+      } catch (error) {
+        // Blocked by a lock the stopped actor holds: it acts once the actor goes on.
+        if (!(error instanceof WaitError)) throw error;
+      }
+      actorChild.signal("SIGCONT");
+      await waitFor(() => actorChild.exited !== undefined && racerChild.exited !== undefined, {
+        what: `the actor and the racer to finish after stop ${k}`,
+        deadlineMs: DEADLINE_MS,
+        observed: () => `actor ${actorChild.describe()}; racer ${racerChild.describe()}`,
+      });
+      actor = readOutcome(`${dir}/actor.json`);
+      racer = readOutcome(`${dir}/racer.json`);
+    } finally {
+      // Never leaves a child behind, stopped or not (SIGKILL ends a stopped process).
+      await reapAll(children);
+    }
+    const label = `${op} stopped before lock call ${k}, a racer acting`;
+    if (!actor || !racer) {
+      await t.step(`${label}: both children reported`, () => {
+        throw new Error(`actor ${JSON.stringify(actor)}, racer ${JSON.stringify(racer)}`);
+      });
+      return;
+    }
+    ctx.observeLeg(db, label);
+    const found = await violation(ctx, op, db, actor, racer);
+    if (found) {
+      await t.step(`${label}: an outcome no order of an atomic ${op} gives`, () => {
+        throw new Error(
+          `${found} (actor ${JSON.stringify(actor)}, racer ${JSON.stringify(racer)})`,
+        );
+      });
+      return;
+    }
+  }
+  ctx.note(key, { stops, racedWhileStopped, complete: completed });
+  console.log(
+    `  race series: ${stops} stop(s) inside ${op}, the racer done while stopped at ${racedWhileStopped}${
+      completed ? "" : `, stopped at ${maxStops}`
+    }`,
+  );
+}

@@ -1,0 +1,344 @@
+// Clause 5's reader and judge, shared by the SIGKILL cell (outbox_exactly_once.ts) and the
+// power-loss cell (power_loss_outbox_exactly_once.ts): after a clean boot, each obligation
+// reached the platform with exactly the copies its delivery policy promises (exactly once
+// after dedupe with the idempotent transport), each copy carrying what was recorded, every
+// obligation ended terminal, and none was silently lost.
+import { type Arrival, effectsPerObligation, SENDER_AFTER_RECORD } from "./inbox.ts";
+import {
+  copiesGap,
+  type DeliveryPolicy,
+  describeHistory,
+  expectedCopies,
+  type ObligationHistory,
+  type ObligationKind,
+  terminalStates,
+} from "./delivery_policy.ts";
+import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
+import { openTargetStore, type Store, type StoredObligation } from "../contract/target.ts";
+
+/**
+ * One obligation as the store reads it back: through `getObligation` when the store has
+ * it, else found in `listObligations`.
+ */
+export async function readObligation(
+  store: Store,
+  id: string,
+): Promise<StoredObligation | undefined> {
+  return store.getObligation
+    ? await store.getObligation(id)
+    : (await store.listObligations!()).find((o) => o.obligationId === id);
+}
+
+/**
+ * What a store's outbox holds after a crash: every obligation, sorted by content, and
+ * the store's invariant violations. Opens the store through the target and closes it.
+ *
+ * @example
+ * ```ts
+ * import { recoverOutbox } from "./cell.ts";
+ * const target = new URL("../reference_target.ts", import.meta.url).href;
+ * const path = `${Deno.makeTempDirSync()}/s.db`; // the file a killed sender left
+ * const { obligations, invariants } = await recoverOutbox(target, path);
+ * console.log(obligations.length, invariants); // 0 []
+ * ```
+ */
+export async function recoverOutbox(target: string, db: string): Promise<RecoveredOutbox> {
+  const store = await openTargetStore(target, db);
+  try {
+    const obligations = (await store.listObligations!()).map((o) => ({
+      obligationId: o.obligationId,
+      content: o.content,
+      state: o.state,
+      deliveryFence: o.deliveryFence,
+      lastError: o.lastError ?? null,
+    })).sort((a, b) => a.content.localeCompare(b.content));
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    return { obligations, invariants };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The outbox of a store after a crash, as {@linkcode recoverOutbox} reads it.
+ *
+ * @example
+ * ```ts
+ * import type { RecoveredOutbox } from "./cell.ts";
+ * const empty: RecoveredOutbox = { obligations: [], invariants: [] };
+ * console.log(empty.obligations.length); // 0
+ * ```
+ */
+export interface RecoveredOutbox {
+  /** Every obligation, sorted by content. */
+  obligations: (Pick<StoredObligation, "obligationId" | "content" | "state" | "deliveryFence"> & {
+    lastError: string | null;
+  })[];
+  /** The store's invariant violations (empty when it has no `checkInvariants`). */
+  invariants: string[];
+}
+
+const STATES = ["pending", "attempting", "delivered", "failed", "unknown", "abandoned"];
+
+/** What the sender (`children/sender.ts`) had done when it died at its third obligation. */
+export interface SenderAtKill {
+  /** Obligations recorded (committed), the one in flight included. */
+  recorded: number;
+  /** Recordings acknowledged: all but the one in flight at `recordObligation:afterCommit`. */
+  acknowledgedRecorded: number;
+  /** Deliveries acknowledged: the two before the third, once past the recordings. */
+  acknowledgedDelivered: number;
+  /** Each obligation it recorded, by where it died (`effect <i>`). */
+  histories: ObligationHistory[];
+}
+
+/** The index of the obligation in flight when the sender died (the third). */
+const IN_FLIGHT = 2;
+
+/** Whether the sender dies right after a recording (its own point or the store's). */
+export function diesRecording(point: string): boolean {
+  return point === "recordObligation:afterCommit" || point === SENDER_AFTER_RECORD;
+}
+
+/**
+ * What the sender of `obligations` (contents `<prefix> <i>`) had done when it died at
+ * `point` at obligation `at` (0-based; the third by default): the obligations before it
+ * delivered, it attempting or sent, the rest pending; at a recording, the recorded ones
+ * pending.
+ */
+export function senderAtKill(
+  point: string,
+  obligations: number,
+  prefix = "effect",
+  at = IN_FLIGHT,
+): SenderAtKill {
+  const history = (i: number, kind: ObligationKind) => ({ content: `${prefix} ${i}`, kind });
+  if (diesRecording(point)) {
+    return {
+      recorded: at + 1,
+      acknowledgedRecorded: point === SENDER_AFTER_RECORD ? at + 1 : at,
+      acknowledgedDelivered: 0,
+      histories: Array.from({ length: at + 1 }, (_, i) => history(i, "pending")),
+    };
+  }
+  const inFlight: ObligationKind = /[aA]ttempting/.test(point) ? "attempting" : "sent";
+  return {
+    recorded: obligations,
+    acknowledgedRecorded: obligations,
+    acknowledgedDelivered: at,
+    histories: Array.from(
+      { length: obligations },
+      (_, i) => history(i, i < at ? "delivered" : i === at ? inFlight : "pending"),
+    ),
+  };
+}
+
+/**
+ * Acknowledged recordings absent and acknowledged deliveries not delivered: the sender's,
+ * and those of `live` (contents a live process recorded and was acknowledged delivered).
+ */
+export function missingAcknowledged(
+  recovered: RecoveredOutbox,
+  sender: SenderAtKill,
+  live: readonly string[] = [],
+): number {
+  const byContent = new Map(recovered.obligations.map((o) => [o.content, o]));
+  let lost = 0;
+  for (const [i, h] of sender.histories.entries()) {
+    if (i < sender.acknowledgedRecorded && !byContent.has(h.content)) lost++;
+    if (i < sender.acknowledgedDelivered && byContent.get(h.content)?.state !== "delivered") lost++;
+  }
+  return lost + live.filter((c) => byContent.get(c)?.state !== "delivered").length;
+}
+
+/** What {@linkcode judgeOutbox} judges: a file and its platform after a clean boot. */
+export interface OutboxCase {
+  target: string;
+  db: string;
+  /** What the platform got. */
+  arrivals: Arrival[];
+  /** Whether the transport deduplicates by key. */
+  idempotent: boolean;
+  /** The policy judged (on a transport that does not deduplicate). */
+  policy: DeliveryPolicy;
+  /** The dead processes' obligations, by content. */
+  histories: readonly ObligationHistory[];
+  /** Contents among them the file may lack (a recording nobody acknowledged). */
+  optional?: readonly string[];
+  /** Contents a live process recorded and was acknowledged delivered: (1,0), delivered. */
+  live?: readonly string[];
+  /** Contents in the file judged elsewhere (another life): their copies are not judged. */
+  others?: readonly string[];
+  /** Acknowledged work, for the count of operations lost. */
+  sender?: SenderAtKill;
+  /** The two reads of the file, when the caller made them. */
+  reads?: readonly [RecoveredOutbox, RecoveredOutbox];
+  /** Their soundness (`soundness`), when the caller judged it as it read them. */
+  sound?: readonly string[];
+}
+
+/** Clause 5's verdict on one recovered file. */
+export interface OutboxJudgement extends StateJudgement {
+  /** The recovered outbox (first pass). */
+  outbox: RecoveredOutbox;
+}
+
+type Listed = RecoveredOutbox["obligations"][number];
+
+function copiesOf(arrivals: readonly Arrival[], id: string) {
+  const mine = arrivals.filter((a) => a.obligationId === id);
+  return {
+    unmarked: mine.filter((a) => !a.marker).length,
+    marked: mine.filter((a) => a.marker).length,
+  };
+}
+
+/** Each obligation's copies: exact per its history and the policy, or once after dedupe. */
+function copiesCheck(
+  c: OutboxCase,
+  byContent: Map<string, Listed>,
+  known: Set<string>,
+): StateCheck {
+  const violations: string[] = [];
+  const deduped = effectsPerObligation(c.arrivals, true);
+  const judge = (h: ObligationHistory) => {
+    const o = byContent.get(h.content);
+    if (!o) return;
+    if (c.idempotent) {
+      const n = deduped.get(o.obligationId) ?? 0;
+      if (n !== 1) {
+        violations.push(
+          `${describeHistory(h)} reached the platform ${n} time(s) after dedupe by key`,
+        );
+      }
+      return;
+    }
+    const actual = copiesOf(c.arrivals, o.obligationId);
+    const expected = expectedCopies(h, c.policy);
+    if (actual.unmarked !== expected.unmarked || actual.marked !== expected.marked) {
+      violations.push(`${describeHistory(h)}: ${copiesGap(actual, expected, c.policy)}`);
+    }
+  };
+  c.histories.forEach(judge);
+  for (const content of c.live ?? []) judge({ content, kind: "pending" });
+  const stray = c.arrivals.filter((a) => !known.has(a.obligationId));
+  if (stray.length) {
+    violations.push(`copies of an obligation the file does not hold: ${JSON.stringify(stray[0])}`);
+  }
+  return {
+    name: c.idempotent
+      ? "every obligation delivered exactly once after dedupe by key"
+      : `copies per obligation (unmarked, marked) under ${c.policy}`,
+    violations,
+    missing: [],
+  };
+}
+
+/** Each copy is what was recorded, behind its marker when it has one. */
+function contentCheck(c: OutboxCase, byId: Map<string, Listed>): StateCheck {
+  const violations = c.arrivals.flatMap((a) => {
+    const o = byId.get(a.obligationId);
+    if (!o) return [];
+    const want = `${a.marker ?? ""}${o.content}`;
+    return a.content === want ? [] : [
+      `a copy of "${o.content}" (${a.obligationId}, pid ${a.pid}) reached the platform as ${
+        JSON.stringify(a.content)
+      }, not ${JSON.stringify(want)}`,
+    ];
+  });
+  return { name: "each copy carries the recorded content", violations, missing: [] };
+}
+
+/** Every obligation ends where its policy lets it, with a reason unless delivered. */
+function terminalCheck(c: OutboxCase, byContent: Map<string, Listed>): StateCheck {
+  const violations: string[] = [];
+  const judge = (h: ObligationHistory) => {
+    const o = byContent.get(h.content);
+    if (!o) return;
+    const allowed = c.idempotent ? ["delivered"] : terminalStates(h, c.policy);
+    if (!allowed.includes(o.state)) {
+      violations.push(
+        `${describeHistory(h)} ended ${o.state} (${JSON.stringify(o.lastError)}), expected ${
+          allowed.join(" or ")
+        }`,
+      );
+    } else if (o.state !== "delivered" && !o.lastError?.trim()) {
+      violations.push(`${describeHistory(h)} ended ${o.state} without a reason`);
+    }
+  };
+  c.histories.forEach(judge);
+  for (const content of c.live ?? []) judge({ content, kind: "pending" });
+  return {
+    name: `every obligation ends terminal under ${
+      c.idempotent ? "the idempotent transport" : c.policy
+    }`,
+    violations,
+    missing: [],
+  };
+}
+
+/**
+ * Judges a file and its platform after a clean boot: copies per obligation (exact, by
+ * history and policy; once after dedupe with the idempotent transport), copies carry the
+ * recorded content, every obligation terminal, none silently lost or made up; states
+ * valid, two passes identical, `integrity_check` ok, the store's invariants.
+ */
+export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
+  const [first, second] = c.reads ??
+    [await recoverOutbox(c.target, c.db), await recoverOutbox(c.target, c.db)];
+  const byContent = new Map(first.obligations.map((o) => [o.content, o]));
+  const byId = new Map(first.obligations.map((o) => [o.obligationId, o]));
+  const optional = new Set(c.optional ?? []);
+  const recorded = new Set([
+    ...c.histories.map((h) => h.content),
+    ...(c.live ?? []),
+    ...(c.others ?? []),
+  ]);
+  const others = new Set(c.others ?? []);
+  const silently: string[] = [];
+  for (const content of [...c.histories.map((h) => h.content), ...(c.live ?? [])]) {
+    if (!byContent.has(content) && !optional.has(content)) {
+      silently.push(`"${content}" was recorded and acknowledged; the file does not hold it`);
+    }
+  }
+  for (const o of first.obligations) {
+    if (!recorded.has(o.content)) {
+      silently.push(
+        `the file holds ${JSON.stringify(o.content)} (${o.obligationId}), which nobody recorded`,
+      );
+    }
+  }
+  // Obligations the policy promised to the platform that never reached it: lost work.
+  const promised = (h: ObligationHistory) => {
+    const e = expectedCopies(h, c.policy);
+    return c.idempotent || e.unmarked + e.marked > 0;
+  };
+  const dropped = c.histories.filter((h) => {
+    const o = byContent.get(h.content);
+    return o && promised(h) && !c.arrivals.some((a) => a.obligationId === o.obligationId);
+  }).length;
+  const judged = new Set(
+    first.obligations.filter((o) => !others.has(o.content)).map((o) => o.obligationId),
+  );
+  const scoped = {
+    ...c,
+    arrivals: c.arrivals.filter((a) => judged.has(a.obligationId) || !byId.has(a.obligationId)),
+  };
+  const invalid = first.obligations.filter((o) => !STATES.includes(o.state));
+  const checks: StateCheck[] = [
+    copiesCheck(scoped, byContent, new Set(byId.keys())),
+    contentCheck(scoped, byId),
+    terminalCheck(c, byContent),
+    { name: "no obligation silently lost", violations: silently, missing: [] },
+    {
+      name: "outbox states valid, recovery deterministic, invariants",
+      violations: [
+        ...(invalid.length ? [`invalid states: ${JSON.stringify(invalid)}`] : []),
+        ...(c.sound ?? soundness(c.db, first, second, first.invariants)),
+      ],
+      missing: [],
+    },
+  ];
+  const lost = (c.sender ? missingAcknowledged(first, c.sender, c.live ?? []) : 0) + dropped;
+  return { outbox: first, checks, lost };
+}

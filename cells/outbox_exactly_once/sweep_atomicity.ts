@@ -1,0 +1,120 @@
+// Cell 5's sweep atomicity: a recovery sweep takes every obligation of the dead processes
+// in one transaction, so a recoverer killed inside its sweep leaves all of them taken or
+// none. A sender marks two obligations attempting (a window of two) and dies before
+// sending; from a copy of that file a recoverer is killed inside `sweepRecoverable`: at
+// the target's `sweepRecoverable:afterClaim` (the first claim made, not committed) when
+// it lists it, else before each of the sweep's file-system calls in turn (the kill
+// series). The non-idempotent sweep settles each attempting orphan `unknown`, which is
+// visible: both or neither.
+import { ok } from "node:assert/strict";
+import { classifyExit } from "../../harness/child.ts";
+import type { CellRun } from "../engine/cell.ts";
+import { untilExited } from "../moves/kill.ts";
+import { killSeries, type SeriesKind } from "../moves/kill_series.ts";
+import { SENDER_AFTER_ATTEMPTING } from "./inbox.ts";
+import { tally } from "../engine/tally.ts";
+import { openTargetStore, type StoredObligation } from "../contract/target.ts";
+import { RECOVERER, SENDER } from "./_children.ts";
+
+const POINT = "sweepRecoverable:afterClaim";
+/** The orphans the sender left attempting (its window). */
+const IN_FLIGHT = ["effect 0", "effect 1"];
+
+async function attempting(target: string, db: string): Promise<Map<string, StoredObligation>> {
+  const store = await openTargetStore(target, db);
+  try {
+    const all = await store.listObligations!();
+    return new Map(all.filter((o) => IN_FLIGHT.includes(o.content)).map((o) => [o.content, o]));
+  } finally {
+    await store.close();
+  }
+}
+
+/** Copies a store's files (`store.db` and its journal, WAL and shm) from `from` into `to`. */
+export function copyStoreFiles(from: string, to: string): void {
+  Deno.mkdirSync(to, { recursive: true });
+  for (const entry of Deno.readDirSync(from)) {
+    if (entry.isFile && entry.name.startsWith("store.db")) {
+      Deno.copyFileSync(`${from}/${entry.name}`, `${to}/${entry.name}`);
+    }
+  }
+}
+
+/**
+ * Runs the sweep-atomicity probe: the store's own crash point inside the sweep when
+ * `listed` names it, else the kill series of `kind` (nothing when `off`).
+ */
+export async function sweepAtomicity(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  listed: ReadonlySet<string>,
+  kind: SeriesKind | "off",
+  obligations: number,
+): Promise<void> {
+  const own = listed.has(POINT);
+  if (!own && kind === "off") return;
+  const setup = ctx.run.file("sweep-atomicity");
+  Deno.mkdirSync(setup);
+  const setupDb = `${setup}/store.db`;
+  const sender = ctx.spawn(
+    SENDER,
+    [setupDb, `${setup}/inbox.jsonl`, String(obligations), "-", "2"],
+    { env: { SESSION_DB_CRASH_AT: `${SENDER_AFTER_ATTEMPTING}@2` } },
+  );
+  await untilExited(sender, `the sender to reach ${SENDER_AFTER_ATTEMPTING}@2`);
+  const died = classifyExit(sender.exited!).kind === "killed";
+  if (died) {
+    tally(ctx, "sigkills", 1);
+    ctx.observeLeg(setupDb, `${SENDER_AFTER_ATTEMPTING}@2 (window of two)`, true);
+  }
+  await t.step("sweep atomicity: the sender died with two obligations attempting", () => {
+    ok(died, sender.describe());
+  });
+  copyStoreFiles(setup, `${setup}/pristine`);
+  const before = await attempting(ctx.target, setupDb);
+  const check = async (db: string, label: string) => {
+    const after = await attempting(ctx.target, db);
+    const taken = IN_FLIGHT.filter((c) => {
+      const [a, b] = [before.get(c), after.get(c)];
+      return a?.state !== b?.state || a?.deliveryFence !== b?.deliveryFence;
+    });
+    await t.step(`${label}: the sweep took both orphans or neither`, () => {
+      ok(
+        before.size === IN_FLIGHT.length &&
+          (taken.length === 0 || taken.length === IN_FLIGHT.length),
+        `a recoverer killed inside its sweep left ${
+          JSON.stringify(IN_FLIGHT.map((c) => [c, before.get(c)?.state, after.get(c)?.state]))
+        } (content, before, after): a sweep takes every dead process's obligation in one transaction`,
+      );
+    });
+  };
+  const args = (db: string, dir: string) => {
+    copyStoreFiles(`${setup}/pristine`, db.slice(0, db.lastIndexOf("/")));
+    return [db, `${dir}/inbox.jsonl`, dir, "sweeper", "-", "0"];
+  };
+  if (own) {
+    const dir = ctx.run.file("sweep-atomicity-point");
+    const db = `${dir}/db/store.db`;
+    const sweeper = ctx.spawn(RECOVERER, args(db, dir), {
+      env: { SESSION_DB_CRASH_AT: POINT },
+    });
+    await untilExited(sweeper, `the recoverer to reach ${POINT}`);
+    const killed = classifyExit(sweeper.exited!).kind === "killed";
+    if (killed) {
+      tally(ctx, "sigkills", 1);
+      ctx.observeLeg(db, POINT);
+    }
+    await t.step(`sweep atomicity: the recoverer died at ${POINT}`, () => {
+      ok(killed, sweeper.describe());
+    });
+    await check(db, `sweep killed at ${POINT}`);
+    return;
+  }
+  await killSeries(ctx, t, {
+    op: "sweepRecoverable",
+    occurrence: 1,
+    script: RECOVERER,
+    args,
+    check: (db, _dir, label) => check(db, label),
+  }, kind as SeriesKind);
+}

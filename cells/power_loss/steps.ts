@@ -1,0 +1,170 @@
+// The power-loss cells' steps and definitions, shared by the four cells: a run's figures
+// noted and asserted step by step (states and torn states judged, the leg, the log's
+// fidelity, durability with the known pattern's cause and fix, consistency, the second
+// lives), a SKIP with the reason where the recorder cannot run, and the cell of cells 1, 3
+// and 4 that runs one recorded run per kill.
+import { ok } from "node:assert/strict";
+import { type CellRun, defineCell } from "../engine/cell.ts";
+import { diagnosed, diagnosisLines } from "../engine/diagnoses.ts";
+import { CELL_METHODS, loadTarget } from "../contract/target.ts";
+import {
+  type PowerLossKill,
+  type PowerLossOptions,
+  powerLossRecorder,
+  type PowerLossRun,
+  type PowerLossRunOptions,
+} from "./record.ts";
+
+/** Notes a run's figures and asserts it in steps: leg, fidelity, durability, consistency. */
+export async function powerLossSteps(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  what: string,
+  run: PowerLossRun,
+  label = `${run.kill} kill`,
+): Promise<void> {
+  ctx.note(label, {
+    profile: run.profile,
+    acknowledged: run.acknowledged,
+    statesChecked: run.statesChecked,
+    statesJudged: run.statesJudged,
+    lost: run.lost,
+    losingStates: run.losingStates,
+    fullLost: run.fullLost,
+    corruptStates: run.corruptStates,
+    seed: run.seed,
+    onDisk: run.onDisk,
+    log: run.log,
+    checking: run.checking,
+    torn: run.torn,
+    resumes: run.resumes,
+    ...(run.diagnoses.length ? { diagnoses: run.diagnoses } : {}),
+    ...(run.firstLoss ? { firstLoss: run.firstLoss } : {}),
+    ...(run.firstProblem ? { firstProblem: run.firstProblem } : {}),
+    ...(run.fidelity ? { fidelity: run.fidelity } : {}),
+  });
+  // Nothing judged is never a pass, and an instant with an unsynced write always tears it.
+  await t.step(
+    `${label}: states judged: ${run.statesChecked}, ${run.torn.states} of them torn last writes`,
+    () => {
+      ok(run.statesChecked > 0, "no crash state was judged");
+      ok(
+        run.torn.states > 0 || run.torn.tearable === 0,
+        `${run.torn.tearable} instants had an unsynced write, but no torn state was judged`,
+      );
+    },
+  );
+  await t.step(`${label}: leg honoured: on-disk mode ${run.onDisk}`, () => {
+    ok(run.honoured.ok, run.honoured.reason);
+  });
+  if (run.fidelity !== undefined) {
+    await t.step(`${label}: the log replays to the files on disk`, () => {
+      ok(run.fidelity === null, `the recording differs from the disk: ${run.fidelity}`);
+    });
+  }
+  await t.step(
+    `${label}: nothing acknowledged lost in any power-loss state (${run.profile}): ${run.acknowledged} acknowledged ${what}`,
+    () => {
+      // The log's pattern rides on the thrown error, so the cell's report carries it.
+      diagnosed(run.pattern, () =>
+        ok(
+          run.losingStates === 0,
+          [
+            `${run.losingStates} of ${run.statesChecked} power-loss states (${run.profile}) lose acknowledged ${what}, up to ${run.lost}`,
+            `first: ${run.firstLoss}`,
+            ...diagnosisLines(run.diagnoses),
+            `seed ${run.seed}; states kept in ${run.dir}/states`,
+          ].join("\n"),
+        ));
+      // A process crash keeps every committed transaction: a loss there is not power's.
+      diagnosed(
+        "ack-before-commit",
+        () =>
+          ok(run.fullLost === 0, `${run.fullLost} acknowledged ${what} missing after a SIGKILL`),
+      );
+    },
+  );
+  await t.step(
+    `${label}: every crash state recovers consistent: ${run.statesChecked} states (${run.profile})`,
+    () => {
+      ok(
+        run.corruptStates === 0,
+        `${run.corruptStates} of ${run.statesChecked} states inconsistent, first: ${run.firstProblem} (seed ${run.seed}; states kept in ${run.dir}/states)`,
+      );
+    },
+  );
+  if (run.resumes.candidates > 0) {
+    await t.step(
+      `${label}: a fresh process continues ${run.resumes.run} of ${run.resumes.candidates} recovered states and both lives' ${what} hold`,
+      () => {
+        ok(run.resumes.run > 0, "no recovered state was continued");
+        ok(
+          run.resumes.failed === 0,
+          `${run.resumes.failed} of ${run.resumes.run} continued states failed, first: ${run.resumes.first}`,
+        );
+      },
+    );
+  }
+}
+
+/**
+ * The test definitions of a power-loss cell: a SKIP with the reason when the recorder
+ * cannot run here (never counted as a pass), else the cell.
+ */
+export async function powerLossCell(
+  spec: Parameters<typeof defineCell>[0],
+  options: PowerLossOptions,
+): Promise<Deno.TestDefinition[]> {
+  const { reason } = await powerLossRecorder();
+  if (reason) {
+    return [{
+      name: `cell ${spec.id} ${spec.title} SKIP: ${reason}`,
+      ignore: true,
+      fn: () => {},
+    }];
+  }
+  return defineCell({ ...spec, preloads: true }, options);
+}
+
+/** What sets one of cells 1, 3 and 4 apart in the tier. */
+export interface KillCellSpec {
+  id: 1 | 3 | 4;
+  title: string;
+  /** What its operations are called in the steps, e.g. `appends`. */
+  what: string;
+  /** Its kills, in order, when the options name none. */
+  kills: readonly PowerLossKill[];
+  /** The crash points the `ack` kill needs the target to list (skipped otherwise). */
+  ackPoints: readonly string[];
+  /** One recorded run. */
+  run: (options: PowerLossRunOptions) => Promise<PowerLossRun>;
+}
+
+/** A cell that runs one recorded run per kill on the current leg and asserts each. */
+export function powerLossKillCell(
+  spec: KillCellSpec,
+  options: PowerLossOptions,
+): Promise<Deno.TestDefinition[]> {
+  return powerLossCell({
+    id: spec.id,
+    title: spec.title,
+    legs: "all",
+    requires: CELL_METHODS[spec.id],
+    async run(ctx, t) {
+      const points = spec.ackPoints.length
+        ? (await loadTarget(ctx.target)).crashPoints?.() ?? []
+        : [];
+      for (const kill of options.kills ?? spec.kills) {
+        if (kill === "ack" && !spec.ackPoints.every((p) => points.includes(p))) continue;
+        const run = await spec.run({
+          ...options,
+          leg: ctx.leg,
+          target: ctx.target,
+          dir: ctx.run.file(kill),
+          kill,
+        });
+        await powerLossSteps(ctx, t, spec.what, run);
+      }
+    },
+  }, options);
+}

@@ -1,0 +1,158 @@
+// Clause 3's reader and judge, shared by the SIGKILL cell (rotation_atomicity.ts) and the
+// power-loss cell (power_loss_rotation_atomicity.ts): each rotation `parent-i` ->
+// `child-i` is whole or absent, never a parent ended by compression without its child,
+// the whole ones a prefix, each acknowledged one whole.
+import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
+import { openTargetStore, type StoredSession } from "../contract/target.ts";
+
+/** An acknowledged rotation of the rotator, as journaled. */
+export type Rotation = { i: number; parentId: string; childId: string };
+
+interface Recovered {
+  sessions: StoredSession[];
+  summaries: Record<string, (string | null)[]>;
+  appendError: Record<string, string>;
+  invariants: string[];
+}
+
+/** Reads the sessions and the children's messages; then tries an append to each of `probe`. */
+/** Reads a rotation store back; appends to the `probe` parents (expecting the typed refusal). */
+export async function recover(
+  target: string,
+  db: string,
+  probe: readonly string[],
+): Promise<Recovered> {
+  const store = await openTargetStore(target, db);
+  try {
+    const sessions = (await store.listSessions!()).map((s) => ({
+      id: s.id,
+      parentSessionId: s.parentSessionId,
+      endedAt: s.endedAt,
+      endReason: s.endReason,
+    })).sort((a, b) => a.id.localeCompare(b.id));
+    const summaries: Record<string, (string | null)[]> = {};
+    for (const s of sessions) {
+      if (s.parentSessionId) {
+        summaries[s.id] = (await store.getMessages(s.id)).map((m) => m.content);
+      }
+    }
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    const appendError: Record<string, string> = {};
+    for (const parentId of probe) {
+      try {
+        await store.appendMessage(parentId, { role: "user", content: "after rotation" });
+        appendError[parentId] = "accepted";
+      } catch (error) {
+        appendError[parentId] = error instanceof Error ? error.name : String(error);
+      }
+    }
+    return { sessions, summaries, appendError, invariants };
+  } finally {
+    await store.close();
+  }
+}
+
+/** The orphan query through the store: parents ended by compression with no child. */
+/** The orphan query through the store: parents ended by compression with no child. */
+export function orphans(sessions: readonly StoredSession[]): string[] {
+  const parents = new Set(sessions.map((s) => s.parentSessionId).filter((p) => p !== null));
+  return sessions.filter((s) => s.endReason === "compression" && !parents.has(s.id)).map((s) =>
+    s.id
+  );
+}
+
+/** Clause 3's verdict on one recovered file. */
+export interface RotationJudgement extends StateJudgement {
+  /** The recovered sessions (first pass). */
+  sessions: StoredSession[];
+}
+
+/**
+ * Reads the file twice through the target (the second pass then appends to each of
+ * `probe`, parents that must refuse it) and judges it: no compression orphan, every
+ * acknowledged rotation whole, each rotation whole or absent and the whole ones a
+ * prefix, the probed appends refused with `CompressionSessionClosedError`, two passes
+ * identical, `integrity_check` ok, the store's invariants.
+ */
+export async function judgeRotations(
+  target: string,
+  db: string,
+  acks: readonly Rotation[],
+  probe: readonly string[] = [],
+  prefix = "",
+): Promise<RotationJudgement> {
+  // Reads only for the determinism pass, before the append probe writes anything.
+  const first = await recover(target, db, []);
+  const second = await recover(target, db, probe);
+  const byId = new Map(first.sessions.map((s) => [s.id, s]));
+  // A rotator's sessions are `<prefix>parent-i` and `<prefix>child-i` (a resumed one
+  // rotates sessions of its own, judged apart).
+  const parentOf = (i: number) => `${prefix}parent-${i}`;
+  const childOf = (i: number) => `${prefix}child-${i}`;
+  const show = (i: number) => {
+    const child = byId.get(childOf(i));
+    return `parent ${JSON.stringify(byId.get(parentOf(i)))}, child ${
+      JSON.stringify(child)
+    }, summary ${JSON.stringify(child ? first.summaries[child.id] : undefined)}`;
+  };
+  const complete = (i: number) => {
+    const parent = byId.get(parentOf(i));
+    const child = byId.get(childOf(i));
+    return parent?.endReason === "compression" && child?.parentSessionId === parent.id &&
+      first.summaries[child.id]?.join("\n") === `summary ${i}`;
+  };
+  const lost = acks.filter((ack) => !complete(ack.i));
+  // Every rotation up to the in-flight one is whole or absent, the whole ones first.
+  const next = (acks.at(-1)?.i ?? -1) + 1;
+  const own = new RegExp(`^${prefix.replace(/\W/g, "\\$&")}(?:parent|child)-(\\d+)$`);
+  const indices = first.sessions.map((s) => own.exec(s.id)?.[1])
+    .filter((i) => i !== undefined).map(Number);
+  const highest = Math.max(next, ...indices);
+  const partial: string[] = [];
+  let prefixEnded = false;
+  for (let i = 0; i <= highest; i++) {
+    const parent = byId.get(parentOf(i));
+    const absent = !byId.has(childOf(i)) && (parent === undefined || parent.endedAt === null);
+    if (!complete(i) && !absent) partial.push(`partial rotation ${i}: ${show(i)}`);
+    if (!complete(i)) prefixEnded = true;
+    else if (prefixEnded) partial.push(`rotation ${i} complete after an incomplete one`);
+  }
+  const lonely = orphans(first.sessions);
+  const checks: StateCheck[] = [
+    {
+      name: "no compression orphan",
+      pattern: "rotation-not-atomic",
+      violations: lonely.length ? [`compression orphans: ${lonely.join(", ")}`] : [],
+      missing: [],
+    },
+    {
+      name: `all ${acks.length} acknowledged rotations complete`,
+      violations: [],
+      missing: lost.length
+        ? [
+          `${lost.length} acknowledged rotation(s) not whole, first ${lost[0]!.i}: ${
+            show(lost[0]!.i)
+          }`,
+        ]
+        : [],
+    },
+    {
+      name: `in-flight rotation ${next} complete or absent`,
+      pattern: "rotation-not-atomic",
+      violations: partial,
+      missing: [],
+    },
+    {
+      name: "appends to rotated parents refused with the typed error",
+      violations: probe.filter((id) => second.appendError[id] !== "CompressionSessionClosedError")
+        .map((id) => `append to ${id}: ${second.appendError[id]}`),
+      missing: [],
+    },
+    {
+      name: "recovery deterministic, integrity and invariants",
+      violations: soundness(db, first.sessions, second.sessions, first.invariants),
+      missing: [],
+    },
+  ];
+  return { sessions: first.sessions, checks, lost: lost.length };
+}

@@ -1,0 +1,529 @@
+/**
+ * The recorded-call sweep: crash states for any store, without its help, in two modes.
+ * Each program (the bounded sequences of the sweep's operations the store supports)
+ * runs once, uncrashed, under the LD_PRELOAD recorder, its intents and acknowledgements
+ * written to the recorder's mark file so that they sit in the log between the calls
+ * around them. From that one log:
+ *
+ * - `crash`: the state a SIGKILL before each recorded call k leaves (the page cache
+ *   keeps every completed call: the log's first k-1 calls applied to the start state),
+ *   cross-checked by real children SIGKILLed before sampled calls (`FSREC_CRASH_AT`);
+ * - `power-loss`: the states a power loss at each sync point may leave under a
+ *   persistence profile (`recorder/crash_states.ts`), the torn last writes enumerated.
+ *
+ * Every state is checked in-process by the sweep's oracle (`_oracle.ts`: the interrupted
+ * operation absent or complete, acknowledged results kept, the clause, invariants,
+ * integrity, recovery determinism), a verdict reused for states recovered to identical
+ * files (`recorder/recovered.ts`). Then a sample of the recovered states is continued
+ * by a fresh process and judged again (`_resume.ts`). A failing state is shrunk to the
+ * shortest program and the earliest state that still fail, with its replay command.
+ *
+ * @example
+ * ```ts ignore
+ * import { sweepCalls } from "./calls.ts";
+ * const target = new URL("../../../cells/reference_target.ts", import.meta.url).href;
+ * const report = await sweepCalls({ target, seed: 1, mode: "power-loss", programs: ["append"] });
+ * if (!("skip" in report)) console.log(report.states, report.torn.states, report.resumes.run);
+ * ```
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { buildRecorder } from "../../../recorder/build.ts";
+import {
+  type CrashState,
+  killStates,
+  powerLossStates,
+  type PowerLossStats,
+} from "../../../recorder/crash_states.ts";
+import type { FileSet } from "../../../recorder/image.ts";
+import { logProblems, readLog } from "../../../recorder/log.ts";
+import { powerLossPattern } from "../../../cells/power_loss/pattern.ts";
+import { RecoveredStates } from "../../../recorder/recovered.ts";
+import {
+  journalModeOf,
+  type JournalObservation,
+  observeJournalMode,
+} from "../../../harness/legs.ts";
+import { loadTarget, type StoreOptions } from "../../../cells/contract/target.ts";
+import {
+  acksOf,
+  type CallChildren,
+  readLines,
+  record,
+  type Recording,
+  seedTemplate,
+} from "./record.ts";
+import { type Ack, checkRecovered, CLAUSES } from "../core/oracle.ts";
+import { parseProgram, type ProgramOp, type SweepStore } from "../core/program.ts";
+import { failedToSeed, finalReport } from "./report.ts";
+import { pool, programsFor } from "./plan.ts";
+import { chooseResumes, type ResumeCandidate, type ResumeContext, resumeState } from "./resume.ts";
+import { reference, REFERENCE_TARGET, type References } from "../core/state_child.ts";
+import type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "../core/types.ts";
+
+export type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "../core/types.ts";
+export { programsFor } from "./plan.ts";
+
+/** What one state's check found (shared by every state recovered to the same files). */
+interface StateVerdict {
+  problems: string[];
+  match?: "without" | "with" | "unchanged";
+}
+
+/** Everything one sweep shares. */
+interface Setting {
+  options: CallSweepOptions;
+  mode: "crash" | "power-loss";
+  children: CallChildren;
+  methods: string[];
+  root: string;
+  template: string;
+  refs: References;
+  cache: RecoveredStates<StateVerdict>;
+  resume: ResumeContext;
+  /** The journal mode of the states, observed before recovery (judged by `legVerdict`). */
+  observations: JournalObservation[];
+  clauses: Record<string, ClauseTally>;
+  counts: { states: number; seconds: number; children: number; childFailures: number };
+  torn: { states: number; tearable: number; instants: number };
+  resumes: { run: number; failed: number; candidates: number };
+}
+
+function tally(s: Setting, clause: string): ClauseTally {
+  return s.clauses[clause] ??= { programs: 0, states: 0, torn: 0, resumes: 0, failures: 0 };
+}
+
+/** The clause a state belongs to: its interrupted operation's (the last one's, in close). */
+function clauseOf(program: readonly ProgramOp[], interrupted: number): string {
+  return CLAUSES[program[Math.min(interrupted, program.length - 1)]!];
+}
+
+function replay(s: Setting, program: string, call: number): string {
+  const o = s.options;
+  const library = Deno.env.get("DENO_SQLITE_PATH");
+  return [
+    "deno task sweep --syscalls",
+    ...(s.mode === "power-loss" ? ["--power-loss"] : []),
+    ...(o.target !== REFERENCE_TARGET ? ["--target", o.target] : []),
+    // The library this process loaded (each library's share runs in a process of its own).
+    ...(library ? ["--libraries", library] : []),
+    "--legs",
+    o.leg ?? "default",
+    "--seed",
+    String(o.seed),
+    ...(s.mode === "power-loss" && o.subsets !== undefined ? ["--subsets", String(o.subsets)] : []),
+    ...(s.mode === "power-loss" && o.profile ? ["--profile", o.profile] : []),
+    "--program",
+    program,
+    "--call",
+    String(call),
+  ].join(" ");
+}
+
+/** Checks one state's files with the oracle; the problems and how it matched. */
+async function judge(
+  s: Setting,
+  program: readonly ProgramOp[],
+  dir: string,
+  acks: readonly Ack[],
+): Promise<StateVerdict> {
+  const problems: string[] = [];
+  const interrupted = acks.length;
+  // A crash after the last acknowledgement (in close) must leave the final state: the
+  // oracle sees it as a repeat of the last operation that changes nothing.
+  const tailEnd = interrupted >= program.length;
+  const checked = tailEnd ? [...program, program.at(-1)!] : [...program];
+  const verdict = await checkRecovered({
+    openStore: s.refs.openStore,
+    state: { id: "", kind: "sequence", point: "syscall:k", k: 0, program: checked },
+    interrupted,
+    acks,
+    db: join(dir, "store.db"),
+    reference: async () => {
+      const ref = await reference(s.refs, program, s.template);
+      return tailEnd
+        ? { snaps: [...ref.snaps, ref.snaps.at(-1)!], results: [...ref.results, undefined] }
+        : ref;
+    },
+    fail: (clause, text) => problems.push(`${clause}: ${text}`),
+  });
+  return { problems, ...(verdict.match ? { match: verdict.match } : {}) };
+}
+
+/** The states of a recording, in the sweep's mode; power-loss counts go to `stats`. */
+function statesOf(
+  s: Setting,
+  recording: Recording,
+  stats: PowerLossStats,
+): Iterable<CrashState & { k?: number }> {
+  const log = readLog(recording.log);
+  if (s.mode === "crash") return killStates(log, s.children.templateFiles);
+  return powerLossStates(log, {
+    profile: s.options.profile ?? "posix",
+    baseline: s.children.templateFiles,
+    samples: s.options.subsets ?? 12,
+    seed: s.options.seed,
+    stats,
+    ...(s.options.instants !== undefined ? { lastInstants: s.options.instants } : {}),
+  });
+}
+
+/** A copy of a state's files (they are made lazily, from a model that moves on). */
+function copied(files: FileSet): FileSet {
+  return new Map([...files].map(([name, bytes]) => [name, bytes.slice()]));
+}
+
+/** Checks every state of one recorded program; its failures and resume candidates. */
+async function checkProgram(
+  s: Setting,
+  program: readonly ProgramOp[],
+  recording: Recording,
+): Promise<{ failures: CallFailure[]; candidates: ResumeCandidate[]; last: number }> {
+  const name = program.join("+");
+  const failures: CallFailure[] = [];
+  const candidates: ResumeCandidate[] = [];
+  const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
+  const seen = new Set<StateVerdict>();
+  // A power loss's known pattern, read from the recorded calls (never from a message).
+  const pattern = s.mode === "power-loss"
+    ? powerLossPattern(readLog(recording.log), join(recording.dir, "db", "store.db"))
+    : undefined;
+  const started = performance.now();
+  let n = 0;
+  for (const state of statesOf(s, recording, stats)) {
+    const number = state.k ?? ++n;
+    n = number;
+    if (s.options.call !== undefined && number !== s.options.call) continue;
+    const acks = acksOf(state.acks);
+    const clause = tally(s, clauseOf(program, acks.length));
+    s.counts.states++;
+    clause.states++;
+    if (state.torn) clause.torn++;
+    if (s.mode === "crash") {
+      s.observations.push(journalModeOf(
+        state.files.get("store.db"),
+        state.files.get("store.db-journal"),
+        `${name}: before call ${number}`,
+      ));
+    }
+    let raw: FileSet | undefined;
+    const verdict = await s.cache.check(state, `${name}\0${JSON.stringify(acks)}`, (dir) => {
+      raw = copied(state.files);
+      return judge(s, program, dir, acks);
+    });
+    if (verdict.problems.length) {
+      clause.failures++;
+      failures.push({
+        program: name,
+        call: number,
+        operation: acks.length,
+        clause: clauseOf(program, acks.length),
+        state: state.label,
+        kind: "state",
+        problems: verdict.problems,
+        replay: replay(s, name, number),
+        ...(pattern ? { pattern } : {}),
+      });
+    } else if (raw && !seen.has(verdict)) {
+      seen.add(verdict);
+      const interrupted = acks.length;
+      const tailEnd = interrupted >= program.length;
+      candidates.push({
+        program,
+        op: program[Math.min(interrupted, program.length - 1)]!,
+        from: tailEnd || verdict.match === "with"
+          ? Math.min(interrupted + 1, program.length)
+          : interrupted,
+        files: raw,
+        call: number,
+        label: state.label,
+        landed: verdict.match === "with" && !tailEnd,
+      });
+    }
+  }
+  s.counts.seconds += (performance.now() - started) / 1000;
+  s.torn.states += stats.torn;
+  s.torn.tearable += stats.tearable;
+  s.torn.instants += stats.instants;
+  if (s.mode === "power-loss" && stats.tearable > 0 && stats.torn === 0) {
+    failures.push({
+      program: name,
+      call: 0,
+      operation: -1,
+      clause: "torn writes",
+      state: "every instant",
+      kind: "run",
+      problems: [
+        `torn writes: ${stats.tearable} instants had an unsynced write but no torn state was made (the enumeration failed)`,
+      ],
+      replay: replay(s, name, 1),
+    });
+  }
+  return { failures, candidates, last: n };
+}
+
+/** The crash mode's cross-check: real children SIGKILLed before sampled calls, judged alike. */
+async function crossCheck(
+  s: Setting,
+  program: readonly ProgramOp[],
+  dir: string,
+  last: number,
+): Promise<CallFailure[]> {
+  const name = program.join("+");
+  const failures: CallFailure[] = [];
+  const kills = s.options.call !== undefined ? 1 : s.options.kills ?? 1;
+  for (let j = 0; j < kills && last > 1; j++) {
+    const k = s.options.call ?? 1 + Math.floor(((j + 0.5) * (last - 1)) / kills);
+    const killDir = join(dir, `kill-${k}`);
+    const killed = await record(s.children, program, killDir, k);
+    s.counts.children++;
+    const recorded = readLog(killed.log).records.filter((r) => r.counted).length;
+    const acks = acksOf(readLines(killed.marks));
+    let problems: string[];
+    if (killed.run.status.signal !== "SIGKILL") {
+      problems = [
+        `child: expected SIGKILL before call ${k}, it ended with ${
+          killed.run.status.signal ?? `exit ${killed.run.status.code}`
+        }: ${killed.run.stderr}`,
+      ];
+    } else if (recorded !== k - 1) {
+      problems = [`child: killed before call ${k} but ${recorded} calls were recorded`];
+    } else {
+      const db = join(killDir, "db", "store.db");
+      s.observations.push(observeJournalMode(db, `${name}: a child killed before call ${k}`));
+      problems = (await judge(s, program, join(killDir, "db"), acks)).problems;
+    }
+    if (problems.length) {
+      s.counts.childFailures++;
+      tally(s, clauseOf(program, acks.length)).failures++;
+      failures.push({
+        program: name,
+        call: k,
+        operation: acks.length,
+        clause: clauseOf(program, acks.length),
+        state: `a real child SIGKILLed before call ${k}`,
+        kind: "child",
+        problems: problems.map((p) => `real SIGKILL child: ${p}`),
+        replay: replay(s, name, k),
+      });
+    }
+  }
+  return failures;
+}
+
+/** Records, checks and continues one program; its failures (kept folder when any). */
+async function sweepProgram(
+  s: Setting,
+  program: readonly ProgramOp[],
+  recorded?: Promise<Recording>,
+): Promise<{ failures: CallFailure[]; candidates: ResumeCandidate[] }> {
+  const name = program.join("+");
+  const dir = recorded ? undefined : Deno.makeTempDirSync({ dir: s.root, prefix: "program-" });
+  const recording = await (recorded ?? record(s.children, program, dir!));
+  const fail = (problems: string[]): CallFailure[] => [{
+    program: name,
+    call: 0,
+    operation: -1,
+    clause: clauseOf(program, 0),
+    state: "the uncrashed run",
+    kind: "run",
+    problems,
+    replay: replay(s, name, 0),
+  }];
+  if (!recording.run.status.success) {
+    return {
+      failures: fail([`the uncrashed run failed: ${recording.run.stderr}`]),
+      candidates: [],
+    };
+  }
+  const unfit = logProblems(readLog(recording.log));
+  if (unfit.length) return { failures: fail(unfit), candidates: [] };
+  const checked = await checkProgram(s, program, recording);
+  const failures = [...checked.failures];
+  if (s.mode === "crash") {
+    failures.push(...await crossCheck(s, program, recording.dir, checked.last));
+  }
+  if (!failures.length) Deno.removeSync(recording.dir, { recursive: true });
+  return { failures, candidates: checked.candidates };
+}
+
+/** Shrinks a failure: the shortest program (operations after the interrupted one dropped, then each earlier one) still failing, then its earliest failing state. */
+async function shrink(s: Setting, failure: CallFailure): Promise<CallFailure> {
+  const { call: _call, ...rest } = s.options;
+  const quiet: Setting = { ...s, options: { ...rest, kills: 0 } };
+  const full = parseProgram(failure.program);
+  let program = full.slice(0, failure.operation + 1);
+  let best = failure;
+  const failing = async (candidate: ProgramOp[]) =>
+    (await sweepProgram(quiet, candidate)).failures[0];
+  const first = program.length ? await failing(program) : undefined;
+  if (first) best = first;
+  else program = full;
+  for (let i = 0; i < program.length - 1;) {
+    const candidate = [...program.slice(0, i), ...program.slice(i + 1)];
+    const found = await failing(candidate);
+    if (found) {
+      program = candidate;
+      best = found;
+    } else i++;
+  }
+  return best;
+}
+
+/** The sweep's setting for a target on a leg, with its template seeded; or why not. */
+async function setting(
+  options: CallSweepOptions,
+  recorder: string,
+): Promise<Setting | { failed: string }> {
+  // Under the evidence folder when there is one: a failing run keeps its files there.
+  const evidence = Deno.env.get("CELLS_EVIDENCE_DIR");
+  if (evidence) Deno.mkdirSync(evidence, { recursive: true });
+  const root = Deno.makeTempDirSync({
+    prefix: "sweep-calls-",
+    ...(evidence ? { dir: evidence } : {}),
+  });
+  const leg = options.leg ?? "default";
+  const seeded = await seedTemplate(
+    { target: options.target, leg, seed: options.seed },
+    join(root, "template"),
+  );
+  if ("failed" in seeded) {
+    Deno.removeSync(root, { recursive: true });
+    return seeded;
+  }
+  const module = await loadTarget(options.target);
+  const storeOptions: StoreOptions = leg === "default" ? {} : { journalMode: leg };
+  const openStore = async (path: string) =>
+    await module.openStore(path, storeOptions) as SweepStore;
+  const children: CallChildren = {
+    target: options.target,
+    leg,
+    seed: options.seed,
+    recorder,
+    templateFiles: seeded.files,
+  };
+  const refs: References = { openStore, seed: options.seed, references: new Map(), dir: root };
+  const template = join(root, "template", "store.db");
+  return {
+    options,
+    mode: options.mode ?? "crash",
+    children,
+    methods: seeded.methods,
+    root,
+    template,
+    refs,
+    cache: new RecoveredStates<StateVerdict>(join(root, "scratch")),
+    resume: {
+      children,
+      methods: seeded.methods,
+      openStore,
+      reference: (program) => reference(refs, program, template),
+      dir: root,
+      expected: new Map(),
+    },
+    observations: [observeJournalMode(template, "the seeded store, at rest", true)],
+    clauses: {},
+    counts: { states: 0, seconds: 0, children: 0, childFailures: 0 },
+    torn: { states: 0, tearable: 0, instants: 0 },
+    resumes: { run: 0, failed: 0, candidates: 0 },
+  };
+}
+
+/** Continues the chosen recovered states in fresh processes; their failures. */
+async function resumeAll(
+  s: Setting,
+  candidates: readonly ResumeCandidate[][],
+): Promise<CallFailure[]> {
+  const perProgram = s.options.resumes ?? 1;
+  const chosen = candidates.flatMap((list) => chooseResumes(list, perProgram));
+  s.resumes.candidates = candidates.reduce((n, list) => n + list.length, 0);
+  const results = await pool(chosen, s.options.jobs ?? 2, (c, i) => resumeState(s.resume, c, i));
+  const failures: CallFailure[] = [];
+  for (const [i, result] of results.entries()) {
+    const c = chosen[i]!;
+    const clause = CLAUSES[c.op];
+    s.resumes.run++;
+    tally(s, clause).resumes++;
+    if (!result.problems.length) continue;
+    s.resumes.failed++;
+    tally(s, clause).failures++;
+    failures.push({
+      program: c.program.join("+"),
+      call: c.call,
+      operation: c.from,
+      clause,
+      state: `${c.label}, continued`,
+      kind: "resume",
+      problems: result.problems,
+      replay: replay(s, c.program.join("+"), c.call),
+      evidence: result.dir,
+    });
+  }
+  return failures;
+}
+
+/**
+ * The recorded-call sweep on the SQLite library this process loaded: every state of
+ * every program in the mode, checked in-process, a sample continued after recovery.
+ *
+ * @param options Target, leg, mode, seed, programs, cross-check children, resumes.
+ * @returns The report, or why it cannot run here (a SKIP, never a pass).
+ */
+export async function sweepCalls(
+  options: CallSweepOptions,
+): Promise<CallSweepReport | { skip: string }> {
+  const log = options.log ?? console.log;
+  const built = await buildRecorder();
+  if (!built.ok) return { skip: built.reason };
+  const s = await setting(options, built.path);
+  const mode = options.mode ?? "crash";
+  const leg = options.leg ?? "default";
+  if ("failed" in s) return failedToSeed(options, mode, s.failed);
+  const chosen = options.programs?.map(parseProgram) ??
+    programsFor(s.methods, options.maxLength ?? 2, options.cells);
+  log(
+    `sweep --syscalls${
+      mode === "power-loss" ? " --power-loss" : ""
+    }: ${chosen.length} programs on leg ${leg}, seed ${options.seed}; target ${options.target}`,
+  );
+  const jobs = options.jobs ?? 2;
+  // Record ahead (children, in parallel); check in order (in-process, one scratch folder).
+  const dirs = chosen.map(() => Deno.makeTempDirSync({ dir: s.root, prefix: "program-" }));
+  const recordings = new Map<number, Promise<Recording>>();
+  let ahead = 0;
+  const recordAhead = (upTo: number) => {
+    for (; ahead < Math.min(upTo, chosen.length); ahead++) {
+      recordings.set(ahead, record(s.children, chosen[ahead]!, dirs[ahead]!));
+    }
+  };
+  const failures: CallFailure[] = [];
+  const candidates: ResumeCandidate[][] = [];
+  for (const [i, program] of chosen.entries()) {
+    recordAhead(i + jobs);
+    for (const op of new Set(program)) tally(s, CLAUSES[op]).programs++;
+    const found = await sweepProgram(s, program, recordings.get(i));
+    recordings.delete(i);
+    for (const f of found.failures.slice(0, 3)) {
+      log(`  FAIL ${f.program} #${f.call} (${f.state}): ${f.problems[0]}`);
+    }
+    failures.push(...found.failures);
+    candidates.push(found.candidates);
+  }
+  if (options.call === undefined) failures.push(...await resumeAll(s, candidates));
+  const shrinkable = failures.find((f) => f.kind === "state" || f.kind === "child");
+  if (shrinkable && (options.shrink ?? true) && options.call === undefined) {
+    const shrunk = await shrink(s, shrinkable);
+    const same = failures.findIndex((f) => f.program === shrunk.program && f.call === shrunk.call);
+    if (same !== -1) failures.splice(same, 1);
+    failures.unshift(shrunk);
+    log(
+      `  shrunk: ${shrunk.program} #${shrunk.call}: ${
+        shrunk.problems[0]
+      }\n  replay: ${shrunk.replay}`,
+    );
+  }
+  if (!failures.length) Deno.removeSync(s.root, { recursive: true });
+  else log(`  kept: ${s.root}`);
+  return finalReport({ ...s, judged: s.cache.judged }, chosen.length, failures);
+}

@@ -1,0 +1,164 @@
+// The recorded-call sweep's children: the seeded template, a program's run under the
+// LD_PRELOAD recorder (uncrashed with data, or SIGKILLed before call k), and a fresh
+// process continuing a recovered state (resume). They run with every permission: Deno
+// passes LD_PRELOAD to a child only with an unscoped --allow-run, and the recorder must
+// see every call of the store, whatever it needs.
+import { join } from "node:path";
+import { type FileSet, readFolder, writeImage } from "../../../recorder/image.ts";
+import { denoCacheDir, recorderEnv } from "../../../recorder/record.ts";
+import type { LegName } from "../../../harness/legs.ts";
+import type { Ack } from "../core/oracle.ts";
+import type { ProgramOp } from "../core/program.ts";
+import { SWEEP_CHILD } from "../core/state_child.ts";
+
+/** What the children of one sweep share. */
+export interface CallChildren {
+  /** The target specifier. */
+  target: string;
+  /** The leg (its journal mode goes to the children). */
+  leg: LegName;
+  /** The seed of the message texts. */
+  seed: number;
+  /** The recorder's library. */
+  recorder: string;
+  /** The seeded store every program starts from. */
+  templateFiles: FileSet;
+}
+
+/** A child's output, decoded. */
+export interface ChildRun {
+  /** How it ended. */
+  status: Deno.CommandStatus;
+  /** Its stdout. */
+  stdout: string;
+  /** The last lines of its stderr, joined by ` | `. */
+  stderr: string;
+}
+
+/** Runs the sweep's child script with every permission on the leg. */
+export async function runChild(
+  c: Pick<CallChildren, "target" | "leg">,
+  args: string[],
+  env: Record<string, string>,
+): Promise<ChildRun> {
+  const base: Record<string, string> = { ...Deno.env.toObject(), NO_COLOR: "1", ...env };
+  if (c.leg !== "default") base.SESSION_DB_JOURNAL_MODE = c.leg;
+  else delete base.SESSION_DB_JOURNAL_MODE;
+  delete base.SESSION_DB_CRASH_AT;
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-lock",
+      "-A",
+      "--unstable-kv",
+      SWEEP_CHILD.href,
+      args[0]!,
+      c.target,
+      ...args.slice(1),
+    ],
+    env: base,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    status: { success: output.success, code: output.code, signal: output.signal },
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr).trim().split("\n").slice(-4).join(" | "),
+  };
+}
+
+/** A recorded run of a program: its folder, log, marks and how the child ended. */
+export interface Recording {
+  /** The run folder. */
+  dir: string;
+  /** The recorder's log. */
+  log: string;
+  /** The marks (intents and acknowledgements, in the log too). */
+  marks: string;
+  /** How the child ended. */
+  run: ChildRun;
+}
+
+/** Runs `program` on a fresh copy of the template under the recorder (SIGKILL before call `crashAt`). */
+export async function record(
+  c: CallChildren,
+  program: readonly ProgramOp[],
+  dir: string,
+  crashAt?: number,
+): Promise<Recording> {
+  Deno.mkdirSync(join(dir, "db"), { recursive: true });
+  writeImage(c.templateFiles, join(dir, "db"));
+  const marks = join(dir, "marks.jsonl");
+  const log = join(dir, "fs.log");
+  for (const path of [marks, log]) {
+    try {
+      Deno.removeSync(path);
+    } catch { /* absent */ }
+  }
+  const env = recorderEnv({
+    library: c.recorder,
+    watched: join(dir, "db"),
+    log,
+    data: crashAt === undefined,
+    mark: marks,
+    ignore: [dir, denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
+    ...(crashAt !== undefined ? { crashAt } : {}),
+  });
+  const db = join(dir, "db", "store.db");
+  const run = await runChild(c, ["run", db, marks, marks, String(c.seed), program.join("+")], env);
+  return { dir, log, marks, run };
+}
+
+/** The acknowledgements among mark lines (intents have no `result`); a torn last line was never one. */
+export function acksOf(lines: readonly string[]): Ack[] {
+  const acks: Ack[] = [];
+  for (const line of lines) {
+    let entry: Ack;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      break;
+    }
+    if ("result" in entry) acks.push(entry);
+  }
+  return acks;
+}
+
+/** A journal's complete lines (none when it is missing). */
+export function readLines(path: string): string[] {
+  try {
+    return Deno.readTextFileSync(path).split("\n").slice(0, -1);
+  } catch {
+    return [];
+  }
+}
+
+/** What the seeding child found: the store's methods, crash points, and its library. */
+export interface Seeded {
+  /** The seeded folder's files. */
+  files: FileSet;
+  /** The store's methods. */
+  methods: string[];
+  /** The target's crash points. */
+  crashPoints: string[];
+  /** Whether the store loaded the library `DENO_SQLITE_PATH` names (this project's binding). */
+  binding?: boolean;
+}
+
+/** Seeds the template in a child: the store's methods and crash points, or why it cannot. */
+export async function seedTemplate(
+  c: Pick<CallChildren, "target" | "leg" | "seed">,
+  dir: string,
+  env: Record<string, string> = {},
+): Promise<Seeded | { failed: string }> {
+  Deno.mkdirSync(dir, { recursive: true });
+  const setup = await runChild(c, ["setup", join(dir, "store.db"), String(c.seed)], env);
+  if (!setup.status.success) {
+    return {
+      failed: `the store could not be seeded: ${setup.stderr || `exit ${setup.status.code}`}`,
+    };
+  }
+  const said = JSON.parse(setup.stdout.trim().split("\n").at(-1)!) as Omit<Seeded, "files">;
+  return { files: readFolder(dir), ...said };
+}
