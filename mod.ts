@@ -12,9 +12,12 @@
  *
  * This module holds what a user of the suite needs: registering the cells, the target
  * contract, the reference store (`SessionDB`) with its base error and the errors a
- * caller acts on. The rest is a subpath away: `./cells` (each cell's definition function, the
- * power-loss tier, the cell reports `CellReport`), `./harness` (children, barriers, waits, legs, evidence) and
- * `./session-db` (every store error and type, the FFI SQLite binding `Database`).
+ * caller acts on. The rest is a subpath away: `./cells` (each cell's definition function,
+ * the power-loss tier, the cell reports `CellReport`, the store probe, the diagnoses),
+ * `./runner` (the engine's typed results: `runCells`, `runConformance`, levels),
+ * `./recorder` (the file-system call recorder and its crash states), `./harness`
+ * (children, barriers, waits, legs, evidence) and `./session-db` (every store error and
+ * type, the FFI SQLite binding `Database`).
  *
  * @module
  */
@@ -22,14 +25,15 @@ export {
   type CellId,
   CELLS,
   conformanceCells,
-  type ConformanceOptions,
   registerCells,
+  type RegisterCellsOptions,
 } from "./cells/register.ts";
 export type { CellOptions } from "./cells/engine/options.ts";
 export type { Leg, LegName } from "./harness/legs.ts";
 export {
   CELL_METHODS,
   type CellMessage,
+  type DeliveryPolicy,
   type MaybePromise,
   type RecoveredObligationView,
   type Store,

@@ -11,22 +11,95 @@
  *
  * @module
  */
-export * from "./contract/target.ts";
-export * from "./register.ts";
-export * from "./prefix_durability/cell.ts";
-export * from "./consume_once/cell.ts";
-export * from "./rotation_atomicity/cell.ts";
-export * from "./fork_determinism/cell.ts";
-export * from "./outbox_exactly_once/cell.ts";
-export * from "./concurrent_writers/cell.ts";
-export * from "./fenced_ownership/cell.ts";
-export * from "./power_loss/mod.ts";
-export * from "./prefix_durability/power_loss.ts";
-export * from "./rotation_atomicity/power_loss.ts";
-export * from "./fork_determinism/power_loss.ts";
-export * from "./outbox_exactly_once/power_loss.ts";
+// Registering the cells.
+export {
+  type CellId,
+  CELLS,
+  conformanceCells,
+  registerCells,
+  type RegisterCellsOptions,
+} from "./register.ts";
 export type { CellOptions } from "./engine/options.ts";
-export type { CellReport, CellStatus, Diagnosis, SkipKind, StoreEngine } from "./engine/report.ts";
-export * from "./engine/probe_store.ts";
-export * from "./engine/diagnoses.ts";
+export type { Leg, LegName } from "../harness/legs.ts";
+
+// The target contract.
+export {
+  CELL_METHODS,
+  CELL_OPTIONAL_METHODS,
+  type CellMessage,
+  type ChildPermissions,
+  type ChildPermissionsDeclaration,
+  DELIVERY_POLICIES,
+  type DeliveryPolicy,
+  loadTarget,
+  type MaybePromise,
+  type PermissionContext,
+  type RecoveredObligationView,
+  type Store,
+  type StoredMessage,
+  type StoredObligation,
+  type StoredSession,
+  type StoreMethod,
+  type StoreOptions,
+  TargetError,
+  type TargetModule,
+} from "./contract/target.ts";
+
+// One definition function per cell, with its options.
+export { prefixDurabilityCell, type PrefixDurabilityOptions } from "./prefix_durability/cell.ts";
+export { consumeOnceCell, type ConsumeOnceOptions } from "./consume_once/cell.ts";
+export { rotationAtomicityCell, type RotationAtomicityOptions } from "./rotation_atomicity/cell.ts";
+export { forkDeterminismCell, type ForkDeterminismOptions } from "./fork_determinism/cell.ts";
+export {
+  outboxExactlyOnceCell,
+  type OutboxExactlyOnceOptions,
+} from "./outbox_exactly_once/cell.ts";
+export { concurrentWritersCell, type ConcurrentWritersOptions } from "./concurrent_writers/cell.ts";
+export {
+  type FencedOwner,
+  fencedOwnershipCell,
+  type FencedOwnershipOptions,
+} from "./fenced_ownership/cell.ts";
+
+// The power-loss tier's cells.
+export {
+  type CrashState,
+  type FileSet,
+  powerLossCells,
+  powerLossForkCell,
+  type PowerLossKill,
+  type PowerLossOptions,
+  powerLossOutboxCell,
+  powerLossPrefixCell,
+  powerLossRotationCell,
+  type Profile,
+  type TornWrite,
+} from "./power_loss/mod.ts";
+
+// What the cells report, and the known failure patterns they diagnose.
+export {
+  type CellReport,
+  type Diagnosis,
+  readCellReports,
+  type SkipKind,
+  type Status,
+  type StoreEngine,
+} from "./engine/report.ts";
+export {
+  DIAGNOSES,
+  diagnosesOf,
+  diagnosis,
+  diagnosisLines,
+  type PatternId,
+} from "./engine/diagnoses.ts";
+
+// Probing a store, and running definitions outside `deno test`.
+export {
+  engineLabel,
+  type ProbeFailure,
+  type ProbeOptions,
+  type ProbeStage,
+  probeStore,
+  type StoreProbe,
+} from "./engine/probe_store.ts";
 export { type DefinitionOutcome, runDefinitions } from "./engine/run_definitions.ts";

@@ -44,8 +44,8 @@ export type CellId = keyof typeof CELLS;
  *
  * @example
  * ```ts
- * import { conformanceCells, type ConformanceOptions } from "./register.ts";
- * const options: ConformanceOptions = {
+ * import { conformanceCells, type RegisterCellsOptions } from "./register.ts";
+ * const options: RegisterCellsOptions = {
  *   target: new URL("./reference_target.ts", import.meta.url),
  *   cells: [4, 5],
  *   label: "reference",
@@ -53,7 +53,7 @@ export type CellId = keyof typeof CELLS;
  * console.log((await conformanceCells(options)).map((test) => test.name));
  * ```
  */
-export interface ConformanceOptions extends CellOptions {
+export interface RegisterCellsOptions extends CellOptions {
   /** Which cells (default: all). */
   cells?: readonly CellId[];
 }
@@ -71,7 +71,7 @@ export interface ConformanceOptions extends CellOptions {
  * ```
  */
 export async function conformanceCells(
-  options: ConformanceOptions,
+  options: RegisterCellsOptions,
 ): Promise<Deno.TestDefinition[]> {
   const ids = options.cells ?? (Object.keys(CELLS).map(Number) as CellId[]);
   const out: Deno.TestDefinition[] = [];
@@ -89,6 +89,6 @@ export async function conformanceCells(
  * await registerCells({ target: new URL("./reference_target.ts", import.meta.url) });
  * ```
  */
-export async function registerCells(options: ConformanceOptions): Promise<void> {
+export async function registerCells(options: RegisterCellsOptions): Promise<void> {
   for (const test of await conformanceCells(options)) Deno.test(test);
 }

@@ -13,15 +13,49 @@
  *
  * @module
  */
-export * from "./child.ts";
-export * from "./wait_for.ts";
-export * from "./barrier.ts";
-export * from "./ack_journal.ts";
-export * from "./legs.ts";
-export * from "./evidence.ts";
-export * from "./db_audit.ts";
-export * from "./self_kill.ts";
-export * from "./seeded_random.ts";
-export * from "./permissions.ts";
-export * from "./harness_error.ts";
-export * from "./process_tree.ts";
+export {
+  Child,
+  classifyExit,
+  type ExitClass,
+  type ExitKind,
+  KillError,
+  killWhileAlive,
+  liveChildren,
+  LOST,
+  reapAll,
+  spawnChild,
+  type SpawnOptions,
+  TIMED_OUT,
+  WON,
+} from "./child.ts";
+export type { ProcessTree, Survivor, TreeMechanism } from "./process_tree.ts";
+export { WaitError, waitFor, type WaitOptions } from "./wait_for.ts";
+export { awaitBarrier, countReady, releaseBarrier, signalReady } from "./barrier.ts";
+export { AckJournalError, AckWriter, countAcks, readAckJournal } from "./ack_journal.ts";
+export {
+  currentLeg,
+  effectiveModeOrSkip,
+  journalModeOf,
+  type JournalObservation,
+  type Leg,
+  type LegAudit,
+  legEnv,
+  LegError,
+  type LegName,
+  LEGS,
+  legVerdict,
+  type ObservedMode,
+  observeJournalMode,
+  parseLeg,
+} from "./legs.ts";
+export { RunDir } from "./evidence.ts";
+export { integrityCheck, integrityIfSqlite } from "./db_audit.ts";
+export { killSelf } from "./self_kill.ts";
+export { runSeed, seededRandom } from "./seeded_random.ts";
+export {
+  type ChildPermissions,
+  type ChildScope,
+  scopedPermissions,
+  widenedFlags,
+} from "./permissions.ts";
+export { HarnessError, isHarnessError } from "./harness_error.ts";

@@ -29,8 +29,8 @@ import {
   countStatuses,
   type Machine,
   observedResults,
-  SCHEMA,
-  SCHEMA_VERSION,
+  REPORT_SCHEMA,
+  REPORT_SCHEMA_VERSION,
   verdictOf,
 } from "./report_schema.ts";
 import { type Outcome, type TierName, type TierOutcome, TIERS } from "./result.ts";
@@ -396,8 +396,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const level = levelOf(results, tierRuns);
   const { verdict, why } = verdictOf(results, options.strict ?? false, tierRuns);
   return {
-    schema: SCHEMA,
-    version: SCHEMA_VERSION,
+    schema: REPORT_SCHEMA,
+    version: REPORT_SCHEMA_VERSION,
     level: level.level,
     ...(level.next ? { next: level.next } : {}),
     verdict,

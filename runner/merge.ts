@@ -15,8 +15,8 @@ import { levelOf } from "./levels.ts";
 import {
   type ConformanceReport,
   countStatuses,
-  SCHEMA,
-  SCHEMA_VERSION,
+  REPORT_SCHEMA,
+  REPORT_SCHEMA_VERSION,
   verdictOf,
 } from "./report_schema.ts";
 
@@ -49,14 +49,14 @@ export function parseReport(path: string, text: string): ConformanceReport {
       { cause: error },
     );
   }
-  if (data?.schema !== SCHEMA || !Array.isArray(data.results) || !data.machines?.length) {
+  if (data?.schema !== REPORT_SCHEMA || !Array.isArray(data.results) || !data.machines?.length) {
     throw new MergeError(
-      `Cannot merge ${path}: not a conformance report (no "schema": "${SCHEMA}"): pass the report.json a conformance run wrote`,
+      `Cannot merge ${path}: not a conformance report (no "schema": "${REPORT_SCHEMA}"): pass the report.json a conformance run wrote`,
     );
   }
-  if (data.version !== SCHEMA_VERSION) {
+  if (data.version !== REPORT_SCHEMA_VERSION) {
     throw new MergeError(
-      `Cannot merge ${path}: report version ${data.version}, this tool reads ${SCHEMA_VERSION}: rerun it with this version of the suite`,
+      `Cannot merge ${path}: report version ${data.version}, this tool reads ${REPORT_SCHEMA_VERSION}: rerun it with this version of the suite`,
     );
   }
   return data as ConformanceReport;
@@ -89,8 +89,8 @@ export function mergeReports(
   }
   const seen = new Map<string, number>();
   const merged: ConformanceReport = {
-    schema: SCHEMA,
-    version: SCHEMA_VERSION,
+    schema: REPORT_SCHEMA,
+    version: REPORT_SCHEMA_VERSION,
     level: "NONE",
     verdict: "PASS",
     target: reports[0]!.target,

@@ -20,7 +20,7 @@
  */
 export type { Outcome, TierName, TierOutcome, TierRun } from "./result.ts";
 export { TIERS } from "./result.ts";
-export type { CellStatus, Diagnosis, SkipKind, StoreEngine } from "../cells/engine/report.ts";
+export type { Diagnosis, SkipKind, Status, StoreEngine } from "../cells/engine/report.ts";
 export type { LegName } from "../harness/legs.ts";
 export { type CellsOptions, type LegRun, runCells } from "./cells.ts";
 export {
@@ -35,12 +35,17 @@ export type {
   Expectation,
   Level,
   Machine,
-  RawStatus,
   Result,
-  Status,
+  ResultStatus,
   Verdict,
 } from "./report_schema.ts";
-export { LEVELS, observedResults, SCHEMA, SCHEMA_VERSION, verdictOf } from "./report_schema.ts";
+export {
+  LEVELS,
+  observedResults,
+  REPORT_SCHEMA,
+  REPORT_SCHEMA_VERSION,
+  verdictOf,
+} from "./report_schema.ts";
 export { levelOf, type LevelVerdict } from "./levels.ts";
 export { type Manifest, type ManifestEntry, readManifest } from "./manifest.ts";
 export { junitReport, markdownReport } from "./report_formats.ts";

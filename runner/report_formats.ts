@@ -13,7 +13,7 @@
  */
 import type { StoreEngine } from "../cells/engine/report.ts";
 import type { Capabilities, ConformanceReport, Result } from "./report_schema.ts";
-import { STATUSES } from "./report_schema.ts";
+import { RESULT_STATUSES } from "./report_schema.ts";
 
 const cellText = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 
@@ -81,7 +81,7 @@ export function markdownReport(report: ConformanceReport): string {
     `**${report.verdict}**${
       report.why ? ` (${cellText(report.why)})` : ""
     }, level **${report.level}**${report.next ? ` (next: ${report.next.level})` : ""}; ${
-      STATUSES.map((s) => `${report.counts[s]} ${s}`).join(", ")
+      RESULT_STATUSES.map((s) => `${report.counts[s]} ${s}`).join(", ")
     }.`,
     "",
     `Command: \`${report.command}\` · ${report.date} · machines: ${

@@ -11,22 +11,23 @@
  *
  * @module
  */
-import type { CellStatus, StoreEngine } from "../cells/engine/report.ts";
+import type { Status, StoreEngine } from "../cells/engine/report.ts";
 import type { Outcome, TierRun } from "./result.ts";
 
 export { TIERS } from "./result.ts";
 export type { TierName, TierRun } from "./result.ts";
+export type { Status } from "../cells/engine/report.ts";
 
 /**
- * The report's schema name (its version: {@linkcode SCHEMA_VERSION}).
+ * The report's schema name (its version: {@linkcode REPORT_SCHEMA_VERSION}).
  *
  * @example
  * ```ts
- * import { SCHEMA } from "./report_schema.ts";
- * const looksLikeOne = (data: { schema?: string }) => data.schema === SCHEMA;
+ * import { REPORT_SCHEMA } from "./report_schema.ts";
+ * const looksLikeOne = (data: { schema?: string }) => data.schema === REPORT_SCHEMA;
  * ```
  */
-export const SCHEMA = "session-conformance/report";
+export const REPORT_SCHEMA = "session-conformance/report";
 /**
  * The schema version this code writes and reads (2: ERROR results, a SKIP or ERROR
  * verdict, the store's engine, failed checks and diagnoses); bumped on any incompatible
@@ -34,11 +35,11 @@ export const SCHEMA = "session-conformance/report";
  *
  * @example
  * ```ts
- * import { SCHEMA_VERSION } from "./report_schema.ts";
- * console.log(SCHEMA_VERSION); // 2
+ * import { REPORT_SCHEMA_VERSION } from "./report_schema.ts";
+ * console.log(REPORT_SCHEMA_VERSION); // 2
  * ```
  */
-export const SCHEMA_VERSION = 2;
+export const REPORT_SCHEMA_VERSION = 2;
 
 /**
  * The levels, weakest first.
@@ -64,29 +65,27 @@ export const LEVELS = ["NONE", "BASE", "DURABLE", "FULL"] as const;
 export type Level = typeof LEVELS[number];
 
 /**
- * What a tier observed.
+ * A result's status after the expectations manifest: the observed
+ * {@linkcode Status}, refined with `XFAIL` (a failure the manifest expected) and `XPASS`
+ * (an expected failure that did not come).
  *
  * @example
  * ```ts
- * import type { RawStatus } from "./report_schema.ts";
- * const judged = (s: RawStatus) => s === "PASS" || s === "FAIL";
+ * import type { ResultStatus } from "./report_schema.ts";
+ * const green = (s: ResultStatus) => s === "PASS" || s === "XFAIL";
  * ```
  */
-export type RawStatus = CellStatus;
+export type ResultStatus = Status | "XFAIL" | "XPASS";
 
-/**
- * A result after the expectations manifest: XFAIL expected a failure, XPASS did not get it.
- *
- * @example
- * ```ts
- * import type { Status } from "./report_schema.ts";
- * const green = (s: Status) => s === "PASS" || s === "XFAIL";
- * ```
- */
-export type Status = RawStatus | "XFAIL" | "XPASS";
-
-/** The statuses in table order. */
-export const STATUSES: readonly Status[] = ["PASS", "FAIL", "ERROR", "SKIP", "XFAIL", "XPASS"];
+/** The result statuses in table order. */
+export const RESULT_STATUSES: readonly ResultStatus[] = [
+  "PASS",
+  "FAIL",
+  "ERROR",
+  "SKIP",
+  "XFAIL",
+  "XPASS",
+];
 
 /**
  * What a manifest expects of a result.
@@ -129,9 +128,9 @@ export interface Result extends Omit<Outcome, "status"> {
   /** The machine (set by `--merge`, from the report's `machine.id`). */
   machine?: string;
   /** What the tier observed. */
-  observed: RawStatus;
+  observed: Status;
   /** The verdict after the expectations: XFAIL, XPASS, or the observed status. */
-  status: Status;
+  status: ResultStatus;
   /** The manifest entry that matched. */
   expectation?: Expectation;
 }
@@ -208,9 +207,9 @@ export interface Machine {
  * ```
  */
 export interface ConformanceReport {
-  /** Always {@linkcode SCHEMA}. */
-  schema: typeof SCHEMA;
-  /** {@linkcode SCHEMA_VERSION}. */
+  /** Always {@linkcode REPORT_SCHEMA}. */
+  schema: typeof REPORT_SCHEMA;
+  /** {@linkcode REPORT_SCHEMA_VERSION}. */
   version: number;
   /** The level reached (the weakest over machines when merged). */
   level: Level;
@@ -241,7 +240,7 @@ export interface ConformanceReport {
   /** Every result. */
   results: Result[];
   /** How many results have each status. */
-  counts: Record<Status, number>;
+  counts: Record<ResultStatus, number>;
   /**
    * Processes the run started and left running (killed at its end): each one makes the
    * verdict FAIL.
@@ -250,7 +249,7 @@ export interface ConformanceReport {
 }
 
 /**
- * A run's verdict: `FAIL` when a result failed (an XPASS too under strict); `ERROR` when
+ * A run's verdict, in the results' one vocabulary ({@linkcode Status}): `FAIL` when a result failed (an XPASS too under strict); `ERROR` when
  * the suite failed somewhere (never a verdict on the store, never a PASS); `SKIP` when
  * nothing was judged (every tier skipped, or every result a SKIP); `PASS` otherwise.
  *
@@ -260,10 +259,10 @@ export interface ConformanceReport {
  * const exitCode = (v: Verdict) => v === "PASS" ? 0 : 1;
  * ```
  */
-export type Verdict = "PASS" | "FAIL" | "ERROR" | "SKIP";
+export type Verdict = Status;
 
 /** Counts the results by status. */
-export function countStatuses(results: readonly Result[]): Record<Status, number> {
+export function countStatuses(results: readonly Result[]): Record<ResultStatus, number> {
   const counts = { PASS: 0, FAIL: 0, ERROR: 0, SKIP: 0, XFAIL: 0, XPASS: 0 };
   for (const r of results) counts[r.status]++;
   return counts;
@@ -310,7 +309,7 @@ export function verdictOf(
   strict = false,
   tiers: readonly (TierRun & { machine?: string })[] = [],
 ): { verdict: Verdict; why?: string } {
-  const n = (status: Status) => results.filter((r) => r.status === status).length;
+  const n = (status: ResultStatus) => results.filter((r) => r.status === status).length;
   if (n("FAIL")) return { verdict: "FAIL", why: `${n("FAIL")} result(s) failed` };
   if (strict && n("XPASS")) {
     return { verdict: "FAIL", why: `${n("XPASS")} expected failure(s) passed (--strict)` };

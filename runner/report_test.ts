@@ -14,10 +14,10 @@ import { junitReport, markdownReport } from "./report_formats.ts";
 import {
   type ConformanceReport,
   countStatuses,
-  type RawStatus,
+  REPORT_SCHEMA,
+  REPORT_SCHEMA_VERSION,
   type Result,
-  SCHEMA,
-  SCHEMA_VERSION,
+  type Status,
   type TierName,
   type TierRun,
   TIERS,
@@ -34,7 +34,7 @@ function assertThrows(fn: () => unknown, kind: new (...args: never[]) => Error, 
 
 function result(
   cell: number,
-  observed: RawStatus,
+  observed: Status,
   extra: Partial<Result> = {},
 ): Result {
   return {
@@ -69,7 +69,7 @@ function fullResults(): Result[] {
 Deno.test("levels: every cell and tier passing is FULL", () => {
   assertEquals(levelOf(fullResults(), ran()), { level: "FULL" });
   // Cell 2 holds on the default leg only (by design): its SKIP elsewhere is no gap...
-  const defaultOnly = (reason: string, atDefault: RawStatus = "PASS", typed = true) =>
+  const defaultOnly = (reason: string, atDefault: Status = "PASS", typed = true) =>
     fullResults().map((r) =>
       r.cell !== 2 || r.tier !== "cells" ? r : r.leg === "delete"
         ? result(2, "SKIP", {
@@ -234,8 +234,8 @@ function report(machine: string, results: Result[], extra: Partial<ConformanceRe
   const tiers = ran();
   const level = levelOf(results, tiers);
   return {
-    schema: SCHEMA,
-    version: SCHEMA_VERSION,
+    schema: REPORT_SCHEMA,
+    version: REPORT_SCHEMA_VERSION,
     level: level.level,
     ...(level.next ? { next: level.next } : {}),
     verdict: verdictOf(results, false).verdict,

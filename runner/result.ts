@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { CellStatus, Diagnosis, SkipKind, StoreEngine } from "../cells/engine/report.ts";
+import type { Diagnosis, SkipKind, Status, StoreEngine } from "../cells/engine/report.ts";
 
 /**
  * The tiers, in the order they run.
@@ -90,7 +90,7 @@ export interface Outcome {
   /** The SQLite version it ran, when known. */
   sqliteVersion?: string;
   /** PASS, FAIL, SKIP, or ERROR (the suite failed, not the store). */
-  status: CellStatus;
+  status: Status;
   /** Why it failed, erred or was skipped: the whole text (tables shorten it). */
   reason?: string;
   /** A SKIP's kind, when a reader acts on it (the reason is for people, never parsed). */

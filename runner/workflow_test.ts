@@ -8,9 +8,9 @@ import { mergeReports, parseReport } from "./merge.ts";
 import {
   type ConformanceReport,
   countStatuses,
+  REPORT_SCHEMA,
+  REPORT_SCHEMA_VERSION,
   type Result,
-  SCHEMA,
-  SCHEMA_VERSION,
   TIERS,
 } from "./report_schema.ts";
 
@@ -141,8 +141,8 @@ Deno.test("workflow: the artifact layout merges into one table keyed by machine"
       }];
       const tiers = TIERS.map((tier) => ({ tier, status: "RAN" as const, seconds: 1 }));
       const report: ConformanceReport = {
-        schema: SCHEMA,
-        version: SCHEMA_VERSION,
+        schema: REPORT_SCHEMA,
+        version: REPORT_SCHEMA_VERSION,
         ...levelOf(results, tiers),
         verdict: "PASS",
         target: "file:///w/cells/reference_target.ts",

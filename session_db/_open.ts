@@ -2,7 +2,7 @@
 // journal-mode resolver applied.
 import { dirname } from "../internal/path.ts";
 import { Database, sqliteVersion } from "./sqlite/database.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import { MIGRATIONS, STORE_SCHEMA_VERSION } from "./schema.ts";
 import { armedCrashPoint } from "./crash_points.ts";
 import {
   decideJournalMode,
@@ -70,7 +70,7 @@ export function openConnection(path: string, options: SessionDBOptions): Connect
       appendDeadlineMs,
       readonly,
     });
-    if (opened.version < SCHEMA_VERSION && !readonly) migrate(connection);
+    if (opened.version < STORE_SCHEMA_VERSION && !readonly) migrate(connection);
     return connection;
   } catch (error) {
     db.close();
@@ -89,15 +89,15 @@ function configure(
   switching: (change: string) => void,
 ): { version: number; mode: JournalMode; reason: string } {
   const version = currentVersion(db);
-  if (version > SCHEMA_VERSION) {
+  if (version > STORE_SCHEMA_VERSION) {
     throw new SchemaVersionError(
-      `Cannot open session database "${path}": it has schema version ${version}, newer than ${SCHEMA_VERSION} of this store (upgrade the store; the file was left untouched)`,
+      `Cannot open session database "${path}": it has schema version ${version}, newer than ${STORE_SCHEMA_VERSION} of this store (upgrade the store; the file was left untouched)`,
     );
   }
   if (readonly) {
-    if (version < SCHEMA_VERSION) {
+    if (version < STORE_SCHEMA_VERSION) {
       throw fail(
-        `schema version ${version} needs a migration to ${SCHEMA_VERSION}, which a read-only open cannot do (open it once writable)`,
+        `schema version ${version} needs a migration to ${STORE_SCHEMA_VERSION}, which a read-only open cannot do (open it once writable)`,
       );
     }
     const mode = oneOff(db, "PRAGMA journal_mode", (q) => q.value<[string]>()?.[0]) ?? "delete";
@@ -120,14 +120,14 @@ function migrate(connection: Connection): void {
   connection.write("migrate", () => {
     // Re-read inside the write lock: a concurrent opener may have migrated already.
     const version = currentVersion(db);
-    if (version > SCHEMA_VERSION) {
+    if (version > STORE_SCHEMA_VERSION) {
       throw new SchemaVersionError(
-        `Cannot open session database "${connection.path}": it has schema version ${version}, newer than ${SCHEMA_VERSION}`,
+        `Cannot open session database "${connection.path}": it has schema version ${version}, newer than ${STORE_SCHEMA_VERSION}`,
       );
     }
-    for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+    for (let v = version; v < STORE_SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
     if (version === 0) db.exec("INSERT INTO schema_version (version) VALUES (0)");
-    db.exec(`UPDATE schema_version SET version = ${SCHEMA_VERSION}`);
+    db.exec(`UPDATE schema_version SET version = ${STORE_SCHEMA_VERSION}`);
   });
 }
 

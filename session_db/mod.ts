@@ -15,20 +15,79 @@
  *
  * @module
  */
-export * from "./session_db.ts";
-export * from "./types.ts";
+export { SessionDB } from "./session_db.ts";
+export {
+  type CompressionPublish,
+  type HandoffState,
+  MAX_SESSION_ID_LENGTH,
+  type Message,
+  MESSAGE_ROLES,
+  type MessageRole,
+  type NewMessage,
+  type NewSession,
+  type Obligation,
+  type ObligationState,
+  type RecoveredObligation,
+  type Session,
+  type SessionDBOptions,
+  type SweepOptions,
+} from "./types.ts";
 export { obligationId } from "./obligation_id.ts";
 export {
   DEFAULT_RECOVERY_MARKER,
   DELIVERY_POLICIES,
   type DeliveryPolicy,
 } from "./delivery_policy.ts";
-export * from "./errors.ts";
-export * from "./journal_mode.ts";
-export * from "./crash_points.ts";
-export { SCHEMA_VERSION } from "./schema.ts";
-// The binding's API; its numeric constants (sqlite/constants.ts) stay in sqlite/mod.ts.
-export * from "./sqlite/database.ts";
-export * from "./sqlite/statement.ts";
-export * from "./sqlite/sqlite_error.ts";
+export {
+  BusyDeadlineError,
+  CompressionLockError,
+  CompressionSessionClosedError,
+  CrashPointError,
+  HandoffOwnershipError,
+  InvalidArgumentError,
+  RewindConflictError,
+  SchemaVersionError,
+  SessionDBClosedError,
+  SessionDBError,
+  SessionDBOpenError,
+  SessionDBStorageError,
+  SessionEndedError,
+  SessionNotFoundError,
+} from "./errors.ts";
+export {
+  decideJournalMode,
+  DEFAULT_JOURNAL_MODE,
+  isWalResetVulnerable,
+  JOURNAL_MODES,
+  type JournalMode,
+  type JournalModeDecision,
+  journalModeFromEnv,
+  onDiskJournalMode,
+} from "./journal_mode.ts";
+export {
+  armedCrashPoint,
+  crashPoint,
+  type CrashPointName,
+  crashPoints,
+  defineCrashPoints,
+  STORE_CRASH_POINTS,
+} from "./crash_points.ts";
+export { STORE_SCHEMA_VERSION } from "./schema.ts";
+// The binding's API; its result codes (sqlite/constants.ts) stay in sqlite/mod.ts.
+export {
+  Database,
+  type DatabaseOptions,
+  sqliteLibraryPath,
+  sqliteVersion,
+  type TransactionFunction,
+} from "./sqlite/database.ts";
+export {
+  type BindParameters,
+  type BindValue,
+  type Row,
+  type SqliteValue,
+  Statement,
+  type StatementParameters,
+} from "./sqlite/statement.ts";
+export { SqliteError } from "./sqlite/sqlite_error.ts";
 export { SqliteLibraryError, systemLibraryPath } from "./sqlite/library.ts";

@@ -6,18 +6,18 @@
  *
  * @example
  * ```ts
- * import { SCHEMA_VERSION } from "./schema.ts";
+ * import { STORE_SCHEMA_VERSION } from "./schema.ts";
  * import { SessionDB } from "./session_db.ts";
  * import { Database } from "./sqlite/database.ts";
  * const path = `${Deno.makeTempDirSync()}/s.db`;
  * SessionDB.open(path).close();
  * const db = new Database(path, { readonly: true });
  * const [version] = db.prepare("SELECT version FROM schema_version").value() ?? [];
- * console.log(version === SCHEMA_VERSION); // true
+ * console.log(version === STORE_SCHEMA_VERSION); // true
  * db.close();
  * ```
  */
-export const SCHEMA_VERSION = 3;
+export const STORE_SCHEMA_VERSION = 3;
 
 export const MIGRATIONS: readonly string[] = [
   // 0 -> 1: sessions, messages, compression locks.

@@ -10,7 +10,6 @@ import {
   type Message,
   obligationId,
   RewindConflictError,
-  SCHEMA_VERSION,
   SchemaVersionError,
   SessionDB,
   SessionDBClosedError,
@@ -21,6 +20,7 @@ import {
   SessionNotFoundError,
   sqliteLibraryPath,
   STORE_CRASH_POINTS,
+  STORE_SCHEMA_VERSION,
 } from "./mod.ts";
 import { deadPid, runDeno, tempDir } from "./_test_helpers.ts";
 
@@ -120,7 +120,7 @@ Deno.test("a new file gets the current schema version", () => {
   using store = scratch();
   using conn = raw(store.path);
   assert.deepEqual(conn.prepare("SELECT version FROM schema_version").values(), [[
-    SCHEMA_VERSION,
+    STORE_SCHEMA_VERSION,
   ]]);
   assert.ok(store.db.isOpen);
   assert.equal(store.db.path, store.path);
@@ -167,7 +167,7 @@ Deno.test("migration from schema v1 keeps the data and adds the new columns", ()
   }
   using conn = raw(path);
   assert.deepEqual(conn.prepare("SELECT version FROM schema_version").values(), [[
-    SCHEMA_VERSION,
+    STORE_SCHEMA_VERSION,
   ]]);
   // A second open does not migrate again.
   const again = SessionDB.open(path);

@@ -21,7 +21,9 @@ export {
 export { DenoKvStore } from "./deno_kv.ts";
 export type {
   CellMessage,
+  RecoveredObligationView,
   StoredMessage,
+  StoredObligation,
   StoredSession,
   StoreOptions,
 } from "../cells/contract/target.ts";

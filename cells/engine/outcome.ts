@@ -3,7 +3,7 @@
 // a FAIL (its failed checks, then the cause and fix of each known pattern).
 import { join } from "node:path";
 import type { Leg } from "../../harness/legs.ts";
-import type { CellReport, CellStatus, Diagnosis, SkipKind, StoreEngine } from "./report.ts";
+import type { CellReport, Diagnosis, SkipKind, Status, StoreEngine } from "./report.ts";
 import { diagnosisLines } from "./diagnoses.ts";
 
 /** `cell<id>-<leg>-<stem>`: the name of a report and of the files beside it. */
@@ -83,7 +83,7 @@ export class CellReporter {
   }
 
   /** Writes the report when `CELLS_REPORT_DIR` is set. */
-  write(status: CellStatus, fields: ReportFields = {}): void {
+  write(status: Status, fields: ReportFields = {}): void {
     const dir = Deno.env.get("CELLS_REPORT_DIR");
     if (!dir) return;
     const report: CellReport = {

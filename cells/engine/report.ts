@@ -30,18 +30,21 @@ export const DEFAULT_LEG_ONLY = "default leg only";
 export type SkipKind = "default-leg-only" | "no-crash-points";
 
 /**
- * A cell's status. `ERROR` is the suite's own failure (a `HarnessError` from `harness/`: a kill
- * that did not land, a plan the run did not follow): never a verdict on the store, never a
- * PASS and never a mutant caught.
+ * The one status vocabulary of every judged result: a cell's report, a tier's outcome
+ * (`runner/result.ts`), a conformance result's observed status and a run's verdict
+ * (`runner/report_schema.ts`, whose `ResultStatus` refines it with `XFAIL` and `XPASS`
+ * after an expectations manifest). `ERROR` is the suite's own failure (a `HarnessError`
+ * from `harness/`: a kill that did not land, a plan the run did not follow): never a verdict
+ * on the store, never a PASS and never a mutant caught.
  *
  * @example
  * ```ts
- * import type { CellStatus } from "./report.ts";
- * const judged = (status: CellStatus) => status === "PASS" || status === "FAIL";
+ * import type { Status } from "./report.ts";
+ * const judged = (status: Status) => status === "PASS" || status === "FAIL";
  * console.log(judged("ERROR")); // false
  * ```
  */
-export type CellStatus = "PASS" | "FAIL" | "SKIP" | "ERROR";
+export type Status = "PASS" | "FAIL" | "SKIP" | "ERROR";
 
 /**
  * What a store really runs on, read from evidence rather than from the leg's settings.
@@ -120,7 +123,7 @@ export interface CellReport {
   /** The library path. */
   library: string;
   /** PASS, FAIL, SKIP or ERROR. */
-  status: CellStatus;
+  status: Status;
   /** Why it failed, erred or was skipped (the whole text, children's stderr included). */
   reason?: string;
   /** A SKIP's kind, when a reader may act on it (the reason is for people). */

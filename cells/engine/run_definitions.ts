@@ -3,7 +3,7 @@
 import { isHarnessError } from "../../harness/harness_error.ts";
 import { testContext } from "./_test_context.ts";
 import { CellFailure } from "./outcome.ts";
-import type { Diagnosis } from "./report.ts";
+import type { Diagnosis, Status } from "./report.ts";
 import { diagnosesOf } from "./diagnoses.ts";
 
 /**
@@ -20,7 +20,7 @@ export interface DefinitionOutcome {
   /** The test name. */
   name: string;
   /** PASS, FAIL, SKIP, or ERROR (only the suite failed: a `HarnessError`, never a verdict). */
-  status: "PASS" | "FAIL" | "SKIP" | "ERROR";
+  status: Status;
   /** The failure message, or the skip reason. */
   detail?: string;
   /** A FAIL's failed checks, one line each (a cell's; else the message's first line). */

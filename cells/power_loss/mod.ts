@@ -21,9 +21,10 @@
  * loss: what the provider got stays got. Linux/glibc with `cc` only: elsewhere each cell
  * is a SKIP with the reason, never a pass.
  *
- * One file per clause (`power_loss_prefix_durability.ts`, `…_rotation_atomicity.ts`,
- * `…_fork_determinism.ts`, `…_outbox_exactly_once.ts`), each judging its crash states
- * with the judge of its SIGKILL cell; their shared machinery is `_power_loss.ts`.
+ * Each clause's folder holds its power-loss cell (`prefix_durability/power_loss.ts`,
+ * `rotation_atomicity/…`, `fork_determinism/…`, `outbox_exactly_once/…`), judging its
+ * crash states with the judge of its SIGKILL cell; their shared machinery is here
+ * (`record.ts`, `steps.ts`, `resume.ts`, `pattern.ts`).
  *
  * @example
  * ```ts ignore
@@ -35,41 +36,23 @@
  *
  * @module
  */
-import type { PowerLossOptions } from "./record.ts";
-export { type PowerLossTotals, powerLossTotals } from "./record.ts";
-import { powerLossForkCell } from "../fork_determinism/power_loss.ts";
-import { powerLossOutboxCell } from "../outbox_exactly_once/power_loss.ts";
-import { powerLossPrefixCell } from "../prefix_durability/power_loss.ts";
-import { powerLossRotationCell } from "../rotation_atomicity/power_loss.ts";
-
-export type {
-  PowerLossKill,
-  PowerLossOptions,
-  PowerLossRun,
-  PowerLossRunOptions,
-  StateVerdict,
+export { powerLossCells } from "./cells.ts";
+export { powerLossPrefixCell } from "../prefix_durability/power_loss.ts";
+export { powerLossRotationCell } from "../rotation_atomicity/power_loss.ts";
+export { powerLossForkCell } from "../fork_determinism/power_loss.ts";
+export { powerLossOutboxCell } from "../outbox_exactly_once/power_loss.ts";
+export {
+  type PowerLossKill,
+  type PowerLossOptions,
+  type PowerLossRun,
+  type PowerLossRunOptions,
+  type PowerLossTotals,
+  powerLossTotals,
+  type StateVerdict,
 } from "./record.ts";
+export type { ResumeTally } from "./resume.ts";
 export type { CellOptions } from "../engine/options.ts";
+export type { Diagnosis } from "../engine/report.ts";
+export { DIAGNOSES, type PatternId } from "../engine/diagnoses.ts";
 export type { Leg, LegName } from "../../harness/legs.ts";
-export type { CrashState, FileSet, Profile } from "../../recorder/crash_states.ts";
-
-/**
- * The power-loss tier's cells (1, 3, 4 and 5) for one target on the current leg.
- *
- * @param options Target, leg, thresholds, states.
- * @returns The test definitions.
- * @example
- * ```ts ignore
- * import { powerLossCells } from "./mod.ts";
- * const target = new URL("../reference_target.ts", import.meta.url);
- * for (const test of await powerLossCells({ target })) Deno.test(test);
- * ```
- */
-export async function powerLossCells(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
-  return [
-    ...await powerLossPrefixCell(options),
-    ...await powerLossRotationCell(options),
-    ...await powerLossForkCell(options),
-    ...await powerLossOutboxCell(options),
-  ];
-}
+export type { CrashState, FileSet, Profile, TornWrite } from "../../recorder/crash_states.ts";

@@ -49,10 +49,15 @@ export type {
   SweepOptions,
   SweepReport,
 } from "./core/types.ts";
-export type { Outcome, TierOutcome, TierRun } from "../result.ts";
-export type { LegName } from "../../harness/legs.ts";
+export { type Outcome, type TierName, type TierOutcome, type TierRun, TIERS } from "../result.ts";
+export type { Diagnosis, SkipKind, Status, StoreEngine } from "../../cells/engine/report.ts";
+export { DIAGNOSES, type PatternId } from "../../cells/engine/diagnoses.ts";
+export type { CellOptions } from "../../cells/engine/options.ts";
+export type { Leg, LegName } from "../../harness/legs.ts";
 export type { Child, SpawnOptions } from "../../harness/child.ts";
+export type { ChildPermissions } from "../../harness/permissions.ts";
+export type { ProcessTree, Survivor, TreeMechanism } from "../../harness/process_tree.ts";
 export type { Profile } from "../../recorder/crash_states.ts";
-export type { PowerLossOptions } from "../../cells/power_loss/mod.ts";
-export type { ProgramOp } from "./core/program.ts";
+export type { PowerLossKill, PowerLossOptions } from "../../cells/power_loss/mod.ts";
+export { type ProgramOp, SEQUENCE_OPS, type SequenceOp } from "./core/program.ts";
 export type { PlannedState } from "./core/plan.ts";

@@ -18,10 +18,15 @@ import type { SweepOptions } from "./types.ts";
 
 /** A crash state to run: a program and where to kill it. */
 export interface PlannedState {
+  /** Its id, as reported and replayed: `<point>@<k>` or `<op>+<op>/<point>@<k>`. */
   id: string;
+  /** A named point's occurrence, or a bounded sequence crashed in its last operation. */
   kind: "point" | "sequence";
+  /** The crash point the child dies at. */
   point: string;
+  /** The occurrence of the point it dies at (from 1). */
   k: number;
+  /** The operations the child runs. */
   program: ProgramOp[];
   /** Sequences: the operation the crash must interrupt (the last). */
   expectedOp?: number;

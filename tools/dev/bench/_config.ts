@@ -2,7 +2,7 @@
 // --quick), the append scenarios, and the store's own SQL that the replicas run.
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
-import { MIGRATIONS, SCHEMA_VERSION } from "../../../session_db/schema.ts";
+import { MIGRATIONS, STORE_SCHEMA_VERSION } from "../../../session_db/schema.ts";
 import { APPEND_SQL } from "../../../session_db/statements.ts";
 
 /** The project's root folder (children run there). */
@@ -107,7 +107,7 @@ export const STORE_SQL = APPEND_SQL;
 /** The store's schema in one transaction, for the replicas. */
 export const SCHEMA_SCRIPT: string = `BEGIN IMMEDIATE;\n${
   MIGRATIONS.join("\n")
-}\nINSERT INTO schema_version (version) VALUES (${SCHEMA_VERSION});\nCOMMIT;`;
+}\nINSERT INTO schema_version (version) VALUES (${STORE_SCHEMA_VERSION});\nCOMMIT;`;
 /** The session every append run writes to. */
 export const SESSION_ID = "bench-session";
 /** About 200 bytes of message text; each message appends its index. */

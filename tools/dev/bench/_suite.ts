@@ -11,6 +11,7 @@ import { loadAverage, toolVerdict } from "../../_table.ts";
 import { powerLossRate } from "../../powerloss_cells.ts";
 import { checkingRate } from "../../sweep/main.ts";
 import type { TierOutcome } from "../../../runner/result.ts";
+import type { Status } from "../../../cells/engine/report.ts";
 
 interface Timed {
   seconds: number;
@@ -125,7 +126,7 @@ export async function suiteWallTimes(
   log("deno task matrix");
   const matrixJson = join(work, "matrix.json");
   const matrix = await timedTool("matrix.ts", ["--json", matrixJson]);
-  type Counts = Record<"PASS" | "FAIL" | "ERROR" | "SKIP", number>;
+  type Counts = Record<Status, number>;
   const report = (await readReport<{ counts: Counts }>(matrixJson))?.counts;
   rows.push({
     benchmark: "deno task matrix (every cell x leg x library), wall time",

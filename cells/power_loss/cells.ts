@@ -1,0 +1,26 @@
+import type { PowerLossOptions } from "./record.ts";
+import { powerLossForkCell } from "../fork_determinism/power_loss.ts";
+import { powerLossOutboxCell } from "../outbox_exactly_once/power_loss.ts";
+import { powerLossPrefixCell } from "../prefix_durability/power_loss.ts";
+import { powerLossRotationCell } from "../rotation_atomicity/power_loss.ts";
+
+/**
+ * The power-loss tier's cells (1, 3, 4 and 5) for one target on the current leg.
+ *
+ * @param options Target, leg, thresholds, states.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossCells } from "./cells.ts";
+ * const target = new URL("../reference_target.ts", import.meta.url);
+ * for (const test of await powerLossCells({ target })) Deno.test(test);
+ * ```
+ */
+export async function powerLossCells(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
+  return [
+    ...await powerLossPrefixCell(options),
+    ...await powerLossRotationCell(options),
+    ...await powerLossForkCell(options),
+    ...await powerLossOutboxCell(options),
+  ];
+}
