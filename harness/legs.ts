@@ -195,17 +195,17 @@ export function observeJournalMode(
 ): JournalObservation {
   const header = readPrefix(path, 100);
   const journal = header?.length ? readPrefix(`${path}-journal`, JOURNAL_HEADER_BYTES) : undefined;
-  return journalModeOf(header, journal, at, quiescent);
+  return modeOnDisk({ header, journal }, at, quiescent);
 }
 
 /**
  * {@linkcode observeJournalMode} on bytes already read: a crash image held in memory (the
- * file-system call tier's states) is observed exactly as a file on disk.
+ * file-system call tier's states) is observed exactly as a file on disk, its writer taken
+ * to be mid-operation (killed before a call, not between operations).
  *
  * @param header The database file's first 100 bytes (or all of it), `undefined` when absent.
  * @param journal The `-journal` file's first 28 bytes (or all of it), `undefined` when absent.
  * @param at When the observation is taken.
- * @param quiescent Whether the writer was between operations when it died.
  * @returns The observation.
  * @example
  * ```ts
@@ -217,8 +217,17 @@ export function journalModeOf(
   header: Uint8Array | undefined,
   journal: Uint8Array | undefined,
   at: string,
-  quiescent = false,
 ): JournalObservation {
+  return modeOnDisk({ header, journal }, at, false);
+}
+
+/** The journal mode the bytes show; `quiescent`: the writer died between operations. */
+function modeOnDisk(
+  bytes: { header: Uint8Array | undefined; journal: Uint8Array | undefined },
+  at: string,
+  quiescent: boolean,
+): JournalObservation {
+  const { header, journal } = bytes;
   if (header === undefined) return { at, mode: "missing" };
   if (header.length === 0) return { at, mode: "delete", detail: "empty database file" };
   const magic = new TextDecoder().decode(header.subarray(0, 16));

@@ -75,11 +75,17 @@ function nameOf(model: FsModel, inode: Inode): string {
  */
 export function* tornLastWrites(
   model: FsModel,
-  pending: PendingOp[],
-  names: Choice["names"],
-  lazy: (label: string, choice: Choice, extra: string, torn?: TornWrite) => CrashState,
+  instant: {
+    /** The operations not yet synced, in order. */
+    pending: PendingOp[];
+    /** The names every state keeps. */
+    names: Choice["names"];
+    /** Makes a state of a choice, its files built when read. */
+    lazy: (label: string, choice: Choice, extra: string, torn?: TornWrite) => CrashState;
+  },
   options: PowerLossOptions,
 ): Generator<CrashState> {
+  const { pending, names, lazy } = instant;
   const last = new Map<Inode, number>();
   pending.forEach((p, i) => {
     if ("data" in p.op && p.op.data.length >= 2) last.set(p.inode, i);

@@ -459,7 +459,9 @@ function* statesAt(
     };
     yield state(`prefix ${j}`, { keep: (i) => i < j, names: prefixNames });
   }
-  if (options.tornLast ?? true) yield* tornLastWrites(model, pending, names.all, lazy, options);
+  if (options.tornLast ?? true) {
+    yield* tornLastWrites(model, { pending, names: names.all, lazy }, options);
+  }
   const total = 2 ** Math.min(pending.length, 40) * names.count;
   if (total <= (options.exhaustive ?? 64)) {
     for (let n = 0; n < names.count; n++) {

@@ -215,14 +215,13 @@ function watch(run: LegRun, reportDir: string, options: CellsOptions): void {
   } catch { /* the folder is gone: the leg ended */ }
 }
 
-/** The command that replays one cell on one leg × library. */
-export function cellReplay(
+/** The command that replays one cell on one leg × library (with its seed, when known). */
+function cellReplay(
   target: string,
   cell: number,
-  leg: string,
-  library: Library,
-  seed?: number,
+  at: { leg: string; library: Library; seed?: number | undefined },
 ): string {
+  const { leg, library, seed } = at;
   const own = library.label === "own" || library.label === "none";
   return `deno task matrix --target ${target} --cells ${cell} --legs ${leg}${
     own ? "" : ` --libraries ${library.label}`
@@ -252,7 +251,7 @@ function outcomeOf(report: CellReport, run: LegRun, options: CellsOptions): Outc
     ...(report.evidence ? { evidence: report.evidence } : {}),
     ...(seed !== undefined ? { seed } : {}),
     replay: report.replay ??
-      cellReplay(options.target, report.cell, run.leg, run.library, seed ?? options.seed),
+      cellReplay(options.target, report.cell, { ...run, seed: seed ?? options.seed }),
     figures: report.figures,
     ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
   };
@@ -280,7 +279,7 @@ export function legOutcomes(run: LegRun, result: LegResult, options: CellsOption
     reason,
     checks: [reason.split("\n")[0]!],
     ...(cell !== undefined
-      ? { replay: cellReplay(options.target, cell, run.leg, run.library, options.seed) }
+      ? { replay: cellReplay(options.target, cell, { ...run, seed: options.seed }) }
       : {}),
     ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
   });

@@ -94,68 +94,13 @@ export async function buildFixedSqlite(
     log(`existing library is not usable (${version ?? "cannot load"}): rebuilding`);
   }
 
-  const npm = await findTool(["npm"]);
-  if (npm === undefined) {
-    throw new Error(
-      "Cannot build SQLite: npm not found: install Node.js with npm (Debian: apt-get install npm)",
-    );
-  }
-  const tar = await findTool(["tar"]);
-  if (tar === undefined) {
-    throw new Error("Cannot build SQLite: tar not found: install it (Debian: apt-get install tar)");
-  }
-  const cc = await findCompiler();
-
-  const targetDir = join(target, "..");
-  await Deno.mkdir(targetDir, { recursive: true });
+  const tools = await buildTools();
+  await Deno.mkdir(join(target, ".."), { recursive: true });
   const tmpDir = await Deno.makeTempDir({ prefix: "build-sqlite-" });
   const tmpOut = `${target}.tmp-${Deno.pid}-${Date.now()}`;
   try {
-    log(`downloading amalgamation from npm package ${NPM_PACKAGE}…`);
-    await run(npm, [
-      "pack",
-      NPM_PACKAGE,
-      "--pack-destination",
-      tmpDir,
-      "--prefer-offline",
-      "--silent",
-    ], tmpDir);
-    const tarball = await findTarball(tmpDir);
-
-    log("extracting sqlite3.c and sqlite3.h…");
-    await run(tar, ["-xzf", tarball, "-C", tmpDir, ...TAR_MEMBERS], tmpDir);
-    const srcDir = join(tmpDir, "package", "deps", "sqlite3");
-    const header = await Deno.readTextFile(join(srcDir, "sqlite3.h"));
-    const headerVersion = /#define SQLITE_VERSION\s+"([^"]+)"/.exec(header)?.[1];
-    if (headerVersion !== SQLITE_VERSION) {
-      throw new Error(
-        `Cannot build SQLite: ${NPM_PACKAGE} ships SQLite ${headerVersion ?? "(unknown)"}, ` +
-          `expected ${SQLITE_VERSION}`,
-      );
-    }
-
-    log(`compiling with ${cc.join(" ")} (about 30 s)…`);
-    await run(cc[0]!, [
-      ...cc.slice(1),
-      "-O2",
-      "-shared",
-      "-fPIC",
-      ...SQLITE_DEFINES,
-      "-o",
-      tmpOut,
-      "sqlite3.c",
-      "-lpthread",
-      "-lm",
-    ], srcDir);
-    log("compiled");
-
-    const built = sqliteLibraryVersion(tmpOut);
-    if (built !== SQLITE_VERSION) {
-      throw new Error(
-        `Cannot build SQLite: built library reports version ${built ?? "(cannot load)"}, ` +
-          `expected ${SQLITE_VERSION}`,
-      );
-    }
+    const srcDir = await fetchAmalgamation(tools, tmpDir, log);
+    await compileLibrary(tools.cc, { srcDir, out: tmpOut }, log);
     await Deno.rename(tmpOut, target);
   } finally {
     await Deno.remove(tmpOut).catch(() => {});
@@ -171,6 +116,92 @@ export async function buildFixedSqlite(
   }
   log(`built and verified SQLite ${version}`);
   return target;
+}
+
+/** The programs a build runs. */
+interface BuildTools {
+  npm: string;
+  tar: string;
+  cc: string[];
+}
+
+/** Finds npm, tar and a C compiler, or throws naming the one missing and how to get it. */
+async function buildTools(): Promise<BuildTools> {
+  const npm = await findTool(["npm"]);
+  if (npm === undefined) {
+    throw new Error(
+      "Cannot build SQLite: npm not found: install Node.js with npm (Debian: apt-get install npm)",
+    );
+  }
+  const tar = await findTool(["tar"]);
+  if (tar === undefined) {
+    throw new Error("Cannot build SQLite: tar not found: install it (Debian: apt-get install tar)");
+  }
+  return { npm, tar, cc: await findCompiler() };
+}
+
+/**
+ * Downloads the npm package and extracts the amalgamation into `tmpDir`, checking its
+ * version; returns the folder of `sqlite3.c`.
+ */
+async function fetchAmalgamation(
+  tools: BuildTools,
+  tmpDir: string,
+  log: (line: string) => void,
+): Promise<string> {
+  log(`downloading amalgamation from npm package ${NPM_PACKAGE}…`);
+  await run(tools.npm, [
+    "pack",
+    NPM_PACKAGE,
+    "--pack-destination",
+    tmpDir,
+    "--prefer-offline",
+    "--silent",
+  ], tmpDir);
+  const tarball = await findTarball(tmpDir);
+
+  log("extracting sqlite3.c and sqlite3.h…");
+  await run(tools.tar, ["-xzf", tarball, "-C", tmpDir, ...TAR_MEMBERS], tmpDir);
+  const srcDir = join(tmpDir, "package", "deps", "sqlite3");
+  const header = await Deno.readTextFile(join(srcDir, "sqlite3.h"));
+  const headerVersion = /#define SQLITE_VERSION\s+"([^"]+)"/.exec(header)?.[1];
+  if (headerVersion !== SQLITE_VERSION) {
+    throw new Error(
+      `Cannot build SQLite: ${NPM_PACKAGE} ships SQLite ${headerVersion ?? "(unknown)"}, ` +
+        `expected ${SQLITE_VERSION}`,
+    );
+  }
+  return srcDir;
+}
+
+/** Compiles the amalgamation in `paths.srcDir` into `paths.out` and checks its version. */
+async function compileLibrary(
+  cc: readonly string[],
+  paths: { srcDir: string; out: string },
+  log: (line: string) => void,
+): Promise<void> {
+  log(`compiling with ${cc.join(" ")} (about 30 s)…`);
+  await run(cc[0]!, [
+    ...cc.slice(1),
+    "-O2",
+    "-shared",
+    "-fPIC",
+    ...SQLITE_DEFINES,
+    "-o",
+    paths.out,
+    "sqlite3.c",
+    "-lpthread",
+    "-lm",
+  ], paths.srcDir);
+  log("compiled");
+
+  const built = sqliteLibraryVersion(paths.out);
+  if (built !== SQLITE_VERSION) {
+    throw new Error(
+      `Cannot build SQLite: built library reports version ${built ?? "(cannot load)"}, ` +
+        `expected ${SQLITE_VERSION}`,
+    );
+  }
 }
 
 /**

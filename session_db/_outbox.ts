@@ -57,14 +57,17 @@ export function markDelivered(conn: Connection, id: string, fence: number): bool
   return done;
 }
 
-export function markFailed(conn: Connection, id: string, fence: number, reason: string): boolean {
-  const done = terminal(conn, "failed", id, fence, reason);
+/** Which attempt of an obligation a terminal mark settles, and why. */
+export type Settlement = { fence: number; reason: string };
+
+export function markFailed(conn: Connection, id: string, settlement: Settlement): boolean {
+  const done = terminal(conn, "failed", { id, ...settlement });
   crashPoint("markFailed:afterCommit");
   return done;
 }
 
-export function markUnknown(conn: Connection, id: string, fence: number, reason: string): boolean {
-  const done = terminal(conn, "unknown", id, fence, reason);
+export function markUnknown(conn: Connection, id: string, settlement: Settlement): boolean {
+  const done = terminal(conn, "unknown", { id, ...settlement });
   crashPoint("markUnknown:afterCommit");
   return done;
 }
@@ -156,10 +159,9 @@ export function listObligations(
 function terminal(
   conn: Connection,
   state: "failed" | "unknown",
-  id: string,
-  fence: number,
-  reason: string,
+  settlement: Settlement & { id: string },
 ): boolean {
+  const { id, fence, reason } = settlement;
   return conn.write(state === "failed" ? "markFailed" : "markUnknown", () =>
     conn.stmt(
       `UPDATE outbox SET state = ?, last_error = ?, updated_at = ?

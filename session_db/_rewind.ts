@@ -9,9 +9,9 @@ import type { Session } from "./types.ts";
 export function rewindToMessage(
   conn: Connection,
   sessionId: string,
-  targetId: number,
-  options: { expectedActiveIds?: readonly number[] },
+  options: { targetId: number; expectedActiveIds?: readonly number[] | undefined },
 ): number {
+  const { targetId } = options;
   checkSessionId(sessionId);
   const deactivated = conn.write("rewindToMessage", () => {
     conn.requireWritable(sessionId, "rewind");
@@ -61,9 +61,9 @@ export function rewindToMessage(
 export function forkSession(
   conn: Connection,
   sessionId: string,
-  atMessageId: number,
-  newId: string,
+  branch: { atMessageId: number; newId: string },
 ): Session {
+  const { atMessageId, newId } = branch;
   checkSessionId(sessionId);
   checkSessionId(newId, "branch session id");
   conn.write("forkSession", () => {

@@ -30,12 +30,15 @@ function pidOfHolder(holder: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
+/** Who asks for a session's compression lock, and for how long. */
+export type Lease = { holder: string; ttlMs: number };
+
 export function tryAcquireCompressionLock(
   conn: Connection,
   sessionId: string,
-  holder: string,
-  ttlMs: number,
+  lease: Lease,
 ): boolean {
+  const { holder, ttlMs } = lease;
   checkSessionId(sessionId);
   return conn.write("tryAcquireCompressionLock", () => {
     conn.requireSession(sessionId);
@@ -54,9 +57,9 @@ export function tryAcquireCompressionLock(
 export function refreshCompressionLock(
   conn: Connection,
   sessionId: string,
-  holder: string,
-  ttlMs: number,
+  lease: Lease,
 ): boolean {
+  const { holder, ttlMs } = lease;
   return conn.write("refreshCompressionLock", () => {
     const t = now();
     return conn.stmt(

@@ -377,7 +377,7 @@ export class SessionDB {
    * @returns `true` when the caller now holds the lock.
    */
   tryAcquireCompressionLock(sessionId: string, holder: string, ttlMs: number): boolean {
-    return rotation.tryAcquireCompressionLock(this.#conn, sessionId, holder, ttlMs);
+    return rotation.tryAcquireCompressionLock(this.#conn, sessionId, { holder, ttlMs });
   }
 
   /**
@@ -389,7 +389,7 @@ export class SessionDB {
    * @returns `true` when extended.
    */
   refreshCompressionLock(sessionId: string, holder: string, ttlMs: number): boolean {
-    return rotation.refreshCompressionLock(this.#conn, sessionId, holder, ttlMs);
+    return rotation.refreshCompressionLock(this.#conn, sessionId, { holder, ttlMs });
   }
 
   /**
@@ -468,7 +468,7 @@ export class SessionDB {
     targetId: number,
     options: { expectedActiveIds?: readonly number[] } = {},
   ): number {
-    return rewind.rewindToMessage(this.#conn, sessionId, targetId, options);
+    return rewind.rewindToMessage(this.#conn, sessionId, { ...options, targetId });
   }
 
   /**
@@ -481,7 +481,7 @@ export class SessionDB {
    * @returns The branch session.
    */
   forkSession(sessionId: string, atMessageId: number, newId: string): Session {
-    return rewind.forkSession(this.#conn, sessionId, atMessageId, newId);
+    return rewind.forkSession(this.#conn, sessionId, { atMessageId, newId });
   }
 
   // --- delivery outbox ------------------------------------------------------------
@@ -531,7 +531,7 @@ export class SessionDB {
    * @returns `true` when this call marked it.
    */
   markFailed(id: string, fence: number, reason: string): boolean {
-    return outbox.markFailed(this.#conn, id, fence, reason);
+    return outbox.markFailed(this.#conn, id, { fence, reason });
   }
 
   /**
@@ -543,7 +543,7 @@ export class SessionDB {
    * @returns `true` when this call marked it.
    */
   markUnknown(id: string, fence: number, reason: string): boolean {
-    return outbox.markUnknown(this.#conn, id, fence, reason);
+    return outbox.markUnknown(this.#conn, id, { fence, reason });
   }
 
   /**

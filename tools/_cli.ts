@@ -404,6 +404,14 @@ export interface RunAxis {
   unavailable: { label: string; why: string }[];
 }
 
+/** How {@linkcode runAxis} resolves the libraries and probes the store. */
+export interface AxisOptions {
+  /** The parsed flags (`--no-build`). */
+  flags: ParsedFlags;
+  /** How long the store may take to open (default `CELLS_OPEN_DEADLINE_MS`, else 30 s). */
+  openDeadlineMs?: number | undefined;
+}
+
 /**
  * Probes the store (what it runs on; its own error when it cannot open) and resolves
  * `--libraries` through the one resolver (`runner/libraries.ts`): one run labelled `own`
@@ -413,32 +421,31 @@ export interface RunAxis {
  *
  * @param tool The tool's name, for messages.
  * @param options The shared flags' values.
- * @param flags The parsed flags (`--no-build`).
- * @param openDeadlineMs How long the store may take to open (default
- * `CELLS_OPEN_DEADLINE_MS`, else 30 s).
+ * @param axis The parsed flags (`--no-build`) and how long the store may take to open
+ * (default `CELLS_OPEN_DEADLINE_MS`, else 30 s).
  * @returns The engine, the store's error and the libraries.
  */
 export async function runAxis(
   tool: string,
   options: SharedOptions,
-  flags: ParsedFlags,
-  openDeadlineMs?: number,
+  axis: AxisOptions,
 ): Promise<RunAxis> {
+  const { flags, openDeadlineMs } = axis;
   const deadline = openDeadlineMs ?? Number(Deno.env.get("CELLS_OPEN_DEADLINE_MS") || 30_000);
   const { engine, openError } = await probeEngine(options.target, hostLibrary(), deadline);
-  const axis = await libraryAxis(engine, options.libraries, {
+  const resolved = await libraryAxis(engine, options.libraries, {
     build: !flags.has("--no-build"),
     log: (line) => console.error(line),
   });
-  for (const u of axis.unavailable) {
+  for (const u of resolved.unavailable) {
     console.error(`${tool}: skipping the ${u.label} library: ${u.why}`);
   }
-  if (!axis.libraries.length) {
+  if (!resolved.libraries.length) {
     fail(
       `Cannot run ${tool}: no SQLite library is available: install libsqlite3 or run deno task sqlite`,
     );
   }
-  return { engine, ...(openError ? { openError } : {}), ...axis };
+  return { engine, ...(openError ? { openError } : {}), ...resolved };
 }
 
 /**

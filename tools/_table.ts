@@ -254,16 +254,15 @@ export function toolVerdict(
  *
  * @param name The command, e.g. `sweep --syscalls`.
  * @param tier The tier's outcome.
- * @param seconds Wall time.
- * @param survivors What the run left running.
+ * @param run The wall time, and what the run left running.
  * @returns The line and the verdict.
  */
 export function statesVerdict(
   name: string,
   tier: TierOutcome,
-  seconds: number,
-  survivors: readonly Survivor[] = [],
+  run: { seconds: number; survivors?: readonly Survivor[] },
 ): { line: string; verdict: Verdict } {
+  const { seconds, survivors = [] } = run;
   const sum = (f: (r: Outcome) => number) => tier.results.reduce((n, r) => n + f(r), 0);
   const states = sum((r) => r.judged ?? 0);
   const torn = sum((r) => Number(r.figures?.tornStates ?? 0));

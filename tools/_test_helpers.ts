@@ -17,17 +17,16 @@ export interface ToolRun {
  * Runs `deno run <permissions> <tool> <args>` and waits for it.
  *
  * @param tool The tool's module URL.
- * @param permissions Its `--allow-*` flags.
  * @param args Its arguments.
- * @param env Variables added to this process's environment.
+ * @param options Its `--allow-*` flags, and variables added to this process's environment.
  * @returns Its exit code and output.
  */
 export async function runTool(
   tool: URL,
-  permissions: readonly string[],
   args: readonly string[],
-  env: Record<string, string> = {},
+  options: { permissions: readonly string[]; env?: Record<string, string> },
 ): Promise<ToolRun> {
+  const { permissions, env = {} } = options;
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", ...permissions, tool.href, ...args],
     env,

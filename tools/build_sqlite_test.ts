@@ -48,7 +48,9 @@ Deno.test({
 
 Deno.test("deno task sqlite: --help prints the flags and exit codes; a usage error exits 2", async () => {
   const build = (arg: string) =>
-    runTool(new URL("./build_sqlite.ts", import.meta.url), ["--allow-read", "--allow-env"], [arg]);
+    runTool(new URL("./build_sqlite.ts", import.meta.url), [arg], {
+      permissions: ["--allow-read", "--allow-env"],
+    });
   const help = await build("--help");
   assert(help.code === 0, `--help exited ${help.code}`);
   assert(/^Usage: deno task sqlite \[flags\]/.test(help.stdout), help.stdout);

@@ -17,7 +17,7 @@ async function conformance(...args: string[]) {
 
 async function conformanceWith(env: Record<string, string>, ...args: string[]) {
   const dir = await Deno.makeTempDir({ prefix: "conformance-test-" });
-  const run = await runTool(TOOL, ["--unstable-kv", ...TASK_PERMISSIONS], [
+  const run = await runTool(TOOL, [
     ...args,
     "--json",
     `${dir}/report.json`,
@@ -25,7 +25,7 @@ async function conformanceWith(env: Record<string, string>, ...args: string[]) {
     `${dir}/report.md`,
     "--junit",
     `${dir}/report.xml`,
-  ], env);
+  ], { permissions: ["--unstable-kv", ...TASK_PERMISSIONS], env });
   let report: ConformanceReport | undefined;
   try {
     report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));

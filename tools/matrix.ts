@@ -13,8 +13,9 @@ import { dirname, join } from "node:path";
 import { parseLeg } from "../harness/legs.ts";
 import { runCells } from "../runner/cells.ts";
 import { engineText } from "../runner/report_formats.ts";
-import type { Outcome } from "../runner/result.ts";
-import { type SoakSums, soakSums, startHogs } from "../runner/soak.ts";
+import type { Outcome, TierOutcome } from "../runner/result.ts";
+import { type Hogs, type SoakSums, soakSums, startHogs } from "../runner/soak.ts";
+import type { Survivor } from "../harness/process_tree.ts";
 import {
   axisFlags,
   checkTarget,
@@ -23,8 +24,11 @@ import {
   fail,
   FLAGS,
   jsonPath,
+  type ParsedFlags,
   parseFlags,
+  type RunAxis,
   runAxis,
+  type SharedOptions,
   sharedOptions,
   startRun,
   type ToolSpec,
@@ -87,7 +91,17 @@ function printSums(sums: SoakSums, hogs: number, hogSeconds: number): void {
   }
 }
 
-async function main(args: string[]): Promise<number> {
+/** What the matrix runs: its flags, the store's engine and libraries, where it reports. */
+interface MatrixRun {
+  flags: ParsedFlags;
+  options: SharedOptions;
+  json: string;
+  openDeadline: number | undefined;
+  axis: RunAxis;
+}
+
+/** Reads the flags, starts the run scope and probes the store: what the matrix runs on. */
+async function setUp(args: string[]): Promise<MatrixRun> {
   try {
     parseLeg(Deno.env.get("SESSION_DB_JOURNAL_MODE"));
   } catch (error) {
@@ -102,53 +116,62 @@ async function main(args: string[]): Promise<number> {
   if (widened.length) {
     console.log(`children widened by the target's childPermissions: ${widened.join(" ")}`);
   }
-  const axis = await runAxis("matrix", options, flags, openDeadline);
-  const { engine, openError } = axis;
+  const axis = await runAxis("matrix", options, { flags, openDeadlineMs: openDeadline });
   console.log(
-    `matrix: ${options.target} runs on ${engineText(engine)}; libraries ${
+    `matrix: ${options.target} runs on ${engineText(axis.engine)}; libraries ${
       axis.libraries.map((l) => l.label).join(", ")
     }`,
   );
-  const evidence = evidenceDir();
+  return { flags, options, json, openDeadline, axis };
+}
+
+/** Runs the cells on every leg × library (beside the hogs of a soak), a line per leg. */
+async function runMatrix(run: MatrixRun, evidence: string, hogs: Hogs): Promise<TierOutcome> {
+  const { options, axis, openDeadline } = run;
   const env: Record<string, string> = {
     CELLS_EVIDENCE_DIR: evidence,
     // The race series (off in `deno test`) runs here unless CELLS_RACE_SERIES says off.
     CELLS_RACE_SERIES: Deno.env.get("CELLS_RACE_SERIES") ?? "locks",
     ...(openDeadline !== undefined ? { CELLS_OPEN_DEADLINE_MS: String(openDeadline) } : {}),
   };
-  // Hogs end by themselves at a generous bound, or when this process dies.
-  const hogs = startHogs(options.hogs, options.repeat * 3 * 60 * 60_000);
-  const started = performance.now();
-  let tier;
   try {
-    tier = await runCells({
+    return await runCells({
       target: options.target,
       cells: options.cells,
       legs: options.legs,
       libraries: axis.libraries,
-      engine,
-      ...(openError ? { openError } : {}),
+      engine: axis.engine,
+      ...(axis.openError ? { openError: axis.openError } : {}),
       jobs: options.jobs,
       repeat: options.repeat,
       ...(options.seed !== undefined ? { seed: options.seed } : {}),
       env,
-      attachDir: join(dirname(json), "attachments"),
-      onLeg(run, outcomes, seconds) {
+      attachDir: join(dirname(run.json), "attachments"),
+      onLeg(legRun, outcomes, seconds) {
         const n = (s: string) => outcomes.filter((o) => o.status === s).length;
         const counts = ["PASS", "FAIL", "ERROR", "SKIP"].filter(n).map((s) => `${n(s)} ${s}`);
         console.log(
-          `${options.repeat > 1 ? `run ${run.run}: ` : ""}leg ${run.leg} × ${run.library.label} (${
-            outcomes[0]?.sqliteVersion ?? "?"
-          }): ${counts.join(", ")} in ${seconds.toFixed(1)} s`,
+          `${
+            options.repeat > 1 ? `run ${legRun.run}: ` : ""
+          }leg ${legRun.leg} × ${legRun.library.label} (${outcomes[0]?.sqliteVersion ?? "?"}): ${
+            counts.join(", ")
+          } in ${seconds.toFixed(1)} s`,
         );
       },
     });
   } finally {
     await hogs.stop();
   }
-  // Nothing the run started may still be running: a survivor fails it, named.
-  const survivors = await endRun("matrix");
-  const seconds = (performance.now() - started) / 1000;
+}
+
+/** Prints the table, the soak's sums and the verdict, writes the JSON; the exit code. */
+async function report(
+  run: MatrixRun,
+  tier: TierOutcome,
+  ended: { survivors: Survivor[]; seconds: number; evidence: string; hogs: Hogs },
+): Promise<number> {
+  const { options, axis, json } = run;
+  const { survivors, seconds, hogs } = ended;
   const outcomes = tier.results;
   const shown = options.repeat > 1 ? outcomes.filter((o) => o.status !== "PASS") : outcomes;
   console.log(`\n${renderTable(shown, { width: terminalWidth() })}\n`);
@@ -158,11 +181,11 @@ async function main(args: string[]): Promise<number> {
   await writeJson(json, {
     date: new Date().toISOString(),
     target: options.target,
-    engine,
+    engine: axis.engine,
     seconds: Number(seconds.toFixed(1)),
     libraries: axis.libraries,
     counts: { PASS: n("PASS"), FAIL: n("FAIL"), ERROR: n("ERROR"), SKIP: n("SKIP") },
-    evidenceDir: evidence,
+    evidenceDir: ended.evidence,
     unexercised,
     survivors,
     ...(sums ? { soak: { ...sums, hogs: options.hogs, hogCpuSeconds: hogs.cpuSeconds() } } : {}),
@@ -180,9 +203,22 @@ async function main(args: string[]): Promise<number> {
       seconds.toFixed(1)
     } s; report: ${json}`,
   );
-  const strict = flags.has("--strict") && unexercised.length > 0;
+  const strict = run.flags.has("--strict") && unexercised.length > 0;
   if (strict) console.log("matrix: --strict: a requested leg that never ran is a failure");
   return verdict !== "PASS" || (sums?.lost ?? 0) || strict ? 1 : 0;
+}
+
+async function main(args: string[]): Promise<number> {
+  const run = await setUp(args);
+  const evidence = evidenceDir();
+  // Hogs end by themselves at a generous bound, or when this process dies.
+  const hogs = startHogs(run.options.hogs, run.options.repeat * 3 * 60 * 60_000);
+  const started = performance.now();
+  const tier = await runMatrix(run, evidence, hogs);
+  // Nothing the run started may still be running: a survivor fails it, named.
+  const survivors = await endRun("matrix");
+  const seconds = (performance.now() - started) / 1000;
+  return await report(run, tier, { survivors, seconds, evidence, hogs });
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -10,7 +10,8 @@ import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
 
 const TOOL = new URL("./matrix.ts", import.meta.url);
 const path = (relative: string) => new URL(relative, import.meta.url).pathname;
-const matrix = (...args: string[]) => runTool(TOOL, ["--unstable-kv", ...TASK_PERMISSIONS], args);
+const PERMISSIONS = ["--unstable-kv", ...TASK_PERMISSIONS];
+const matrix = (...args: string[]) => runTool(TOOL, args, { permissions: PERMISSIONS });
 
 Deno.test("matrix: --help shows the shared flags and exit codes; a usage error exits 2", async () => {
   const help = await matrix("--help");
@@ -85,10 +86,10 @@ const escaping = path("./testdata/escaping_daemon_target.ts");
 /** The matrix on cell 1, default leg, system library; its output, code and report. */
 async function cell1(target: string, env: Record<string, string> = {}) {
   const json = await Deno.makeTempFile({ suffix: ".json" });
-  const run = await runTool(TOOL, ["--unstable-kv", ...TASK_PERMISSIONS], [
+  const run = await runTool(TOOL, [
     ...["--target", target, "--cells", "1", "--legs", "default", "--libraries", "system"],
     ...["--json", json],
-  ], env);
+  ], { permissions: PERMISSIONS, env });
   const report = JSON.parse(await Deno.readTextFile(json)) as {
     results: Outcome[];
     survivors: Survivor[];

@@ -134,7 +134,7 @@ async function main(args: string[]): Promise<number> {
   const json = jsonPath(flags, JSON_REPORT);
   startRun();
   await checkTarget(shared.target);
-  const { libraries } = await runAxis("powerloss-cells", shared, flags);
+  const { libraries } = await runAxis("powerloss-cells", shared, { flags });
   const seed = shared.seed ?? Math.floor(Math.random() * 2 ** 31);
   // The targets' durability knobs reach the writers (their children's env is explicit).
   const env: Record<string, string> = {};
@@ -181,7 +181,7 @@ async function main(args: string[]): Promise<number> {
   });
   console.log(rateLine(outcome.results, profile));
   console.log(`\n${renderTable(outcome.results, { width: terminalWidth() })}\n`);
-  const { line, verdict } = statesVerdict("powerloss-cells", outcome, seconds, survivors);
+  const { line, verdict } = statesVerdict("powerloss-cells", outcome, { seconds, survivors });
   console.log(line);
   console.log(`report: ${json}`);
   return verdict === "PASS" ? 0 : 1;

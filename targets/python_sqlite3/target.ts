@@ -80,7 +80,7 @@ export function childPermissions(): ChildPermissions {
  * @returns The store its worker serves.
  */
 export function openStore(path: string, options: StoreOptions): Promise<WorkerStore> {
-  return openPythonStore(path, options, []);
+  return openPythonStore(path, options);
 }
 
 /**
@@ -89,16 +89,15 @@ export function openStore(path: string, options: StoreOptions): Promise<WorkerSt
  *
  * @param path The database file.
  * @param options The leg's journal mode.
- * @param extra Arguments after the script's.
- * @param detached Start the worker with `setsid`.
+ * @param worker Arguments after the script's, and whether to start the worker with `setsid`.
  * @returns The store.
  */
 export function openPythonStore(
   path: string,
   options: StoreOptions,
-  extra: string[],
-  detached = false,
+  worker: { extra?: readonly string[]; detached?: boolean } = {},
 ): Promise<WorkerStore> {
+  const { extra = [], detached = false } = worker;
   const library = envGet("DENO_SQLITE_PATH");
   return openWorkerStore(
     {

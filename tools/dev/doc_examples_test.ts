@@ -78,7 +78,9 @@ Deno.test("missingExamples judges a re-export by the declaration it points to", 
 
 Deno.test("tools/dev/doc_examples.ts: --help, and a usage error exits 2", async () => {
   const run = (...args: string[]) =>
-    runTool(new URL("./doc_examples.ts", import.meta.url), ["--allow-run", "--allow-read"], args);
+    runTool(new URL("./doc_examples.ts", import.meta.url), args, {
+      permissions: ["--allow-run", "--allow-read"],
+    });
   const help = await run("--help");
   strictEqual(help.code, 0);
   match(help.stdout, /^Usage: deno task doc-examples \[flags\][^]*--modules LIST/);
@@ -88,11 +90,9 @@ Deno.test("tools/dev/doc_examples.ts: --help, and a usage error exits 2", async 
 });
 
 Deno.test("tools/dev/doc_examples.ts: every symbol exported from mod.ts has an @example", async () => {
-  const run = await runTool(
-    new URL("./doc_examples.ts", import.meta.url),
-    ["--allow-run", "--allow-read"],
-    [],
-  );
+  const run = await runTool(new URL("./doc_examples.ts", import.meta.url), [], {
+    permissions: ["--allow-run", "--allow-read"],
+  });
   strictEqual(run.code, 0, `doc_examples.ts failed:\n${run.stderr}`);
   match(run.stdout, /all \d+ exported symbols have an @example/);
 });

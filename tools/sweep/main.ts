@@ -225,7 +225,7 @@ async function main(args: string[]): Promise<number> {
   const json = jsonPath(flags, JSON_REPORT);
   startRun();
   await checkTarget(shared.target);
-  const { libraries } = await runAxis("sweep", shared, flags);
+  const { libraries } = await runAxis("sweep", shared, { flags });
   const seed = shared.seed ?? Math.floor(Math.random() * 2 ** 31);
   const name = `sweep${syscalls ? " --syscalls" : ""}${
     flags.has("--power-loss") ? " --power-loss" : ""
@@ -271,7 +271,7 @@ async function main(args: string[]): Promise<number> {
     );
   }
   console.log(`\n${renderTable(outcome.results, { width: terminalWidth() })}\n`);
-  const { line, verdict } = statesVerdict(name, outcome, seconds, survivors);
+  const { line, verdict } = statesVerdict(name, outcome, { seconds, survivors });
   console.log(line);
   console.log(`report: ${json}`);
   return verdict === "PASS" ? 0 : 1;

@@ -16,5 +16,8 @@ export { childPermissions } from "../../../targets/python_sqlite3/target.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): Promise<WorkerStore> {
-  return openPythonStore(path, options, ["--mutant", "writes-after-parent-died"], true);
+  return openPythonStore(path, options, {
+    extra: ["--mutant", "writes-after-parent-died"],
+    detached: true,
+  });
 }

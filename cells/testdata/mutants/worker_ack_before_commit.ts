@@ -12,5 +12,5 @@ export { childPermissions } from "../../../targets/python_sqlite3/target.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): Promise<WorkerStore> {
-  return openPythonStore(path, options, ["--mutant", "ack-before-commit"]);
+  return openPythonStore(path, options, { extra: ["--mutant", "ack-before-commit"] });
 }

@@ -111,79 +111,19 @@ export const CLAUSE_CELLS: Readonly<Record<string, number>> = {
  * @returns What was read and how it matched (partial when a check threw).
  */
 export async function checkRecovered(input: OracleInput): Promise<Verdict> {
-  const { state, interrupted, acks, fail, db: checkedDb } = input;
+  const { state, interrupted, fail, db: checkedDb } = input;
   const op = state.program[interrupted]!;
-  const clause = CLAUSES[op];
   const verdict: Verdict = { candidates: {} };
   try {
-    const recovered = await recover(input.openStore, checkedDb);
+    const recovered = await recoverTwice(input);
     verdict.recovered = recovered;
-    const again = await recover(input.openStore, checkedDb);
-    if (!same(again.state, recovered.state)) {
-      fail(
-        "recovery determinism",
-        `a second recovery read another state: ${diff(again.state, recovered.state).join("; ")}`,
-      );
-    }
     const ref = await input.reference();
-    const without = ref.snaps[interrupted]!;
     const withOp = ref.snaps[interrupted + 1]!;
-    verdict.candidates = { without, with: withOp };
-    for (const ack of acks) {
-      if (!same(ack.result, ref.results[ack.i])) {
-        fail(
-          clause,
-          `acknowledged operation ${ack.i} (${ack.op}) returned ${
-            JSON.stringify(ack.result)
-          }, the uncrashed run ${JSON.stringify(ref.results[ack.i])}`,
-        );
-      }
-    }
-    const isWithout = same(recovered.state, without);
-    const isWith = same(recovered.state, withOp);
-    // An operation that changes nothing (a takeover with nothing to take) matches both.
-    if (isWithout && isWith) verdict.match = "unchanged";
-    else if (isWithout) verdict.match = "without";
-    else if (isWith) verdict.match = "with";
-    else {
-      // Durability: a state an earlier operation left means acknowledged ones were lost.
-      const earlier = ref.snaps.slice(0, interrupted).findLastIndex((snap) =>
-        same(recovered.state, snap)
-      );
-      if (earlier !== -1) {
-        fail(
-          "durability",
-          `acknowledged operation${interrupted - earlier > 1 ? "s" : ""} ${
-            Array.from({ length: interrupted - earlier }, (_, j) =>
-              `${earlier + j} (${state.program[earlier + j]})`).join(", ")
-          } lost: the recovered state is the one before operation ${earlier}`,
-        );
-      }
-      fail(
-        clause,
-        `the interrupted ${op} (operation ${interrupted}) is neither absent nor complete: ` +
-          `against the state without it: ${diff(recovered.state, without).join("; ")}; ` +
-          `against the state with it: ${diff(recovered.state, withOp).join("; ")}`,
-      );
-    }
-    if (state.point.endsWith(":afterCommit") && verdict.match === "without") {
-      fail(clause, `${op} committed before the crash, but the recovered state lacks it`);
-    }
-    const orphaned = orphans(recovered.state);
-    if (orphaned.length) {
-      fail(
-        "rotation atomicity",
-        `compression orphan: ${orphaned.join(", ")} ended by compression without a continuation`,
-      );
-    }
-    // The cross-cutting checks after the owning clause, so a failure is named by its clause.
-    const integrity = integrityIfSqlite(checkedDb);
-    if (integrity !== undefined && integrity !== "ok") {
-      fail("integrity", `integrity_check: ${integrity}`);
-    }
-    if (recovered.invariants.length) {
-      fail("invariants", recovered.invariants.join("; "));
-    }
+    verdict.candidates = { without: ref.snaps[interrupted]!, with: withOp };
+    checkAcks(input, ref);
+    const match = matchInterrupted(input, recovered.state, ref);
+    if (match) verdict.match = match;
+    crossChecks(input, recovered, match);
     if (op === "rotate" && verdict.match === "with") {
       // Last: the probe writes. A rotated parent must refuse appends with the typed error.
       const rotated = withOp.sessions.find((s) => s.id === ref.results[interrupted])?.parent;
@@ -198,6 +138,107 @@ export async function checkRecovered(input: OracleInput): Promise<Verdict> {
     );
   }
   return verdict;
+}
+
+/** Recovers the state twice: a second recovery must read the same (determinism). */
+async function recoverTwice(
+  input: OracleInput,
+): Promise<{ state: StoreState; invariants: string[] }> {
+  const recovered = await recover(input.openStore, input.db);
+  const again = await recover(input.openStore, input.db);
+  if (!same(again.state, recovered.state)) {
+    input.fail(
+      "recovery determinism",
+      `a second recovery read another state: ${diff(again.state, recovered.state).join("; ")}`,
+    );
+  }
+  return recovered;
+}
+
+/** Every acknowledged operation returned what it returned in the uncrashed run. */
+function checkAcks(input: OracleInput, ref: Reference): void {
+  const clause = CLAUSES[input.state.program[input.interrupted]!];
+  for (const ack of input.acks) {
+    if (!same(ack.result, ref.results[ack.i])) {
+      input.fail(
+        clause,
+        `acknowledged operation ${ack.i} (${ack.op}) returned ${
+          JSON.stringify(ack.result)
+        }, the uncrashed run ${JSON.stringify(ref.results[ack.i])}`,
+      );
+    }
+  }
+}
+
+/**
+ * How the recovered state matched the interrupted operation: absent, complete, or one
+ * that changes nothing; neither is a failure of its clause (and of durability when an
+ * earlier operation's state came back).
+ */
+function matchInterrupted(
+  input: OracleInput,
+  recovered: StoreState,
+  ref: Reference,
+): Verdict["match"] {
+  const { state, interrupted, fail } = input;
+  const op = state.program[interrupted]!;
+  const without = ref.snaps[interrupted]!;
+  const withOp = ref.snaps[interrupted + 1]!;
+  const isWithout = same(recovered, without);
+  const isWith = same(recovered, withOp);
+  // An operation that changes nothing (a takeover with nothing to take) matches both.
+  if (isWithout && isWith) return "unchanged";
+  if (isWithout) return "without";
+  if (isWith) return "with";
+  // Durability: a state an earlier operation left means acknowledged ones were lost.
+  const earlier = ref.snaps.slice(0, interrupted).findLastIndex((snap) => same(recovered, snap));
+  if (earlier !== -1) {
+    fail(
+      "durability",
+      `acknowledged operation${interrupted - earlier > 1 ? "s" : ""} ${
+        Array.from({ length: interrupted - earlier }, (_, j) =>
+          `${earlier + j} (${state.program[earlier + j]})`).join(", ")
+      } lost: the recovered state is the one before operation ${earlier}`,
+    );
+  }
+  fail(
+    CLAUSES[op],
+    `the interrupted ${op} (operation ${interrupted}) is neither absent nor complete: ` +
+      `against the state without it: ${diff(recovered, without).join("; ")}; ` +
+      `against the state with it: ${diff(recovered, withOp).join("; ")}`,
+  );
+  return undefined;
+}
+
+/**
+ * A point after COMMIT keeps the operation, no compression orphan, then the cross-cutting
+ * checks (after the owning clause, so a failure is named by its clause): integrity and
+ * the store's invariants.
+ */
+function crossChecks(
+  input: OracleInput,
+  recovered: { state: StoreState; invariants: string[] },
+  match: Verdict["match"],
+): void {
+  const { state, interrupted, fail } = input;
+  const op = state.program[interrupted]!;
+  if (state.point.endsWith(":afterCommit") && match === "without") {
+    fail(CLAUSES[op], `${op} committed before the crash, but the recovered state lacks it`);
+  }
+  const orphaned = orphans(recovered.state);
+  if (orphaned.length) {
+    fail(
+      "rotation atomicity",
+      `compression orphan: ${orphaned.join(", ")} ended by compression without a continuation`,
+    );
+  }
+  const integrity = integrityIfSqlite(input.db);
+  if (integrity !== undefined && integrity !== "ok") {
+    fail("integrity", `integrity_check: ${integrity}`);
+  }
+  if (recovered.invariants.length) {
+    fail("invariants", recovered.invariants.join("; "));
+  }
 }
 
 /** An append to a rotated parent must be refused with `CompressionSessionClosedError`. */

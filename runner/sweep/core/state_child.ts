@@ -45,30 +45,37 @@ export interface LegContext {
   permissions?: ChildPermissions;
 }
 
+/** Where and how {@linkcode spawnSweepChild} starts the child. */
+export interface SweepChildOptions {
+  /** The child's run directory. */
+  dir: string;
+  /** Extra environment. */
+  env?: Record<string, string> | undefined;
+  /** How to spawn it (a crash image may preload a recorder; default `spawnChild`). */
+  spawn?: ((options: SpawnOptions) => Child) | undefined;
+}
+
 /**
  * Spawns the sweep's child script on the leg with the target's access.
  *
  * @param ctx The leg.
- * @param dir The child's run directory.
  * @param args The mode, then its arguments after the target.
- * @param env Extra environment.
- * @param spawn How to spawn it (a crash image may preload a recorder).
+ * @param options The run directory, extra environment, how to spawn it.
  * @returns The running child.
  */
 export function spawnSweepChild(
   ctx: Pick<LegContext, "leg" | "target" | "permissions">,
-  dir: string,
   args: string[],
-  env = {},
-  spawn: (options: SpawnOptions) => Child = spawnChild,
+  options: SweepChildOptions,
 ): Child {
   const access = targetAccess(ctx.target);
+  const spawn = options.spawn ?? spawnChild;
   return spawn({
     script: SWEEP_CHILD,
     args: [args[0]!, ctx.target, ...args.slice(1)],
-    runDir: dir,
+    runDir: options.dir,
     library: ctx.leg.library,
-    env: { ...legEnv(ctx.leg), ...env },
+    env: { ...legEnv(ctx.leg), ...options.env },
     ...(access.read ? { read: access.read } : {}),
     ...(access.importHosts ? { importHosts: access.importHosts } : {}),
     ...(ctx.permissions ? { permissions: ctx.permissions } : {}),

@@ -125,7 +125,9 @@ async function legContext(
 async function seedTemplate(
   ctx: LegContext,
 ): Promise<{ methods: string[]; crashPoints: string[] } | { failed: string }> {
-  const setup = spawnSweepChild(ctx, ctx.root.path, ["setup", ctx.template, String(ctx.seed)]);
+  const setup = spawnSweepChild(ctx, ["setup", ctx.template, String(ctx.seed)], {
+    dir: ctx.root.path,
+  });
   if (!await settle(setup) || !setup.exited?.success) {
     return { failed: `the store could not be seeded on leg ${ctx.leg.name}: ${setup.describe()}` };
   }

@@ -90,7 +90,7 @@ async function prepare(
   if (needsDeadOwner(state.program)) {
     // Obligations of a process that has just exited (a pid recycled since the template
     // was built could look alive): the start state of this one run.
-    run.owner = spawnSweepChild(ctx, dir, ["owner", db, String(ctx.seed)]);
+    run.owner = spawnSweepChild(ctx, ["owner", db, String(ctx.seed)], { dir });
     if (!await settle(run.owner) || !run.owner.exited?.success) {
       fail("setup", `the owner child failed: ${run.owner.describe()}`);
     }
@@ -107,10 +107,15 @@ async function crash(ctx: LegContext, state: PlannedState, run: StateRun): Promi
   await ctx.crashImage?.beforeChild?.(run.dir, run.db);
   run.child = spawnSweepChild(
     ctx,
-    run.dir,
     ["run", run.db, intentsPath, acksPath, String(ctx.seed), state.program.join("+")],
-    { ...ctx.crashImage?.childEnv?.(run.dir), SESSION_DB_CRASH_AT: `${state.point}@${state.k}` },
-    ctx.crashImage?.spawn?.bind(ctx.crashImage),
+    {
+      dir: run.dir,
+      env: {
+        ...ctx.crashImage?.childEnv?.(run.dir),
+        SESSION_DB_CRASH_AT: `${state.point}@${state.k}`,
+      },
+      spawn: ctx.crashImage?.spawn?.bind(ctx.crashImage),
+    },
   );
   run.ended = await settle(run.child);
   run.intents = readAckJournal<{ i: number; op: string }>(intentsPath);

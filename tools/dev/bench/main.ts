@@ -149,160 +149,207 @@ function notes(
   ];
 }
 
+/** What every phase of a bench run reads: its options, folders and the versions. */
+interface BenchRun {
+  options: Options;
+  log: (line: string) => void;
+  work: string;
+  shm: string | undefined;
+  info: Awaited<ReturnType<typeof versions>>;
+  fixedPresent: boolean;
+  cpu: string;
+}
+
+/** §1 to §3: statements, durable appends and batches, with the fsync bound sampled thrice. */
+async function measureTables(run: BenchRun) {
+  const { options: { config }, info, work, log } = run;
+  // The fsync rate: sampled at the start, before §3 and at the end (the disk drifts).
+  const fsyncSamples: number[] = [];
+  const sampleFsync = () => {
+    log("fsync rate");
+    fsyncSamples.push(fsyncRate(work, config.fsyncMs / 2));
+  };
+  sampleFsync();
+  const rounds = new Rounds({
+    config,
+    python: info.python !== undefined,
+    fixedSqlite: info.fixed?.sqlite,
+    log,
+  });
+  const setup: SectionSetup = {
+    config,
+    rounds,
+    work,
+    shm: run.shm,
+    systemSqlite: info.system.sqlite,
+    fixedSqlite: info.fixed?.sqlite,
+  };
+  const bindingLib: Lib = run.fixedPresent ? "fixed" : "system";
+  const statements = await statementSection(setup, bindingLib, info.binding.sqlite);
+  const rows: TableRow[] = [...statements.rows, ...await durableSection(setup)];
+  sampleFsync();
+  rows.push(...await batchSection(setup));
+  sampleFsync();
+  const fsync = median(fsyncSamples);
+  for (const row of rows) {
+    if (row.txnPerSec !== undefined) row.fsyncsPerTxn = fsync / row.txnPerSec;
+  }
+  rows.push({
+    section: "1",
+    benchmark: "fsync: 1-byte write + fsync loop [fsyncs/s]",
+    oursLabel: "disk",
+    ours: fsync,
+    spread: spread(fsyncSamples),
+    fsyncsPerTxn: 1,
+    target: "(physical bound)",
+    result: "-",
+  });
+  // The issue's order: durable appends (and their fsync bound), statements, batches.
+  rows.sort((a, b) => a.section.localeCompare(b.section));
+  return { rows, fsync, fsyncSamples, statements, rounds };
+}
+
+/** §4: the suite's wall times, the crash tiers' rates, the writer child's memory. */
+async function measureSuite(run: BenchRun) {
+  const { options: { config, quick, suite }, work, log } = run;
+  const rows: SuiteRow[] = [];
+  let details: Record<string, unknown> = { skipped: !suite };
+  if (suite) {
+    const { rows: wallRows, ...walls } = await suiteWallTimes(work, log);
+    rows.push(...wallRows);
+    details = { skipped: false, ...walls };
+  }
+  const tiers = await crashTiers(work, run.fixedPresent, log);
+  rows.push(...tiers.rows);
+  const writerRuns: WriterRun[] = [];
+  for (let round = 0; round < config.rounds; round++) {
+    log(`writer child peak RSS, round ${round + 1}/${config.rounds}`);
+    const dir = await Deno.makeTempDir({ dir: work, prefix: "writer-" });
+    writerRuns.push(await writerPeakRss(dir, quick ? 1000 : 3000));
+  }
+  const peakMiB = median(writerRuns.map((r) => r.vmHwmKiB / 1024));
+  rows.push({
+    benchmark:
+      "writer child (cells/prefix_durability/children/prefix_writer.ts, reference target) peak RSS",
+    value: peakMiB,
+    unit: "MiB",
+    target: "< 80 MB",
+    result: below(peakMiB * 1.048576, 80),
+    detail: `VmHWM before SIGKILL, median of ${writerRuns.length}; ${
+      Math.round(median(writerRuns.map((r) => r.appends / r.seconds)))
+    } appends/s while measured`,
+  });
+  return { rows, details, tiers, writerRuns };
+}
+
+/** The report's header: date, Deno, CPU, the SQLite each side runs, the settings. */
+function headerLines(run: BenchRun): string[] {
+  const { info, fixedPresent, options: { quick, config } } = run;
+  return [
+    "SessionDB / SQLite binding bench" + (quick ? " (--quick: short runs)" : ""),
+    `date:     ${new Date().toISOString()}`,
+    `deno:     ${Deno.version.deno} (v8 ${Deno.version.v8}, ${Deno.build.os}/${Deno.build.arch})`,
+    `cpu:      ${run.cpu}`,
+    `sqlite:   binding ${info.binding.sqlite} ${
+      fixedPresent ? "(fixed build" : "(system; no fixed build, run deno task sqlite"
+    }: ${info.binding.library})`,
+    `          system ${info.system.sqlite} (${info.system.library})`,
+    `          node:sqlite ${info.node.sqlite} (bundled in deno)`,
+    `          Python ${info.python?.python ?? "n/a"} sqlite3 ${info.python?.sqlite ?? "n/a"}`,
+    `settings: median of ${config.rounds} round(s), implementations alternate within a round`,
+  ];
+}
+
+/** The JSON report: every figure behind the printed tables. */
+function benchReport(
+  run: BenchRun,
+  measured: {
+    tables: Awaited<ReturnType<typeof measureTables>>;
+    suite: Awaited<ReturnType<typeof measureSuite>>;
+    cpuUs: ReturnType<typeof cpuPerMessageUs>;
+    seconds: number;
+    notes: string[];
+  },
+) {
+  const { info, options: { quick, config } } = run;
+  const { tables, suite } = measured;
+  return {
+    date: new Date().toISOString(),
+    quick,
+    seconds: measured.seconds,
+    deno: Deno.version,
+    os: `${Deno.build.os}/${Deno.build.arch}`,
+    cpu: run.cpu,
+    sqlite: {
+      binding: info.binding,
+      system: info.system,
+      fixedBuild: info.fixed ?? null,
+      node: info.node,
+      python: info.python ?? null,
+    },
+    config,
+    fsyncPerSec: tables.fsync,
+    fsyncSamples: tables.fsyncSamples,
+    cpuPerMessageUs: measured.cpuUs,
+    statements: tables.statements.runs,
+    appends: tables.rounds.appendRuns,
+    table: tables.rows.map((r) => ({
+      ...r,
+      oursPerPython: rowRatio(r, "python") ?? null,
+      oursPerNode: rowRatio(r, "node") ?? null,
+    })),
+    notes: measured.notes,
+    suite: {
+      table: suite.rows,
+      ...suite.details,
+      sweepExit: suite.tiers.sweepExit,
+      powerlossExit: suite.tiers.powerExit,
+      writer: suite.writerRuns,
+    },
+  };
+}
+
+/** A tmpfs folder, where fsync costs nothing: the CPU cost of the same appends. */
+function tmpfsDir(): Promise<string | undefined> {
+  // Deno 2 wants --allow-all for /dev/shm, which only the children have.
+  if (Deno.build.os !== "linux") return Promise.resolve(undefined);
+  return denoChild({ kind: "tmpfs", action: "create" }, undefined).then(
+    (r) => (r as { path?: string }).path,
+    () => undefined,
+  );
+}
+
 async function main(options: Options): Promise<void> {
-  const { quick, json, suite, config } = options;
   const log = (line: string) => console.error(`bench: ${line}`);
   const began = performance.now();
   await Deno.mkdir(BENCH_DIR, { recursive: true });
   const work = await Deno.makeTempDir({ dir: BENCH_DIR, prefix: "run-" });
-  // tmpfs, where fsync costs nothing: the CPU cost of the same appends.
-  // Deno 2 wants --allow-all for /dev/shm, which only the children have.
-  const shm = Deno.build.os === "linux"
-    ? await denoChild({ kind: "tmpfs", action: "create" }, undefined).then(
-      (r) => (r as { path?: string }).path,
-      () => undefined,
-    )
-    : undefined;
+  const shm = await tmpfsDir();
   try {
     const fixedPresent = isFile(fixedSqlitePath());
-    const bindingLib: Lib = fixedPresent ? "fixed" : "system";
     const info = await versions(fixedPresent, log);
     const cpu = info.node.cpu ?? cpuModel();
-    const header = [
-      "SessionDB / SQLite binding bench" + (quick ? " (--quick: short runs)" : ""),
-      `date:     ${new Date().toISOString()}`,
-      `deno:     ${Deno.version.deno} (v8 ${Deno.version.v8}, ${Deno.build.os}/${Deno.build.arch})`,
-      `cpu:      ${cpu}`,
-      `sqlite:   binding ${info.binding.sqlite} ${
-        fixedPresent ? "(fixed build" : "(system; no fixed build, run deno task sqlite"
-      }: ${info.binding.library})`,
-      `          system ${info.system.sqlite} (${info.system.library})`,
-      `          node:sqlite ${info.node.sqlite} (bundled in deno)`,
-      `          Python ${info.python?.python ?? "n/a"} sqlite3 ${info.python?.sqlite ?? "n/a"}`,
-      `settings: median of ${config.rounds} round(s), implementations alternate within a round`,
-    ];
+    const run: BenchRun = { options, log, work, shm, info, fixedPresent, cpu };
+    const tables = await measureTables(run);
+    const suite = await measureSuite(run);
 
-    // The fsync rate: sampled at the start, before §3 and at the end (the disk drifts).
-    const fsyncSamples: number[] = [];
-    const sampleFsync = () => {
-      log("fsync rate");
-      fsyncSamples.push(fsyncRate(work, config.fsyncMs / 2));
-    };
-    sampleFsync();
-    const rounds = new Rounds({
-      config,
-      python: info.python !== undefined,
-      fixedSqlite: info.fixed?.sqlite,
-      log,
-    });
-    const setup: SectionSetup = {
-      config,
-      rounds,
-      work,
-      shm,
-      systemSqlite: info.system.sqlite,
-      fixedSqlite: info.fixed?.sqlite,
-    };
-    const statements = await statementSection(setup, bindingLib, info.binding.sqlite);
-    const rows: TableRow[] = [...statements.rows, ...await durableSection(setup)];
-    sampleFsync();
-    rows.push(...await batchSection(setup));
-    sampleFsync();
-    const fsync = median(fsyncSamples);
-    for (const row of rows) {
-      if (row.txnPerSec !== undefined) row.fsyncsPerTxn = fsync / row.txnPerSec;
-    }
-    rows.push({
-      section: "1",
-      benchmark: "fsync: 1-byte write + fsync loop [fsyncs/s]",
-      oursLabel: "disk",
-      ours: fsync,
-      spread: spread(fsyncSamples),
-      fsyncsPerTxn: 1,
-      target: "(physical bound)",
-      result: "-",
-    });
-    // The issue's order: durable appends (and their fsync bound), statements, batches.
-    rows.sort((a, b) => a.section.localeCompare(b.section));
-
-    // 4. The suite's wall times, the crash tiers' rates, the writer child's memory.
-    const suiteRows: SuiteRow[] = [];
-    let suiteDetails: Record<string, unknown> = { skipped: !suite };
-    if (suite) {
-      const { rows: wallRows, ...walls } = await suiteWallTimes(work, log);
-      suiteRows.push(...wallRows);
-      suiteDetails = { skipped: false, ...walls };
-    }
-    const tiers = await crashTiers(work, fixedPresent, log);
-    suiteRows.push(...tiers.rows);
-    const writerRuns: WriterRun[] = [];
-    for (let round = 0; round < config.rounds; round++) {
-      log(`writer child peak RSS, round ${round + 1}/${config.rounds}`);
-      const dir = await Deno.makeTempDir({ dir: work, prefix: "writer-" });
-      writerRuns.push(await writerPeakRss(dir, quick ? 1000 : 3000));
-    }
-    const peakMiB = median(writerRuns.map((r) => r.vmHwmKiB / 1024));
-    suiteRows.push({
-      benchmark: "writer child (cells/prefix_durability/children/prefix_writer.ts, reference target) peak RSS",
-      value: peakMiB,
-      unit: "MiB",
-      target: "< 80 MB",
-      result: below(peakMiB * 1.048576, 80),
-      detail: `VmHWM before SIGKILL, median of ${writerRuns.length}; ${
-        Math.round(median(writerRuns.map((r) => r.appends / r.seconds)))
-      } appends/s while measured`,
-    });
-
-    for (const line of header) console.log(line);
+    for (const line of headerLines(run)) console.log(line);
     console.log("");
-    printTable(rows);
-    const cpuUs = cpuPerMessageUs(rounds.appendRuns);
+    printTable(tables.rows);
+    const cpuUs = cpuPerMessageUs(tables.rounds.appendRuns);
     console.log("");
     printCpuPerMessage(cpuUs);
     console.log("");
-    printSuiteTable(suiteRows);
+    printSuiteTable(suite.rows);
     const seconds = (performance.now() - began) / 1000;
-    const noteLines = notes(info, config, suite);
+    const noteLines = notes(info, options.config, options.suite);
     console.log("");
     for (const note of noteLines) console.log(note);
 
-    const report = {
-      date: new Date().toISOString(),
-      quick,
-      seconds,
-      deno: Deno.version,
-      os: `${Deno.build.os}/${Deno.build.arch}`,
-      cpu,
-      sqlite: {
-        binding: info.binding,
-        system: info.system,
-        fixedBuild: info.fixed ?? null,
-        node: info.node,
-        python: info.python ?? null,
-      },
-      config,
-      fsyncPerSec: fsync,
-      fsyncSamples,
-      cpuPerMessageUs: cpuUs,
-      statements: statements.runs,
-      appends: rounds.appendRuns,
-      table: rows.map((r) => ({
-        ...r,
-        oursPerPython: rowRatio(r, "python") ?? null,
-        oursPerNode: rowRatio(r, "node") ?? null,
-      })),
-      notes: noteLines,
-      suite: {
-        table: suiteRows,
-        ...suiteDetails,
-        sweepExit: tiers.sweepExit,
-        powerlossExit: tiers.powerExit,
-        writer: writerRuns,
-      },
-    };
-    await Deno.mkdir(dirname(json), { recursive: true });
-    await Deno.writeTextFile(json, JSON.stringify(report, null, 2) + "\n");
-    console.log(`\nwrote ${json} (${seconds.toFixed(0)} s)`);
+    const report = benchReport(run, { tables, suite, cpuUs, seconds, notes: noteLines });
+    await Deno.mkdir(dirname(options.json), { recursive: true });
+    await Deno.writeTextFile(options.json, JSON.stringify(report, null, 2) + "\n");
+    console.log(`\nwrote ${options.json} (${seconds.toFixed(0)} s)`);
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
     if (shm) await denoChild({ kind: "tmpfs", action: "remove", path: shm }, undefined);

@@ -3,7 +3,7 @@ import { match, ok, strictEqual } from "node:assert/strict";
 import { runTool } from "../../_test_helpers.ts";
 
 const run = (env: Record<string, string>, ...args: string[]) =>
-  runTool(new URL("./main.ts", import.meta.url), ["-A"], args, env);
+  runTool(new URL("./main.ts", import.meta.url), args, { permissions: ["-A"], env });
 
 Deno.test("deno task mutants: --help prints the flags and exit codes; usage errors exit 2", async () => {
   const help = await run({}, "--help");
