@@ -276,7 +276,7 @@ async function crossCheck(
   for (let j = 0; j < kills && last > 1; j++) {
     const k = s.options.call ?? 1 + Math.floor(((j + 0.5) * (last - 1)) / kills);
     const killDir = join(dir, `kill-${k}`);
-    const killed = await record(s.children, program, killDir, k);
+    const killed = await record(s.children, program, { dir: killDir, crashAt: k });
     s.counts.children++;
     const recorded = readLog(killed.log).records.filter((r) => r.counted).length;
     const acks = acksOf(readLines(killed.marks));
@@ -320,7 +320,7 @@ async function sweepProgram(
 ): Promise<{ failures: CallFailure[]; candidates: ResumeCandidate[] }> {
   const name = program.join("+");
   const dir = recorded ? undefined : Deno.makeTempDirSync({ dir: s.root, prefix: "program-" });
-  const recording = await (recorded ?? record(s.children, program, dir!));
+  const recording = await (recorded ?? record(s.children, program, { dir: dir! }));
   const fail = (problems: string[]): CallFailure[] => [{
     program: name,
     call: 0,
@@ -494,7 +494,7 @@ export async function sweepCalls(
   let ahead = 0;
   const recordAhead = (upTo: number) => {
     for (; ahead < Math.min(upTo, chosen.length); ahead++) {
-      recordings.set(ahead, record(s.children, chosen[ahead]!, dirs[ahead]!));
+      recordings.set(ahead, record(s.children, chosen[ahead]!, { dir: dirs[ahead]! }));
     }
   };
   const failures: CallFailure[] = [];

@@ -12,7 +12,7 @@ import { type CallSweepOptions, type CallSweepReport, sweepCalls } from "./calls
 
 const skip = platformSkipReason();
 const quiet = () => {};
-const target = (path: string) => new URL(`../../cells/${path}`, import.meta.url).href;
+const target = (path: string) => new URL(`../../../cells/${path}`, import.meta.url).href;
 const REFERENCE = target("reference_target.ts");
 const ALT = target("testdata/alt_store/target.ts");
 const JSONL = target("testdata/jsonl_store/target.ts");

@@ -80,13 +80,16 @@ export interface Recording {
   run: ChildRun;
 }
 
-/** Runs `program` on a fresh copy of the template under the recorder (SIGKILL before call `crashAt`). */
+/**
+ * Runs `program` on a fresh copy of the template under the recorder, in `at.dir`
+ * (SIGKILL before call `at.crashAt`, when set).
+ */
 export async function record(
   c: CallChildren,
   program: readonly ProgramOp[],
-  dir: string,
-  crashAt?: number,
+  at: { dir: string; crashAt?: number },
 ): Promise<Recording> {
+  const { dir, crashAt } = at;
   Deno.mkdirSync(join(dir, "db"), { recursive: true });
   writeImage(c.templateFiles, join(dir, "db"));
   const marks = join(dir, "marks.jsonl");
