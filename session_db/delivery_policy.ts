@@ -3,20 +3,25 @@
 import { InvalidArgumentError } from "./errors.ts";
 
 /**
- * What a recovery sweep does with an obligation that may have been sent (its owner died
- * while it was `attempting`) when the transport does not deduplicate:
+ * What a store does with an obligation that may already have been sent (its owner died
+ * while it was `attempting`, or after sending and before booking it) when the transport
+ * does not deduplicate:
  *
- * - `at-most-once` (the default): it is settled `unknown` with a reason and never resent,
- *   so nothing reaches the platform twice, and a reply may be lost.
+ * - `at-most-once` (the reference store's default): it is settled `unknown` with a
+ *   reason and never resent, so nothing reaches the platform twice, and a reply may be
+ *   lost.
  * - `marked-at-least-once`: it is resent with a visible recovery marker in front of its
  *   content, so every reply arrives, and at most one copy is unmarked.
  *
  * With an idempotent transport both resend it under its key (exactly one after dedupe).
+ * `SessionDB.open` takes it as `deliveryPolicy`; a target module declares the one its
+ * store keeps as `deliveryPolicy`, and cell 5 judges it.
  *
  * @example
  * ```ts
  * import { SessionDB } from "./session_db.ts";
  * import type { DeliveryPolicy } from "./delivery_policy.ts";
+ * // In a target module, the same type declares the store's policy to cell 5.
  * const deliveryPolicy: DeliveryPolicy = "marked-at-least-once";
  * const db = SessionDB.open(`${Deno.makeTempDirSync()}/s.db`, { deliveryPolicy });
  * console.log(db.deliveryPolicy); // "marked-at-least-once"

@@ -147,6 +147,11 @@ export type {
   PermissionContext,
 } from "./child_permissions.ts";
 export { loadTarget, openTargetStore, TargetError, targetSpecifier } from "./load_target.ts";
+// One definition for the store and the contract: a target declares the policy its store
+// keeps with the same type the reference store is opened with.
+import type { DeliveryPolicy } from "../../session_db/delivery_policy.ts";
+export type { DeliveryPolicy };
+export { DELIVERY_POLICIES } from "../../session_db/delivery_policy.ts";
 
 /**
  * A value or a promise of it.
@@ -528,35 +533,6 @@ export interface RecoveredObligationView {
 }
 
 /**
- * What a store does with an obligation that may already have been sent, on a transport
- * that does not deduplicate (cell 5): `at-most-once` settles it `unknown` with a reason
- * and never resends it; `marked-at-least-once` resends it with a visible recovery marker.
- * A target declares it as `deliveryPolicy`.
- *
- * @example
- * ```ts
- * import type { DeliveryPolicy } from "./target.ts";
- * // In a target module: this store resends a maybe-sent reply, marked.
- * export const deliveryPolicy: DeliveryPolicy = "marked-at-least-once";
- * ```
- */
-export type DeliveryPolicy = "at-most-once" | "marked-at-least-once";
-
-/**
- * The delivery policies, by name.
- *
- * @example
- * ```ts
- * import { DELIVERY_POLICIES } from "./target.ts";
- * console.log(DELIVERY_POLICIES.includes("at-most-once")); // true
- * ```
- */
-export const DELIVERY_POLICIES: readonly DeliveryPolicy[] = [
-  "at-most-once",
-  "marked-at-least-once",
-];
-
-/**
  * A target module: what `loadTarget` imports.
  *
  * @example
@@ -587,8 +563,5 @@ export interface TargetModule {
    * cell 5 judges it. (optional: without it, cell 5 judges the policy the store's sweeps
    * imply, and says so)
    */
-  deliveryPolicy?:
-    | "at-most-once"
-    | "marked-at-least-once"
-    | (() => "at-most-once" | "marked-at-least-once");
+  deliveryPolicy?: DeliveryPolicy | (() => DeliveryPolicy);
 }

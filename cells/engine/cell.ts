@@ -181,6 +181,6 @@ export async function defineCell(
     permissions: cellPermissions(spec, leg, target, permissions),
     sanitizeResources: false,
     sanitizeOps: false,
-    fn: (t) => runCell(spec, options, { leg, target, engine, permissions, widened, reporter }, t),
+    fn: (t) => runCell(spec, { options, leg, target, engine, permissions, widened, reporter }, t),
   }];
 }

@@ -39,6 +39,8 @@ export const CELL_DEADLINE_MS = 10 * 60_000;
 
 /** What a run is given by its definition. */
 export interface RunSetup {
+  /** The cell's options (seed, deadline, evidence). */
+  options: CellOptions;
   /** The leg (its version is the store's own SQLite's when it brings one). */
   leg: Leg;
   target: string;
@@ -74,13 +76,42 @@ function recordingContext(t: Deno.TestContext, failures: FailedCheck[]): Deno.Te
   });
 }
 
-/** Spawns the cells' child scripts (`cells/children/`) with the leg and the target's access. */
-export function spawnFor(
-  leg: Leg,
-  target: string,
-  runDir: string,
-  permissions: ChildPermissions | undefined,
-): (script: URL, args: string[], extra?: Partial<SpawnOptions>) => Child {
+/** What every child of a cell or a power-loss run is spawned with. */
+export interface TargetChildOptions {
+  /** The leg: its library and journal mode. */
+  leg: Leg;
+  /** The target specifier, each child's first argument. */
+  target: string;
+  /** The only folder the children may write, and their working folder. */
+  runDir: string;
+  /** The extra permissions the target declares for its children (`declaredPermissions`). */
+  permissions: ChildPermissions | undefined;
+  /** Environment every child gets after the leg's (a spawn's own comes last). */
+  env?: Record<string, string>;
+}
+
+/** Spawns one cells' child script with its arguments (after the target), and extra options. */
+export type TargetSpawn = (script: URL, args: string[], extra?: Partial<SpawnOptions>) => Child;
+
+/**
+ * The one way the cells spawn their child scripts: with the leg's environment, the
+ * target's access (its folder and `deno.json`, or its host), the child runtime's, and the
+ * permissions the target declares.
+ *
+ * @param options The leg, the target, the run folder, the declared permissions.
+ * @returns A spawner of child scripts.
+ * @example
+ * ```ts ignore
+ * import { currentLeg } from "../../harness/legs.ts";
+ * import { spawnFor } from "./run.ts";
+ * const target = new URL("../reference_target.ts", import.meta.url).href;
+ * const spawn = spawnFor({ leg: currentLeg(), target, runDir: Deno.makeTempDirSync(), permissions: undefined });
+ * const child = spawn(new URL("../prefix_durability/children/prefix_writer.ts", import.meta.url), ["store.db", "acks.jsonl"]);
+ * await child.status;
+ * ```
+ */
+export function spawnFor(options: TargetChildOptions): TargetSpawn {
+  const { leg, target, runDir, permissions } = options;
   const access = targetAccess(target);
   const scriptAccess = targetAccess(new URL("../contract/child_runtime.ts", import.meta.url).href);
   return (script, args, extra = {}) =>
@@ -90,7 +121,7 @@ export function spawnFor(
       runDir,
       library: leg.library,
       ...extra,
-      env: { ...legEnv(leg), ...extra.env },
+      env: { ...legEnv(leg), ...options.env, ...extra.env },
       read: [...(access.read ?? []), ...(scriptAccess.read ?? []), ...(extra.read ?? [])],
       importHosts: [...(access.importHosts ?? []), ...(scriptAccess.importHosts ?? [])],
       ...(access.config ? { config: access.config } : {}),
@@ -114,7 +145,12 @@ function makeContext(setup: RunSetup, run: RunDir, seed: number): Context {
   };
   // Every child of the run, so that none outlives the cell, even past its deadline.
   const children: Child[] = [];
-  const spawn = spawnFor(setup.leg, setup.target, run.path, setup.permissions);
+  const spawn = spawnFor({
+    leg: setup.leg,
+    target: setup.target,
+    runDir: run.path,
+    permissions: setup.permissions,
+  });
   let overdue: string | undefined;
   const observations: JournalObservation[] = [];
   const ctx: CellRun = {
@@ -212,7 +248,6 @@ async function probeWithin(
 async function failed(
   error: unknown,
   setup: RunSetup,
-  options: CellOptions,
   run: RunDir,
   evidence: { fields: Record<string, unknown>; figures: Record<string, unknown> },
   failedChecks: readonly FailedCheck[],
@@ -233,7 +268,7 @@ async function failed(
   const thrown = status === "ERROR" || error instanceof CellFailure
     ? error
     : new CellFailure(text, { checks, diagnoses }, { cause: error });
-  if (options.keepEvidence === false) {
+  if (setup.options.keepEvidence === false) {
     await Deno.remove(run.path, { recursive: true }).catch(() => {});
     setup.reporter.write(status, fields);
     throw thrown;
@@ -252,13 +287,22 @@ async function failed(
  * Runs a cell's probe under the overall deadline and reports its outcome: PASS with the
  * evidence figures, FAIL (failed checks, diagnoses, evidence kept), ERROR, or SKIP when
  * the checks held about a mode the leg does not advertise.
+ *
+ * @param spec The cell.
+ * @param setup What its definition gives the run: options, leg, target, engine, reporter.
+ * @param t The test context its checks are steps of.
+ * @example
+ * ```ts ignore
+ * import { runCell } from "./run.ts";
+ * Deno.test("cell 1", (t) => runCell(spec, { options, leg, target, engine, permissions, widened, reporter }, t));
+ * ```
  */
 export async function runCell(
   spec: CellSpec,
-  options: CellOptions,
   setup: RunSetup,
   t: Deno.TestContext,
 ): Promise<void> {
+  const { options } = setup;
   const run = await RunDir.create(`cell${spec.id}`);
   const seed = runSeed(options.seed);
   const context = makeContext(setup, run, seed);
@@ -294,7 +338,6 @@ export async function runCell(
     return await failed(
       error,
       setup,
-      options,
       run,
       { fields: evidence(), figures: ctx.figures },
       failedChecks,

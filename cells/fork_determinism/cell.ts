@@ -102,7 +102,7 @@ async function resumeRun(
     String(start),
     String(RESUMED_STEPS),
   ];
-  if (!await resumedStep(ctx, t, "steps", EDITOR, args, db, label)) return;
+  if (!await resumedStep(ctx, t, { ops: "steps", script: EDITOR, args, db, label })) return;
   const later = readAckJournal<EditStep>(resumed.acks);
   const again = await judgeEdits(
     ctx.target,

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { runSeed } from "../../harness/seeded_random.ts";
 import { type EditJudgement, type EditStep, judgeEdits } from "./judge.ts";
-import { type PowerLossResume, problemsOf, secondLife } from "../power_loss/resume.ts";
+import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 
 /** Edit steps the second life acknowledges on a recovered store before it is SIGKILLed. */
 const SECOND_LIFE = 3;
@@ -34,7 +34,13 @@ function resumeEdits(
       const intents = join(dir, "intents.jsonl");
       const first = Math.max(-1, ...journaled.map((step) => step.s)) + 1;
       const args = [db, more, intents, String(run.seed + 1), "-", String(first)];
-      const why = await secondLife(run, dir, EDITOR, args, more, SECOND_LIFE);
+      const why = await powerLossLife(run, {
+        dir,
+        script: EDITOR,
+        args,
+        acks: more,
+        k: SECOND_LIFE,
+      });
       if (why) return [why];
       const recovered = [
         ...parseAcks<EditStep>(acks),
@@ -101,26 +107,22 @@ export async function powerLossForkRun(options: PowerLossRunOptions): Promise<Po
   const env: Record<string, string> = run.kill === "ack"
     ? { SESSION_DB_CRASH_AT: `${point}@${k}` }
     : {};
-  await recordAndKill(
-    run,
-    files,
-    EDITOR,
-    [files.db, files.acks, intents, String(seed)],
-    "edit steps",
+  await recordAndKill(run, files, {
+    script: EDITOR,
+    args: [files.db, files.acks, intents, String(seed)],
+    what: "edit steps",
     env,
-  );
+  });
   const journaled = readAckJournal<EditStep>(intents);
-  return checkStates(
-    run,
-    files,
-    (db, lines) => {
+  return checkStates(run, files, {
+    judge: (db, lines) => {
       // Steps run one at a time: before a state's instant at most the step after its
       // last acknowledgement was in flight.
       const acks = parseAcks<EditStep>(lines);
       return judgeEdits(run.target, db, acks, journaled.slice(0, acks.length + 1));
     },
-    resumeEdits(run, journaled),
-  );
+    resume: resumeEdits(run, journaled),
+  });
 }
 
 /**

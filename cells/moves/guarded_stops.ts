@@ -9,15 +9,17 @@
 // was based on a check made before the stop: an atomic store refuses it and keeps nothing of
 // it. The walk ends when the write completes before its k-th lock call; at least one move
 // must land during a stop, else nothing was judged (a `HarnessError`).
-import { releaseBarrier } from "../../harness/barrier.ts";
-import { type Child, reapAll } from "../../harness/child.ts";
 import { HarnessError } from "../../harness/harness_error.ts";
-import { WaitError, waitFor } from "../../harness/wait_for.ts";
 import { exists } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
-import { readReport, type StopResult, walkLockStops } from "./stop_at_lock.ts";
-import { holdsLockIn, processStopped } from "./kill.ts";
-import { recorder, seriesEnv } from "./kill_series.ts";
+import {
+  competitorWalkNames,
+  readReport,
+  stopBeforeLockCall,
+  type StopResult,
+  walkLockStops,
+} from "./stop_at_lock.ts";
+import { recorder } from "./kill_series.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
 import { loadTarget, openTargetStore, type Store } from "../contract/target.ts";
 import { FENCE_CHILD } from "./_children.ts";
@@ -153,9 +155,6 @@ export const STOP_SCENARIOS: Record<string, StopScenario> = {
   },
 };
 
-/** How long the new owner may take while the actor is stopped; past it the actor goes on. */
-const GRACE_MS = 1_000;
-const DEADLINE_MS = 60_000;
 const SESSION = "fenced-stop";
 
 interface Took {
@@ -164,16 +163,8 @@ interface Took {
   acted: Answer | null;
 }
 
-/** One stop: the outcome, or why no order of an atomic fenced write gives it. */
-async function stopAt(
-  ctx: CellRun,
-  scenario: StopScenario,
-  k: number,
-  library: string,
-): Promise<StopResult> {
-  const dir = ctx.run.file(`stop-${scenario.name}-${k}`);
-  await Deno.mkdir(`${dir}/db`, { recursive: true });
-  const db = `${dir}/db/store.db`;
+/** Creates the scenario's session (its messages, its pending handoff) on `db`. */
+async function setUp(ctx: CellRun, scenario: StopScenario, db: string): Promise<void> {
   const setup = await openTargetStore(ctx.target, db);
   try {
     await setup.createSession(SESSION);
@@ -185,125 +176,93 @@ async function stopAt(
   } finally {
     await setup.close();
   }
+}
+
+/**
+ * Judges one stop: when the new owner's move committed while the actor was stopped,
+ * before its write landed, an atomic guarded write checks its guard inside its own
+ * transaction, after that: the stale write is refused and leaves no trace, and the new
+ * owner's work is accepted.
+ */
+async function judgeStop(
+  ctx: CellRun,
+  stop: { scenario: StopScenario; label: string; dir: string; movedInTime: boolean },
+): Promise<{ raced: boolean; violation?: string }> {
+  const { scenario, label, dir } = stop;
+  const out = `${dir}/out.json`;
+  const stale = readReport<Answer>(out);
+  const took = readReport<Took>(`${out}.owner`);
+  if (!stale || !took) {
+    throw new Error(`${label}: the children did not report (${stale}, ${took})`);
+  }
+  const raced = stop.movedInTime && took.took === true && !took.landed;
+  if (!raced) return { raced };
+  const problems: string[] = [];
+  if (scenario.refused && verdict(stale) === "accepted") {
+    problems.push(`the stale ${scenario.write} was acknowledged (${describeAnswer(stale)})`);
+  }
+  const store = await openTargetStore(ctx.target, `${dir}/db/store.db`);
+  try {
+    const found = await scenario.trace?.(store, readReport(`${dir}/shared.json`) ?? {});
+    if (found) problems.push(`the file shows ${found}`);
+  } finally {
+    await store.close();
+  }
+  const acted = took.acted;
+  if (scenario.acted && acted && verdict(acted) !== "accepted") {
+    problems.push(`the new owner's work was refused afterwards (${describeAnswer(acted)})`);
+  }
+  return problems.length
+    ? {
+      raced,
+      violation: `${
+        problems.join("; ")
+      }, although the new owner's move committed while the actor was stopped, before its write landed (the guard was checked before the stop)`,
+    }
+    : { raced };
+}
+
+/** One stop: the outcome, or why no order of an atomic fenced write gives it. */
+function stopAt(
+  ctx: CellRun,
+  scenario: StopScenario,
+  k: number,
+  library: string,
+): Promise<StopResult> {
+  const dir = ctx.run.file(`stop-${scenario.name}-${k}`);
+  const db = `${dir}/db/store.db`;
   const go = `${dir}/go`;
   const out = `${dir}/out.json`;
-  const shared = `${dir}/shared.json`;
-  const children: Child[] = [];
+  const label = `${scenario.write} stopped before lock call ${k} (${scenario.what})`;
   const spawn = (role: "actor" | "owner", env?: Record<string, string>) => {
     const file = role === "actor" ? out : `${out}.owner`;
-    const args = [db, scenario.name, role, file, go, SESSION, shared];
-    const child = ctx.spawn(FENCE_CHILD, args, env ? { env } : {});
-    children.push(child);
-    return child;
+    const args = [db, scenario.name, role, file, go, SESSION, `${dir}/shared.json`];
+    return ctx.spawn(FENCE_CHILD, args, env ? { env } : {});
   };
-  const label = `${scenario.write} stopped before lock call ${k} (${scenario.what})`;
-  try {
-    const fresh = spawn("owner");
-    await waitFor(() => exists(`${out}.owner.ready`), {
-      what: `${label}: the new owner to open the store`,
-      deadlineMs: DEADLINE_MS,
-      children: [fresh],
-    });
-    const stopFile = `${dir}/stopped`;
-    const actor = spawn(
-      "actor",
-      seriesEnv(library, dir, { stopAt: k, stopFile, armAfterMarks: 1 }),
-    );
-    await waitFor(() => actor.exited !== undefined || exists(stopFile), {
-      what: `${label}: the actor to stop there or finish`,
-      deadlineMs: DEADLINE_MS,
-      children: [fresh],
-    });
-    if (actor.exited === undefined) {
-      await waitFor(() => processStopped(actor.pid) !== false, {
-        what: `${label}: the actor (pid ${actor.pid}) to be stopped (state T)`,
-        deadlineMs: DEADLINE_MS,
-        intervalMs: 1,
-      });
-    }
-    if (actor.exited !== undefined) {
-      // The write completed before its k-th lock call: every lock call was walked.
-      if (actor.exited.code !== 0) {
-        throw new Error(`${label}: the actor failed: ${actor.describe()}`);
-      }
-      return { stopped: false, raced: false };
-    }
-    if (!exists(`${out}.acquired`)) {
-      throw new HarnessError(`${label}: the actor stopped before its write`);
-    }
-    releaseBarrier(go);
-    // An actor stopped holding no lock on the store's files blocks nobody: the new owner is
-    // waited for as long as it takes, so a loaded machine cannot skip the stop. One that
-    // holds a lock may block it: then it is given a grace, and moves once the actor goes on.
-    const blocking = holdsLockIn(actor.pid, `${dir}/db`) !== false;
-    let tookInTime = false;
-    try {
-      await waitFor(() => exists(`${out}.owner.took`), {
-        what: `${label}: the new owner to move while the actor is stopped`,
-        deadlineMs: blocking ? GRACE_MS : DEADLINE_MS,
-        intervalMs: 2,
-        children: [fresh],
-      });
-      tookInTime = true;
-    } catch (error) {
-      if (!(error instanceof WaitError) || !blocking) throw error;
-    }
-    actor.signal("SIGCONT");
-    await waitFor(() => actor.exited !== undefined, {
-      what: `${label}: the resumed actor to finish its write`,
-      deadlineMs: DEADLINE_MS,
-      observed: () => actor.describe(),
-    });
-    releaseBarrier(`${go}.act`);
-    await waitFor(() => fresh.exited !== undefined, {
-      what: `${label}: the new owner to act`,
-      deadlineMs: DEADLINE_MS,
-      observed: () => fresh.describe(),
-    });
-    for (const child of [actor, fresh]) {
-      if (child.exited!.code !== 0) {
-        throw new Error(`${label}: a child failed: ${child.describe()}`);
-      }
-    }
-    const stale = readReport<Answer>(out);
-    const took = readReport<Took>(`${out}.owner`);
-    if (!stale || !took) {
-      throw new Error(`${label}: the children did not report (${stale}, ${took})`);
-    }
-    ctx.observeLeg(db, label, true);
-    const raced = tookInTime && took.took === true && !took.landed;
-    if (!raced) return { stopped: true, raced };
-    // The new owner's move committed while the actor was stopped, before its write landed:
-    // an atomic guarded write checks its guard inside its own transaction, after that.
-    const problems: string[] = [];
-    if (scenario.refused && verdict(stale) === "accepted") {
-      problems.push(`the stale ${scenario.write} was acknowledged (${describeAnswer(stale)})`);
-    }
-    const store = await openTargetStore(ctx.target, db);
-    try {
-      const found = await scenario.trace?.(store, readReport(shared) ?? {});
-      if (found) problems.push(`the file shows ${found}`);
-    } finally {
-      await store.close();
-    }
-    const acted = took.acted;
-    if (scenario.acted && acted && verdict(acted) !== "accepted") {
-      problems.push(`the new owner's work was refused afterwards (${describeAnswer(acted)})`);
-    }
-    return {
-      stopped: true,
-      raced,
-      ...(problems.length
-        ? {
-          violation: `${
-            problems.join("; ")
-          }, although the new owner's move committed while the actor was stopped, before its write landed (the guard was checked before the stop)`,
+  return stopBeforeLockCall(ctx, {
+    k,
+    label,
+    dir,
+    library,
+    setup: (db) => setUp(ctx, scenario, db),
+    actors: {
+      what: "the actor",
+      spawn: (env) => spawn("actor", env),
+      checkStop() {
+        if (!exists(`${out}.acquired`)) {
+          throw new HarnessError(`${label}: the actor stopped before its write`);
         }
-        : {}),
-    };
-  } finally {
-    await reapAll(children);
-  }
+      },
+    },
+    competitor: {
+      what: "the new owner",
+      spawn: () => [spawn("owner")],
+      ready: () => exists(`${out}.owner.ready`),
+      go,
+      took: () => exists(`${out}.owner.took`),
+    },
+    judge: ({ movedInTime }) => judgeStop(ctx, { scenario, label, dir, movedInTime }),
+  });
 }
 
 /**
@@ -315,7 +274,6 @@ async function walkStops(
   ctx: CellRun,
   t: Deno.TestContext,
   scenario: StopScenario,
-  maxStops = 100,
 ): Promise<void> {
   const lib = await recorder();
   const key = `stopSeries.${scenario.name}`;
@@ -324,21 +282,30 @@ async function walkStops(
     console.error(`  stop series ${scenario.name} not run: ${lib.reason}`);
     return;
   }
-  await walkLockStops(
-    ctx,
-    t,
-    {
+  await walkLockStops(ctx, t, {
+    names: competitorWalkNames({
       key,
       write: scenario.write,
       what: scenario.what,
       mover: "the new owner",
-    },
-    (k) => stopAt(ctx, scenario, k, lib.path!),
-    maxStops,
-  );
+    }),
+    stopAt: (k) => stopAt(ctx, scenario, k, lib.path!),
+  });
 }
 
-/** Runs each named scenario (`STOP_SCENARIOS`) whose write the target declares no crash point in. */
+/**
+ * Runs each named scenario (`STOP_SCENARIOS`) whose write the target declares no crash
+ * point in.
+ *
+ * @param ctx The cell's run.
+ * @param t The test context the steps are taken in.
+ * @param names The scenarios, by name.
+ * @example
+ * ```ts ignore
+ * import { stopSeries } from "./guarded_stops.ts";
+ * await stopSeries(ctx, t, ["publish", "release", "acquire"]);
+ * ```
+ */
 export async function stopSeries(
   ctx: CellRun,
   t: Deno.TestContext,

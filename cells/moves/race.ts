@@ -73,17 +73,132 @@ async function violation(
   }
 }
 
+/** One race: whether the operation completed first, and what each child reported. */
+interface Race {
+  /** The operation completed before lock call k: every lock call was walked. */
+  completed: boolean;
+  /** The racer acted while the actor was stopped. */
+  raced: boolean;
+  /** The actor, when it failed before lock call k. */
+  failed?: string;
+  /** What each child reported (`undefined`: nothing). */
+  actor?: Outcome | undefined;
+  racer?: Outcome | undefined;
+  db: string;
+}
+
+/** Spawns the racer, its store opened, and the actor armed to stop before lock call k. */
+async function startPair(
+  ctx: CellRun,
+  race: { op: RaceOp; k: number; dir: string; library: string },
+  children: Child[],
+): Promise<{ actor: Child; racer: Child }> {
+  const { op, k, dir } = race;
+  const role = op === "rewindToMessage" ? "rewind" : "publish";
+  // Each child writes its outcome to <dir>/<who>.json.
+  const start = (who: "racer" | "actor", env?: Record<string, string>) => {
+    const args = [`${dir}/db/store.db`, `${role}-${who}`, `${dir}/${who}.json`, `${dir}/go`];
+    const child = ctx.spawn(RACE_CHILD, [...args, RACE_SESSION], env ? { env } : {});
+    children.push(child);
+    return child;
+  };
+  const racer = start("racer");
+  await waitFor(() => exists(`${dir}/racer.json.ready`), {
+    what: "the racer to open the store",
+    deadlineMs: DEADLINE_MS,
+    children: [racer],
+  });
+  const stopFile = `${dir}/stopped`;
+  const actor = start(
+    "actor",
+    seriesEnv(race.library, dir, { stopAt: k, stopFile, armAfterMarks: 1 }),
+  );
+  // The recorder creates the stop file just before the SIGSTOP: from then on the
+  // actor's thread makes no call but the signal's, so its lock call waits for us.
+  await waitFor(() => actor.exited !== undefined || exists(stopFile), {
+    what: `${op} to stop before lock call ${k} or finish`,
+    deadlineMs: DEADLINE_MS,
+    children: [racer],
+  });
+  if (actor.exited === undefined) {
+    // Where /proc may be read, the stop itself is seen too.
+    await waitFor(() => processStopped(actor.pid) !== false, {
+      what: `the actor (pid ${actor.pid}) to be stopped (state T)`,
+      deadlineMs: DEADLINE_MS,
+      intervalMs: 1,
+    });
+  }
+  return { actor, racer };
+}
+
+/** One race at lock call k: the racer released while the actor is stopped there. */
+async function raceAt(ctx: CellRun, op: RaceOp, k: number, library: string): Promise<Race> {
+  const dir = ctx.run.file(`race-${op}-${k}`);
+  await Deno.mkdir(`${dir}/db`, { recursive: true });
+  const db = `${dir}/db/store.db`;
+  const go = `${dir}/go`;
+  const children: Child[] = [];
+  try {
+    const { actor, racer } = await startPair(ctx, { op, k, dir, library }, children);
+    releaseBarrier(go);
+    if (actor.exited !== undefined) {
+      await waitFor(() => racer.exited !== undefined, {
+        what: "the racer to finish",
+        deadlineMs: DEADLINE_MS,
+      });
+      return {
+        completed: true,
+        raced: false,
+        db,
+        ...(actor.exited.code !== 0 ? { failed: `the actor failed: ${actor.describe()}` } : {}),
+      };
+    }
+    let raced = false;
+    try {
+      await waitFor(() => exists(`${dir}/racer.json`), {
+        what: "the racer to act while the actor is stopped",
+        deadlineMs: RACER_GRACE_MS,
+        intervalMs: 2,
+      });
+      raced = true;
+    } catch (error) {
+      // Blocked by a lock the stopped actor holds: it acts once the actor goes on.
+      if (!(error instanceof WaitError)) throw error;
+    }
+    actor.signal("SIGCONT");
+    await waitFor(() => actor.exited !== undefined && racer.exited !== undefined, {
+      what: `the actor and the racer to finish after stop ${k}`,
+      deadlineMs: DEADLINE_MS,
+      observed: () => `actor ${actor.describe()}; racer ${racer.describe()}`,
+    });
+    const outcomes = {
+      actor: readOutcome(`${dir}/actor.json`),
+      racer: readOutcome(`${dir}/racer.json`),
+    };
+    return { completed: false, raced, db, ...outcomes };
+  } finally {
+    // Never leaves a child behind, stopped or not (SIGKILL ends a stopped process).
+    await reapAll(children);
+  }
+}
+
 /**
  * Walks the lock calls of `op` (its first occurrence in a fresh actor) with a racer
  * released at each stop, and fails a step on an outcome no order of an atomic store
- * gives. Notes how many stops landed inside the operation.
+ * gives. Notes how many stops landed inside the operation. The one race primitive: unlike
+ * the stops of `stop_at_lock.ts`, it judges whichever order its racer reached within a
+ * fixed grace, and requires no move to have landed during a stop.
+ *
+ * @param ctx The cell's run.
+ * @param t The test context the steps are taken in.
+ * @param op The operation the actor is stopped in.
+ * @example
+ * ```ts ignore
+ * import { raceSeries } from "./race.ts";
+ * await raceSeries(ctx, t, "rewindToMessage");
+ * ```
  */
-export async function raceSeries(
-  ctx: CellRun,
-  t: Deno.TestContext,
-  op: RaceOp,
-  maxStops = 100,
-): Promise<void> {
+export async function raceSeries(ctx: CellRun, t: Deno.TestContext, op: RaceOp): Promise<void> {
   const lib = await recorder();
   const key = `raceSeries.${op}`;
   if (!lib.path) {
@@ -91,109 +206,24 @@ export async function raceSeries(
     console.error(`  race series for ${op} not run: ${lib.reason}`);
     return;
   }
-  const role = op === "rewindToMessage" ? "rewind" : "publish";
+  const maxStops = 100;
   let stops = 0;
   let racedWhileStopped = 0;
   let completed = false;
   for (let k = 1; k <= maxStops && !completed; k++) {
-    const dir = ctx.run.file(`race-${op}-${k}`);
-    await Deno.mkdir(`${dir}/db`, { recursive: true });
-    const db = `${dir}/db/store.db`;
-    const go = `${dir}/go`;
-    const children: Child[] = [];
-    let actor: Outcome | undefined;
-    let racer: Outcome | undefined;
-    try {
-      // Each child writes its outcome to <dir>/<who>.json.
-      const start = (who: "racer" | "actor", env?: Record<string, string>) => {
-        const args = [db, `${role}-${who}`, `${dir}/${who}.json`, go, RACE_SESSION];
-        const child = ctx.spawn(RACE_CHILD, args, env ? { env } : {});
-        children.push(child);
-        return child;
-      };
-      const racerChild = start("racer");
-      await waitFor(() => exists(`${dir}/racer.json.ready`), {
-        what: "the racer to open the store",
-        deadlineMs: DEADLINE_MS,
-        children: [racerChild],
-      });
-      const stopFile = `${dir}/stopped`;
-      const actorChild = start(
-        "actor",
-        seriesEnv(lib.path, dir, { stopAt: k, stopFile, armAfterMarks: 1 }),
-      );
-      // The recorder creates the stop file just before the SIGSTOP: from then on the
-      // actor's thread makes no call but the signal's, so its lock call waits for us.
-      await waitFor(() => actorChild.exited !== undefined || exists(stopFile), {
-        what: `${op} to stop before lock call ${k} or finish`,
-        deadlineMs: DEADLINE_MS,
-        children: [racerChild],
-      });
-      if (actorChild.exited === undefined) {
-        // Where /proc may be read, the stop itself is seen too.
-        await waitFor(() => processStopped(actorChild.pid) !== false, {
-          what: `the actor (pid ${actorChild.pid}) to be stopped (state T)`,
-          deadlineMs: DEADLINE_MS,
-          intervalMs: 1,
+    const race = await raceAt(ctx, op, k, lib.path);
+    if (race.completed) {
+      completed = true;
+      if (race.failed) {
+        await t.step(`${op} race series: the actor ran to its end`, () => {
+          throw new Error(race.failed);
         });
       }
-      if (actorChild.exited !== undefined) {
-        // The operation finished before its k-th lock call: every lock call was walked.
-        completed = true;
-        releaseBarrier(go);
-        await waitFor(() => racerChild.exited !== undefined, {
-          what: "the racer to finish",
-          deadlineMs: DEADLINE_MS,
-        });
-        if (actorChild.exited.code !== 0) {
-          await t.step(`${op} race series: the actor ran to its end`, () => {
-            throw new Error(`the actor failed: ${actorChild.describe()}`);
-          });
-        }
-        break;
-      }
-      stops++;
-      releaseBarrier(go);
-      try {
-        await waitFor(() => exists(`${dir}/racer.json`), {
-          what: "the racer to act while the actor is stopped",
-          deadlineMs: RACER_GRACE_MS,
-          intervalMs: 2,
-        });
-        racedWhileStopped++;
-      } catch (error) {
-        // Blocked by a lock the stopped actor holds: it acts once the actor goes on.
-        if (!(error instanceof WaitError)) throw error;
-      }
-      actorChild.signal("SIGCONT");
-      await waitFor(() => actorChild.exited !== undefined && racerChild.exited !== undefined, {
-        what: `the actor and the racer to finish after stop ${k}`,
-        deadlineMs: DEADLINE_MS,
-        observed: () => `actor ${actorChild.describe()}; racer ${racerChild.describe()}`,
-      });
-      actor = readOutcome(`${dir}/actor.json`);
-      racer = readOutcome(`${dir}/racer.json`);
-    } finally {
-      // Never leaves a child behind, stopped or not (SIGKILL ends a stopped process).
-      await reapAll(children);
+      break;
     }
-    const label = `${op} stopped before lock call ${k}, a racer acting`;
-    if (!actor || !racer) {
-      await t.step(`${label}: both children reported`, () => {
-        throw new Error(`actor ${JSON.stringify(actor)}, racer ${JSON.stringify(racer)}`);
-      });
-      return;
-    }
-    ctx.observeLeg(db, label);
-    const found = await violation(ctx, op, db, actor, racer);
-    if (found) {
-      await t.step(`${label}: an outcome no order of an atomic ${op} gives`, () => {
-        throw new Error(
-          `${found} (actor ${JSON.stringify(actor)}, racer ${JSON.stringify(racer)})`,
-        );
-      });
-      return;
-    }
+    stops++;
+    if (race.raced) racedWhileStopped++;
+    if (!await judgeRace(ctx, t, { op, k, race })) return;
   }
   ctx.note(key, { stops, racedWhileStopped, complete: completed });
   console.log(
@@ -201,4 +231,27 @@ export async function raceSeries(
       completed ? "" : `, stopped at ${maxStops}`
     }`,
   );
+}
+
+/** Judges one race in steps; whether the walk goes on. */
+async function judgeRace(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  { op, k, race }: { op: RaceOp; k: number; race: Race },
+): Promise<boolean> {
+  const { actor, racer } = race;
+  const label = `${op} stopped before lock call ${k}, a racer acting`;
+  if (!actor || !racer) {
+    await t.step(`${label}: both children reported`, () => {
+      throw new Error(`actor ${JSON.stringify(actor)}, racer ${JSON.stringify(racer)}`);
+    });
+    return false;
+  }
+  ctx.observeLeg(race.db, label);
+  const found = await violation(ctx, op, race.db, actor, racer);
+  if (!found) return true;
+  await t.step(`${label}: an outcome no order of an atomic ${op} gives`, () => {
+    throw new Error(`${found} (actor ${JSON.stringify(actor)}, racer ${JSON.stringify(racer)})`);
+  });
+  return false;
 }

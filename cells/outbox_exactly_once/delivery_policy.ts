@@ -9,8 +9,6 @@ import {
   TargetError,
 } from "../contract/target.ts";
 
-export type { DeliveryPolicy };
-
 /** Where an obligation's first owner left it when it died. */
 export type ObligationKind = "delivered" | "pending" | "attempting" | "sent";
 

@@ -1,15 +1,9 @@
 import { dirname, join } from "node:path";
 import { countReady, releaseBarrier } from "../../harness/barrier.ts";
-import { type Child, classifyExit, reapAll, spawnChild } from "../../harness/child.ts";
-import { legEnv } from "../../harness/legs.ts";
+import { type Child, classifyExit, reapAll } from "../../harness/child.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { readInbox, SENDER_AFTER_SEND } from "./inbox.ts";
-import {
-  choosePolicy,
-  declaredPolicy,
-  type DeliveryPolicy,
-  type ObligationHistory,
-} from "./delivery_policy.ts";
+import { choosePolicy, declaredPolicy, type ObligationHistory } from "./delivery_policy.ts";
 import { type LifeRunner, resumeLife } from "./boots.ts";
 import { claimsCheck, resumeChecks } from "./judge.ts";
 import { type Claim, printedClaims } from "./scenario.ts";
@@ -31,8 +25,9 @@ import {
   runFiles,
 } from "../power_loss/record.ts";
 import type { StateCheck, StateJudgement } from "../engine/state_check.ts";
-import { CELL_METHODS, loadTarget } from "../contract/target.ts";
-import { declaredPermissions, targetAccess } from "../contract/target_access.ts";
+import { CELL_METHODS, type DeliveryPolicy, loadTarget } from "../contract/target.ts";
+import { declaredPermissions } from "../contract/target_access.ts";
+import { spawnFor } from "../engine/run.ts";
 import { RECOVERER, SENDER } from "./_children.ts";
 
 /** The sender's kill points of the power-loss cell 5 (the store's, then the sender's own). */
@@ -73,23 +68,9 @@ export interface PowerLossOutboxRunOptions extends PowerLossRunOptions {
 
 /** Spawns the cells' children on a state's copy, with the target's access. */
 async function childRunner(options: PowerLossOutboxRunOptions, dir: string): Promise<LifeRunner> {
-  const access = targetAccess(options.target);
-  const permissions = await declaredPermissions(options.target);
-  return {
-    target: options.target,
-    spawn: (script, args, extra = {}) =>
-      spawnChild({
-        script,
-        args: [options.target, ...args],
-        runDir: dir,
-        library: options.leg.library,
-        env: { ...legEnv(options.leg), ...extra.env },
-        ...(access.read ? { read: access.read } : {}),
-        ...(access.config ? { config: access.config } : {}),
-        ...(access.importHosts ? { importHosts: access.importHosts } : {}),
-        ...(permissions ? { permissions } : {}),
-      }),
-  };
+  const { leg, target } = options;
+  const permissions = await declaredPermissions(target);
+  return { target, spawn: spawnFor({ leg, target, runDir: dir, permissions }) };
 }
 
 /** Recoverers racing on a state's copy; how each ended and what each claimed. */
@@ -271,22 +252,18 @@ export async function powerLossOutboxRun(
   const files = runFiles(run.dir);
   const inbox = join(run.dir, "inbox.jsonl");
   const obligations = run.obligations ?? 5;
-  await recordAndKill(
-    run,
-    files,
-    SENDER,
-    [files.db, inbox, String(obligations)],
-    `obligations (dies at ${run.point}@3)`,
-    { SESSION_DB_CRASH_AT: `${run.point}@3` },
-  );
+  await recordAndKill(run, files, {
+    script: SENDER,
+    args: [files.db, inbox, String(obligations)],
+    what: `obligations (dies at ${run.point}@3)`,
+    env: { SESSION_DB_CRASH_AT: `${run.point}@3` },
+  });
   Deno.writeFileSync(inbox, new Uint8Array(), { append: true });
   const declared = await declaredPolicy(run.target);
   // Only the kill's instant: the sender's acknowledgements are known at the kill point.
-  return checkStates(
-    { ...run, instants: 1 },
-    files,
-    (db) => judgeOutboxState(run, declared, db, inbox),
-  );
+  return checkStates({ ...run, instants: 1 }, files, {
+    judge: (db) => judgeOutboxState(run, declared, db, inbox),
+  });
 }
 
 /**
@@ -328,7 +305,7 @@ export function powerLossOutboxCell(
           kill: "ack",
           point,
         });
-        await powerLossSteps(ctx, t, "operations", run, point);
+        await powerLossSteps(ctx, t, { what: "operations", run, label: point });
       }
     },
   }, options);

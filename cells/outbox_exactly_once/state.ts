@@ -6,7 +6,6 @@
 import { type Arrival, effectsPerObligation, SENDER_AFTER_RECORD } from "./inbox.ts";
 import {
   copiesGap,
-  type DeliveryPolicy,
   describeHistory,
   expectedCopies,
   type ObligationHistory,
@@ -14,7 +13,12 @@ import {
   terminalStates,
 } from "./delivery_policy.ts";
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
-import { openTargetStore, type Store, type StoredObligation } from "../contract/target.ts";
+import {
+  type DeliveryPolicy,
+  openTargetStore,
+  type Store,
+  type StoredObligation,
+} from "../contract/target.ts";
 
 /**
  * One obligation as the store reads it back: through `getObligation` when the store has

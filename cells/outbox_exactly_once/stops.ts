@@ -13,16 +13,19 @@
 // no delivery is booked under a fence that moved. The walk ends when the operation
 // completes before its k-th lock call; at least one move must land during a stop, else
 // nothing was judged (a `HarnessError`).
-import { procText } from "../../harness/_proc.ts";
-import { releaseBarrier } from "../../harness/barrier.ts";
-import { type Child, reapAll } from "../../harness/child.ts";
-import { WaitError, waitFor } from "../../harness/wait_for.ts";
-import { exists } from "../../internal/fs.ts";
+import type { Child } from "../../harness/child.ts";
 import { dirname } from "../../internal/path.ts";
+import { exists } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
-import { readReport, type StopResult, walkLockStops } from "../moves/stop_at_lock.ts";
-import { holdsLockIn, killLanding, processStopped } from "../moves/kill.ts";
-import { OP_MARKS_ENV, recorder, seriesEnv } from "../moves/kill_series.ts";
+import {
+  competitorWalkNames,
+  readReport,
+  stopBeforeLockCall,
+  type StopResult,
+  walkLockStops,
+} from "../moves/stop_at_lock.ts";
+import { killLanding } from "../moves/kill.ts";
+import { OP_MARKS_ENV, recorder } from "../moves/kill_series.ts";
 import { recorderEnv } from "../../recorder/record.ts";
 import { readObligation } from "./state.ts";
 import { copyStoreFiles } from "./sweep_atomicity.ts";
@@ -69,10 +72,6 @@ const WALKS: readonly Walk[] = [
   },
 ];
 
-/** How long the competitor may take while a lock-holding actor is stopped. */
-const GRACE_MS = 1_000;
-const DEADLINE_MS = 60_000;
-
 interface Claim {
   id: string;
   action: string;
@@ -84,33 +83,26 @@ interface Moved {
   acted?: Answer | null;
 }
 
-/** The process and, where /proc tells, every process it started (a store's worker). */
-function tree(pid: number): number[] {
-  const pids = [pid];
-  for (let i = 0; i < pids.length; i++) {
-    const children = procText(`/proc/${pids[i]}/task/${pids[i]}/children`);
-    if (children) pids.push(...children.trim().split(/\s+/).filter(Boolean).map(Number));
-  }
-  return pids;
-}
-
 const claimsOf = (answer: Answer | null | undefined): Claim[] =>
   answer && !answer.threw && Array.isArray(answer.value) ? answer.value as Claim[] : [];
 
-/** Spawns a role of `outbox_stop.ts` on `db`. */
+/** Spawns a role of `outbox_stop.ts` on `db` (its report `<dir>/<role>.json`). */
 function spawnRole(
   ctx: CellRun,
   walk: Walk,
-  db: string,
-  dir: string,
-  role: "holder" | "actor" | "owner",
-  env?: Record<string, string>,
+  role: {
+    db: string;
+    dir: string;
+    role: "holder" | "actor" | "owner";
+    env?: Record<string, string>;
+  },
 ): Child {
+  const { db, dir, env } = role;
   const args = [
     db,
     walk.scenario,
-    role,
-    `${dir}/${role}.json`,
+    role.role,
+    `${dir}/${role.role}.json`,
     `${dir}/go`,
     `${dirname(dir)}/dead.json`,
     walk.idempotent ? "1" : "0",
@@ -139,16 +131,19 @@ function sweepViolation(owed: string[], sweeps: [string, Claim[]][]): string | u
     : undefined;
 }
 
+/** One stop's outcome: the actor's answer and the competitor's report, raced or not. */
+interface Outcome {
+  db: string;
+  stale: Answer;
+  owner: Moved;
+  raced: boolean;
+  /** The dead owner's obligations (`dead.json`). */
+  deadFile: string;
+}
+
 /** Judges one stop's outcome against every order of an atomic store. */
-async function judge(
-  ctx: CellRun,
-  walk: Walk,
-  db: string,
-  stale: Answer,
-  owner: Moved,
-  raced: boolean,
-  deadFile: string,
-): Promise<string | undefined> {
+async function judge(ctx: CellRun, walk: Walk, outcome: Outcome): Promise<string | undefined> {
+  const { db, stale, owner, raced, deadFile } = outcome;
   const store = await openTargetStore(ctx.target, db);
   try {
     if (walk.scenario === "sweep") {
@@ -188,127 +183,78 @@ async function judge(
   }
 }
 
-async function stopAt(
+/** One stop before lock call k of a walk's operation, on a copy of the pristine store. */
+function stopAt(
   ctx: CellRun,
   walk: Walk,
   k: number,
-  library: string,
-  pristine: string,
+  stores: { library: string; pristine: string },
 ): Promise<StopResult> {
   const dir = ctx.run.file(`stops/${walk.scenario}-${walk.idempotent ? "idem" : "plain"}-${k}`);
-  copyStoreFiles(pristine, `${dir}/db`);
-  const db = `${dir}/db/store.db`;
   const label = `${walk.write} stopped before lock call ${k} (${walk.what})`;
-  const children: Child[] = [];
-  const start = (role: "holder" | "actor" | "owner", env?: Record<string, string>) => {
-    const child = spawnRole(ctx, walk, db, dir, role, env);
-    children.push(child);
-    return child;
-  };
-  try {
-    const holder = walk.scenario === "sweep" ? start("holder") : undefined;
-    // The recorder tells when the competitor's move is refused a lock (held out by the
-    // stopped actor's), so that a blocked move is not waited for.
-    const owner = start("owner", {
-      ...recorderEnv({
-        library,
-        watched: `${dir}/db`,
-        log: `${dir}/owner.fsrec.log`,
-        mark: `${dir}/owner.marks.jsonl`,
-        armAfterMarks: 1,
-        refusedFile: `${dir}/owner.refused`,
-      }),
-      [OP_MARKS_ENV]: `${dir}/owner.marks.jsonl`,
-    });
-    const opened = [owner, ...holder ? [holder] : []];
-    await waitFor(
-      () => exists(`${dir}/owner.json.ready`) && (!holder || exists(`${dir}/holder.json.ready`)),
-      {
-        what: `${label}: the competitor to open the store`,
-        deadlineMs: DEADLINE_MS,
-        children: opened,
+  const db = `${dir}/db/store.db`;
+  const start = (role: "holder" | "actor" | "owner", env?: Record<string, string>) =>
+    spawnRole(ctx, walk, { db, dir, role, ...(env ? { env } : {}) });
+  let holder: Child | undefined;
+  return stopBeforeLockCall(ctx, {
+    k,
+    label,
+    dir,
+    library: stores.library,
+    setup: () => Promise.resolve(copyStoreFiles(stores.pristine, `${dir}/db`)),
+    actors: {
+      what: "the actor",
+      spawn: (env) => start("actor", env),
+      // Its report, once whole: it stays alive until the judge is done.
+      finished: () => readReport<Answer>(`${dir}/actor.json`) !== undefined,
+    },
+    competitor: {
+      what: "the competitor",
+      spawn() {
+        holder = walk.scenario === "sweep" ? start("holder") : undefined;
+        // The recorder tells when the competitor's move is refused a lock (held out by the
+        // stopped actor's), so that a blocked move is not waited for.
+        const owner = start("owner", ownerEnv(stores.library, dir));
+        return [owner, ...holder ? [holder] : []];
       },
-    );
-    const stopFile = `${dir}/stopped`;
-    const actor = start(
-      "actor",
-      seriesEnv(library, dir, { stopAt: k, stopFile, armAfterMarks: 1 }),
-    );
-    const out = `${dir}/actor.json`;
-    await waitFor(() => actor.exited !== undefined || exists(stopFile) || exists(out), {
-      what: `${label}: the actor to stop there or finish`,
-      deadlineMs: DEADLINE_MS,
-      children: opened,
-    });
-    if (!exists(stopFile)) {
-      // The operation completed before its k-th lock call: every lock call was walked.
-      if (!exists(out)) throw new Error(`${label}: the actor failed: ${actor.describe()}`);
-      return { stopped: false, raced: false };
-    }
-    await waitFor(() => tree(actor.pid).some((pid) => processStopped(pid) !== false), {
-      what: `${label}: the actor (pid ${actor.pid}) or its worker to be stopped (state T)`,
-      deadlineMs: DEADLINE_MS,
-      intervalMs: 1,
-    });
-    releaseBarrier(`${dir}/go`);
-    // An actor stopped holding no lock blocks nobody: the competitor is waited for as long
-    // as it takes. One holding a lock blocks it: the competitor moves once the actor goes
-    // on, which it does as soon as the competitor was refused a lock (or after a grace).
-    const blocking = tree(actor.pid).some((pid) => holdsLockIn(pid, `${dir}/db`) !== false);
-    const took = () => exists(`${dir}/owner.json.took`);
-    let inTime = false;
-    try {
-      await waitFor(() => took() || (blocking && exists(`${dir}/owner.refused`)), {
-        what: `${label}: the competitor to move while the actor is stopped`,
-        deadlineMs: blocking ? GRACE_MS : DEADLINE_MS,
-        intervalMs: 2,
-        children: [owner],
-      });
-      inTime = took();
-    } catch (error) {
-      if (!(error instanceof WaitError) || !blocking) throw error;
-    }
-    if (holder) {
-      // The live owner dies while the actor is stopped: its obligations are owed too.
-      await killLanding(holder, `${label}: the live holder`);
-      tally(ctx, "sigkills", 1);
-    }
-    actor.signal("SIGCONT");
-    // A report is read once whole (its last line ends): the child may be writing it.
-    let stale: Answer | undefined;
-    await waitFor(() => (stale = readReport<Answer>(out)) !== undefined, {
-      what: `${label}: the resumed actor to finish its write`,
-      deadlineMs: DEADLINE_MS,
-      children: [actor],
-    });
-    releaseBarrier(`${dir}/go.act`);
-    let moved: Moved | undefined;
-    await waitFor(() => (moved = readReport<Moved>(`${dir}/owner.json`)) !== undefined, {
-      what: `${label}: the competitor to act`,
-      deadlineMs: DEADLINE_MS,
-      children: [owner],
-    });
+      ready: () =>
+        exists(`${dir}/owner.json.ready`) && (!holder || exists(`${dir}/holder.json.ready`)),
+      go: `${dir}/go`,
+      took: () => exists(`${dir}/owner.json.took`),
+      refused: () => exists(`${dir}/owner.refused`),
+      async whileStopped() {
+        if (!holder) return;
+        // The live owner dies while the actor is stopped: its obligations are owed too.
+        await killLanding(holder, `${label}: the live holder`);
+        tally(ctx, "sigkills", 1);
+      },
+      done: () => readReport<Moved>(`${dir}/owner.json`) !== undefined,
+    },
     // Judged while the actor and the competitor live: what they took stays theirs.
-    const raced = inTime && moved!.took && !moved!.landed;
-    const violation = await judge(
-      ctx,
-      walk,
-      db,
-      stale!,
-      moved!,
-      raced,
-      `${dirname(dir)}/dead.json`,
-    );
-    releaseBarrier(`${dir}/go.done`);
-    for (const child of [actor, owner]) {
-      const status = await child.status;
-      if (status.code !== 0) throw new Error(`${label}: a child failed: ${child.describe()}`);
-    }
-    ctx.observeLeg(db, label, true);
-    return { stopped: true, raced, ...(violation ? { violation } : {}) };
-  } finally {
-    await reapAll(children);
-  }
+    async judge({ movedInTime }) {
+      const stale = readReport<Answer>(`${dir}/actor.json`)!;
+      const owner = readReport<Moved>(`${dir}/owner.json`)!;
+      const raced = movedInTime && owner.took && !owner.landed;
+      const deadFile = `${dirname(dir)}/dead.json`;
+      const violation = await judge(ctx, walk, { db, stale, owner, raced, deadFile });
+      return { raced, ...(violation ? { violation } : {}) };
+    },
+  });
+}
+
+/** The competitor's recorder: it logs its calls and notes a lock call it was refused. */
+function ownerEnv(library: string, dir: string): Record<string, string> {
+  return {
+    ...recorderEnv({
+      library,
+      watched: `${dir}/db`,
+      log: `${dir}/owner.fsrec.log`,
+      mark: `${dir}/owner.marks.jsonl`,
+      armAfterMarks: 1,
+      refusedFile: `${dir}/owner.refused`,
+    }),
+    [OP_MARKS_ENV]: `${dir}/owner.marks.jsonl`,
+  };
 }
 
 /** Walks one operation's lock calls; fails a step on a violation; checks the interleave. */
@@ -316,20 +262,20 @@ async function walkStops(
   ctx: CellRun,
   t: Deno.TestContext,
   walk: Walk,
-  library: string,
-  pristine: string,
-  maxStops = 100,
+  stores: { library: string; pristine: string },
 ): Promise<void> {
   const key = `stopSeries.${walk.write}${
     walk.scenario === "sweep" && walk.idempotent ? ".idempotent" : ""
   }`;
-  await walkLockStops(
-    ctx,
-    t,
-    { key, write: walk.write, what: walk.what, mover: "the competitor" },
-    (k) => stopAt(ctx, walk, k, library, pristine),
-    maxStops,
-  );
+  await walkLockStops(ctx, t, {
+    names: competitorWalkNames({
+      key,
+      write: walk.write,
+      what: walk.what,
+      mover: "the competitor",
+    }),
+    stopAt: (k) => stopAt(ctx, walk, k, stores),
+  });
 }
 
 /**
@@ -373,6 +319,6 @@ export async function outboxStops(
       ctx.note("stopSeries.markAttempting", "not run: the store has no markUnknown or markFailed");
       continue;
     }
-    await walkStops(ctx, t, walk, lib.path, pristine);
+    await walkStops(ctx, t, walk, { library: lib.path, pristine });
   }
 }

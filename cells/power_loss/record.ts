@@ -9,14 +9,8 @@ import { ok } from "node:assert/strict";
 import { basename, join } from "node:path";
 import { cpuUsage } from "node:process";
 import { countAcks } from "../../harness/ack_journal.ts";
-import { classifyExit, killWhileAlive, reapAll, spawnChild } from "../../harness/child.ts";
-import {
-  type Leg,
-  type LegAudit,
-  legEnv,
-  legVerdict,
-  observeJournalMode,
-} from "../../harness/legs.ts";
+import { type Child, classifyExit, killWhileAlive, reapAll } from "../../harness/child.ts";
+import { type Leg, type LegAudit, legVerdict, observeJournalMode } from "../../harness/legs.ts";
 import { runSeed } from "../../harness/seeded_random.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { buildRecorder } from "../../recorder/build.ts";
@@ -35,14 +29,15 @@ import type { CellOptions } from "../engine/options.ts";
 import { type StateJudgement, violationsOf } from "../engine/state_check.ts";
 import type { Diagnosis } from "../engine/report.ts";
 import {
+  type PowerLossCandidate,
   type PowerLossResume,
-  type ResumeCandidate,
   resumeStates,
   type ResumeTally,
 } from "./resume.ts";
 import { diagnosis, type PatternId } from "../engine/diagnoses.ts";
 import { powerLossPattern } from "./pattern.ts";
-import { declaredPermissions, targetAccess } from "../contract/target_access.ts";
+import { declaredPermissions } from "../contract/target_access.ts";
+import { spawnFor } from "../engine/run.ts";
 
 /**
  * How the writer dies: the instant an operation is acknowledged, or at a random moment.
@@ -290,34 +285,47 @@ export function powerLossRecorder(): Promise<{ path?: string; reason?: string }>
   return built;
 }
 
+/** The writer of a recorded run: a cells' child and its arguments after the target. */
+export interface RecordedWriter {
+  /** The child script. */
+  script: URL;
+  /** Its arguments after the target. */
+  args: string[];
+  /** What its operations are called, in messages (e.g. `appends`). */
+  what: string;
+  /** Its own environment (e.g. a crash point), after the run's. */
+  env?: Record<string, string>;
+}
+
 /**
- * Runs `script` (a child of the cells, given the target first) under the recorder until
- * the kill: its own at the acknowledgement instant (a crash point in `env`, or its own
- * count), or the parent's once `minAcknowledged` operations are journaled. The
+ * Runs the writer (a child of the cells, given the target first) under the recorder until
+ * the kill: its own at the acknowledgement instant (a crash point in its environment, or
+ * its own count), or the parent's once `minAcknowledged` operations are journaled. The
  * acknowledgement journal is the recorder's mark file, so each acknowledgement sits in
  * the log between the calls around it.
+ *
+ * @param options The run (leg, target, folder, kill, threshold, deadline, environment).
+ * @param files The run's files.
+ * @param writer The child, its arguments, what it does, its environment.
  */
 export async function recordAndKill(
   options: PowerLossRunOptions & { minAcknowledged: number },
   files: RunFiles,
-  script: URL,
-  args: string[],
-  what: string,
-  env: Record<string, string> = {},
+  writer: RecordedWriter,
 ): Promise<void> {
   const library = (await powerLossRecorder()).path;
   if (!library) throw new Error(`The power-loss tier needs the recorder: ${(await built)?.reason}`);
-  const access = targetAccess(options.target);
-  const permissions = await declaredPermissions(options.target);
-  const child = spawnChild({
-    script,
-    args: [options.target, ...args],
+  const { leg, target } = options;
+  const spawn = spawnFor({
+    leg,
+    target,
     runDir: options.dir,
-    library: options.leg.library,
+    permissions: await declaredPermissions(target),
+    ...(options.env ? { env: options.env } : {}),
+  });
+  const child = spawn(writer.script, writer.args, {
     env: {
-      ...legEnv(options.leg),
-      ...options.env,
-      ...env,
+      ...writer.env,
       ...recorderEnv({
         library,
         watched: files.dbDir,
@@ -328,35 +336,48 @@ export async function recordAndKill(
         ignore: [options.dir, denoCacheDir()],
       }),
     },
-    ...(access.read ? { read: access.read } : {}),
-    ...(access.config ? { config: access.config } : {}),
-    ...(access.importHosts ? { importHosts: access.importHosts } : {}),
-    ...(permissions ? { permissions } : {}),
   });
-  const threshold = options.minAcknowledged;
   try {
-    if (options.kill === "ack") {
-      await waitFor(() => child.exited !== undefined, {
-        what: `the writer to kill itself at the acknowledgement instant (${what})`,
-        deadlineMs: options.deadlineMs ?? 60_000,
-        observed: () => `${countAcks(files.acks)} acknowledged`,
-      });
-      ok(
-        classifyExit(child.exited!).kind === "killed",
-        `the writer did not die by SIGKILL: ${child.describe()}`,
-      );
-    } else {
-      await waitFor(() => countAcks(files.acks) >= threshold, {
-        what: `${threshold} acknowledged ${what}`,
-        deadlineMs: options.deadlineMs ?? 60_000,
-        children: [child],
-        observed: () => `${countAcks(files.acks)} acknowledged`,
-      });
-      await killWhileAlive(child);
-    }
+    if (options.kill === "ack") await selfKilled(options, files, child, writer.what);
+    else await killedAfter(options, files, child, writer.what);
   } finally {
     await reapAll([child]);
   }
+}
+
+/** Waits for the writer to kill itself at the acknowledgement instant. */
+async function selfKilled(
+  options: PowerLossRunOptions,
+  files: RunFiles,
+  child: Child,
+  what: string,
+): Promise<void> {
+  await waitFor(() => child.exited !== undefined, {
+    what: `the writer to kill itself at the acknowledgement instant (${what})`,
+    deadlineMs: options.deadlineMs ?? 60_000,
+    observed: () => `${countAcks(files.acks)} acknowledged`,
+  });
+  ok(
+    classifyExit(child.exited!).kind === "killed",
+    `the writer did not die by SIGKILL: ${child.describe()}`,
+  );
+}
+
+/** SIGKILLs the writer once `minAcknowledged` operations are journaled. */
+async function killedAfter(
+  options: PowerLossRunOptions & { minAcknowledged: number },
+  files: RunFiles,
+  child: Child,
+  what: string,
+): Promise<void> {
+  const threshold = options.minAcknowledged;
+  await waitFor(() => countAcks(files.acks) >= threshold, {
+    what: `${threshold} acknowledged ${what}`,
+    deadlineMs: options.deadlineMs ?? 60_000,
+    children: [child],
+    observed: () => `${countAcks(files.acks)} acknowledged`,
+  });
+  await killWhileAlive(child);
 }
 
 function sameFiles(expected: FileSet, actual: FileSet): string | null {
@@ -398,7 +419,7 @@ function verdicts<J extends StateJudgement>(
   judge: PowerLossJudge<J>,
   name: string,
   resume: PowerLossResume<J> | undefined,
-  candidates: ResumeCandidate<J>[],
+  candidates: PowerLossCandidate<J>[],
 ) {
   return (label: string, acks: readonly string[], stateFiles: () => FileSet) =>
   async (dir: string): Promise<StateVerdict> => {
@@ -486,20 +507,16 @@ function tally(
   }
 }
 
-/**
- * Reads the log, derives every crash state a power loss at each sync point (and at the
- * kill) may leave under the profile (the torn last writes enumerated), and has `judge`
- * rule on each in-process: its violations make the state inconsistent, its lost
- * operations count against durability. Then a sample of the sound recovered states is
- * continued by a fresh process (`resume`). A log the model cannot follow (a write
- * outside the folder, past its bound, an unmodelled call) is an error, never a pass.
- */
-export async function checkStates<J extends StateJudgement>(
-  options: PowerLossRunOptions,
-  files: RunFiles,
-  judge: PowerLossJudge<J>,
-  resume?: PowerLossResume<J>,
-): Promise<PowerLossRun> {
+/** How a run's states are judged: the clause's judge, and its second life when it has one. */
+export interface StateJudging<J extends StateJudgement> {
+  /** Judges one state's database. */
+  judge: PowerLossJudge<J>;
+  /** Continues a sample of the sound recovered states in a fresh process. */
+  resume?: PowerLossResume<J>;
+}
+
+/** Reads the run's log; throws when the model cannot follow it. */
+function fitLog(options: PowerLossRunOptions, files: RunFiles): RecorderLog {
   const log = readLog(files.log);
   const unfit = logProblems(log);
   if (unfit.length) {
@@ -507,20 +524,76 @@ export async function checkStates<J extends StateJudgement>(
       `The recorded run cannot be judged: ${unfit.join("; ")} (run kept in ${options.dir})`,
     );
   }
-  const seed = options.seed ?? runSeed();
+  return log;
+}
+
+/** The leg's audit at the kill, and whether replaying the log gives the files on disk. */
+function atTheKill(
+  options: PowerLossRunOptions,
+  files: RunFiles,
+  killed: { files: FileSet },
+): { audit: LegAudit; fidelity: string | null | undefined } {
   // The mode the writer ran in, observed before anything reopens the file. Only the
   // acknowledgement-instant kill is between operations: a random kill can land mid-
   // transaction, where a journal not yet synced (magic still zero) is DELETE's too.
   const audit = legVerdict(options.leg, [
     observeJournalMode(files.db, `${options.kill} kill`, options.kill === "ack"),
   ]);
-  // What the SIGKILL itself left: the log's end applied (the page cache survives).
-  const killed = killEnd(log, files.baseline);
   const fidelity = options.kill === "ack"
     ? sameFiles(killed.files, readFolder(files.dbDir))
     : undefined;
+  return { audit, fidelity };
+}
+
+/** Counts the checking's time into the run and this process's totals. */
+function timeChecking(
+  run: PowerLossRun,
+  cache: RecoveredStates<StateVerdict>,
+  clock: { started: number; cpu: ReturnType<typeof cpuUsage> },
+): void {
+  run.statesJudged = cache.judged - 1;
+  const seconds = (performance.now() - clock.started) / 1000;
+  const used = cpuUsage(clock.cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
+  run.checking = {
+    seconds,
+    statesPerSecond: seconds > 0 ? run.statesChecked / seconds : 0,
+    cpuSeconds,
+    recovered: cache.recovered - 1,
+  };
+  totals.states += run.statesChecked;
+  totals.recovered += cache.recovered - 1;
+  totals.judged += run.statesJudged;
+  totals.seconds += seconds;
+  totals.cpuSeconds += cpuSeconds;
+}
+
+/**
+ * Reads the log, derives every crash state a power loss at each sync point (and at the
+ * kill) may leave under the profile (the torn last writes enumerated), and has `judge`
+ * rule on each in-process: its violations make the state inconsistent, its lost
+ * operations count against durability. Then a sample of the sound recovered states is
+ * continued by a fresh process (`resume`). A log the model cannot follow (a write
+ * outside the folder, past its bound, an unmodelled call) is an error, never a pass.
+ *
+ * @param options The run.
+ * @param files The run's files.
+ * @param judging The clause's judge, and its second life.
+ * @returns What the run found.
+ */
+export async function checkStates<J extends StateJudgement>(
+  options: PowerLossRunOptions,
+  files: RunFiles,
+  judging: StateJudging<J>,
+): Promise<PowerLossRun> {
+  const { judge, resume } = judging;
+  const log = fitLog(options, files);
+  const seed = options.seed ?? runSeed();
+  // What the SIGKILL itself left: the log's end applied (the page cache survives).
+  const killed = killEnd(log, files.baseline);
+  const { audit, fidelity } = atTheKill(options, files, killed);
   const cache = new RecoveredStates<StateVerdict>(join(options.dir, "scratch"));
-  const candidates: ResumeCandidate<J>[] = [];
+  const candidates: PowerLossCandidate<J>[] = [];
   const verdictOf = verdicts(judge, basename(files.db), resume, candidates);
   const full = await cache.check(
     { files: killed.files, key: "sigkill" },
@@ -528,8 +601,7 @@ export async function checkStates<J extends StateJudgement>(
     verdictOf("SIGKILL", killed.acks, () => killed.files),
   );
   const pattern = powerLossPattern(log, files.db);
-  const started = performance.now();
-  const cpu = cpuUsage();
+  const clock = { started: performance.now(), cpu: cpuUsage() };
   const run = newRun(options, files, log, { seed, fullLost: full.lost, fidelity, audit });
   const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
   if (pattern) run.pattern = pattern;
@@ -552,29 +624,18 @@ export async function checkStates<J extends StateJudgement>(
     );
     tally(run, state, verdict, kept);
   }
-  run.statesJudged = cache.judged - 1;
   run.torn.tearable = stats.tearable;
-  const seconds = (performance.now() - started) / 1000;
-  const used = cpuUsage(cpu);
-  const cpuSeconds = (used.user + used.system) / 1e6;
-  run.checking = {
-    seconds,
-    statesPerSecond: seconds > 0 ? run.statesChecked / seconds : 0,
-    cpuSeconds,
-    recovered: cache.recovered - 1,
-  };
-  totals.states += run.statesChecked;
-  totals.recovered += cache.recovered - 1;
-  totals.judged += run.statesJudged;
-  totals.seconds += seconds;
-  totals.cpuSeconds += cpuSeconds;
+  timeChecking(run, cache, clock);
   await Deno.remove(cache.scratch, { recursive: true }).catch(() => {});
   if (run.losingStates) {
     // The pattern the recorder's log shows at an acknowledgement, read from the calls.
     run.diagnoses = pattern ? [diagnosis(pattern)] : [];
   }
   if (resume) {
-    run.resumes = await resumeStates(options.dir, candidates, options.resumes ?? 3, resume);
+    run.resumes = await resumeStates(options.dir, candidates, {
+      count: options.resumes ?? 3,
+      resume,
+    });
   }
   return run;
 }

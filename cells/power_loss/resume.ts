@@ -4,15 +4,13 @@
 // few operations; then the store is judged again with the acknowledged work of both
 // lives. The states to continue are sampled: the ones whose in-flight operation landed
 // without its acknowledgement first (where a store's counters can be left behind by the
-// crash), then spread over the rest.
+// crash), then spread over the rest. The move itself is `../moves/resume.ts`.
 import { join } from "node:path";
 import { countAcks } from "../../harness/ack_journal.ts";
-import { classifyExit, killWhileAlive, reapAll, spawnChild } from "../../harness/child.ts";
-import { legEnv } from "../../harness/legs.ts";
-import { waitFor } from "../../harness/wait_for.ts";
-import { type FileSet, writeImage } from "../../recorder/image.ts";
 import type { StateCheck, StateJudgement } from "../engine/state_check.ts";
-import { declaredPermissions, targetAccess } from "../contract/target_access.ts";
+import { declaredPermissions } from "../contract/target_access.ts";
+import { spawnFor } from "../engine/run.ts";
+import { chooseResumes, continueState, type ResumeCandidate, secondLife } from "../moves/resume.ts";
 import type { PowerLossRunOptions } from "./record.ts";
 
 /**
@@ -35,19 +33,13 @@ export function problemsOf(checks: readonly StateCheck[]): string[] {
   return checks.flatMap((check) => [...check.violations, ...check.missing]);
 }
 
-/** A recovered state that could be continued. */
-export interface ResumeCandidate<J extends StateJudgement> {
-  /** How the state was made. */
-  label: string;
-  /** Its files as the crash left them. */
-  files: FileSet;
+/** A sound recovered state of a run: its acknowledgements and what the judge read from it. */
+export type PowerLossCandidate<J extends StateJudgement> = ResumeCandidate<{
   /** The acknowledgements made before its instant. */
   acks: readonly string[];
   /** What the judge read from it. */
   judged: J;
-  /** Whether its in-flight operation landed unacknowledged. */
-  landed: boolean;
-}
+}>;
 
 /** How the resumes of one run went. */
 export interface ResumeTally {
@@ -61,87 +53,82 @@ export interface ResumeTally {
   first?: string;
 }
 
-/** The candidates to continue: the landed ones first, then spread evenly over the rest. */
-export function chooseCandidates<J extends StateJudgement>(
-  candidates: readonly ResumeCandidate<J>[],
-  count: number,
-): ResumeCandidate<J>[] {
-  const landed = candidates.filter((c) => c.landed).slice(0, count);
-  const rest = candidates.filter((c) => !c.landed);
-  const more = Math.min(count - landed.length, rest.length);
-  const spread = Array.from(
-    { length: more },
-    (_, i) => rest[Math.floor((i * rest.length) / more)]!,
-  );
-  return [...landed, ...spread];
-}
-
-/** Continues the chosen states one after another; a failing one keeps its folder. */
+/**
+ * Continues the chosen states one after another (`count` of the candidates); a failing one
+ * keeps its folder.
+ *
+ * @param dir The run's folder (the states go under `resumes/`).
+ * @param candidates The sound recovered states.
+ * @param plan How many to continue, and how.
+ * @returns How the resumes went.
+ */
 export async function resumeStates<J extends StateJudgement>(
   dir: string,
-  candidates: readonly ResumeCandidate<J>[],
-  count: number,
-  resume: PowerLossResume<J>,
+  candidates: readonly PowerLossCandidate<J>[],
+  plan: { count: number; resume: PowerLossResume<J> },
 ): Promise<ResumeTally> {
-  const chosen = chooseCandidates(candidates, count);
+  const chosen = chooseResumes(candidates, plan.count);
   const tally: ResumeTally = { candidates: candidates.length, run: 0, failed: 0 };
   for (const [i, candidate] of chosen.entries()) {
     const stateDir = join(dir, "resumes", String(i));
-    writeImage(candidate.files, join(stateDir, "db"));
-    let problems: string[];
-    try {
-      problems = await resume.continue(stateDir, candidate.acks, candidate.judged);
-    } catch (error) {
-      problems = [`cannot continue: ${error instanceof Error ? error.message : String(error)}`];
-    }
+    const problems = await continueState(candidate, stateDir, async (stateDir) => {
+      try {
+        return await plan.resume.continue(stateDir, candidate.acks, candidate.judged);
+      } catch (error) {
+        return [`cannot continue: ${error instanceof Error ? error.message : String(error)}`];
+      }
+    });
     tally.run++;
     if (problems.length) {
       tally.failed++;
       tally.first ??= `${candidate.label}: ${problems.join("; ")} (kept in ${stateDir})`;
-    } else await Deno.remove(stateDir, { recursive: true }).catch(() => {});
+    }
   }
   return tally;
+}
+
+/** A power-loss second life: a cells' writer on a recovered state's folder. */
+export interface PowerLossLife {
+  /** The state's folder (its files under `db/`); the child's run folder. */
+  dir: string;
+  /** The writer script and its arguments after the target. */
+  script: URL;
+  args: string[];
+  /** Its acknowledgement journal. */
+  acks: string;
+  /** Acknowledged operations after which it is SIGKILLed (unless it kills itself first). */
+  k: number;
 }
 
 /**
  * Runs a cells' child on a recovered state's folder (no recorder) until it acknowledged
  * `k` operations, then SIGKILLs it (or lets it kill itself): the second life.
  *
+ * @param options The run's leg, target, environment and deadline.
+ * @param life The folder, the writer, its journal and `k`.
  * @returns Why it could not continue, or `undefined` when it did.
  */
-export async function secondLife(
+export async function powerLossLife(
   options: PowerLossRunOptions,
-  dir: string,
-  script: URL,
-  args: string[],
-  acks: string,
-  k: number,
+  life: PowerLossLife,
 ): Promise<string | undefined> {
-  const access = targetAccess(options.target);
-  const permissions = await declaredPermissions(options.target);
-  const child = spawnChild({
-    script,
-    args: [options.target, ...args],
-    runDir: dir,
-    library: options.leg.library,
-    env: { ...legEnv(options.leg), ...options.env },
-    ...(access.read ? { read: access.read } : {}),
-    ...(access.config ? { config: access.config } : {}),
-    ...(access.importHosts ? { importHosts: access.importHosts } : {}),
-    ...(permissions ? { permissions } : {}),
+  const { leg, target } = options;
+  const permissions = await declaredPermissions(target);
+  const spawn = spawnFor({
+    leg,
+    target,
+    runDir: life.dir,
+    permissions,
+    ...(options.env ? { env: options.env } : {}),
   });
-  try {
-    await waitFor(() => child.exited !== undefined || countAcks(acks) >= k, {
-      what: `a fresh process to acknowledge ${k} operations on the recovered state`,
-      deadlineMs: options.deadlineMs ?? 60_000,
-      observed: () => `${countAcks(acks)} acknowledged`,
-    });
-    if (child.exited === undefined) await killWhileAlive(child);
-    else if (classifyExit(child.exited).kind !== "killed") {
-      return `a fresh process could not continue the recovered state: ${child.describe()}`;
-    }
-    return undefined;
-  } finally {
-    await reapAll([child]);
-  }
+  const { killed, child } = await secondLife({
+    spawn: () => spawn(life.script, life.args),
+    what: `a fresh process to acknowledge ${life.k} operations on the recovered state`,
+    enough: () => countAcks(life.acks) >= life.k,
+    observed: () => `${countAcks(life.acks)} acknowledged`,
+    ...(options.deadlineMs !== undefined ? { deadlineMs: options.deadlineMs } : {}),
+  });
+  return killed
+    ? undefined
+    : `a fresh process could not continue the recovered state: ${child.describe()}`;
 }

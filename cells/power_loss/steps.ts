@@ -15,14 +15,18 @@ import {
   type PowerLossRunOptions,
 } from "./record.ts";
 
-/** Notes a run's figures and asserts it in steps: leg, fidelity, durability, consistency. */
-export async function powerLossSteps(
-  ctx: CellRun,
-  t: Deno.TestContext,
-  what: string,
-  run: PowerLossRun,
-  label = `${run.kill} kill`,
-): Promise<void> {
+/** A recorded run to report: what its operations are called, and its label. */
+export interface PowerLossReport {
+  /** What the writer's operations are called, e.g. `appends`. */
+  what: string;
+  /** The run. */
+  run: PowerLossRun;
+  /** Its note's key and steps' prefix (default `<kill> kill`). */
+  label?: string;
+}
+
+/** Notes a run's figures under `label`. */
+function noteRun(ctx: CellRun, label: string, run: PowerLossRun): void {
   ctx.note(label, {
     profile: run.profile,
     acknowledged: run.acknowledged,
@@ -43,6 +47,10 @@ export async function powerLossSteps(
     ...(run.firstProblem ? { firstProblem: run.firstProblem } : {}),
     ...(run.fidelity ? { fidelity: run.fidelity } : {}),
   });
+}
+
+/** The steps that say the run judged something about the leg: states, torn states, fidelity. */
+async function judgedSteps(t: Deno.TestContext, label: string, run: PowerLossRun): Promise<void> {
   // Nothing judged is never a pass, and an instant with an unsynced write always tears it.
   await t.step(
     `${label}: states judged: ${run.statesChecked}, ${run.torn.states} of them torn last writes`,
@@ -62,6 +70,14 @@ export async function powerLossSteps(
       ok(run.fidelity === null, `the recording differs from the disk: ${run.fidelity}`);
     });
   }
+}
+
+/** The clause's steps: nothing acknowledged lost, every state consistent, the second lives. */
+async function clauseSteps(
+  t: Deno.TestContext,
+  label: string,
+  { what, run }: PowerLossReport,
+): Promise<void> {
   await t.step(
     `${label}: nothing acknowledged lost in any power-loss state (${run.profile}): ${run.acknowledged} acknowledged ${what}`,
     () => {
@@ -105,6 +121,30 @@ export async function powerLossSteps(
       },
     );
   }
+}
+
+/**
+ * Notes a run's figures and asserts it in steps: states judged, leg, fidelity, durability,
+ * consistency, the second lives.
+ *
+ * @param ctx The cell's run (the note).
+ * @param t The test context the steps are taken in.
+ * @param report The run, what its operations are called, its label.
+ * @example
+ * ```ts ignore
+ * import { powerLossSteps } from "./steps.ts";
+ * await powerLossSteps(ctx, t, { what: "appends", run });
+ * ```
+ */
+export async function powerLossSteps(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  report: PowerLossReport,
+): Promise<void> {
+  const label = report.label ?? `${report.run.kill} kill`;
+  noteRun(ctx, label, report.run);
+  await judgedSteps(t, label, report.run);
+  await clauseSteps(t, label, report);
 }
 
 /**
@@ -163,7 +203,7 @@ export function powerLossKillCell(
           dir: ctx.run.file(kill),
           kill,
         });
-        await powerLossSteps(ctx, t, spec.what, run);
+        await powerLossSteps(ctx, t, { what: spec.what, run });
       }
     },
   }, options);

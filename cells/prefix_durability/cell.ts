@@ -195,7 +195,8 @@ async function resumePrefix(
   const before = countAcks(acksPath);
   const what = `${label}, resumed`;
   const args = [db, acksPath, String(RESUMED_OPS)];
-  if (!await resumedStep(ctx, t, "appends", PREFIX_WRITER, args, db, label)) return;
+  const resume = { ops: "appends", script: PREFIX_WRITER, args, db, label };
+  if (!await resumedStep(ctx, t, resume)) return;
   const acks = readAckJournal<Append>(acksPath);
   tally(ctx, "acknowledgedOps", acks.length - before);
   const state = await judgePrefix(ctx.target, db, acks);

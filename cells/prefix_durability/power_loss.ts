@@ -12,7 +12,7 @@ import {
   runFiles,
 } from "../power_loss/record.ts";
 import { type Append, judgePrefix, type PrefixJudgement } from "./judge.ts";
-import { type PowerLossResume, problemsOf, secondLife } from "../power_loss/resume.ts";
+import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import { PREFIX_WRITER } from "./_children.ts";
 
 /** Appends the second life acknowledges on a recovered state before it is SIGKILLed. */
@@ -29,7 +29,13 @@ function resumeAppends(run: PowerLossRunOptions): PowerLossResume<PrefixJudgemen
     async continue(dir, acks) {
       const db = join(dir, "db", "store.db");
       const more = join(dir, "acks.jsonl");
-      const why = await secondLife(run, dir, PREFIX_WRITER, [db, more], more, SECOND_LIFE);
+      const why = await powerLossLife(run, {
+        dir,
+        script: PREFIX_WRITER,
+        args: [db, more],
+        acks: more,
+        k: SECOND_LIFE,
+      });
       if (why) return [why];
       const both = [...parseAcks<Append>(acks), ...readAckJournal<Append>(more)];
       return problemsOf((await judgePrefix(run.target, db, both)).checks);
@@ -68,19 +74,15 @@ export async function powerLossPrefixRun(options: PowerLossRunOptions): Promise<
   const files = runFiles(run.dir);
   const threshold = run.minAcknowledged;
   const selfKill = run.kill === "ack" ? [String(threshold + Math.floor(random() * threshold))] : [];
-  await recordAndKill(
-    run,
-    files,
-    PREFIX_WRITER,
-    [files.db, files.acks, ...selfKill],
-    "appends",
-  );
-  return checkStates(
-    run,
-    files,
-    (db, lines) => judgePrefix(run.target, db, parseAcks<Append>(lines)),
-    resumeAppends(run),
-  );
+  await recordAndKill(run, files, {
+    script: PREFIX_WRITER,
+    args: [files.db, files.acks, ...selfKill],
+    what: "appends",
+  });
+  return checkStates(run, files, {
+    judge: (db, lines) => judgePrefix(run.target, db, parseAcks<Append>(lines)),
+    resume: resumeAppends(run),
+  });
 }
 
 /**

@@ -72,7 +72,7 @@ async function resumeRun(
   const resumedAcks = `${acksPath}.resumed.jsonl`;
   const what = `${label}, resumed`;
   const args = [db, resumedAcks, "0", RESUMED, String(RESUMED_OPS)];
-  if (!await resumedStep(ctx, t, "rotations", ROTATOR, args, db, label)) return;
+  if (!await resumedStep(ctx, t, { ops: "rotations", script: ROTATOR, args, db, label })) return;
   const acks = readAckJournal<Rotation>(resumedAcks);
   const probe = [acks[0], acks.at(-1)].filter((a) => a !== undefined).map((a) => a.parentId);
   const before = await judgeRotations(ctx.target, db, readAckJournal<Rotation>(acksPath));

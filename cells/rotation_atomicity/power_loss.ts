@@ -12,7 +12,7 @@ import {
   runFiles,
 } from "../power_loss/record.ts";
 import { judgeRotations, type Rotation, type RotationJudgement } from "./judge.ts";
-import { type PowerLossResume, problemsOf, secondLife } from "../power_loss/resume.ts";
+import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import type { StoredSession } from "../contract/target.ts";
 import { ROTATOR } from "./_children.ts";
 
@@ -42,7 +42,13 @@ function resumeRotations(run: PowerLossRunOptions): PowerLossResume<RotationJudg
       const db = join(dir, "db", "store.db");
       const more = join(dir, "acks.jsonl");
       const start = String(wholeRotations(judged.sessions));
-      const why = await secondLife(run, dir, ROTATOR, [db, more, start], more, SECOND_LIFE);
+      const why = await powerLossLife(run, {
+        dir,
+        script: ROTATOR,
+        args: [db, more, start],
+        acks: more,
+        k: SECOND_LIFE,
+      });
       if (why) return [why];
       const first = parseAcks<Rotation>(acks);
       const both = [...first, ...readAckJournal<Rotation>(more)];
@@ -86,13 +92,16 @@ export async function powerLossRotationRun(options: PowerLossRunOptions): Promis
   const env: Record<string, string> = run.kill === "ack"
     ? { SESSION_DB_CRASH_AT: `${AFTER_COMMIT}@${threshold + Math.floor(random() * threshold)}` }
     : {};
-  await recordAndKill(run, files, ROTATOR, [files.db, files.acks, "0"], "rotations", env);
-  return checkStates(
-    run,
-    files,
-    (db, lines) => judgeRotations(run.target, db, parseAcks<Rotation>(lines)),
-    resumeRotations(run),
-  );
+  await recordAndKill(run, files, {
+    script: ROTATOR,
+    args: [files.db, files.acks, "0"],
+    what: "rotations",
+    env,
+  });
+  return checkStates(run, files, {
+    judge: (db, lines) => judgeRotations(run.target, db, parseAcks<Rotation>(lines)),
+    resume: resumeRotations(run),
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-// The stops inside guarded writes (see _fence_series.ts), one scenario each. The new owner
+// The stops inside guarded writes (see ../guarded_stops.ts), one scenario each. The new owner
 // (the `owner` role) starts first, its store open, and may prepare (claim, attempt) and
 // share what the actor needs; the actor may acquire, then makes its guarded write bracketed
 // by marks: the recorder stops it before a lock call inside. Released by the parent, the new

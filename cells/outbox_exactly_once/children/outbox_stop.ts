@@ -1,4 +1,4 @@
-// Cell 5's stops inside its guarded writes (see _outbox_stops.ts), one role per run:
+// Cell 5's stops inside its guarded writes (see ../stops.ts), one role per run:
 // `dead` records the dead owner's obligations (one pending, one attempting) and exits;
 // `holder` records obligations of its own (two pending, two attempting) and waits to be
 // killed while the actor is stopped; `actor` makes the scenario's guarded write bracketed by

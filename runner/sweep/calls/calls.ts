@@ -58,7 +58,8 @@ import { type Ack, checkRecovered, CLAUSES } from "../core/oracle.ts";
 import { parseProgram, type ProgramOp, type SweepStore } from "../core/program.ts";
 import { failedToSeed, finalReport } from "./report.ts";
 import { pool, programsFor } from "./plan.ts";
-import { chooseResumes, type ResumeCandidate, type ResumeContext, resumeState } from "./resume.ts";
+import { type CallCandidate, type ResumeContext, resumeState } from "./resume.ts";
+import { chooseResumes } from "../../../cells/moves/resume.ts";
 import { reference, REFERENCE_TARGET, type References } from "../core/state_child.ts";
 import type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "../core/types.ts";
 
@@ -179,10 +180,10 @@ async function checkProgram(
   s: Setting,
   program: readonly ProgramOp[],
   recording: Recording,
-): Promise<{ failures: CallFailure[]; candidates: ResumeCandidate[]; last: number }> {
+): Promise<{ failures: CallFailure[]; candidates: CallCandidate[]; last: number }> {
   const name = program.join("+");
   const failures: CallFailure[] = [];
-  const candidates: ResumeCandidate[] = [];
+  const candidates: CallCandidate[] = [];
   const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
   const seen = new Set<StateVerdict>();
   // A power loss's known pattern, read from the recorded calls (never from a message).
@@ -317,7 +318,7 @@ async function sweepProgram(
   s: Setting,
   program: readonly ProgramOp[],
   recorded?: Promise<Recording>,
-): Promise<{ failures: CallFailure[]; candidates: ResumeCandidate[] }> {
+): Promise<{ failures: CallFailure[]; candidates: CallCandidate[] }> {
   const name = program.join("+");
   const dir = recorded ? undefined : Deno.makeTempDirSync({ dir: s.root, prefix: "program-" });
   const recording = await (recorded ?? record(s.children, program, { dir: dir! }));
@@ -433,10 +434,10 @@ async function setting(
 /** Continues the chosen recovered states in fresh processes; their failures. */
 async function resumeAll(
   s: Setting,
-  candidates: readonly ResumeCandidate[][],
+  candidates: readonly CallCandidate[][],
 ): Promise<CallFailure[]> {
   const perProgram = s.options.resumes ?? 1;
-  const chosen = candidates.flatMap((list) => chooseResumes(list, perProgram));
+  const chosen = candidates.flatMap((list) => chooseResumes(list, perProgram, "in order"));
   s.resumes.candidates = candidates.reduce((n, list) => n + list.length, 0);
   const results = await pool(chosen, s.options.jobs ?? 2, (c, i) => resumeState(s.resume, c, i));
   const failures: CallFailure[] = [];
@@ -498,7 +499,7 @@ export async function sweepCalls(
     }
   };
   const failures: CallFailure[] = [];
-  const candidates: ResumeCandidate[][] = [];
+  const candidates: CallCandidate[][] = [];
   for (const [i, program] of chosen.entries()) {
     recordAhead(i + jobs);
     for (const op of new Set(program)) tally(s, CLAUSES[op]).programs++;

@@ -5,10 +5,12 @@
 // the uncrashed run continued the same way from the state the recovered one equals: the
 // acknowledged work of both lives present with its results, nothing else, invariants,
 // integrity and two identical recovery passes. A store that reads its past but cannot
-// continue it (a next id left stale by the crash, a torn tail it trips on) fails here.
+// continue it (a next id left stale by the crash, a torn tail it trips on) fails here. The
+// move is the cells' (`cells/moves/resume.ts`); the fresh process is the sweep's own child.
 import { join } from "node:path";
 import { integrityIfSqlite } from "../../../harness/db_audit.ts";
-import { type FileSet, writeImage } from "../../../recorder/image.ts";
+import { writeImage } from "../../../recorder/image.ts";
+import { continueState, type ResumeCandidate } from "../../../cells/moves/resume.ts";
 import { acksOf, type CallChildren, readLines, runChild } from "./record.ts";
 import { diff, recover, type Reference, same } from "../core/oracle.ts";
 import {
@@ -22,22 +24,16 @@ import {
 } from "../core/program.ts";
 
 /** A recovered state to continue: where it came from and which uncrashed state it equals. */
-export interface ResumeCandidate {
+export type CallCandidate = ResumeCandidate<{
   /** The program that crashed. */
   program: readonly ProgramOp[];
   /** The operation the crash interrupted (its clause's operation continues). */
   op: ProgramOp;
   /** The uncrashed run's state it recovered to: before operation `from` (or after all). */
   from: number;
-  /** The crash state's files, as the crash left them (before any recovery). */
-  files: FileSet;
   /** The state's number in its program (what `--call` replays). */
   call: number;
-  /** How the state was made. */
-  label: string;
-  /** Whether the interrupted operation landed without being acknowledged (resumed first). */
-  landed: boolean;
-}
+}>;
 
 /** What every resume of one sweep shares. */
 export interface ResumeContext {
@@ -79,7 +75,7 @@ async function continueRun(
 /** The uncrashed run's state `from`, continued with `ops` in this process (made once). */
 function expectedAfter(
   ctx: ResumeContext,
-  candidate: ResumeCandidate,
+  candidate: CallCandidate,
   ops: readonly ProgramOp[],
 ): Promise<Continued> {
   const key = `${candidate.program.join("+")}|${candidate.from}|${ops.join("+")}`;
@@ -115,49 +111,45 @@ function expectedAfter(
  */
 export async function resumeState(
   ctx: ResumeContext,
-  candidate: ResumeCandidate,
+  candidate: CallCandidate,
   n: number,
 ): Promise<{ problems: string[]; dir: string }> {
   const ops = continuation(candidate.op, ctx.methods);
   const dir = join(ctx.dir, `resume-${n}`);
-  const db = join(dir, "db", "store.db");
-  const acksPath = join(dir, "acks.jsonl");
-  writeImage(candidate.files, join(dir, "db"));
-  const child = await runChild(ctx.children, [
-    "resume",
-    db,
-    acksPath,
-    String(ctx.children.seed),
-    ops.join("+"),
-  ], {});
-  const problems: string[] = [];
-  if (!child.status.success) {
-    problems.push(
-      `a fresh process could not continue the recovered state with ${ops.join("+")}: ${
-        child.stderr || `exit ${child.status.code}`
-      }`,
-    );
-  } else {
-    try {
-      problems.push(...await judgeResumed(ctx, candidate, ops, db, acksPath));
-    } catch (error) {
-      problems.push(
-        `cannot check the resumed store: ${error instanceof Error ? error.message : String(error)}`,
-      );
+  const problems = await continueState(candidate, dir, async (dir) => {
+    const db = join(dir, "db", "store.db");
+    const acksPath = join(dir, "acks.jsonl");
+    const child = await runChild(ctx.children, [
+      "resume",
+      db,
+      acksPath,
+      String(ctx.children.seed),
+      ops.join("+"),
+    ], {});
+    if (!child.status.success) {
+      return [
+        `a fresh process could not continue the recovered state with ${ops.join("+")}: ${
+          child.stderr || `exit ${child.status.code}`
+        }`,
+      ];
     }
-  }
-  if (!problems.length) Deno.removeSync(dir, { recursive: true });
+    try {
+      return await judgeResumed(ctx, { candidate, ops, db, acksPath });
+    } catch (error) {
+      return [
+        `cannot check the resumed store: ${error instanceof Error ? error.message : String(error)}`,
+      ];
+    }
+  });
   return { problems: problems.map((p) => `resume after recovery (${ops.join("+")}): ${p}`), dir };
 }
 
 /** The resumed store against the uncrashed run continued the same way. */
 async function judgeResumed(
   ctx: ResumeContext,
-  candidate: ResumeCandidate,
-  ops: readonly ProgramOp[],
-  db: string,
-  acksPath: string,
+  resumed: { candidate: CallCandidate; ops: readonly ProgramOp[]; db: string; acksPath: string },
 ): Promise<string[]> {
+  const { candidate, ops, db, acksPath } = resumed;
   const problems: string[] = [];
   const expected = await expectedAfter(ctx, candidate, ops);
   const acked = acksOf(readLines(acksPath)).map((a): [string, unknown] => [a.op, a.result]);
@@ -186,22 +178,4 @@ async function judgeResumed(
   if (integrity !== undefined && integrity !== "ok") problems.push(`integrity_check: ${integrity}`);
   if (first.invariants.length) problems.push(`invariants: ${first.invariants.join("; ")}`);
   return problems;
-}
-
-/**
- * The candidates to resume, at most `count`: those whose interrupted operation landed
- * without its acknowledgement first (where a store's counters can be left behind), then
- * the rest in program order.
- *
- * @param candidates One per distinct recovered content that passed.
- * @param count How many to resume.
- * @returns The chosen ones.
- */
-export function chooseResumes(
-  candidates: readonly ResumeCandidate[],
-  count: number,
-): ResumeCandidate[] {
-  const landed = candidates.filter((c) => c.landed);
-  const rest = candidates.filter((c) => !c.landed);
-  return [...landed, ...rest].slice(0, count);
 }
