@@ -32,11 +32,11 @@ export interface BusyWindow {
  * returns it.
  */
 async function timeWritten(
-  path: string,
-  what: string,
   hog: Child,
-  deadlineMs: number,
+  path: string,
+  wait: { what: string; deadlineMs: number },
 ): Promise<number> {
+  const { what, deadlineMs } = wait;
   await waitFor(() => exists(path), { what, deadlineMs, children: [hog] });
   const text = Deno.readTextFileSync(path).trim();
   const time = Number(text);
@@ -55,35 +55,50 @@ function invokedBetween(entries: readonly RoleEntry[], from: number, to = Infini
     .length;
 }
 
+/** How {@linkcode busyWindow} runs its window. */
+export interface WindowPlan {
+  /** The window's files (`.request`, `.held`, `.release`, `.released`). */
+  prefix: string;
+  /** Releases the roles' start barrier. */
+  start: () => void;
+  /** How long the lock is held at least. */
+  lengthMs: number;
+  /** How long each wait may take. */
+  deadlineMs: number;
+}
+
 /**
  * Runs the window: has the holder take the lock while the roles wait at their start
  * barrier, starts them, waits until each role invoked an operation against the held lock
- * (or finished or died) and `lengthMs` passed, then lets go.
+ * (or finished or died) and `plan.lengthMs` passed, then lets go.
  *
- * @param prefix The window's files (`.request`, `.held`, `.release`, `.released`).
  * @param hog The lock holder.
  * @param runs The roles, ready at their start barrier.
- * @param start Releases the roles' start barrier.
- * @param lengthMs How long the lock is held at least.
- * @param deadlineMs How long each wait may take.
+ * @param plan The window's files, the start, its length and the waits' deadline.
  * @returns What it observed.
+ * @example
+ * ```ts ignore
+ * const window = await busyWindow(hog, runs, {
+ *   prefix: ctx.run.file("window"),
+ *   start: () => releaseBarrier(ctx.run.file("start")),
+ *   lengthMs: 1500,
+ *   deadlineMs: 30_000,
+ * });
+ * console.log(window.absent); // []
+ * ```
  */
 export async function busyWindow(
-  prefix: string,
   hog: Child,
   runs: readonly WindowRole[],
-  start: () => void,
-  lengthMs: number,
-  deadlineMs: number,
+  plan: WindowPlan,
 ): Promise<BusyWindow> {
+  const { prefix, start, lengthMs, deadlineMs } = plan;
   const entries = (run: WindowRole) => readRole(run.journal);
   releaseBarrier(`${prefix}.request`);
-  const heldAt = await timeWritten(
-    `${prefix}.held`,
-    "the lock holder to take the write lock for the busy window",
-    hog,
+  const heldAt = await timeWritten(hog, `${prefix}.held`, {
+    what: "the lock holder to take the write lock for the busy window",
     deadlineMs,
-  );
+  });
   const taken = performance.now();
   start();
   const met = (run: WindowRole) => {
@@ -97,12 +112,10 @@ export async function busyWindow(
     observed: () => `still to invoke: ${runs.filter((run) => !met(run)).map((run) => run.role)}`,
   });
   releaseBarrier(`${prefix}.release`);
-  const releasedAt = await timeWritten(
-    `${prefix}.released`,
-    "the lock holder to end the busy window",
-    hog,
+  const releasedAt = await timeWritten(hog, `${prefix}.released`, {
+    what: "the lock holder to end the busy window",
     deadlineMs,
-  );
+  });
   const invokedWhileHeld: Record<string, number> = {};
   const absent: string[] = [];
   for (const run of runs) {

@@ -5,6 +5,7 @@ import {
   fileSize,
   finishRoles,
   killAndRestart,
+  type RolesRun,
   spawnRoles,
   startHelpers,
   startRoles,
@@ -98,17 +99,16 @@ export function concurrentWritersCell(
     title: "concurrent writers",
     legs: "all",
     requires: CELL_METHODS[6],
-    run: (ctx, t) => concurrentRun(ctx, t, options, span),
+    run: (ctx, t) => concurrentRun({ ctx, t, options }, span),
   }, options);
 }
 
 /** One run: the helpers and roles started, killed and restarted, finished, then judged. */
 async function concurrentRun(
-  ctx: CellRun,
-  t: Deno.TestContext,
-  options: ConcurrentWritersOptions,
+  cell: { ctx: CellRun; t: Deno.TestContext; options: ConcurrentWritersOptions },
   span: number,
 ): Promise<void> {
+  const { ctx, t, options } = cell;
   startTallies(ctx);
   const started = performance.now();
   const deadlineAt = started + (options.deadlineMs ?? 120_000);
@@ -122,13 +122,13 @@ async function concurrentRun(
   }, 50);
   try {
     const helpers = await startHelpers(ctx, db, options);
-    const runs = spawnRoles(ctx, db, span);
-    const window = await startRoles(ctx, runs, helpers);
-    await killAndRestart(ctx, db, runs, options.kills ?? 2, deadlineAt);
-    await finishRoles(ctx, runs, helpers, started, deadlineAt);
+    const roles: RolesRun = { db, runs: spawnRoles(ctx, db, span), started, deadlineAt };
+    const window = await startRoles(ctx, roles.runs, helpers);
+    await killAndRestart(ctx, roles, options.kills ?? 2);
+    await finishRoles(ctx, roles, helpers);
     clearInterval(sampler);
     wal.push([Math.round(performance.now() - started), fileSize(walPath)]);
-    await checkConcurrentRun(ctx, t, db, runs, wal, options, window);
+    await checkConcurrentRun(ctx, t, { db, runs: roles.runs, wal, bounds: options, window });
   } finally {
     clearInterval(sampler);
   }

@@ -122,9 +122,9 @@ async function readRun(ctx: CellRun, db: string, runs: RoleRun[]): Promise<Run> 
 function noteFigures(
   ctx: CellRun,
   run: Run,
-  wal: [number, number][],
-  window: BusyWindow | undefined,
+  finished: Pick<FinishedRun, "wal" | "window">,
 ): number {
+  const { wal, window } = finished;
   const latencies: Record<string, number[]> = {};
   const perRole: Record<string, unknown> = {};
   for (const { role, total, incarnations } of run.runs) {
@@ -258,10 +258,10 @@ async function order(t: Deno.TestContext, run: Run): Promise<void> {
 /** The refusals (typed, late enough, not durable, bounded) and recovery itself. */
 async function refusalsAndRecovery(
   t: Deno.TestContext,
-  db: string,
   run: Run,
-  bounds: CheckBounds,
+  finished: Pick<FinishedRun, "db" | "bounds">,
 ): Promise<void> {
+  const { db, bounds } = finished;
   const { refused, stored, first, second } = run;
   const minWait = bounds.minBusyWaitMs ?? 1000;
   await t.step(
@@ -289,27 +289,42 @@ async function refusalsAndRecovery(
   });
 }
 
+/** A finished run of cell 6, for {@linkcode checkConcurrentRun}. */
+export interface FinishedRun {
+  db: string;
+  /** The roles, finished. */
+  runs: RoleRun[];
+  /** WAL size samples: [ms since the start, bytes]. */
+  wal: [number, number][];
+  /** The bounds the checks hold it to. */
+  bounds: CheckBounds;
+  /** The busy window, when one ran. */
+  window: BusyWindow | undefined;
+}
+
 /**
  * Cell 6's checks on a finished run: reads what the roles journaled and what the store
  * recovered, notes the figures, and runs every step.
+ *
+ * @example
+ * ```ts ignore
+ * await checkConcurrentRun(ctx, t, { db, runs, wal, bounds: options, window });
+ * ```
  */
 export async function checkConcurrentRun(
   ctx: CellRun,
   t: Deno.TestContext,
-  db: string,
-  runs: RoleRun[],
-  wal: [number, number][],
-  bounds: CheckBounds,
-  window: BusyWindow | undefined,
+  finished: FinishedRun,
 ): Promise<void> {
+  const { db, runs, bounds, window } = finished;
   const run = await readRun(ctx, db, runs);
-  const walMax = noteFigures(ctx, run, wal, window);
+  const walMax = noteFigures(ctx, run, finished);
   const lost = lossesOf(run);
   tally(ctx, "lost", lost.appends.length + lost.obligations.length + lost.rotations.length);
   await endings(t, run);
   await survival(t, run, lost);
   await order(t, run);
-  await refusalsAndRecovery(t, db, run, bounds);
+  await refusalsAndRecovery(t, run, finished);
   if (window) {
     await t.step("every role met the busy window", () => {
       ok(

@@ -51,6 +51,16 @@ export interface Helpers {
   windowFiles: string;
 }
 
+/** What the run's phases share: the file, the roles, when it started and must end. */
+export interface RolesRun {
+  db: string;
+  runs: RoleRun[];
+  /** `performance.now()` when the run started. */
+  started: number;
+  /** `performance.now()` by which the run must end. */
+  deadlineAt: number;
+}
+
 /** Options of the run (a subset of the cell's). */
 export interface RunKnobs {
   longReader?: boolean;
@@ -178,14 +188,12 @@ export async function startRoles(
   });
   const start = () => releaseBarrier(ctx.run.file("start"));
   if (helpers.hog && helpers.windowMs > 0) {
-    const window = await busyWindow(
-      helpers.windowFiles,
-      helpers.hog,
-      runs,
+    const window = await busyWindow(helpers.hog, runs, {
+      prefix: helpers.windowFiles,
       start,
-      helpers.windowMs,
-      30_000,
-    );
+      lengthMs: helpers.windowMs,
+      deadlineMs: 30_000,
+    });
     ctx.note("busyWindow", {
       heldMs: window.releasedAt - window.heldAt,
       invokedWhileHeld: window.invokedWhileHeld,
@@ -202,7 +210,8 @@ export async function startRoles(
 }
 
 /** Restarts a killed role from the operation after the one it was killed in. */
-function restart(ctx: CellRun, db: string, run: RoleRun, entries: readonly RoleEntry[]): void {
+function restart(ctx: CellRun, db: string, run: RoleRun): void {
+  const entries = readRole(run.journal);
   const invoked = entries.filter((e) => e.k === "inv").map((e) => e.seq ?? -1);
   const last = Math.max(-1, ...invoked);
   const settled = new Set(
@@ -228,18 +237,22 @@ function restart(ctx: CellRun, db: string, run: RoleRun, entries: readonly RoleE
  * a role still at work, a few times; when none landed, the anchor role, holding before
  * one of its last operations, is killed there, so a kill lands on every store whose
  * roles run at all. Notes the plan as `kills`.
+ *
+ * @example
+ * ```ts ignore
+ * const roles = { db, runs: spawnRoles(ctx, db, 1), started, deadlineAt };
+ * await killAndRestart(ctx, roles, 2);
+ * ```
  */
 export async function killAndRestart(
   ctx: CellRun,
-  db: string,
-  runs: RoleRun[],
+  roles: RolesRun,
   kills: number,
-  deadlineAt: number,
 ): Promise<void> {
   const killLog: string[] = [];
   let landed = 0;
   for (let k = 0; landed < kills && k < kills * 4; k++) {
-    const working = runs.filter((run) =>
+    const working = roles.runs.filter((run) =>
       run.child.exited === undefined &&
       run.total - settledCount(readRole(run.journal)) >= 3
     );
@@ -249,39 +262,53 @@ export async function killAndRestart(
       killLog.push(`kill ${k + 1}: every role had finished or nearly`);
       break;
     }
-    const settled = settledCount(readRole(run.journal));
-    const at = Math.min(
-      // The anchor settles no more than its hold's operation until it is released.
-      run.hold?.seq ?? run.total - 1,
-      Math.max(settled, run.settledAtSpawn) + 1 + Math.floor(fraction * (run.total - settled) / 2),
-    );
-    await waitFor(
-      () => run.child.exited !== undefined || settledCount(readRole(run.journal)) >= at,
-      {
-        what: `${run.role} to settle ${at} of ${run.total} operations before its kill`,
-        deadlineMs: Math.max(1, deadlineAt - performance.now()),
-        intervalMs: 2, // a quick store settles many operations in the default 20 ms
-        observed: () => `${settledCount(readRole(run.journal))} settled`,
-      },
-    );
-    if (run.child.exited) {
-      killLog.push(`${run.role}: finished before its kill at ${at}`);
-      continue;
-    }
-    try {
-      await killLanding(run.child, `${run.role} mid-work`);
-    } catch (error) {
-      // It finished in the instant between the check and the kill: not a crash.
-      if (!(error instanceof KillError) || exitCode(run.child) !== 0) throw error;
-      killLog.push(`${run.role}: finished as it was killed`);
-      continue;
-    }
-    landed++;
-    killLog.push(`${run.role} at ${settledCount(readRole(run.journal))}/${run.total}`);
-    killed(ctx, db, run);
+    const attempt = await killMidWork(ctx, roles, { run, fraction });
+    if (attempt.landed) landed++;
+    killLog.push(attempt.log);
   }
-  await anchorKill(ctx, db, runs, kills > 0 && landed === 0, killLog, deadlineAt);
+  await anchorKill(ctx, roles, { needed: kills > 0 && landed === 0, killLog });
   ctx.note("kills", killLog);
+}
+
+/**
+ * Kills `target.run` once it settled its seeded share (`target.fraction` of what it had
+ * left), books the kill and restarts it. Returns whether the kill landed (the role may
+ * finish first) and the plan's log line.
+ */
+async function killMidWork(
+  ctx: CellRun,
+  roles: RolesRun,
+  target: { run: RoleRun; fraction: number },
+): Promise<{ landed: boolean; log: string }> {
+  const { run, fraction } = target;
+  const settled = settledCount(readRole(run.journal));
+  const at = Math.min(
+    // The anchor settles no more than its hold's operation until it is released.
+    run.hold?.seq ?? run.total - 1,
+    Math.max(settled, run.settledAtSpawn) + 1 + Math.floor(fraction * (run.total - settled) / 2),
+  );
+  await waitFor(
+    () => run.child.exited !== undefined || settledCount(readRole(run.journal)) >= at,
+    {
+      what: `${run.role} to settle ${at} of ${run.total} operations before its kill`,
+      deadlineMs: Math.max(1, roles.deadlineAt - performance.now()),
+      intervalMs: 2, // a quick store settles many operations in the default 20 ms
+      observed: () => `${settledCount(readRole(run.journal))} settled`,
+    },
+  );
+  if (run.child.exited) {
+    return { landed: false, log: `${run.role}: finished before its kill at ${at}` };
+  }
+  try {
+    await killLanding(run.child, `${run.role} mid-work`);
+  } catch (error) {
+    // It finished in the instant between the check and the kill: not a crash.
+    if (!(error instanceof KillError) || exitCode(run.child) !== 0) throw error;
+    return { landed: false, log: `${run.role}: finished as it was killed` };
+  }
+  const log = `${run.role} at ${settledCount(readRole(run.journal))}/${run.total}`;
+  killed(ctx, roles.db, run);
+  return { landed: true, log };
 }
 
 /** Books a landed kill of `run` and restarts it where it stopped (without its hold). */
@@ -290,7 +317,7 @@ function killed(ctx: CellRun, db: string, run: RoleRun): void {
   tally(ctx, "sigkills", 1);
   ctx.observeLeg(db, `${run.role} killed mid-work`);
   delete run.hold;
-  restart(ctx, db, run, readRole(run.journal));
+  restart(ctx, db, run);
 }
 
 /**
@@ -300,25 +327,24 @@ function killed(ctx: CellRun, db: string, run: RoleRun): void {
  */
 async function anchorKill(
   ctx: CellRun,
-  db: string,
-  runs: RoleRun[],
-  needed: boolean,
-  killLog: string[],
-  deadlineAt: number,
+  roles: RolesRun,
+  plan: { needed: boolean; killLog: string[] },
 ): Promise<void> {
-  const anchor = runs.find((run) => run.hold);
+  const anchor = roles.runs.find((run) => run.hold);
   if (!anchor?.hold) return;
   const { seq, barrier } = anchor.hold;
-  if (needed) {
+  if (plan.needed) {
     await waitFor(() => anchor.child.exited !== undefined || exists(`${barrier}.held`), {
       what: `${anchor.role} to reach its hold before operation ${seq}`,
-      deadlineMs: Math.max(1, deadlineAt - performance.now()),
+      deadlineMs: Math.max(1, roles.deadlineAt - performance.now()),
       observed: () => `${settledCount(readRole(anchor.journal))} settled`,
     });
     if (anchor.child.exited === undefined) {
       await killLanding(anchor.child, `${anchor.role} at its hold`);
-      killLog.push(`${anchor.role} at its hold before operation ${seq} (no timed kill landed)`);
-      killed(ctx, db, anchor);
+      plan.killLog.push(
+        `${anchor.role} at its hold before operation ${seq} (no timed kill landed)`,
+      );
+      killed(ctx, roles.db, anchor);
       return;
     }
   }
@@ -326,16 +352,20 @@ async function anchorKill(
 }
 
 /**
- * Waits for every role to finish its plan (noting `elapsedMs` since `started`), then
+ * Waits for every role to finish its plan (noting `elapsedMs` since `roles.started`), then
  * stops the lock holder and the reader.
+ *
+ * @example
+ * ```ts ignore
+ * await finishRoles(ctx, { db, runs, started, deadlineAt }, helpers);
+ * ```
  */
 export async function finishRoles(
   ctx: CellRun,
-  runs: RoleRun[],
+  roles: RolesRun,
   helpers: Helpers,
-  started: number,
-  deadlineAt: number,
 ): Promise<void> {
+  const { runs, started, deadlineAt } = roles;
   await waitFor(() => runs.every((run) => run.child.exited !== undefined), {
     what: "every role to finish its plan",
     deadlineMs: Math.max(1, deadlineAt - performance.now()),

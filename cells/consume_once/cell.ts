@@ -62,8 +62,6 @@ export interface ConsumeOnceOptions extends CellOptions {
  * ```
  */
 export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestDefinition[]> {
-  const claimants = options.claimants ?? 8;
-  const rounds = options.rounds ?? 1;
   return defineCell({
     id: 2,
     title: "consume-once",
@@ -71,150 +69,251 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
     requires: CELL_METHODS[2],
     // The claim's worst case stops the claimants under the recorder (LD_PRELOAD).
     preloads: true,
-    async run(ctx, t) {
-      startTallies(ctx);
-      const db = ctx.run.file("store.db");
-      const winners: number[] = [];
-      for (let round = 0; round < rounds; round++) {
-        const step = (name: string, fn: () => void) => t.step(`round ${round + 1}: ${name}`, fn);
-        const session = `cell2-${round}`;
-        const others = await parkBeside(ctx, db, session);
-        const beside = writeBeside(ctx, db, others);
-
-        const dir = ctx.run.file(`round-${round}`);
-        await Deno.mkdir(dir);
-        const barrier = `${dir}/go`;
-        const children: Child[] = [];
-        try {
-          for (let i = 0; i < claimants; i++) {
-            children.push(ctx.spawn(CLAIMANT, [db, dir, `c${i}`, barrier, session]));
-          }
-          await waitFor(() => countReady(dir) >= claimants, {
-            what: `${claimants} claimants ready`,
-            deadlineMs: 60_000,
-            children,
-            observed: () => `${countReady(dir)} ready`,
-          });
-          releaseBarrier(barrier);
-          await Promise.all(children.map((child) => child.status));
-        } finally {
-          await reapAll(children);
-        }
-        const classes = children.map((child) => classifyExit(child.exited!));
-        const crashed = children.filter((_, i) =>
-          classes[i]!.kind !== "won" && classes[i]!.kind !== "lost"
-        );
-        const won = classes.filter((c) => c.kind === "won").length;
-        winners.push(won);
-        // A claim is acknowledged to its claimant by the store's `true` (exit 0).
-        tally(ctx, "acknowledgedOps", won);
-        ctx.note("exitCodes", classes.map((c) => c.signal ?? c.code));
-        // Only gave up waiting for the barrier: the race never ran as planned, no verdict.
-        const gaveUp = crashed.length > 0 &&
-          crashed.every((c) => !c.exited!.signal && c.exited!.code === TIMED_OUT);
-        await step("every claimant exited 0 or 10", () => {
-          const text = `${crashed.length} claimant(s) crashed (neither won nor lost):\n${
-            crashed.map((child) => child.describe()).join("\n")
-          }`;
-          if (gaveUp) throw new HarnessError(text);
-          ok(crashed.length === 0, text);
-        });
-        if (gaveUp) {
-          await beside;
-          continue;
-        }
-        await step(`exactly one winner (${won})`, () => {
-          diagnosed(
-            won > 1 && "claim-without-predicate",
-            () => strictEqual(won, 1, `${won} claimants won the same handoff`),
-          );
-        });
-        const written = await beside;
-        const check = await openTargetStore(ctx.target, db);
-        const stateOf = async (id: string) => await check.getHandoffState!(id);
-        const state = await stateOf(session);
-        const after = {
-          idle: await stateOf(others.idle),
-          parked: await stateOf(others.parked),
-          claimed: await stateOf(others.claimed),
-        };
-        // A request of a handoff already pending or running is refused and resets nothing.
-        const again = [
-          await check.requestHandoff!(session, "cell2-again"),
-          await check.requestHandoff!(others.parked, "cell2-again"),
-          await stateOf(session),
-          await stateOf(others.parked),
-        ];
-        const invariants = check.checkInvariants ? await check.checkInvariants() : [];
-        await check.close();
-        // A claim is lost when its winner exited 0 and the state does not show it.
-        tally(ctx, "lost", won > 0 && state !== "running" ? won : 0);
-        tally(ctx, "lost", written.claimed === true && after.claimed !== "running" ? 1 : 0);
-        await step("stored state running", () => {
-          strictEqual(state, "running");
-          const integrity = integrityIfSqlite(db);
-          ok(integrity === undefined || integrity === "ok", `integrity_check: ${integrity}`);
-          ok(invariants.length === 0, `invariants: ${invariants.join("; ")}`);
-        });
-        await step("a request is seen at once, a claim survives a kill right after it", () => {
-          if (written.error !== undefined) throw written.error;
-          const { parked, claimed } = others;
-          strictEqual(written.requested, true, `requestHandoff("${parked}") answered false`);
-          strictEqual(
-            written.claimed,
-            true,
-            `claimHandoff("${claimed}"), unrivalled, answered false`,
-          );
-          strictEqual(
-            written.seen,
-            "pending",
-            `the acknowledged request of ${parked} is not visible to another process: it reads ${written.seen}`,
-          );
-          strictEqual(
-            after.claimed,
-            "running",
-            `the acknowledged claim of ${claimed} is lost: its state is ${after.claimed}`,
-          );
-        });
-        await step("a request or a claim changes only its own session", () => {
-          strictEqual(
-            after.idle,
-            null,
-            `${others.idle}, never requested, has a ${after.idle} handoff: a request of another session parked it`,
-          );
-          strictEqual(
-            after.parked,
-            "pending",
-            `${others.parked}, parked and never claimed, is ${after.parked}: a claim of another session took it`,
-          );
-        });
-        await step("a request of a pending or running handoff is refused, nothing reset", () => {
-          strictEqual(again[0], false, `requestHandoff of the running ${session} answered true`);
-          strictEqual(
-            again[1],
-            false,
-            `requestHandoff of the pending ${others.parked} answered true`,
-          );
-          strictEqual(again[2], "running", `the re-request reset ${session} to ${again[2]}`);
-          strictEqual(again[3], "pending", `the re-request left ${others.parked} ${again[3]}`);
-        });
-        await resumeClaims(ctx, step, db, session, others);
-      }
-      ctx.note("winnersPerRound", winners);
-      // The worst case, forced: every claimant stopped inside its claim, then all continued
-      // (on with the race series, where the target declares no crash point in the claim).
-      const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
-      if (
-        raceSeriesOf(options.raceSeries) === "locks" &&
-        !points.some((p) => p.startsWith("claimHandoff:"))
-      ) {
-        await claimSeries(ctx, t);
-      }
-      // A request stopped at each of its lock calls while another process requests and
-      // claims the handoff (on with the race series).
-      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["request"]);
-    },
+    run: (ctx, t) => consumeRun({ ctx, t, options, db: ctx.run.file("store.db") }),
   }, options);
+}
+
+/** What cell 2's phases share: the run, its steps, the options and the raced file. */
+interface ConsumeRun {
+  ctx: CellRun;
+  t: Deno.TestContext;
+  options: ConsumeOnceOptions;
+  db: string;
+}
+
+/** A round's step, named `round <n>: <name>`. */
+type RoundStep = (name: string, fn: () => void) => Promise<unknown>;
+
+/** Cell 2's phases: the claim rounds, then the forced worst cases (the race series). */
+async function consumeRun(cell: ConsumeRun): Promise<void> {
+  startTallies(cell.ctx);
+  const rounds = cell.options.rounds ?? 1;
+  const winners: number[] = [];
+  for (let round = 0; round < rounds; round++) winners.push(await claimRound(cell, round));
+  cell.ctx.note("winnersPerRound", winners);
+  await worstCases(cell);
+}
+
+/**
+ * One round: a handoff parked beside others, the claimants raced for it while a child
+ * writes beside them, the race and what it left judged, then resumed. Returns the winners.
+ */
+async function claimRound(cell: ConsumeRun, round: number): Promise<number> {
+  const { ctx, t, db } = cell;
+  const step: RoundStep = (name, fn) => t.step(`round ${round + 1}: ${name}`, fn);
+  const session = `cell2-${round}`;
+  const others = await parkBeside(ctx, db, session);
+  const beside = writeBeside(ctx, db, others);
+  const children = await raceClaimants(cell, round, session);
+  const { won, gaveUp } = await judgeRace(ctx, step, children);
+  if (gaveUp) {
+    await beside;
+    return won;
+  }
+  const written = await beside;
+  const read = await readAfterRace(ctx, db, { session, others });
+  // A claim is lost when its winner exited 0 and the state does not show it.
+  tally(ctx, "lost", won > 0 && read.state !== "running" ? won : 0);
+  tally(ctx, "lost", written.claimed === true && read.after.claimed !== "running" ? 1 : 0);
+  await claimedSteps(step, { db, others, read, written });
+  await isolationSteps(step, { session, others, read });
+  await resumeClaims(ctx, step, { db, session, others });
+  return won;
+}
+
+/**
+ * The claimant children, opened on the store and released together by a file barrier;
+ * returns them once every one has exited (reaped).
+ */
+async function raceClaimants(cell: ConsumeRun, round: number, session: string): Promise<Child[]> {
+  const { ctx, db } = cell;
+  const claimants = cell.options.claimants ?? 8;
+  const dir = ctx.run.file(`round-${round}`);
+  await Deno.mkdir(dir);
+  const barrier = `${dir}/go`;
+  const children: Child[] = [];
+  try {
+    for (let i = 0; i < claimants; i++) {
+      children.push(ctx.spawn(CLAIMANT, [db, dir, `c${i}`, barrier, session]));
+    }
+    await waitFor(() => countReady(dir) >= claimants, {
+      what: `${claimants} claimants ready`,
+      deadlineMs: 60_000,
+      children,
+      observed: () => `${countReady(dir)} ready`,
+    });
+    releaseBarrier(barrier);
+    await Promise.all(children.map((child) => child.status));
+  } finally {
+    await reapAll(children);
+  }
+  return children;
+}
+
+/**
+ * How the claimants exited: every one won or lost cleanly, exactly one won. `gaveUp`: they
+ * only gave up waiting for the barrier (the race never ran as planned, no verdict).
+ */
+async function judgeRace(
+  ctx: CellRun,
+  step: RoundStep,
+  children: readonly Child[],
+): Promise<{ won: number; gaveUp: boolean }> {
+  const classes = children.map((child) => classifyExit(child.exited!));
+  const crashed = children.filter((_, i) =>
+    classes[i]!.kind !== "won" && classes[i]!.kind !== "lost"
+  );
+  const won = classes.filter((c) => c.kind === "won").length;
+  // A claim is acknowledged to its claimant by the store's `true` (exit 0).
+  tally(ctx, "acknowledgedOps", won);
+  ctx.note("exitCodes", classes.map((c) => c.signal ?? c.code));
+  const gaveUp = crashed.length > 0 &&
+    crashed.every((c) => !c.exited!.signal && c.exited!.code === TIMED_OUT);
+  await step("every claimant exited 0 or 10", () => {
+    const text = `${crashed.length} claimant(s) crashed (neither won nor lost):\n${
+      crashed.map((child) => child.describe()).join("\n")
+    }`;
+    if (gaveUp) throw new HarnessError(text);
+    ok(crashed.length === 0, text);
+  });
+  if (gaveUp) return { won, gaveUp };
+  await step(`exactly one winner (${won})`, () => {
+    diagnosed(
+      won > 1 && "claim-without-predicate",
+      () => strictEqual(won, 1, `${won} claimants won the same handoff`),
+    );
+  });
+  return { won, gaveUp };
+}
+
+/** What a fresh process reads once the race and the child beside it are done. */
+interface AfterRace {
+  /** The raced handoff's state. */
+  state: string | null;
+  /** The states of the sessions beside it. */
+  after: { idle: string | null; parked: string | null; claimed: string | null };
+  /**
+   * A re-request of the raced and the parked handoff, then their states: a request of a
+   * handoff already pending or running is refused and resets nothing.
+   */
+  again: unknown[];
+  invariants: string[];
+}
+
+/** Reads the raced session and those beside it, and re-requests two handoffs. */
+async function readAfterRace(
+  ctx: CellRun,
+  db: string,
+  raced: { session: string; others: Beside },
+): Promise<AfterRace> {
+  const { session, others } = raced;
+  const check = await openTargetStore(ctx.target, db);
+  const stateOf = async (id: string) => await check.getHandoffState!(id);
+  const state = await stateOf(session);
+  const after = {
+    idle: await stateOf(others.idle),
+    parked: await stateOf(others.parked),
+    claimed: await stateOf(others.claimed),
+  };
+  // A request of a handoff already pending or running is refused and resets nothing.
+  const again = [
+    await check.requestHandoff!(session, "cell2-again"),
+    await check.requestHandoff!(others.parked, "cell2-again"),
+    await stateOf(session),
+    await stateOf(others.parked),
+  ];
+  const invariants = check.checkInvariants ? await check.checkInvariants() : [];
+  await check.close();
+  return { state, after, again, invariants };
+}
+
+/**
+ * The claims as stored: the race's winner running, the file sound; the request beside it
+ * seen at once, its claim surviving the kill right after it.
+ */
+async function claimedSteps(
+  step: RoundStep,
+  round: { db: string; others: Beside; read: AfterRace; written: Written },
+): Promise<void> {
+  const { db, others, read, written } = round;
+  const { state, after, invariants } = read;
+  await step("stored state running", () => {
+    strictEqual(state, "running");
+    const integrity = integrityIfSqlite(db);
+    ok(integrity === undefined || integrity === "ok", `integrity_check: ${integrity}`);
+    ok(invariants.length === 0, `invariants: ${invariants.join("; ")}`);
+  });
+  await step("a request is seen at once, a claim survives a kill right after it", () => {
+    if (written.error !== undefined) throw written.error;
+    const { parked, claimed } = others;
+    strictEqual(written.requested, true, `requestHandoff("${parked}") answered false`);
+    strictEqual(
+      written.claimed,
+      true,
+      `claimHandoff("${claimed}"), unrivalled, answered false`,
+    );
+    strictEqual(
+      written.seen,
+      "pending",
+      `the acknowledged request of ${parked} is not visible to another process: it reads ${written.seen}`,
+    );
+    strictEqual(
+      after.claimed,
+      "running",
+      `the acknowledged claim of ${claimed} is lost: its state is ${after.claimed}`,
+    );
+  });
+}
+
+/**
+ * Each request or claim touched only its own session, and a request of a handoff already
+ * pending or running was refused and reset nothing.
+ */
+async function isolationSteps(
+  step: RoundStep,
+  round: { session: string; others: Beside; read: AfterRace },
+): Promise<void> {
+  const { session, others, read: { after, again } } = round;
+  await step("a request or a claim changes only its own session", () => {
+    strictEqual(
+      after.idle,
+      null,
+      `${others.idle}, never requested, has a ${after.idle} handoff: a request of another session parked it`,
+    );
+    strictEqual(
+      after.parked,
+      "pending",
+      `${others.parked}, parked and never claimed, is ${after.parked}: a claim of another session took it`,
+    );
+  });
+  await step("a request of a pending or running handoff is refused, nothing reset", () => {
+    strictEqual(again[0], false, `requestHandoff of the running ${session} answered true`);
+    strictEqual(
+      again[1],
+      false,
+      `requestHandoff of the pending ${others.parked} answered true`,
+    );
+    strictEqual(again[2], "running", `the re-request reset ${session} to ${again[2]}`);
+    strictEqual(again[3], "pending", `the re-request left ${others.parked} ${again[3]}`);
+  });
+}
+
+/**
+ * The worst cases, forced (on with the race series): every claimant stopped inside its
+ * claim, then all continued (where the target declares no crash point in the claim); and a
+ * request stopped at each of its lock calls while another process requests and claims the
+ * handoff.
+ */
+async function worstCases(cell: ConsumeRun): Promise<void> {
+  const { ctx, t, options } = cell;
+  const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+  if (
+    raceSeriesOf(options.raceSeries) === "locks" &&
+    !points.some((p) => p.startsWith("claimHandoff:"))
+  ) {
+    await claimSeries(ctx, t);
+  }
+  if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["request"]);
 }
 
 /**
@@ -225,20 +324,21 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
  */
 async function resumeClaims(
   ctx: CellRun,
-  step: (name: string, fn: () => void) => Promise<unknown>,
-  db: string,
-  session: string,
-  others: Beside,
+  step: RoundStep,
+  raced: { db: string; session: string; others: Beside },
 ): Promise<void> {
+  const { db, session, others } = raced;
   const fresh = `${session}-resumed`;
   let answers: unknown[] = [];
   let failed: unknown;
   try {
-    answers = await killAfterLastWrite(ctx, db, [
-      { method: "createSession", session: fresh },
-      { method: "requestHandoff", session: fresh },
-      { method: "claimHandoff", session: fresh },
-    ]);
+    answers = await killAfterLastWrite(ctx, db, {
+      writes: [
+        { method: "createSession", session: fresh },
+        { method: "requestHandoff", session: fresh },
+        { method: "claimHandoff", session: fresh },
+      ],
+    });
   } catch (error) {
     failed = error;
   }
@@ -322,16 +422,19 @@ interface Written {
 async function writeBeside(ctx: CellRun, db: string, beside: Beside): Promise<Written> {
   const out: Written = {};
   try {
-    [out.requested, out.claimed] = await killAfterLastWrite(ctx, db, [
-      { method: "requestHandoff", session: beside.parked },
-      { method: "claimHandoff", session: beside.claimed },
-    ], async () => {
-      const reader = await openTargetStore(ctx.target, db);
-      try {
-        out.seen = await reader.getHandoffState!(beside.parked);
-      } finally {
-        await reader.close();
-      }
+    [out.requested, out.claimed] = await killAfterLastWrite(ctx, db, {
+      writes: [
+        { method: "requestHandoff", session: beside.parked },
+        { method: "claimHandoff", session: beside.claimed },
+      ],
+      async between() {
+        const reader = await openTargetStore(ctx.target, db);
+        try {
+          out.seen = await reader.getHandoffState!(beside.parked);
+        } finally {
+          await reader.close();
+        }
+      },
     });
   } catch (error) {
     out.error = error;

@@ -1,8 +1,8 @@
-// The machinery every cell shares, by room: `_cell_gate.ts` decides whether a cell runs
-// (the target loads, the store opens on the leg, the leg is honoured, the methods are
-// there), `_cell_run.ts` runs it (run folder, context, deadline, outcome), and
-// `_cell_outcome.ts` writes what it leaves (report, evidence, a FAIL's text). This file
-// holds the types the cells code against and `defineCell`, which ties them together.
+// The machinery every cell shares, by room: `gate.ts` decides whether a cell runs (the
+// target loads, the store opens on the leg, the leg is honoured, the methods are there),
+// `run.ts` runs it (run folder, context, deadline, outcome), and `outcome.ts` writes what
+// it leaves (report, evidence, a FAIL's text). This file holds the types the cells code
+// against and `defineCell`, which ties them together.
 import type { Child, SpawnOptions } from "../../harness/child.ts";
 import { currentLeg, type JournalObservation, type Leg } from "../../harness/legs.ts";
 import type { RunDir } from "../../harness/evidence.ts";
@@ -101,13 +101,6 @@ function unopenedDefinition(
 }
 
 /**
- * The permissions a cell's test narrows itself to: no network (but the suite's own host
- * when it was imported by URL), only deno as a subprocess
- * (unscoped for the LD_PRELOAD recorder), FFI only for the leg's library and what the
- * target declares, remote imports only from a remote target's host (asking for more than
- * the test process holds fails every cell).
- */
-/**
  * The host this suite was imported from, when it was imported by URL and this process
  * may reach it: the recorder's C source is fetched from there (no module imports it).
  */
@@ -118,12 +111,18 @@ function suiteHost(): string[] | false {
   return granted ? [url.host] : false;
 }
 
+/**
+ * The permissions a cell's test narrows itself to: no network (but the suite's own host
+ * when it was imported by URL), only deno as a subprocess
+ * (unscoped for the LD_PRELOAD recorder), FFI only for the leg's library and what the
+ * target declares, remote imports only from a remote target's host (asking for more than
+ * the test process holds fails every cell).
+ */
 function cellPermissions(
   spec: CellSpec,
-  leg: Leg,
-  target: string,
-  permissions: ChildPermissions | undefined,
+  scope: { leg: Leg; target: string; permissions: ChildPermissions | undefined },
 ): Deno.PermissionOptionsObject {
+  const { leg, target, permissions } = scope;
   return {
     net: suiteHost(),
     read: true,
@@ -158,7 +157,7 @@ export async function defineCell(
   const requested = options.leg ?? currentLeg();
   const target = targetSpecifier(options.target);
   const label = options.label ?? labelOf(target);
-  const gate = await gateCell(spec, requested, target, options);
+  const gate = await gateCell(spec, { leg: requested, target, options });
   const { engine, permissions } = gate;
   // On its own SQLite, the leg's version is the store's (its messages name it), not ours.
   const leg = engine.kind === "own-sqlite" && engine.sqliteVersion
@@ -178,7 +177,7 @@ export async function defineCell(
   }
   return [{
     name,
-    permissions: cellPermissions(spec, leg, target, permissions),
+    permissions: cellPermissions(spec, { leg, target, permissions }),
     sanitizeResources: false,
     sanitizeOps: false,
     fn: (t) => runCell(spec, { options, leg, target, engine, permissions, widened, reporter }, t),

@@ -43,9 +43,9 @@ export function openDeadline(options: CellOptions): number {
 function probeOnce(
   leg: Leg,
   target: string,
-  openDeadlineMs: number,
-  permissions: ChildPermissions | undefined,
+  opening: { openDeadlineMs: number; permissions: ChildPermissions | undefined },
 ): Promise<StoreProbe> {
+  const { openDeadlineMs, permissions } = opening;
   const key = `${target}|${leg.name}|${leg.library}`;
   let result = probes.get(key);
   if (!result) {
@@ -67,22 +67,41 @@ function missingMethods(
   ];
 }
 
+/** What a cell's gate needs of the cell's definition. */
+export interface GatedSpec {
+  /** `default`: the cell runs on the default leg only. */
+  legs: "all" | "default";
+  /** Why it runs on the default leg only. */
+  legReason?: string;
+  /** Store methods the cell needs. */
+  requires: readonly string[];
+  /** Groups of methods of which the cell needs at least one each. */
+  requiresOneOf?: readonly (readonly string[])[];
+}
+
+/** Where a cell's gate looks: the leg, the target, and the cell's options. */
+export interface GateScope {
+  /** The leg requested. */
+  leg: Leg;
+  /** The target's specifier. */
+  target: string;
+  /** The cell's options (the leg probe's open deadline). */
+  options: CellOptions;
+}
+
 /**
  * Loads the target's permissions, probes the store on the leg, and decides: FAIL (the
  * target does not load, the store does not open), SKIP (a cell of the default leg only on
  * another leg, a leg not honoured, a method missing), or run.
+ *
+ * @example
+ * ```ts ignore
+ * const gate = await gateCell(spec, { leg: currentLeg(), target, options });
+ * if (gate.skip) console.log(`SKIP: ${gate.skip}`);
+ * ```
  */
-export async function gateCell(
-  spec: {
-    legs: "all" | "default";
-    legReason?: string;
-    requires: readonly string[];
-    requiresOneOf?: readonly (readonly string[])[];
-  },
-  leg: Leg,
-  target: string,
-  options: CellOptions,
-): Promise<Gate> {
+export async function gateCell(spec: GatedSpec, scope: GateScope): Promise<Gate> {
+  const { leg, target, options } = scope;
   // A target that cannot load (or declares bad permissions) fails the cell, as a store
   // that cannot open does; the tools refuse it earlier as a usage error.
   let permissions: ChildPermissions | undefined;
@@ -102,7 +121,10 @@ export async function gateCell(
       skip: `the store needs ${programs.join(", ")}, not found on this machine's PATH`,
     };
   }
-  const probe = await probeOnce(leg, target, openDeadline(options), permissions);
+  const probe = await probeOnce(leg, target, {
+    openDeadlineMs: openDeadline(options),
+    permissions,
+  });
   // The programs its children may start (the store's workers), named in every report.
   const engine = permissions?.run?.length
     ? { ...probe.engine, programs: [...permissions.run] }

@@ -53,14 +53,23 @@ export function passesDiffer(first: unknown, second: unknown): string | null {
 /**
  * What every recovered file must show whatever the clause: two recovery passes that read
  * the same, `integrity_check` ok, no violation of the store's own invariants.
+ *
+ * @param db The recovered file.
+ * @param passes What the two recovery passes read.
+ * @param invariants The store's invariant violations, as the first pass read them.
+ * @returns The violations, empty when the file is sound.
+ * @example
+ * ```ts ignore
+ * const [first, second] = [await recover(db), await recover(db)];
+ * const violations = soundness(db, [first, second], first.invariants);
+ * ```
  */
 export function soundness(
   db: string,
-  first: unknown,
-  second: unknown,
+  passes: readonly [unknown, unknown],
   invariants: readonly string[],
 ): string[] {
-  const differ = passesDiffer(first, second);
+  const differ = passesDiffer(passes[0], passes[1]);
   const integrity = integrityIfSqlite(db);
   return [
     ...(differ ? [differ] : []),

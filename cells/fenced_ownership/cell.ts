@@ -151,130 +151,201 @@ async function finalState(target: string, scenario: Scenario, obligationId?: str
   }
 }
 
+/** The stale owner as it runs: its child, what it took, and its files. */
+interface StaleOwner {
+  child: Child;
+  /** When it took ownership, and of what (an outbox attempt's obligation and fence). */
+  acquired: { at: number; id?: string; fence?: number };
+  /** One of its signal files (`<db>.<name>`). */
+  file: (name: string) => string;
+}
+
+/**
+ * One scenario: the owner takes its ownership and is stopped past its lease, the new
+ * owner takes over (and acts, when it acts first), the stale owner resumes and acts (the
+ * new owner acting after it otherwise), then the state is read twice.
+ */
 async function runScenario(
   ctx: CellRun,
   scenario: Scenario,
   leaseMs: number,
 ): Promise<Outcome> {
-  const { owner, order, session } = scenario;
-  const file = (name: string) => `${scenario.db}.${name}`;
+  const { order } = scenario;
   const fresh: unknown[] = [];
-  /** Heartbeats the owner made while stopped (at most 1: one under way at the stop). */
-  const stalled: number[] = [];
+  let stalled = -1;
   let between: unknown;
   const store: Store = await openTargetStore(ctx.target, scenario.db);
-  let child: Child | undefined;
   try {
-    await store.createSession(session);
-    await store.appendMessage(session, { role: "user", content: "work before the takeover" });
-    if (owner === "handoffClaim") await store.requestHandoff!(session, "cell7");
-    child = ctx.spawn(STALE_OWNER, [
-      scenario.db,
-      owner,
-      session,
-      String(leaseMs),
-      file("acquired"),
-      file("go"),
-      file("result"),
-      file("beat"),
-    ]);
-    await waitFor(() => fileText(file("acquired")) !== undefined, {
-      what: `${scenario.label}: the owner to take its ${owner}`,
-      deadlineMs: 30_000,
-      children: [child],
-    });
-    const acquired = JSON.parse(fileText(file("acquired"))!) as {
-      at: number;
-      id?: string;
-      fence?: number;
-    };
-    await waitFor(() => beats(file("beat")) > 0, {
-      what: `${scenario.label}: the owner to wait for its turn`,
-      deadlineMs: 30_000,
-      children: [child],
-    });
-    child.signal("SIGSTOP");
-    // The signal is asynchronous: the beat at the stop is read once the owner is frozen.
-    await waitFor(() => processStopped(child!.pid) !== false, {
-      what: `${scenario.label}: the owner (pid ${child.pid}) to be stopped (state T)`,
-      deadlineMs: 30_000,
-      intervalMs: 1,
-      children: [child],
-    });
-    const beatAtStop = beats(file("beat"));
-    // Past its lease (a bounded wait on the clock: the lease is time).
-    const expiry = Math.max(acquired.at + leaseMs, Date.now() + 100) + 50;
-    await waitFor(() => Date.now() > expiry, {
-      what: `${scenario.label}: the lease to expire`,
-      deadlineMs: leaseMs + 10_000,
-      children: [child],
-    });
-    // Frozen for real: at most a beat already under way when the signal landed.
-    stalled.push(beats(file("beat")) - beatAtStop);
-    const newHolder = `cell7-new:pid=${Deno.pid}`;
-    // What the new owner's call returned, or the name of what it threw.
-    const attempt = async (call: () => unknown) => {
-      try {
-        fresh.push(await call());
-      } catch (error) {
-        fresh.push(`threw ${error instanceof Error ? error.name : String(error)}`);
-      }
-    };
-    const newAct = async () => {
-      if (owner === "compressionLock") {
-        await attempt(async () =>
-          await store.publishCompressionChild!({
-            parentId: session,
-            childId: "child-new",
-            holder: newHolder,
-            messages: [{ role: "system", content: "new summary" }],
-          }) !== undefined
-        );
-        await attempt(() => store.releaseCompressionLock!(session, newHolder));
-      } else if (owner === "handoffClaim") {
-        await attempt(() => store.completeHandoff!(session));
-      }
-    };
-    // The takeover.
-    if (owner === "compressionLock" && order !== "expired") {
-      fresh.push(await store.tryAcquireCompressionLock!(session, newHolder, 60_000));
-    } else if (owner === "handoffClaim") {
-      fresh.push(await store.failHandoff!(session, "the claimant stalled past its lease"));
-      fresh.push(await store.requestHandoff!(session, "cell7"));
-      fresh.push(await store.claimHandoff!(session));
-    } else if (owner === "outboxAttempt") {
-      fresh.push(
-        await store.markUnknown!(acquired.id!, acquired.fence!, "the owner stalled past its lease"),
-      );
-    }
-    if (order === "after") await newAct();
-    // The stale owner resumes and acts.
-    releaseBarrier(file("go"));
-    child.signal("SIGCONT");
-    await waitFor(() => child!.exited !== undefined, {
-      what: `${scenario.label}: the resumed owner to act and exit`,
-      deadlineMs: 30_000,
-    });
-    const status = await child.status;
-    ok(status.code === 0, `the resumed owner crashed: ${child.describe()}`);
+    const owner = await startOwner(ctx, store, { scenario, leaseMs });
+    stalled = await stopPastLease(owner, scenario, leaseMs);
+    await takeOver(store, scenario, { acquired: owner.acquired, fresh });
+    if (order === "after") await newOwnerActs(store, scenario, fresh);
+    await resumeStale(owner, scenario);
     if (order === "before") {
-      between = owner === "handoffClaim" ? await store.getHandoffState!(session) : undefined;
-      await newAct();
+      between = scenario.owner === "handoffClaim"
+        ? await store.getHandoffState!(scenario.session)
+        : undefined;
+      await newOwnerActs(store, scenario, fresh);
     }
   } finally {
     await store.close();
   }
+  return await outcomeOf(ctx, scenario, { fresh, stalled, between });
+}
+
+/** The session and its work, then the owner child, once it has taken its ownership. */
+async function startOwner(
+  ctx: CellRun,
+  store: Store,
+  run: { scenario: Scenario; leaseMs: number },
+): Promise<StaleOwner> {
+  const { scenario, leaseMs } = run;
+  const { owner, session } = scenario;
+  const file = (name: string) => `${scenario.db}.${name}`;
+  await store.createSession(session);
+  await store.appendMessage(session, { role: "user", content: "work before the takeover" });
+  if (owner === "handoffClaim") await store.requestHandoff!(session, "cell7");
+  const child = ctx.spawn(STALE_OWNER, [
+    scenario.db,
+    owner,
+    session,
+    String(leaseMs),
+    file("acquired"),
+    file("go"),
+    file("result"),
+    file("beat"),
+  ]);
+  await waitFor(() => fileText(file("acquired")) !== undefined, {
+    what: `${scenario.label}: the owner to take its ${owner}`,
+    deadlineMs: 30_000,
+    children: [child],
+  });
+  const acquired = JSON.parse(fileText(file("acquired"))!) as StaleOwner["acquired"];
+  return { child, acquired, file };
+}
+
+/**
+ * Stops the owner with SIGSTOP (asserted stopped) once it waits for its turn, and waits
+ * past its lease. Returns the heartbeats it made while stopped (at most 1: one under way
+ * at the stop).
+ */
+async function stopPastLease(
+  owner: StaleOwner,
+  scenario: Scenario,
+  leaseMs: number,
+): Promise<number> {
+  const { child, acquired, file } = owner;
+  await waitFor(() => beats(file("beat")) > 0, {
+    what: `${scenario.label}: the owner to wait for its turn`,
+    deadlineMs: 30_000,
+    children: [child],
+  });
+  child.signal("SIGSTOP");
+  // The signal is asynchronous: the beat at the stop is read once the owner is frozen.
+  await waitFor(() => processStopped(child.pid) !== false, {
+    what: `${scenario.label}: the owner (pid ${child.pid}) to be stopped (state T)`,
+    deadlineMs: 30_000,
+    intervalMs: 1,
+    children: [child],
+  });
+  const beatAtStop = beats(file("beat"));
+  // Past its lease (a bounded wait on the clock: the lease is time).
+  const expiry = Math.max(acquired.at + leaseMs, Date.now() + 100) + 50;
+  await waitFor(() => Date.now() > expiry, {
+    what: `${scenario.label}: the lease to expire`,
+    deadlineMs: leaseMs + 10_000,
+    children: [child],
+  });
+  // Frozen for real: at most a beat already under way when the signal landed.
+  return beats(file("beat")) - beatAtStop;
+}
+
+/** The new owner's holder name. */
+const NEW_HOLDER = `cell7-new:pid=${Deno.pid}`;
+
+/**
+ * The takeover, what it returned pushed to `moves.fresh`: the lock taken (unless it only
+ * expired), the handoff failed, requested and claimed again, or the attempt settled.
+ */
+async function takeOver(
+  store: Store,
+  scenario: Scenario,
+  moves: { acquired: StaleOwner["acquired"]; fresh: unknown[] },
+): Promise<void> {
+  const { owner, order, session } = scenario;
+  const { acquired, fresh } = moves;
+  if (owner === "compressionLock" && order !== "expired") {
+    fresh.push(await store.tryAcquireCompressionLock!(session, NEW_HOLDER, 60_000));
+  } else if (owner === "handoffClaim") {
+    fresh.push(await store.failHandoff!(session, "the claimant stalled past its lease"));
+    fresh.push(await store.requestHandoff!(session, "cell7"));
+    fresh.push(await store.claimHandoff!(session));
+  } else if (owner === "outboxAttempt") {
+    fresh.push(
+      await store.markUnknown!(acquired.id!, acquired.fence!, "the owner stalled past its lease"),
+    );
+  }
+}
+
+/**
+ * The new owner acts: publishes and releases (the lock), or completes (the handoff); what
+ * each call returned, or the name of what it threw, pushed to `fresh`.
+ */
+async function newOwnerActs(store: Store, scenario: Scenario, fresh: unknown[]): Promise<void> {
+  const { owner, session } = scenario;
+  const attempt = async (call: () => unknown) => {
+    try {
+      fresh.push(await call());
+    } catch (error) {
+      fresh.push(`threw ${error instanceof Error ? error.name : String(error)}`);
+    }
+  };
+  if (owner === "compressionLock") {
+    await attempt(async () =>
+      await store.publishCompressionChild!({
+        parentId: session,
+        childId: "child-new",
+        holder: NEW_HOLDER,
+        messages: [{ role: "system", content: "new summary" }],
+      }) !== undefined
+    );
+    await attempt(() => store.releaseCompressionLock!(session, NEW_HOLDER));
+  } else if (owner === "handoffClaim") {
+    await attempt(() => store.completeHandoff!(session));
+  }
+}
+
+/** The stale owner resumes (SIGCONT) and acts; it must exit 0. */
+async function resumeStale(owner: StaleOwner, scenario: Scenario): Promise<void> {
+  const { child, file } = owner;
+  releaseBarrier(file("go"));
+  child.signal("SIGCONT");
+  await waitFor(() => child.exited !== undefined, {
+    what: `${scenario.label}: the resumed owner to act and exit`,
+    deadlineMs: 30_000,
+  });
+  const status = await child.status;
+  ok(status.code === 0, `the resumed owner crashed: ${child.describe()}`);
+}
+
+/** The stale owner's answer and the final state, read twice, with what the run saw. */
+async function outcomeOf(
+  ctx: CellRun,
+  scenario: Scenario,
+  seen: Pick<Outcome, "fresh" | "stalled" | "between">,
+): Promise<Outcome> {
+  const file = (name: string) => `${scenario.db}.${name}`;
   const stale = JSON.parse(fileText(file("result")) ?? "{}") as Answer;
-  const obligationId = owner === "outboxAttempt"
+  const obligationId = scenario.owner === "outboxAttempt"
     ? (JSON.parse(fileText(file("acquired"))!) as { id: string }).id
     : undefined;
   const first = await finalState(ctx.target, scenario, obligationId);
   const second = await finalState(ctx.target, scenario, obligationId);
   return {
     stale,
-    fresh,
-    stalled: stalled[0] ?? -1,
-    between,
+    fresh: seen.fresh,
+    stalled: seen.stalled,
+    between: seen.between,
     final: first.state,
     again: second.state,
     invariants: first.invariants,
@@ -297,11 +368,11 @@ const STALE_ACT: Record<FencedOwner, string> = {
 };
 
 async function checkScenario(
-  ctx: CellRun,
-  t: Deno.TestContext,
+  cell: Pick<FencedRun, "ctx" | "t">,
   scenario: Scenario,
   out: Outcome,
 ): Promise<void> {
+  const { ctx, t } = cell;
   const { owner, order, label } = scenario;
   const said = verdict(out.stale);
   const answer = describeAnswer(out.stale);
@@ -397,8 +468,6 @@ async function checkScenario(
 export function fencedOwnershipCell(
   options: FencedOwnershipOptions,
 ): Promise<Deno.TestDefinition[]> {
-  const span = Math.max(1, Math.round(spanOf(options.span)));
-  const leaseMs = options.leaseMs ?? 300;
   return defineCell({
     id: 7,
     title: "fenced ownership",
@@ -406,66 +475,105 @@ export function fencedOwnershipCell(
     requires: CELL_METHODS[7],
     // The stops inside the fenced writes load the recorder (LD_PRELOAD).
     preloads: true,
-    async run(ctx, t) {
-      startTallies(ctx);
-      const probeDb = ctx.run.file("methods.db");
-      const probe = await openTargetStore(ctx.target, probeDb);
-      const has = (m: StoreMethod) => typeof probe[m] === "function";
-      await probe.close();
-      const wanted = options.owners ?? (Object.keys(OWNER_METHODS) as FencedOwner[]);
-      const owners: FencedOwner[] = [];
-      const leftOut: Record<string, string> = {};
-      for (const owner of wanted) {
-        const missing = OWNER_METHODS[owner].filter((m) => !has(m));
-        if (missing.length) leftOut[owner] = `the store lacks ${missing.join(", ")}`;
-        else owners.push(owner);
-      }
-      ctx.note("owners", owners);
-      if (Object.keys(leftOut).length) ctx.note("ownersLeftOut", leftOut);
-      await t.step(`owners probed: ${owners.join(", ") || "none"}`, () => {
-        ok(owners.length > 0, `no owner to probe: ${JSON.stringify(leftOut)}`);
-      });
-      const scenarios: Scenario[] = [];
-      for (let round = 0; round < span; round++) {
-        for (const owner of owners) {
-          for (const order of ORDERS[owner]) {
-            const label = `${owner} · ${order}${span > 1 ? ` · ${round + 1}` : ""}`;
-            scenarios.push({
-              owner,
-              order,
-              label,
-              db: ctx.run.file(`${owner}-${order}-${round}.db`),
-              session: `fenced-${owner}`,
-            });
-          }
-        }
-      }
-      // Independent files and children: every scenario at once.
-      const started = performance.now();
-      const outcomes = await Promise.all(scenarios.map((s) => runScenario(ctx, s, leaseMs)));
-      ctx.note("elapsedMs", Math.round(performance.now() - started));
-      tally(ctx, "sigkills", 0);
-      ctx.note(
-        "staleAnswers",
-        Object.fromEntries(scenarios.map((s, i) => {
-          const r = outcomes[i]!.stale;
-          return [s.label, r.threw ? r.name : JSON.stringify(r.value)];
-        })),
-      );
-      // No process is killed here: the mode is observed once the owners are done.
-      ctx.observeLeg(scenarios[0]?.db ?? probeDb, "after the owners", true);
-      for (const [i, scenario] of scenarios.entries()) {
-        await checkScenario(ctx, t, scenario, outcomes[i]!);
-      }
-      // Inside each guarded write the target declares no crash point in: a stop at each
-      // of its lock calls while a new owner takes over or settles (on with the race series).
-      if (raceSeriesOf(options.raceSeries) === "locks") {
-        await stopSeries(ctx, t, owners.flatMap((owner) => STOPPED[owner]));
-      }
-      // The settling calls beside the fences: only what they name, durable at the ack.
-      for (const owner of owners) {
-        if (owner !== "compressionLock") await settlementGuards(ctx, t, owner);
-      }
-    },
+    run: (ctx, t) => fencedRun({ ctx, t, options }),
   }, options);
+}
+
+/** What cell 7's phases share: the run, its steps and the options. */
+interface FencedRun {
+  ctx: CellRun;
+  t: Deno.TestContext;
+  options: FencedOwnershipOptions;
+}
+
+/**
+ * Cell 7's phases: the owners the store has, every scenario at once, each judged, the
+ * stops inside the fenced writes, and the settlement guards.
+ */
+async function fencedRun(cell: FencedRun): Promise<void> {
+  const { ctx, t, options } = cell;
+  startTallies(ctx);
+  const owners = await probeOwners(cell);
+  const scenarios = scenariosOf(cell, owners);
+  const outcomes = await runScenarios(cell, scenarios);
+  for (const [i, scenario] of scenarios.entries()) {
+    await checkScenario(cell, scenario, outcomes[i]!);
+  }
+  // Inside each guarded write the target declares no crash point in: a stop at each
+  // of its lock calls while a new owner takes over or settles (on with the race series).
+  if (raceSeriesOf(options.raceSeries) === "locks") {
+    await stopSeries(ctx, t, owners.flatMap((owner) => STOPPED[owner]));
+  }
+  // The settling calls beside the fences: only what they name, durable at the ack.
+  for (const owner of owners) {
+    if (owner !== "compressionLock") await settlementGuards(ctx, t, owner);
+  }
+}
+
+/**
+ * The owners to probe: those asked for (default all) whose methods the store has; the
+ * others noted as left out. A step fails when none is left.
+ */
+async function probeOwners(cell: FencedRun): Promise<FencedOwner[]> {
+  const { ctx, t, options } = cell;
+  const probe = await openTargetStore(ctx.target, ctx.run.file("methods.db"));
+  const has = (m: StoreMethod) => typeof probe[m] === "function";
+  await probe.close();
+  const wanted = options.owners ?? (Object.keys(OWNER_METHODS) as FencedOwner[]);
+  const owners: FencedOwner[] = [];
+  const leftOut: Record<string, string> = {};
+  for (const owner of wanted) {
+    const missing = OWNER_METHODS[owner].filter((m) => !has(m));
+    if (missing.length) leftOut[owner] = `the store lacks ${missing.join(", ")}`;
+    else owners.push(owner);
+  }
+  ctx.note("owners", owners);
+  if (Object.keys(leftOut).length) ctx.note("ownersLeftOut", leftOut);
+  await t.step(`owners probed: ${owners.join(", ") || "none"}`, () => {
+    ok(owners.length > 0, `no owner to probe: ${JSON.stringify(leftOut)}`);
+  });
+  return owners;
+}
+
+/** Every owner's orders, `span` rounds of them, each on a file of its own. */
+function scenariosOf(cell: FencedRun, owners: readonly FencedOwner[]): Scenario[] {
+  const span = Math.max(1, Math.round(spanOf(cell.options.span)));
+  const scenarios: Scenario[] = [];
+  for (let round = 0; round < span; round++) {
+    for (const owner of owners) {
+      for (const order of ORDERS[owner]) {
+        const label = `${owner} · ${order}${span > 1 ? ` · ${round + 1}` : ""}`;
+        scenarios.push({
+          owner,
+          order,
+          label,
+          db: cell.ctx.run.file(`${owner}-${order}-${round}.db`),
+          session: `fenced-${owner}`,
+        });
+      }
+    }
+  }
+  return scenarios;
+}
+
+/**
+ * Runs every scenario at once (independent files and children), notes the stale owners'
+ * answers, and observes the mode once they are done (no process is killed here).
+ */
+async function runScenarios(cell: FencedRun, scenarios: readonly Scenario[]): Promise<Outcome[]> {
+  const { ctx, options } = cell;
+  const leaseMs = options.leaseMs ?? 300;
+  const started = performance.now();
+  const outcomes = await Promise.all(scenarios.map((s) => runScenario(ctx, s, leaseMs)));
+  ctx.note("elapsedMs", Math.round(performance.now() - started));
+  tally(ctx, "sigkills", 0);
+  ctx.note(
+    "staleAnswers",
+    Object.fromEntries(scenarios.map((s, i) => {
+      const r = outcomes[i]!.stale;
+      return [s.label, r.threw ? r.name : JSON.stringify(r.value)];
+    })),
+  );
+  ctx.observeLeg(scenarios[0]?.db ?? ctx.run.file("methods.db"), "after the owners", true);
+  return outcomes;
 }

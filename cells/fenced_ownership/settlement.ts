@@ -16,18 +16,20 @@ import { SETTLE_GUARDS } from "./_children.ts";
  * running and the others settled as the first life left them.
  */
 async function resumeHandoffs(
-  ctx: CellRun,
-  t: Deno.TestContext,
+  cell: { ctx: CellRun; t: Deno.TestContext },
   label: string,
   db: string,
 ): Promise<void> {
+  const { ctx, t } = cell;
   let answers: unknown[] = [];
   let failed: unknown;
   try {
-    answers = await killAfterLastWrite(ctx, db, [
-      { method: "requestHandoff", session: "D" },
-      { method: "claimHandoff", session: "D" },
-    ]);
+    answers = await killAfterLastWrite(ctx, db, {
+      writes: [
+        { method: "requestHandoff", session: "D" },
+        { method: "claimHandoff", session: "D" },
+      ],
+    });
   } catch (error) {
     failed = error;
   }
@@ -86,14 +88,12 @@ export async function settlementGuards(
   const journal = ctx.run.file(`guards-${kind}.jsonl`);
   const ready = ctx.run.file(`guards-${kind}.ready`);
   const child = ctx.spawn(SETTLE_GUARDS, [db, journal, ready, kind]);
-  await killReadyAndObserve(
-    ctx,
-    child,
+  await killReadyAndObserve(ctx, child, {
     ready,
-    `the ${kind} guards' last settling call acknowledged`,
+    what: `the ${kind} guards' last settling call acknowledged`,
     db,
-    `killed after the ${kind} guards' last settling call`,
-  );
+    at: `killed after the ${kind} guards' last settling call`,
+  });
   const entries = readAckJournal<GuardJournal>(journal);
   const wrong = entries.find((e) => e.wrong)?.wrong ?? [];
   const last = entries.find((e) => e.last);
@@ -112,7 +112,7 @@ export async function settlementGuards(
     () => ok(wrong.length === 0, wrong.join("; ")),
   );
   const want = kind === "handoff" ? "failed" : "unknown";
-  if (kind === "handoff") await resumeHandoffs(ctx, t, label, db);
+  if (kind === "handoff") await resumeHandoffs({ ctx, t }, label, db);
   await t.step(`${label}: the last settling call is durable the instant it returned`, () => {
     ok(last?.answer === true, `the last ${last?.last ?? "settling call"} answered ${last?.answer}`);
     ok(

@@ -1,12 +1,10 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../../harness/ack_journal.ts";
+import type { Child } from "../../harness/child.ts";
 import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { type EditJudgement, type EditStep, judgeEdits } from "./judge.ts";
 import { resumedStep } from "../moves/resume.ts";
-
-/** Steps a resumed editor takes: a fork falls on every seventh step. */
-const RESUMED_STEPS = 7;
 import { awaitCrash, killAfterAcks, killReadyAndObserve } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { raceSeries, raceSeriesOf } from "../moves/race.ts";
@@ -20,6 +18,9 @@ import {
   type StoredMessage,
 } from "../contract/target.ts";
 import { EDITOR } from "./_children.ts";
+
+/** Steps a resumed editor takes: a fork falls on every seventh step. */
+const RESUMED_STEPS = 7;
 
 /**
  * Options of {@linkcode forkDeterminismCell}.
@@ -44,16 +45,42 @@ export interface ForkDeterminismOptions extends CellOptions {
   crashPoints?: boolean;
 }
 
+/** What cell 4's phases share: the run, its steps and the options. */
+interface ForkRun {
+  ctx: CellRun;
+  t: Deno.TestContext;
+  options: ForkDeterminismOptions;
+}
+
+/** An editor's files: its database and its journals of acknowledged steps and intents. */
+interface EditorFiles {
+  db: string;
+  acksPath: string;
+  intentsPath: string;
+}
+
+/** The files of an editor in `dir` (`store.db`, `acks.jsonl`, `intents.jsonl`). */
+function editorIn(dir: string): EditorFiles {
+  return {
+    db: `${dir}/store.db`,
+    acksPath: `${dir}/acks.jsonl`,
+    intentsPath: `${dir}/intents.jsonl`,
+  };
+}
+
+/** Judges a killed editor's file against its journals; notes and counts what it found. */
 async function checkRun(
-  ctx: CellRun,
-  t: Deno.TestContext,
+  cell: Pick<ForkRun, "ctx" | "t">,
   label: string,
-  db: string,
-  acksPath: string,
-  intentsPath: string,
+  files: EditorFiles,
 ): Promise<EditJudgement> {
+  const { ctx, t } = cell;
+  const { db, acksPath, intentsPath } = files;
   const acks = readAckJournal<EditStep>(acksPath);
-  const judged = await judgeEdits(ctx.target, db, acks, readAckJournal<EditStep>(intentsPath));
+  const judged = await judgeEdits(ctx.target, db, {
+    acks,
+    intents: readAckJournal<EditStep>(intentsPath),
+  });
   const inflight = judged.inflight;
   ctx.note(label, {
     acknowledged: acks.length,
@@ -75,14 +102,12 @@ async function checkRun(
  * life's step in flight counted when the state showed it applied).
  */
 async function resumeRun(
-  ctx: CellRun,
-  t: Deno.TestContext,
+  cell: Pick<ForkRun, "ctx" | "t">,
   label: string,
-  db: string,
-  acksPath: string,
-  intentsPath: string,
-  judged: EditJudgement,
+  state: EditorFiles & { judged: EditJudgement },
 ): Promise<void> {
+  const { ctx, t } = cell;
+  const { db, acksPath, intentsPath, judged } = state;
   const what = `${label}, resumed`;
   const acks = readAckJournal<EditStep>(acksPath);
   if (judged.applied < acks.length) {
@@ -104,12 +129,10 @@ async function resumeRun(
   ];
   if (!await resumedStep(ctx, t, { ops: "steps", script: EDITOR, args, db, label })) return;
   const later = readAckJournal<EditStep>(resumed.acks);
-  const again = await judgeEdits(
-    ctx.target,
-    db,
-    [...base, ...later],
-    readAckJournal<EditStep>(resumed.intents),
-  );
+  const again = await judgeEdits(ctx.target, db, {
+    acks: [...base, ...later],
+    intents: readAckJournal<EditStep>(resumed.intents),
+  });
   tally(ctx, "acknowledgedOps", later.length);
   tally(ctx, "lost", again.lost);
   await checkSteps(t, again.checks, `${what}: `);
@@ -221,7 +244,6 @@ async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string
 export function forkDeterminismCell(
   options: ForkDeterminismOptions,
 ): Promise<Deno.TestDefinition[]> {
-  const threshold = options.minAcknowledged ?? 30;
   return defineCell({
     id: 4,
     title: "fork determinism",
@@ -229,127 +251,186 @@ export function forkDeterminismCell(
     requires: CELL_METHODS[4],
     requiresOneOf: [["getSession", "listSessions"]],
     preloads: true,
-    async run(ctx, t) {
-      startTallies(ctx);
-      const seed = ctx.seed;
-      const db = ctx.run.file("store.db");
-      const acksPath = ctx.run.file("acks.jsonl");
-      const intentsPath = ctx.run.file("intents.jsonl");
-      // A random moment after the threshold: up to 20 more acknowledged steps.
-      const killAt = threshold + Math.floor(ctx.random() * 21);
-      // Started first, they run beside the random kill's editor (independent files).
-      const lastSteps = (["fork", "rewind"] as const).map((op) => {
-        const dir = ctx.run.file(`last-${op}`);
-        Deno.mkdirSync(dir);
-        const child = ctx.spawn(EDITOR, [
-          `${dir}/store.db`,
-          `${dir}/acks.jsonl`,
-          `${dir}/intents.jsonl`,
-          String(seed),
-          op,
-        ]);
-        return { op, dir, child };
-      });
-      const child = ctx.spawn(EDITOR, [db, acksPath, intentsPath, String(seed)]);
-      await killAfterAcks(ctx, child, db, acksPath, killAt, "edit steps", options.deadlineMs);
-      const random = await checkRun(ctx, t, "random kill", db, acksPath, intentsPath);
-      await resumeRun(ctx, t, "random kill", db, acksPath, intentsPath, random);
-      // Killed right after the first acknowledged fork (or rewind) was journaled, with no
-      // write after it: that step must be durable.
-      for (const { op, dir, child } of lastSteps) {
-        const ready = `${dir}/acks.jsonl.ready`;
-        await killReadyAndObserve(
-          ctx,
-          child,
-          ready,
-          `the editor to stop after its first ${op}`,
-          `${dir}/store.db`,
-          `killed after the first acknowledged ${op}`,
-        );
-        const label = `killed right after an acknowledged ${op}`;
-        await t.step(`${label}: it was the last step journaled`, () => {
-          const last = readAckJournal<EditStep>(`${dir}/acks.jsonl`).at(-1);
-          ok(last?.op === op, `the last acknowledged step is ${JSON.stringify(last)}`);
-        });
-        await checkRun(
-          ctx,
-          t,
-          label,
-          `${dir}/store.db`,
-          `${dir}/acks.jsonl`,
-          `${dir}/intents.jsonl`,
-        );
-      }
-      await checkCompareAndSwap(ctx, t, ctx.run.file("cas.db"));
-
-      const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
-        .filter((p) => p.startsWith("rewindToMessage:") || p.startsWith("forkSession:"));
-      // Inside an operation with no declared crash point: a kill at each of its calls.
-      // The editor's first bracketed operation is a fork (step 4), its second a rewind.
-      const kind = seriesKind(options.killSeries);
-      for (const [op, occurrence] of [["forkSession", 1], ["rewindToMessage", 2]] as const) {
-        if (kind === "off" || points.some((p) => p.startsWith(`${op}:`))) continue;
-        await killSeries(ctx, t, {
-          op,
-          occurrence,
-          script: EDITOR,
-          args: (db, dir) => [db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`, String(seed)],
-          async check(db, dir, label) {
-            await checkRun(ctx, t, label, db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`);
-          },
-          async resume(db, dir, label) {
-            const acks = `${dir}/acks.jsonl`;
-            const intents = `${dir}/intents.jsonl`;
-            // Read without steps: the state was judged (and its steps registered) just before.
-            const judged = await judgeEdits(
-              ctx.target,
-              db,
-              readAckJournal<EditStep>(acks),
-              readAckJournal<EditStep>(intents),
-            );
-            await resumeRun(ctx, t, label, db, acks, intents, judged);
-          },
-        }, kind);
-      }
-      // A writer racing the rewind at each of its lock calls (a split after the checks).
-      if (
-        raceSeriesOf(options.raceSeries) === "locks" &&
-        !points.some((p) => p.startsWith("rewindToMessage:"))
-      ) {
-        await raceSeries(ctx, t, "rewindToMessage");
-      }
-      // An append (a fork) stopped at each of its lock calls while the session is rotated
-      // (rewound) by another process (on with the race series).
-      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["fork"]);
-
-      if (options.crashPoints === false) return;
-      ctx.note("crashPoints", points);
-      for (const point of points) {
-        const op = point.startsWith("rewind") ? "rewind" : "fork";
-        const pointDb = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
-        const pointAcks = `${pointDb}.acks.jsonl`;
-        const pointIntents = `${pointDb}.intents.jsonl`;
-        // @2: one step of the kind is acknowledged, the second dies at the point.
-        const crasher = ctx.spawn(EDITOR, [pointDb, pointAcks, pointIntents, String(seed)], {
-          env: { SESSION_DB_CRASH_AT: `${point}@2` },
-        });
-        const killed = await awaitCrash(ctx, crasher, point, pointDb, pointAcks);
-        await t.step(`${point}: the child died there by SIGKILL`, () => {
-          ok(killed, crasher.describe());
-          const acks = readAckJournal<EditStep>(pointAcks);
-          const inflight = readAckJournal<EditStep>(pointIntents).at(-1);
-          ok(
-            acks.filter((a) => a.op === op).length === 1,
-            `expected one acknowledged ${op} before the crash`,
-          );
-          ok(
-            inflight?.op === op && inflight.s > (acks.at(-1)?.s ?? -1),
-            `the step in flight is ${JSON.stringify(inflight)}, not a ${op}`,
-          );
-        });
-        const judged = await checkRun(ctx, t, point, pointDb, pointAcks, pointIntents);
-        await resumeRun(ctx, t, point, pointDb, pointAcks, pointIntents, judged);
-      }
-    },
+    run: (ctx, t) => forkRun({ ctx, t, options }),
   }, options);
+}
+
+/**
+ * Cell 4's phases: the random kill (beside it, editors stopped after their first fork and
+ * rewind, then killed), the compare-and-swap, the kill series inside a fork and a rewind,
+ * the lock races and stops, and the crash points.
+ */
+async function forkRun(cell: ForkRun): Promise<void> {
+  const { ctx, t, options } = cell;
+  startTallies(ctx);
+  // A random moment after the threshold: up to 20 more acknowledged steps.
+  const killAt = (options.minAcknowledged ?? 30) + Math.floor(ctx.random() * 21);
+  // Started first, they run beside the random kill's editor (independent files).
+  const lastSteps = startLastSteps(ctx);
+  await randomKill(cell, killAt);
+  await killLastSteps(cell, lastSteps);
+  await checkCompareAndSwap(ctx, t, ctx.run.file("cas.db"));
+  const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
+    .filter((p) => p.startsWith("rewindToMessage:") || p.startsWith("forkSession:"));
+  await editSeries(cell, points);
+  await lockRaces(cell, points);
+  if (options.crashPoints === false) return;
+  await crashPointKills(cell, points);
+}
+
+/** An editor that stops right after its first acknowledged step of `op` and waits there. */
+interface LastStep {
+  op: "fork" | "rewind";
+  dir: string;
+  child: Child;
+}
+
+/** Spawns the editors that stop after their first fork, and rewind. */
+function startLastSteps(ctx: CellRun): LastStep[] {
+  return (["fork", "rewind"] as const).map((op) => {
+    const dir = ctx.run.file(`last-${op}`);
+    Deno.mkdirSync(dir);
+    const files = editorIn(dir);
+    const child = ctx.spawn(EDITOR, [
+      files.db,
+      files.acksPath,
+      files.intentsPath,
+      String(ctx.seed),
+      op,
+    ]);
+    return { op, dir, child };
+  });
+}
+
+/** The editor SIGKILLed at a random moment after `killAt` acknowledged steps, judged, resumed. */
+async function randomKill(cell: ForkRun, killAt: number): Promise<void> {
+  const { ctx, options } = cell;
+  const files = {
+    db: ctx.run.file("store.db"),
+    acksPath: ctx.run.file("acks.jsonl"),
+    intentsPath: ctx.run.file("intents.jsonl"),
+  };
+  const child = ctx.spawn(EDITOR, [files.db, files.acksPath, files.intentsPath, String(ctx.seed)]);
+  await killAfterAcks(ctx, child, {
+    db: files.db,
+    acksPath: files.acksPath,
+    count: killAt,
+    what: "edit steps",
+    deadlineMs: options.deadlineMs,
+  });
+  const random = await checkRun(cell, "random kill", files);
+  await resumeRun(cell, "random kill", { ...files, judged: random });
+}
+
+/**
+ * The editors stopped right after their first acknowledged fork (or rewind) was journaled,
+ * killed there with no write after it: that step must be durable.
+ */
+async function killLastSteps(cell: ForkRun, lastSteps: readonly LastStep[]): Promise<void> {
+  const { ctx, t } = cell;
+  for (const { op, dir, child } of lastSteps) {
+    const files = editorIn(dir);
+    await killReadyAndObserve(ctx, child, {
+      ready: `${files.acksPath}.ready`,
+      what: `the editor to stop after its first ${op}`,
+      db: files.db,
+      at: `killed after the first acknowledged ${op}`,
+    });
+    const label = `killed right after an acknowledged ${op}`;
+    await t.step(`${label}: it was the last step journaled`, () => {
+      const last = readAckJournal<EditStep>(files.acksPath).at(-1);
+      ok(last?.op === op, `the last acknowledged step is ${JSON.stringify(last)}`);
+    });
+    await checkRun(cell, label, files);
+  }
+}
+
+/**
+ * Inside an operation with no declared crash point: a kill at each of its calls, each
+ * state judged and resumed. The editor's first bracketed operation is a fork (step 4), its
+ * second a rewind.
+ */
+async function editSeries(cell: ForkRun, points: readonly string[]): Promise<void> {
+  const { ctx, t, options } = cell;
+  const kind = seriesKind(options.killSeries);
+  for (const [op, occurrence] of [["forkSession", 1], ["rewindToMessage", 2]] as const) {
+    if (kind === "off" || points.some((p) => p.startsWith(`${op}:`))) continue;
+    await killSeries(ctx, t, {
+      op,
+      occurrence,
+      script: EDITOR,
+      args: (db, dir) => [db, `${dir}/acks.jsonl`, `${dir}/intents.jsonl`, String(ctx.seed)],
+      async check(db, dir, label) {
+        await checkRun(cell, label, { ...editorIn(dir), db });
+      },
+      async resume(db, dir, label) {
+        const files = { ...editorIn(dir), db };
+        // Read without steps: the state was judged (and its steps registered) just before.
+        const judged = await judgeEdits(ctx.target, db, {
+          acks: readAckJournal<EditStep>(files.acksPath),
+          intents: readAckJournal<EditStep>(files.intentsPath),
+        });
+        await resumeRun(cell, label, { ...files, judged });
+      },
+      kind,
+    });
+  }
+}
+
+/**
+ * With the race series on: a writer racing the rewind at each of its lock calls (a split
+ * after the checks; where the target declares no crash point in it), and an append (a
+ * fork) stopped at each of its lock calls while the session is rotated (rewound) by
+ * another process.
+ */
+async function lockRaces(cell: ForkRun, points: readonly string[]): Promise<void> {
+  const { ctx, t, options } = cell;
+  if (
+    raceSeriesOf(options.raceSeries) === "locks" &&
+    !points.some((p) => p.startsWith("rewindToMessage:"))
+  ) {
+    await raceSeries(ctx, t, "rewindToMessage");
+  }
+  if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["fork"]);
+}
+
+/**
+ * A fresh editor at each `rewindToMessage:*` and `forkSession:*` point the target lists,
+ * dying there in the second step of its kind (one acknowledged); each file judged and
+ * resumed.
+ */
+async function crashPointKills(cell: ForkRun, points: readonly string[]): Promise<void> {
+  const { ctx, t } = cell;
+  ctx.note("crashPoints", points);
+  for (const point of points) {
+    const op = point.startsWith("rewind") ? "rewind" : "fork";
+    const pointDb = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
+    const files = {
+      db: pointDb,
+      acksPath: `${pointDb}.acks.jsonl`,
+      intentsPath: `${pointDb}.intents.jsonl`,
+    };
+    // @2: one step of the kind is acknowledged, the second dies at the point.
+    const crasher = ctx.spawn(
+      EDITOR,
+      [files.db, files.acksPath, files.intentsPath, String(ctx.seed)],
+      { env: { SESSION_DB_CRASH_AT: `${point}@2` } },
+    );
+    const killed = await awaitCrash(ctx, crasher, { point, ...files });
+    await t.step(`${point}: the child died there by SIGKILL`, () => {
+      ok(killed, crasher.describe());
+      const acks = readAckJournal<EditStep>(files.acksPath);
+      const inflight = readAckJournal<EditStep>(files.intentsPath).at(-1);
+      ok(
+        acks.filter((a) => a.op === op).length === 1,
+        `expected one acknowledged ${op} before the crash`,
+      );
+      ok(
+        inflight?.op === op && inflight.s > (acks.at(-1)?.s ?? -1),
+        `the step in flight is ${JSON.stringify(inflight)}, not a ${op}`,
+      );
+    });
+    const judged = await checkRun(cell, point, files);
+    await resumeRun(cell, point, { ...files, judged });
+  }
 }

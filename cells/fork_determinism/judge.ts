@@ -125,32 +125,19 @@ export interface EditJudgement extends StateJudgement {
   applied: number;
 }
 
-/**
- * Reads the editor's file twice through the target and judges it against its journals:
- * no row duplicated (contents and ids, inactive rows too); rows only the rewinds removed
- * inactive, those of acknowledged rewinds still there; the file exactly what a prefix
- * of the steps (the acknowledged ones and the one in flight) leaves, never a mix, and
- * that prefix holding every acknowledged step; branches whole or absent and disjoint
- * from `main`; two passes identical, `integrity_check` ok, the store's invariants.
- */
-export async function judgeEdits(
-  target: string,
-  db: string,
-  acks: readonly EditStep[],
-  intents: readonly EditStep[],
-): Promise<EditJudgement> {
-  const last = acks.at(-1);
-  const pending = intents.filter((i) => i.s > (last?.s ?? -1));
-  const inflight = pending[0];
-  const steps = [...acks, ...pending.slice(0, 1)];
-  const forks = [...acks, ...pending].filter((a) => a.op === "fork").map((a) => a.branch!);
-  const first = await recoverEdits(target, db, forks);
-  const second = await recoverEdits(target, db, forks);
-  const rewinds = acks.filter((a) => a.op === "rewind");
+/** The editor's journals {@linkcode judgeEdits} judges a file against. */
+export interface EditJournals {
+  /** The acknowledged steps. */
+  acks: readonly EditStep[];
+  /** The intents (the step in flight is the first after the last acknowledged one). */
+  intents: readonly EditStep[];
+}
 
+/** A row stored more than once: the same content twice, or the same id twice. */
+function duplicatedRows(rows: readonly Row[]): string[] {
   const duplicated: string[] = [];
   const byContent = new Map<string | null, number[]>();
-  for (const row of first.rows) {
+  for (const row of rows) {
     byContent.set(row.content, [...byContent.get(row.content) ?? [], row.id]);
   }
   const dup = [...byContent].find(([, ids]) => ids.length > 1);
@@ -161,10 +148,21 @@ export async function judgeEdits(
       }): a rewind re-inserted the kept prefix`,
     );
   }
-  const ids = first.rows.map((r) => r.id);
+  const ids = rows.map((r) => r.id);
   if (new Set(ids).size !== ids.length) duplicated.push(`duplicate row ids in ${ids.join(", ")}`);
+  return duplicated;
+}
 
-  const byId = new Map(first.rows.map((r) => [r.id, r]));
+/**
+ * The rewinds' rows: each an acknowledged rewind removed still there and inactive
+ * (`notRewound` lists those that are not), and no other row inactive (`stray`, the first).
+ */
+function rewoundRows(
+  state: RecoveredEdits,
+  rewinds: readonly EditStep[],
+  inflight: EditStep | undefined,
+): { notRewound: string[]; stray: Row | undefined } {
+  const byId = new Map(state.rows.map((r) => [r.id, r]));
   const rewound = new Set([...rewinds, ...inflight?.op === "rewind" ? [inflight] : []]
     .flatMap((rewind) => rewind.deactivated!));
   const notRewound = rewinds.flatMap((rewind) =>
@@ -176,51 +174,147 @@ export async function judgeEdits(
         : [];
     })
   );
-  const stray = first.rows.find((r) => !r.active && !rewound.has(r.id));
+  const stray = state.rows.find((r) => !r.active && !rewound.has(r.id));
+  return { notRewound, stray };
+}
 
-  let after = -1;
-  for (let n = steps.length; n >= 0 && after === -1; n--) {
-    if (notAfter(first, steps, n) === null) after = n;
-  }
-  const whyNot = notAfter(first, steps, acks.length);
-
-  const branchViolations: string[] = [];
-  const branchesMissing: string[] = [];
+/**
+ * The branches: every acknowledged one whole (`missing` when absent), none sharing rows
+ * with `main`, the one in flight whole or absent.
+ */
+function branchProblems(
+  state: RecoveredEdits,
+  acks: readonly EditStep[],
+  inflight: EditStep | undefined,
+): { violations: string[]; missing: string[] } {
+  const violations: string[] = [];
+  const missing: string[] = [];
+  const mainIds = new Set(state.rows.map((r) => r.id));
   for (const fork of acks.filter((a) => a.op === "fork")) {
-    const branch = first.branches[fork.branch!]!;
+    const branch = state.branches[fork.branch!]!;
     if (!branch.exists) {
-      branchesMissing.push(`branch ${fork.branch} (acknowledged at step ${fork.s}) is missing`);
+      missing.push(`branch ${fork.branch} (acknowledged at step ${fork.s}) is missing`);
     } else if (show(contents(branch.rows)) !== show(fork.expectBranch)) {
-      branchViolations.push(
+      violations.push(
         `branch ${fork.branch} forked at ${fork.at} holds ${show(contents(branch.rows))}, not ${
           show(fork.expectBranch)
         }`,
       );
     }
   }
-  for (const [name, branch] of Object.entries(first.branches)) {
-    if (branch.rows.some((r) => byId.has(r.id))) {
-      branchViolations.push(`branch ${name} shares rows with main`);
+  for (const [name, branch] of Object.entries(state.branches)) {
+    if (branch.rows.some((r) => mainIds.has(r.id))) {
+      violations.push(`branch ${name} shares rows with main`);
     }
   }
   if (inflight?.op === "fork") {
-    const branch = first.branches[inflight.branch!]!;
+    const branch = state.branches[inflight.branch!]!;
     const absent = !branch.exists && branch.rows.length === 0;
     const complete = branch.exists &&
       show(contents(branch.rows)) === show(inflight.expectBranch);
     if (!absent && !complete) {
-      branchViolations.push(
+      violations.push(
         `in-flight branch ${inflight.branch} is partial: exists ${branch.exists}, holds ${
           show(contents(branch.rows))
         }, expected ${show(inflight.expectBranch)} or nothing`,
       );
     }
   }
+  return { violations, missing };
+}
 
+/** The most steps (acknowledged, then the one in flight) whose state the file is; -1: none. */
+function stepsApplied(state: RecoveredEdits, steps: readonly EditStep[]): number {
+  for (let n = steps.length; n >= 0; n--) {
+    if (notAfter(state, steps, n) === null) return n;
+  }
+  return -1;
+}
+
+/**
+ * When no prefix of the steps fits (a consistency failure), the steps whose transcript
+ * contents the active rows still are: only the acknowledged steps past them count as lost,
+ * so durability and consistency stay apart.
+ */
+function stepsByContent(state: RecoveredEdits, steps: readonly EditStep[]): number {
+  const active = show(state.rows.filter((r) => r.active).map((r) => r.content));
+  for (let n = steps.length; n >= 0; n--) {
+    if (active === show(n === 0 ? [] : steps[n - 1]!.expect.map(([, c]) => c))) return n;
+  }
+  return -1;
+}
+
+/**
+ * The transcript's check: at most one step in flight, the file the state after a prefix
+ * of the steps, and that prefix holding every acknowledged step.
+ */
+function transcriptCheck(
+  state: RecoveredEdits,
+  journals: { acks: readonly EditStep[]; pending: readonly EditStep[] },
+  after: number,
+): StateCheck {
+  const { acks, pending } = journals;
+  const last = acks.at(-1);
+  const inflight = pending[0];
+  const steps = [...acks, ...pending.slice(0, 1)];
+  const whyNot = notAfter(state, steps, acks.length);
+  return {
+    name: `transcript is acknowledged step ${last?.s ?? "none"} or in-flight ${
+      inflight ? `${inflight.op} ${inflight.s}` : "none"
+    } wholly applied`,
+    violations: [
+      ...(pending.length > 1
+        ? [`${pending.length} steps in flight at once (${pending.map((p) => p.s).join(", ")})`]
+        : []),
+      ...(after === -1
+        ? [
+          `the state is no prefix of the ${steps.length} steps (after the acknowledged ones: ${whyNot})`,
+        ]
+        : []),
+    ],
+    missing: after !== -1 && after < acks.length
+      ? [`the state is the one after ${after} of ${acks.length} acknowledged steps: ${whyNot}`]
+      : [],
+  };
+}
+
+/**
+ * Reads the editor's file twice through the target and judges it against its journals:
+ * no row duplicated (contents and ids, inactive rows too); rows only the rewinds removed
+ * inactive, those of acknowledged rewinds still there; the file exactly what a prefix
+ * of the steps (the acknowledged ones and the one in flight) leaves, never a mix, and
+ * that prefix holding every acknowledged step; branches whole or absent and disjoint
+ * from `main`; two passes identical, `integrity_check` ok, the store's invariants.
+ *
+ * @example
+ * ```ts ignore
+ * const judged = await judgeEdits(target, db, {
+ *   acks: readAckJournal<EditStep>(acksPath),
+ *   intents: readAckJournal<EditStep>(intentsPath),
+ * });
+ * console.log(judged.applied, judged.lost);
+ * ```
+ */
+export async function judgeEdits(
+  target: string,
+  db: string,
+  journals: EditJournals,
+): Promise<EditJudgement> {
+  const { acks, intents } = journals;
+  const pending = intents.filter((i) => i.s > (acks.at(-1)?.s ?? -1));
+  const inflight = pending[0];
+  const steps = [...acks, ...pending.slice(0, 1)];
+  const forks = [...acks, ...pending].filter((a) => a.op === "fork").map((a) => a.branch!);
+  const first = await recoverEdits(target, db, forks);
+  const second = await recoverEdits(target, db, forks);
+  const rewinds = acks.filter((a) => a.op === "rewind");
+  const { notRewound, stray } = rewoundRows(first, rewinds, inflight);
+  const applied = stepsApplied(first, steps);
+  const branches = branchProblems(first, acks, inflight);
   const checks: StateCheck[] = [
     {
       name: `no prefix row duplicated after ${rewinds.length} rewinds`,
-      violations: duplicated,
+      violations: duplicatedRows(first.rows),
       missing: [],
     },
     {
@@ -232,49 +326,24 @@ export async function judgeEdits(
         : [],
       missing: notRewound,
     },
-    {
-      name: `transcript is acknowledged step ${last?.s ?? "none"} or in-flight ${
-        inflight ? `${inflight.op} ${inflight.s}` : "none"
-      } wholly applied`,
-      violations: [
-        ...(pending.length > 1
-          ? [`${pending.length} steps in flight at once (${pending.map((p) => p.s).join(", ")})`]
-          : []),
-        ...(after === -1
-          ? [
-            `the state is no prefix of the ${steps.length} steps (after the acknowledged ones: ${whyNot})`,
-          ]
-          : []),
-      ],
-      missing: after !== -1 && after < acks.length
-        ? [`the state is the one after ${after} of ${acks.length} acknowledged steps: ${whyNot}`]
-        : [],
-    },
+    transcriptCheck(first, { acks, pending }, applied),
     {
       name: "every acknowledged branch is its parent's prefix at fork time",
-      violations: branchViolations,
-      missing: branchesMissing,
+      violations: branches.violations,
+      missing: branches.missing,
     },
     {
       name: "recovery deterministic, integrity and invariants",
-      violations: soundness(db, first, second, first.invariants),
+      violations: soundness(db, [first, second], first.invariants),
       missing: [],
     },
   ];
-  const applied = after;
-  if (after === -1) {
-    // No prefix fits (a consistency failure): count as lost only the acknowledged steps
-    // whose transcript contents are missing, so durability and consistency stay apart.
-    const active = show(first.rows.filter((r) => r.active).map((r) => r.content));
-    for (let n = steps.length; n >= 0 && after === -1; n--) {
-      if (active === show(n === 0 ? [] : steps[n - 1]!.expect.map(([, c]) => c))) after = n;
-    }
-  }
+  const kept = applied === -1 ? stepsByContent(first, steps) : applied;
   return {
     state: first,
     ...(inflight ? { inflight } : {}),
     checks,
     applied,
-    lost: Math.max(0, acks.length - Math.max(after, 0)),
+    lost: Math.max(0, acks.length - Math.max(kept, 0)),
   };
 }

@@ -46,12 +46,10 @@ function resumeEdits(
         ...parseAcks<EditStep>(acks),
         ...(inflightLanded(judged) ? [judged.inflight!] : []),
       ];
-      const judgedAgain = await judgeEdits(
-        run.target,
-        db,
-        [...recovered, ...readAckJournal<EditStep>(more)],
-        [...recovered, ...readAckJournal<EditStep>(intents)],
-      );
+      const judgedAgain = await judgeEdits(run.target, db, {
+        acks: [...recovered, ...readAckJournal<EditStep>(more)],
+        intents: [...recovered, ...readAckJournal<EditStep>(intents)],
+      });
       return problemsOf(judgedAgain.checks);
     },
   };
@@ -119,7 +117,7 @@ export async function powerLossForkRun(options: PowerLossRunOptions): Promise<Po
       // Steps run one at a time: before a state's instant at most the step after its
       // last acknowledgement was in flight.
       const acks = parseAcks<EditStep>(lines);
-      return judgeEdits(run.target, db, acks, journaled.slice(0, acks.length + 1));
+      return judgeEdits(run.target, db, { acks, intents: journaled.slice(0, acks.length + 1) });
     },
     resume: resumeEdits(run, journaled),
   });

@@ -42,19 +42,33 @@ export async function killLanding(child: Child, what: string): Promise<number> {
   }
 }
 
+/** When {@linkcode killAfterAcks} kills, and where it observes the journal mode. */
+export interface AcksKill {
+  /** The database the child writes. */
+  db: string;
+  /** The child's acknowledgement journal. */
+  acksPath: string;
+  /** Acknowledgements to wait for. */
+  count: number;
+  /** What is acknowledged, e.g. `rotations`. */
+  what: string;
+  /** How long to wait for them (default 60 s). */
+  deadlineMs?: number | undefined;
+}
+
 /**
- * SIGKILLs `child` (asserted alive) once `acksPath` holds `count` acknowledgements, and
- * observes the journal mode it ran in on `db` before anything reopens it.
+ * SIGKILLs `child` (asserted alive) once `kill.acksPath` holds `kill.count`
+ * acknowledgements, and observes the journal mode it ran in on `kill.db` before anything
+ * reopens it.
+ *
+ * @example
+ * ```ts ignore
+ * const child = ctx.spawn(ROTATOR, [db, acksPath, "0"]);
+ * await killAfterAcks(ctx, child, { db, acksPath, count: 50, what: "rotations" });
+ * ```
  */
-export async function killAfterAcks(
-  ctx: CellRun,
-  child: Child,
-  db: string,
-  acksPath: string,
-  count: number,
-  what: string,
-  deadlineMs = 60_000,
-): Promise<void> {
+export async function killAfterAcks(ctx: CellRun, child: Child, kill: AcksKill): Promise<void> {
+  const { db, acksPath, count, what, deadlineMs = 60_000 } = kill;
   try {
     const waited = await waitFor(() => countAcks(acksPath) >= count, {
       what: `${count} acknowledged ${what}`,
@@ -71,16 +85,29 @@ export async function killAfterAcks(
   ctx.observeLeg(db, `random kill after ${count} ${what}`);
 }
 
+/** How long {@linkcode untilExited} waits, and what it reports when time runs out. */
+export interface ExitWait {
+  /** How long to wait (default 30 s). */
+  deadlineMs?: number;
+  /** What the child had done, for the message when time runs out. */
+  observed?: () => string;
+}
+
 /**
  * Waits (bounded) for `child` to exit on its own, then reaps it: a crash point or the
- * end of its work, never our kill. `observed` names what it had done when time ran out.
+ * end of its work, never our kill.
+ *
+ * @example
+ * ```ts ignore
+ * await untilExited(sender, "the sender to reach its crash point");
+ * ```
  */
 export async function untilExited(
   child: Child,
   what: string,
-  deadlineMs = 30_000,
-  observed?: () => string,
+  wait: ExitWait = {},
 ): Promise<void> {
+  const { deadlineMs = 30_000, observed } = wait;
   try {
     await waitFor(() => child.exited !== undefined, {
       what,
@@ -136,17 +163,28 @@ export function holdsLockIn(pid: number, dir: string): boolean | undefined {
   }
 }
 
+/** Where a child waits to be killed, and how long to wait for it to get there. */
+export interface ReadyKill {
+  /** The file the child creates once it got to the moment it waits in. */
+  ready: string;
+  /** What is awaited, for the wait's message. */
+  what: string;
+  /** How long to wait (default 60 s). */
+  deadlineMs?: number;
+}
+
 /**
- * SIGKILLs `child` (asserted alive) once it has created `ready`: the child got to the
+ * SIGKILLs `child` (asserted alive) once it has created `kill.ready`: the child got to the
  * moment the caller wants it killed in, and waits there. Fails at once, with its stderr,
  * when it dies first; reaps it either way.
+ *
+ * @example
+ * ```ts ignore
+ * await killWhenReady(child, { ready: `${dir}/ready`, what: "the holder to take the lock" });
+ * ```
  */
-export async function killWhenReady(
-  child: Child,
-  ready: string,
-  what: string,
-  deadlineMs: number,
-): Promise<void> {
+export async function killWhenReady(child: Child, kill: ReadyKill): Promise<void> {
+  const { ready, what, deadlineMs = 60_000 } = kill;
   try {
     await waitFor(() => exists(ready), { what, deadlineMs, children: [child] });
     await killLanding(child, `the child once ready (${what})`);
@@ -155,23 +193,37 @@ export async function killWhenReady(
   }
 }
 
+/** A {@linkcode ReadyKill} and where its journal mode is observed. */
+export interface ObservedKill extends ReadyKill {
+  /** The database the child writes. */
+  db: string;
+  /** When, for the observation, e.g. `killed after the first acknowledged fork`. */
+  at: string;
+}
+
 /**
  * {@linkcode killWhenReady}, counted as a SIGKILL, then observes the journal mode the
- * child ran in on `db` at `at`. Not as at rest: a store that acknowledges before COMMIT
- * has a transaction open when it is killed after its acknowledgement.
+ * child ran in on `kill.db` at `kill.at`. Not as at rest: a store that acknowledges before
+ * COMMIT has a transaction open when it is killed after its acknowledgement.
+ *
+ * @example
+ * ```ts ignore
+ * await killReadyAndObserve(ctx, holder, {
+ *   ready,
+ *   what: "the holder to take the compression lock",
+ *   db,
+ *   at: "dead holder (waiting with the lock)",
+ * });
+ * ```
  */
 export async function killReadyAndObserve(
   ctx: CellRun,
   child: Child,
-  ready: string,
-  what: string,
-  db: string,
-  at: string,
-  deadlineMs = 60_000,
+  kill: ObservedKill,
 ): Promise<void> {
-  await killWhenReady(child, ready, what, deadlineMs);
+  await killWhenReady(child, kill);
   tally(ctx, "sigkills", 1);
-  ctx.observeLeg(db, at);
+  ctx.observeLeg(kill.db, kill.at);
 }
 
 /** A write `children/last_write.ts` makes: a store method it knows, on a session. */
@@ -182,22 +234,38 @@ export interface LastWrite {
   session: string;
 }
 
+/** The writes {@linkcode killAfterLastWrite} has made, and what it does between them. */
+export interface LastWritePlan {
+  /** The writes, in order; the child is killed right after the last is acknowledged. */
+  writes: readonly LastWrite[];
+  /** Looks at each answer but the last from this process before the next write. */
+  between?: (answer: unknown, i: number) => Promise<void>;
+  /** How long each wait may take (default 60 s). */
+  deadlineMs?: number;
+}
+
 /**
- * Runs `children/last_write.ts` over `writes`: the child makes each, journals the store's answer
- * and, before the next, waits until `between(answer, i)` has looked at it from this process
- * (an acknowledged write is visible to every other process at once). After the last it is
- * SIGKILLed (asserted alive) with nothing written after it, so that write must be durable
- * the instant it was acknowledged (a store that commits it only at the next write or at
- * close loses it). Observes the journal mode it ran in, counts the kill and the
- * acknowledgements, and returns the store's answers.
+ * Runs `children/last_write.ts` over `plan.writes`: the child makes each, journals the
+ * store's answer and, before the next, waits until `plan.between(answer, i)` has looked at
+ * it from this process (an acknowledged write is visible to every other process at once).
+ * After the last it is SIGKILLed (asserted alive) with nothing written after it, so that
+ * write must be durable the instant it was acknowledged (a store that commits it only at
+ * the next write or at close loses it). Observes the journal mode it ran in, counts the
+ * kill and the acknowledgements, and returns the store's answers.
+ *
+ * @example
+ * ```ts ignore
+ * const [created] = await killAfterLastWrite(ctx, db, {
+ *   writes: [{ method: "createSession", session: "s1" }],
+ * });
+ * ```
  */
 export async function killAfterLastWrite(
   ctx: CellRun,
   db: string,
-  writes: readonly LastWrite[],
-  between: (answer: unknown, i: number) => Promise<void> = () => Promise.resolve(),
-  deadlineMs = 60_000,
+  plan: LastWritePlan,
 ): Promise<unknown[]> {
+  const { writes, between = () => Promise.resolve(), deadlineMs = 60_000 } = plan;
   const last = writes.at(-1)!;
   const stem = ctx.run.file(`last-${last.method}-${last.session}`);
   const acks = `${stem}.jsonl`;
@@ -223,36 +291,48 @@ export async function killAfterLastWrite(
     await reapAll([child]);
     throw error;
   }
-  await killReadyAndObserve(
-    ctx,
-    child,
-    `${stem}.ready`,
-    what(last),
+  await killReadyAndObserve(ctx, child, {
+    ready: `${stem}.ready`,
+    what: what(last),
     db,
-    `killed after ${what(last)}`,
+    at: `killed after ${what(last)}`,
     deadlineMs,
-  );
+  });
   tally(ctx, "acknowledgedOps", writes.length);
   return answers();
+}
+
+/** Where {@linkcode awaitCrash}'s child was armed to die. */
+export interface ArmedCrash {
+  /** The crash point (`SESSION_DB_CRASH_AT`). */
+  point: string;
+  /** The database the child writes. */
+  db: string;
+  /** The child's acknowledgement journal, for the message when time runs out. */
+  acksPath: string;
 }
 
 /**
  * Waits (bounded) for a child armed with `SESSION_DB_CRASH_AT` to die, reaps it, and
  * counts the SIGKILL; the caller asserts it died at the point.
+ *
+ * @example
+ * ```ts ignore
+ * const crasher = ctx.spawn(ROTATOR, [db, acksPath, "0"], {
+ *   env: { SESSION_DB_CRASH_AT: `${point}@2` },
+ * });
+ * const killed = await awaitCrash(ctx, crasher, { point, db, acksPath });
+ * ```
  */
 export async function awaitCrash(
   ctx: CellRun,
   crasher: Child,
-  point: string,
-  db: string,
-  acksPath: string,
+  crash: ArmedCrash,
 ): Promise<boolean> {
-  await untilExited(
-    crasher,
-    `the child to reach crash point ${point}`,
-    30_000,
-    () => `${countAcks(acksPath)} acknowledged`,
-  );
+  const { point, db, acksPath } = crash;
+  await untilExited(crasher, `the child to reach crash point ${point}`, {
+    observed: () => `${countAcks(acksPath)} acknowledged`,
+  });
   const killed = classifyExit(crasher.exited!).kind === "killed";
   tally(ctx, "sigkills", killed ? 1 : 0);
   if (killed) ctx.observeLeg(db, point);

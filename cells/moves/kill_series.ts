@@ -33,6 +33,10 @@ export interface SeriesCase {
    * crashes it and judges again, both lives' acknowledged work included.
    */
   resume?(db: string, dir: string, label: string): Promise<void>;
+  /** Which calls the series kills before. */
+  kind: SeriesKind;
+  /** The most crash states walked (default 200). */
+  maxStates?: number;
 }
 
 let built: Promise<{ path?: string; reason?: string }> | undefined;
@@ -74,18 +78,92 @@ export function seriesKind(option?: SeriesKind | "off"): SeriesKind | "off" {
   throw new Error(`Invalid CELLS_KILL_SERIES "${value}": use sync, any or off`);
 }
 
+/** How one kill of a series ended. */
+type SeriesKill =
+  /** The operation closed its marks before the call: every call of it was walked. */
+  | "completed"
+  /** The child died otherwise than by the kill (a step failed). */
+  | "stray"
+  /** The kill landed inside the operation and the state was judged (and resumed). */
+  | "inside";
+
+/**
+ * Runs a fresh child armed to die before call `k` of one occurrence of `c.op`, and judges
+ * (and resumes) the crash state when the kill landed inside the operation.
+ */
+async function killAtCall(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  walk: { c: SeriesCase; library: string; k: number },
+): Promise<SeriesKill> {
+  const { c, library, k } = walk;
+  const dir = ctx.run.file(`series-${c.op}-${k}`);
+  await Deno.mkdir(`${dir}/db`, { recursive: true });
+  const db = `${dir}/db/store.db`;
+  const marks = `${dir}/marks.jsonl`;
+  const env = seriesEnv(library, dir, {
+    crashAt: k,
+    crashKind: c.kind,
+    armAfterMarks: 2 * c.occurrence - 1,
+  });
+  const child = ctx.spawn(c.script, c.args(db, dir), { env });
+  const closed = () => countAcks(marks) >= 2 * c.occurrence;
+  try {
+    await waitFor(() => child.exited !== undefined || closed(), {
+      what: `${c.op} #${c.occurrence} to finish or the child to die at call ${k}`,
+      deadlineMs: 60_000,
+      observed: () => `${countAcks(marks)} marks`,
+    });
+  } finally {
+    await reapAll([child]);
+  }
+  // The operation closed its marks before its k-th call (this run made fewer calls
+  // than k; the child may have gone on and exited by itself): every call of it was
+  // walked. Decided by the marks, not by how the child ended.
+  if (closed()) return "completed";
+  const label = `${c.op} #${c.occurrence} killed before ${c.kind} call ${k}`;
+  const exit = classifyExit(child.exited!);
+  if (exit.kind !== "killed") {
+    const died = `${label}: the child died by SIGKILL`;
+    // A child that ended cleanly without closing the operation did not run the plan
+    // (the suite's failure); one that crashed did so inside the store.
+    const clean = child.exited!.code === 0 && !child.exited!.signal;
+    await t.step(died, () => {
+      const message = `the child did not die at the call: ${child.describe()}`;
+      throw clean ? new HarnessError(message) : new Error(message);
+    });
+    return "stray";
+  }
+  tally(ctx, "sigkills", 1);
+  ctx.observeLeg(db, label);
+  await c.check(db, dir, label);
+  if (c.resume) await c.resume(db, dir, label);
+  return "inside";
+}
+
 /**
  * Kills a fresh child at call 1, 2, 3, … of one occurrence of `c.op` and checks every
- * crash state, until the operation completes before the k-th call (or `maxStates`).
+ * crash state, until the operation completes before the k-th call (or `c.maxStates`).
  * Notes per operation how many kills landed inside it.
+ *
+ * @example
+ * ```ts ignore
+ * await killSeries(ctx, t, {
+ *   op: "appendMessage",
+ *   occurrence: 3,
+ *   script: WRITER,
+ *   args: (db, dir) => [db, `${dir}/acks.jsonl`],
+ *   check: (db, dir, label) => judge(db, `${dir}/acks.jsonl`, label),
+ *   kind: "sync",
+ * });
+ * ```
  */
 export async function killSeries(
   ctx: CellRun,
   t: Deno.TestContext,
   c: SeriesCase,
-  kind: SeriesKind,
-  maxStates = 200,
 ): Promise<void> {
+  const { kind, maxStates = 200 } = c;
   const lib = await recorder();
   const key = `killSeries.${c.op}`;
   if (!lib.path) {
@@ -95,58 +173,14 @@ export async function killSeries(
     return;
   }
   let inside = 0;
-  let resumed = 0;
   let completed = false;
   for (let k = 1; k <= maxStates && !completed; k++) {
-    const dir = ctx.run.file(`series-${c.op}-${k}`);
-    await Deno.mkdir(`${dir}/db`, { recursive: true });
-    const db = `${dir}/db/store.db`;
-    const marks = `${dir}/marks.jsonl`;
-    const env = seriesEnv(lib.path, dir, {
-      crashAt: k,
-      crashKind: kind,
-      armAfterMarks: 2 * c.occurrence - 1,
-    });
-    const child = ctx.spawn(c.script, c.args(db, dir), { env });
-    const closed = () => countAcks(marks) >= 2 * c.occurrence;
-    try {
-      await waitFor(() => child.exited !== undefined || closed(), {
-        what: `${c.op} #${c.occurrence} to finish or the child to die at call ${k}`,
-        deadlineMs: 60_000,
-        observed: () => `${countAcks(marks)} marks`,
-      });
-    } finally {
-      await reapAll([child]);
-    }
-    // The operation closed its marks before its k-th call (this run made fewer calls
-    // than k; the child may have gone on and exited by itself): every call of it was
-    // walked. Decided by the marks, not by how the child ended.
-    if (closed()) {
-      completed = true;
-      break;
-    }
-    const label = `${c.op} #${c.occurrence} killed before ${kind} call ${k}`;
-    const exit = classifyExit(child.exited!);
-    if (exit.kind !== "killed") {
-      const died = `${label}: the child died by SIGKILL`;
-      // A child that ended cleanly without closing the operation did not run the plan
-      // (the suite's failure); one that crashed did so inside the store.
-      const clean = child.exited!.code === 0 && !child.exited!.signal;
-      await t.step(died, () => {
-        const message = `the child did not die at the call: ${child.describe()}`;
-        throw clean ? new HarnessError(message) : new Error(message);
-      });
-      return;
-    }
-    inside++;
-    tally(ctx, "sigkills", 1);
-    ctx.observeLeg(db, label);
-    await c.check(db, dir, label);
-    if (c.resume) {
-      await c.resume(db, dir, label);
-      resumed++;
-    }
+    const ended = await killAtCall(ctx, t, { c, library: lib.path, k });
+    if (ended === "stray") return;
+    if (ended === "completed") completed = true;
+    else inside++;
   }
+  const resumed = c.resume ? inside : 0;
   ctx.note(key, { kind, killsInside: inside, resumed, complete: completed });
   console.log(
     `  kill series: ${inside} kill(s) inside ${c.op} #${c.occurrence} (${kind} calls), ${resumed} resumed${

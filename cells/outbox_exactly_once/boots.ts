@@ -143,7 +143,7 @@ export async function resumeLife(ctx: LifeRunner, f: Files): Promise<ResumedLife
     before,
     inboxKept: inboxBefore.every((byte, i) => inboxAfter[i] === byte),
     reads,
-    sound: soundness(f.db, reads[0], reads[1], reads[0].invariants),
+    sound: soundness(f.db, reads, reads[0].invariants),
     arrivals: readInbox(f.inbox),
   };
 }

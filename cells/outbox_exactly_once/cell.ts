@@ -8,9 +8,20 @@ import { outboxStops } from "./stops.ts";
 import { raceSeriesOf } from "../moves/race.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { SENDER_AFTER_ATTEMPTING } from "./inbox.ts";
-import { choosePolicy, declaredPolicy, type SweepAnswer } from "./delivery_policy.ts";
+import {
+  choosePolicy,
+  declaredPolicy,
+  type PolicyChoice,
+  type SweepAnswer,
+} from "./delivery_policy.ts";
 import { judgeScenario } from "./judge.ts";
-import { KILL_KINDS, printedClaims, runScenario } from "./scenario.ts";
+import {
+  KILL_KINDS,
+  printedClaims,
+  runScenario,
+  type ScenarioCounts,
+  type ScenarioKind,
+} from "./scenario.ts";
 import { CELL_METHODS, loadTarget } from "../contract/target.ts";
 import { RECOVERER, SENDER } from "./_children.ts";
 
@@ -138,6 +149,20 @@ async function probePolicy(ctx: CellRun): Promise<SweepAnswer[]> {
 export function outboxExactlyOnceCell(
   options: OutboxExactlyOnceOptions,
 ): Promise<Deno.TestDefinition[]> {
+  const counts = validCounts(options);
+  return defineCell({
+    id: 5,
+    title: "delivery outbox exactly-once",
+    legs: "all",
+    requires: CELL_METHODS[5],
+    // The sweepers' hold and the sweep's kill series run through the LD_PRELOAD recorder.
+    preloads: true,
+    run: (ctx, t) => outboxRun({ ctx, t, options, counts }),
+  }, options);
+}
+
+/** The options' counts, checked (a `TypeError` names the one that cannot run). */
+function validCounts(options: OutboxExactlyOnceOptions): ScenarioCounts {
   const obligations = options.obligations ?? 5;
   const recoverers = options.recoverers ?? 3;
   if (options.transports !== undefined && !["both", "one"].includes(options.transports)) {
@@ -155,50 +180,82 @@ export function outboxExactlyOnceCell(
       `Invalid obligations ${obligations}: use 4 or more (the sender dies at its third, with one pending after it)`,
     );
   }
-  return defineCell({
-    id: 5,
-    title: "delivery outbox exactly-once",
-    legs: "all",
-    requires: CELL_METHODS[5],
-    // The sweepers' hold and the sweep's kill series run through the LD_PRELOAD recorder.
-    preloads: true,
-    async run(ctx, t) {
-      startTallies(ctx);
-      const listed = new Set((await loadTarget(ctx.target)).crashPoints?.() ?? []);
-      const kinds = KILL_KINDS.map((kind) => ({
-        kind,
-        point: kind.fallback && !listed.has(kind.point) ? kind.fallback : kind.point,
-      }));
-      ctx.note("killPoints", kinds.map((k) => `${k.kind.name}: ${k.point}`));
-      const declared = await declaredPolicy(ctx.target);
-      const choice = choosePolicy(declared, declared ? [] : await probePolicy(ctx));
-      ctx.note("deliveryPolicy", choice);
-      console.log(`  delivery policy judged: ${choice.policy} (${choice.why})`);
-      const started = performance.now();
-      for (const { kind, point } of kinds) {
-        // A kind's two scenarios share nothing (own folder, database and inbox), so they
-        // run side by side and are judged in order.
-        const transports = options.transports === "one"
-          ? [kind.name === "sent-unacked"]
-          : [false, true];
-        const scenarios = await Promise.all(
-          transports.map((idempotent) =>
-            runScenario(ctx, kind, point, idempotent, { obligations, recoverers })
-          ),
-        );
-        for (const s of scenarios) await judgeScenario(ctx, t, s, choice, obligations);
-        const unforced = scenarios.find((s) => s.forced.notForced)?.forced.notForced;
-        if (unforced && !ctx.figures.forcedWorstCase) {
-          // Said out loud: the sweepers were only released together.
-          ctx.note("forcedWorstCase", `not run: ${unforced}`);
-          console.error(`  forced worst case of cell 5's sweepers not run: ${unforced}`);
-        }
-      }
-      await sweepAtomicity(ctx, t, listed, seriesKind(options.killSeries), obligations);
-      // Inside each guarded write the target declares no crash point in: a stop at each of
-      // its lock calls while a competing process moves (on with the race series).
-      if (raceSeriesOf(options.raceSeries) === "locks") await outboxStops(ctx, t, listed);
-      ctx.note("elapsedMs", Math.round(performance.now() - started));
-    },
-  }, options);
+  return { obligations, recoverers };
+}
+
+/** What cell 5's phases share: the run, its steps, the options and the checked counts. */
+interface OutboxRun {
+  ctx: CellRun;
+  t: Deno.TestContext;
+  options: OutboxExactlyOnceOptions;
+  counts: ScenarioCounts;
+}
+
+/**
+ * Cell 5's phases: the kill points chosen, the delivery policy judged, every kill kind's
+ * scenarios run and judged, the sweep's atomicity, and the stops inside guarded writes.
+ */
+async function outboxRun(cell: OutboxRun): Promise<void> {
+  const { ctx, t, options, counts } = cell;
+  startTallies(ctx);
+  const listed = new Set((await loadTarget(ctx.target)).crashPoints?.() ?? []);
+  const kinds = killPoints(ctx, listed);
+  const choice = await judgedPolicy(ctx);
+  const started = performance.now();
+  for (const kind of kinds) await killKind(cell, kind, choice);
+  await sweepAtomicity(ctx, t, {
+    listed,
+    kind: seriesKind(options.killSeries),
+    obligations: counts.obligations,
+  });
+  // Inside each guarded write the target declares no crash point in: a stop at each of
+  // its lock calls while a competing process moves (on with the race series).
+  if (raceSeriesOf(options.raceSeries) === "locks") await outboxStops(ctx, t, listed);
+  ctx.note("elapsedMs", Math.round(performance.now() - started));
+}
+
+/** Each kill kind at the store's point when the target lists it, else at its fallback. */
+function killPoints(ctx: CellRun, listed: ReadonlySet<string>): Omit<ScenarioKind, "idempotent">[] {
+  const kinds = KILL_KINDS.map((kind) => ({
+    kind,
+    point: kind.fallback && !listed.has(kind.point) ? kind.fallback : kind.point,
+  }));
+  ctx.note("killPoints", kinds.map((k) => `${k.kind.name}: ${k.point}`));
+  return kinds;
+}
+
+/** The delivery policy judged: the declared one, else the one the probe's sweep implies. */
+async function judgedPolicy(ctx: CellRun): Promise<PolicyChoice> {
+  const declared = await declaredPolicy(ctx.target);
+  const choice = choosePolicy(declared, declared ? [] : await probePolicy(ctx));
+  ctx.note("deliveryPolicy", choice);
+  console.log(`  delivery policy judged: ${choice.policy} (${choice.why})`);
+  return choice;
+}
+
+/**
+ * One kill kind's scenarios, one per transport: they share nothing (own folder, database
+ * and inbox), so they run side by side and are judged in order.
+ */
+async function killKind(
+  cell: OutboxRun,
+  which: Omit<ScenarioKind, "idempotent">,
+  choice: PolicyChoice,
+): Promise<void> {
+  const { ctx, t, options, counts } = cell;
+  const transports = options.transports === "one"
+    ? [which.kind.name === "sent-unacked"]
+    : [false, true];
+  const scenarios = await Promise.all(
+    transports.map((idempotent) => runScenario(ctx, { ...which, idempotent }, counts)),
+  );
+  for (const scenario of scenarios) {
+    await judgeScenario(ctx, t, { scenario, choice, obligations: counts.obligations });
+  }
+  const unforced = scenarios.find((s) => s.forced.notForced)?.forced.notForced;
+  if (unforced && !ctx.figures.forcedWorstCase) {
+    // Said out loud: the sweepers were only released together.
+    ctx.note("forcedWorstCase", `not run: ${unforced}`);
+    console.error(`  forced worst case of cell 5's sweepers not run: ${unforced}`);
+  }
 }

@@ -216,8 +216,7 @@ Deno.test("claimsCheck: disjoint, and together exactly the owed set", () => {
       { name: "r0", claims: [{ id: "a", action: "send" }] },
       { name: "r1", claims: [{ id: "a", action: "send" }, { id: "c", action: "send" }] },
     ],
-    ["effect 0", "effect 1"],
-    content,
+    { owed: ["effect 0", "effect 1"], contentOf: content },
   );
   deepStrictEqual(check.violations, [
     '"effect 0" claimed by 2 concurrent sweeps (r0: send; r1: send): they must be disjoint',

@@ -46,17 +46,35 @@ export interface ForcedRace {
   unreached: string[];
 }
 
+/** What {@linkcode spawnSweepers} spawns, and where. */
+export interface SweeperPlan {
+  /** The folder of their signal files. */
+  dir: string;
+  /** The folder the database is in (what the recorder watches). */
+  dbDir: string;
+  /** How many. */
+  count: number;
+  /** The arguments of the recoverer named `name` (`r0`, `r1`, …). */
+  args: (name: string) => string[];
+}
+
 /**
- * Spawns `count` recoverers on `db` (in `dbDir`), each held before its first write inside
- * its sweep when the recorder is available.
+ * Spawns `plan.count` recoverers on the database in `plan.dbDir`, each held before its
+ * first write inside its sweep when the recorder is available.
+ *
+ * @example
+ * ```ts ignore
+ * const sweepers = await spawnSweepers(ctx, {
+ *   dir,
+ *   dbDir: `${dir}/db`,
+ *   count: 3,
+ *   args: (name) => [db, inbox, dir, name, barrier, "0"],
+ * });
+ * const forced = await raceForced(sweepers, barrier);
+ * ```
  */
-export async function spawnSweepers(
-  ctx: CellRun,
-  dir: string,
-  dbDir: string,
-  count: number,
-  args: (name: string) => string[],
-): Promise<Sweepers> {
+export async function spawnSweepers(ctx: CellRun, plan: SweeperPlan): Promise<Sweepers> {
+  const { dir, dbDir, count, args } = plan;
   const lib = await recorder();
   const children: Child[] = [];
   const holds: Hold[] = [];

@@ -14,17 +14,35 @@ import { judgeOutbox, type RecoveredOutbox, senderAtKill } from "./state.ts";
 import { checkSteps, type StateCheck } from "../engine/state_check.ts";
 import { tally } from "../engine/tally.ts";
 
+/** What a boot owed, for {@linkcode claimsCheck}. */
+export interface OwedClaims {
+  /** The contents of the obligations it owed. */
+  owed: readonly string[];
+  /** An obligation's content by its id. */
+  contentOf: (id: string) => string | undefined;
+  /** What the sweeper itself printed, named when the check fails. */
+  printed?: string | undefined;
+}
+
 /**
  * The sweeps of one boot against what it owed: every obligation claimed by one sweep at
  * most (disjoint), and together exactly the owed ones (by content).
+ *
+ * @example
+ * ```ts ignore
+ * const check = claimsCheck("claims", [{ name: "r0", claims: [{ id: "a", action: "send" }] }], {
+ *   owed: ["effect 0"],
+ *   contentOf: (id) => ({ a: "effect 0" })[id],
+ * });
+ * console.log(check.violations); // []
+ * ```
  */
 export function claimsCheck(
   name: string,
   sweeps: readonly { name: string; claims: readonly Claim[] }[],
-  owed: readonly string[],
-  contentOf: (id: string) => string | undefined,
-  printed?: string,
+  boot: OwedClaims,
 ): StateCheck {
+  const { owed, contentOf, printed } = boot;
   const takers = new Map<string, string[]>();
   for (const sweep of sweeps) {
     for (const claim of sweep.claims) {
@@ -76,17 +94,30 @@ export interface ResumeVerdict {
   lost: number;
 }
 
+/** Where {@linkcode resumeChecks} judges a new life, and under which policy. */
+export interface LifeScope {
+  target: string;
+  /** The file the new life ran on. */
+  db: string;
+  /** Whether the transport deduplicates by key. */
+  idempotent: boolean;
+  /** The policy judged (on a transport that does not deduplicate). */
+  policy: DeliveryPolicy;
+}
+
 /**
  * The new life: the first life's rows and copies untouched, the new ones recovered under
- * `policy` like the first, its boot claiming exactly what it owed.
+ * `scope.policy` like the first, its boot claiming exactly what it owed.
+ *
+ * @example
+ * ```ts ignore
+ * const life = await resumeLife(ctx, files);
+ * const verdict = await resumeChecks(life, { target, db, idempotent: false, policy });
+ * console.log(verdict.lost);
+ * ```
  */
-export async function resumeChecks(
-  target: string,
-  db: string,
-  idempotent: boolean,
-  r: ResumedLife,
-  policy: DeliveryPolicy,
-): Promise<ResumeVerdict> {
+export async function resumeChecks(r: ResumedLife, scope: LifeScope): Promise<ResumeVerdict> {
+  const { target, db, idempotent, policy } = scope;
   const after = new Map(r.reads[0].obligations.map((o) => [o.obligationId, o]));
   const changed = r.before.obligations.flatMap((o) => {
     const now = after.get(o.obligationId);
@@ -95,7 +126,10 @@ export async function resumeChecks(
       : [`"${o.content}" was ${JSON.stringify(o)} and is now ${JSON.stringify(now)}`];
   });
   if (!r.inboxKept) changed.push("the platform's copies from before the new life changed");
-  const life = senderAtKill(LIFE_TWO.point, LIFE_TWO.obligations, LIFE_TWO.prefix, LIFE_TWO.at);
+  const life = senderAtKill(LIFE_TWO.point, LIFE_TWO.obligations, {
+    prefix: LIFE_TWO.prefix,
+    at: LIFE_TWO.at,
+  });
   const judged = await judgeOutbox({
     target,
     db,
@@ -123,9 +157,11 @@ export async function resumeChecks(
     claimsCheck(
       "its boot claimed exactly what was owed",
       [{ name: "boot", claims: printedClaims(r.boot) }],
-      owed,
-      idsToContents(r.reads[0]),
-      r.boot.stdout.trim().split("\n").pop(),
+      {
+        owed,
+        contentOf: idsToContents(r.reads[0]),
+        printed: r.boot.stdout.trim().split("\n").pop(),
+      },
     ),
     ...judged.checks,
     { name: "the first life's obligations and copies unchanged", violations: changed, missing: [] },
@@ -157,7 +193,12 @@ function endings(s: Scenario): string[] {
 }
 
 /** Notes a scenario's figures and adds its kills, acknowledged and lost operations. */
-function record(ctx: CellRun, label: string, s: Scenario, [acknowledged, lost]: number[]): void {
+function record(
+  ctx: CellRun,
+  s: Scenario,
+  counted: { label: string; acknowledged: number; lost: number },
+): void {
+  const { label, acknowledged, lost } = counted;
   ctx.note(label, {
     arrivals: s.arrivals.length,
     states: s.reads[0].obligations.map((o) => o.state).join(" "),
@@ -168,31 +209,45 @@ function record(ctx: CellRun, label: string, s: Scenario, [acknowledged, lost]: 
   const kills = [s.sender, s.armed?.child, s.resumed.sender, s.restartedKilled && s.restarted]
     .filter((c) => c && classifyExit(c.exited!).kind === "killed").length;
   tally(ctx, "sigkills", kills);
-  tally(ctx, "acknowledgedOps", acknowledged!);
-  tally(ctx, "lost", lost!);
+  tally(ctx, "acknowledgedOps", acknowledged);
+  tally(ctx, "lost", lost);
+}
+
+/** What {@linkcode judgeScenario} judges: a scenario, under a policy. */
+export interface ScenarioJudged {
+  /** The scenario run. */
+  scenario: Scenario;
+  /** The delivery policy judged. */
+  choice: PolicyChoice;
+  /** How many obligations the sender recorded. */
+  obligations: number;
 }
 
 /**
- * Judges one scenario under `choice`, one step per check.
+ * Judges one scenario under `judged.choice`, one step per check: how its processes ended,
+ * what reached the platform and how each obligation ended, the boots' claims, and the later
+ * boots and the new life.
  *
  * @param ctx The cell's run.
  * @param t The test context.
- * @param s The scenario.
- * @param choice The delivery policy judged.
- * @param obligations How many the sender recorded.
+ * @param judged The scenario, the policy, the sender's obligations.
+ * @example
+ * ```ts ignore
+ * const s = await runScenario(ctx, { kind, point, idempotent: false }, counts);
+ * await judgeScenario(ctx, t, { scenario: s, choice, obligations: 5 });
+ * ```
  */
 export async function judgeScenario(
   ctx: CellRun,
   t: Deno.TestContext,
-  s: Scenario,
-  choice: PolicyChoice,
-  obligations: number,
+  judged: ScenarioJudged,
 ): Promise<void> {
+  const { scenario: s, choice, obligations } = judged;
   const transport = s.idempotent ? "idempotent" : "non-idempotent";
   const label = `${s.kind.name} (${s.point}) · ${transport}`;
   const contentOf = idsToContents(s.reads[0]);
   const { sender, histories } = historiesOf(s, obligations, contentOf);
-  const judged = await judgeOutbox({
+  const outbox = await judgeOutbox({
     target: ctx.target,
     db: s.db,
     arrivals: s.arrivals,
@@ -204,13 +259,31 @@ export async function judgeScenario(
     reads: s.reads,
     sound: s.sound,
   });
-  const resumed = await resumeChecks(ctx.target, s.db, s.idempotent, s.resumed, choice.policy);
-  record(ctx, label, s, [
-    sender.acknowledgedRecorded + sender.acknowledgedDelivered + 2 * LIVE.length +
-    resumed.acknowledged,
-    judged.lost + s.takeoverLost.length + resumed.lost,
-  ]);
+  const resumed = await resumeChecks(s.resumed, {
+    target: ctx.target,
+    db: s.db,
+    idempotent: s.idempotent,
+    policy: choice.policy,
+  });
+  record(ctx, s, {
+    label,
+    acknowledged: sender.acknowledgedRecorded + sender.acknowledgedDelivered +
+      2 * LIVE.length + resumed.acknowledged,
+    lost: outbox.lost + s.takeoverLost.length + resumed.lost,
+  });
+  await processSteps(t, label, s);
+  // What reached the platform and how each obligation ended come first; then how.
+  await checkSteps(t, outbox.checks, `${label}: `);
+  const owedAtKilledBoot = histories.filter((h) => h.kind !== "delivered").map((h) => h.content);
+  await checkSteps(t, bootClaims(s, owedAtKilledBoot, contentOf), `${label}: `);
+  await checkSteps(t, [laterBootsCheck(s, contentOf), ...resumed.checks], `${label}: `);
+}
 
+/**
+ * How the scenario's processes went: every kill landed and every boot exited 0, the
+ * restarted sender reached its last mark alive, the forced worst case's order shown.
+ */
+async function processSteps(t: Deno.TestContext, label: string, s: Scenario): Promise<void> {
   await t.step(`${label}: every kill landed, every boot exited 0`, () => {
     const wrong = endings(s);
     ok(wrong.length === 0, wrong.join("\n"));
@@ -235,39 +308,49 @@ export async function judgeScenario(
       },
     );
   }
-  // What reached the platform and how each obligation ended come first; then how.
-  await checkSteps(t, judged.checks, `${label}: `);
-  const owedAtKilledBoot = histories.filter((h) => h.kind !== "delivered").map((h) => h.content);
-  await checkSteps(t, [
+}
+
+/**
+ * The boots' claims: the killed boot's sweep claimed exactly what it owed, the first clean
+ * boot's concurrent sweeps disjointly exactly what it owed, an acknowledged sweep durable.
+ */
+function bootClaims(
+  s: Scenario,
+  owedAtKilledBoot: readonly string[],
+  contentOf: (id: string) => string | undefined,
+): StateCheck[] {
+  return [
     ...(s.armed
       ? [
         claimsCheck(
           "the killed boot's sweep claimed exactly what was owed",
           [{ name: "killed boot", claims: s.armed.claims }],
-          owedAtKilledBoot,
-          contentOf,
+          { owed: owedAtKilledBoot, contentOf },
         ),
       ]
       : []),
     claimsCheck(
       "the first clean boot's concurrent sweeps claimed disjoint sets, together exactly what was owed",
       s.racers,
-      s.owed,
-      contentOf,
+      { owed: s.owed, contentOf },
     ),
     { name: "an acknowledged sweep is durable", violations: s.takeoverLost, missing: [] },
-  ], `${label}: `);
-  await checkSteps(t, [
-    {
-      name: "two later boots claim nothing and change nothing",
-      violations: s.later.flatMap((b) => [
-        ...printedClaims(b.child).map((c) =>
-          `${b.name} claimed "${contentOf(c.id) ?? c.id}" (${c.action})`
-        ),
-        ...b.changed.map((c) => `${b.name} changed ${c}`),
-      ]),
-      missing: [],
-    },
-    ...resumed.checks,
-  ], `${label}: `);
+  ];
+}
+
+/** The two later boots claimed nothing and changed nothing. */
+function laterBootsCheck(
+  s: Scenario,
+  contentOf: (id: string) => string | undefined,
+): StateCheck {
+  return {
+    name: "two later boots claim nothing and change nothing",
+    violations: s.later.flatMap((b) => [
+      ...printedClaims(b.child).map((c) =>
+        `${b.name} claimed "${contentOf(c.id) ?? c.id}" (${c.action})`
+      ),
+      ...b.changed.map((c) => `${b.name} changed ${c}`),
+    ]),
+    missing: [],
+  };
 }

@@ -199,18 +199,16 @@ async function judgeOutboxState(
     const claims = claimsCheck(
       "the recoverers claimed disjoint sets, together exactly what the state owed",
       raced.sweeps,
-      owed,
-      (id) => contentOf.get(id),
+      { owed, contentOf: (id) => contentOf.get(id) },
     );
     const runner = await childRunner(options, dir);
     const files = { idempotent, dir, db: copy, inbox: join(dir, "inbox.jsonl") };
-    const resumed = await resumeChecks(
-      options.target,
-      copy,
+    const resumed = await resumeChecks(await resumeLife(runner, files), {
+      target: options.target,
+      db: copy,
       idempotent,
-      await resumeLife(runner, files),
       policy,
-    );
+    });
     const raceCheck = { name: "recoverers exited 0", violations: raced.failed, missing: [] };
     checks.push(...[raceCheck, ...judged.checks, claims, ...resumed.checks].map((check) => ({
       name: `${label}: ${check.name}`,

@@ -194,6 +194,15 @@ async function crash(
 /** The scenario's files and settings. */
 type Base = Pick<Scenario, "kind" | "point" | "idempotent" | "dir" | "db" | "inbox">;
 
+/** Which scenario {@linkcode runScenario} runs: the kill kind, its point, the transport. */
+export type ScenarioKind = Pick<Scenario, "kind" | "point" | "idempotent">;
+
+/** How many obligations the sender records, and how many sweepers the first clean boot runs. */
+export interface ScenarioCounts {
+  obligations: number;
+  recoverers: number;
+}
+
 /**
  * The first clean boot: the restarted application (alive throughout, its refusals probed
  * before the sweepers go) beside the sweepers under the forced worst case; then the
@@ -201,9 +210,8 @@ type Base = Pick<Scenario, "kind" | "point" | "idempotent" | "dir" | "db" | "inb
  */
 async function firstCleanBoot(
   ctx: CellRun,
-  base: Base,
-  crashed: Pick<Scenario, "armed">,
-  options: { obligations: number; recoverers: number },
+  base: Base & Pick<Scenario, "armed">,
+  options: ScenarioCounts,
 ): Promise<
   Pick<Scenario, "restarted" | "restartedKilled" | "booking" | "owed" | "racers" | "forced">
 > {
@@ -216,17 +224,16 @@ async function firstCleanBoot(
     dir,
     String(senderAtKill(base.point, options.obligations).recorded),
     `${dir}/sender-acks.jsonl`,
-    crashed.armed && base.kind.point === SENDER_AFTER_SEND ? `${dir}/armed-acks.jsonl` : "-",
+    base.armed && base.kind.point === SENDER_AFTER_SEND ? `${dir}/armed-acks.jsonl` : "-",
     flag,
   ]);
   const barrier = `${dir}/go`;
-  const sweepers = await spawnSweepers(
-    ctx,
+  const sweepers = await spawnSweepers(ctx, {
     dir,
-    `${dir}/db`,
-    options.recoverers,
-    (name) => [db, inbox, dir, name, barrier, flag],
-  );
+    dbDir: `${dir}/db`,
+    count: options.recoverers,
+    args: (name) => [db, inbox, dir, name, barrier, flag],
+  });
   try {
     await waitFor(
       () => countReady(dir) >= options.recoverers && exists(`${dir}/restarted-ready`),
@@ -271,35 +278,40 @@ async function firstCleanBoot(
 /**
  * Runs one scenario: the crash, then the first clean boot beside the restarted
  * application, then two later boots and a new life, each on the file the one before left.
+ *
+ * @example
+ * ```ts ignore
+ * const s = await runScenario(ctx, { kind: KILL_KINDS[0]!, point, idempotent: false }, {
+ *   obligations: 5,
+ *   recoverers: 3,
+ * });
+ * ```
  */
 export async function runScenario(
   ctx: CellRun,
-  kind: KillKind,
-  point: string,
-  idempotent: boolean,
-  options: { obligations: number; recoverers: number },
+  which: ScenarioKind,
+  counts: ScenarioCounts,
 ): Promise<Scenario> {
+  const { kind, idempotent } = which;
   const dir = ctx.run.file(
     `${kind.name.replace(/\W+/g, "_")}-${idempotent ? "idempotent" : "plain"}`,
   );
   await Deno.mkdir(`${dir}/db`, { recursive: true });
   const base: Base = {
-    kind,
-    point,
-    idempotent,
+    ...which,
     dir,
     db: `${dir}/db/store.db`,
     inbox: `${dir}/inbox.jsonl`,
   };
-  const crashed = await crash(ctx, base, options.obligations);
-  const booted = await firstCleanBoot(ctx, base, crashed, options);
+  const crashed = await crash(ctx, base, counts.obligations);
+  const booted = await firstCleanBoot(ctx, { ...base, ...crashed }, counts);
   const arrivals = readInbox(base.inbox);
   const reads: [RecoveredOutbox, RecoveredOutbox] = [
     await recoverOutbox(ctx.target, base.db),
     await recoverOutbox(ctx.target, base.db),
   ];
   // Judged as read, before the later boots and the new life reopen the file.
-  const sound = soundness(base.db, reads[0], reads[1], reads[0].invariants);
+  const sound = soundness(base.db, reads, reads[0].invariants);
   const later = await laterBoots(ctx, base);
   const resumed = await resumeLife(ctx, base);
   return { ...base, ...crashed, ...booted, arrivals, reads, sound, later, resumed };

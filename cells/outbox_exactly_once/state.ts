@@ -104,18 +104,31 @@ export function diesRecording(point: string): boolean {
   return point === "recordObligation:afterCommit" || point === SENDER_AFTER_RECORD;
 }
 
+/** Which sender's life {@linkcode senderAtKill} reads: its contents and where it died. */
+export interface SenderLife {
+  /** The contents' prefix (`<prefix> <i>`; default `effect`). */
+  prefix?: string;
+  /** The obligation it died at (0-based; default the third). */
+  at?: number;
+}
+
 /**
  * What the sender of `obligations` (contents `<prefix> <i>`) had done when it died at
- * `point` at obligation `at` (0-based; the third by default): the obligations before it
- * delivered, it attempting or sent, the rest pending; at a recording, the recorded ones
- * pending.
+ * `point` at obligation `at`: the obligations before it delivered, it attempting or sent,
+ * the rest pending; at a recording, the recorded ones pending.
+ *
+ * @example
+ * ```ts ignore
+ * const sender = senderAtKill("sender:afterSend", 5);
+ * console.log(sender.histories.map((h) => h.kind)); // delivered ×2, sent, pending ×2
+ * ```
  */
 export function senderAtKill(
   point: string,
   obligations: number,
-  prefix = "effect",
-  at = IN_FLIGHT,
+  life: SenderLife = {},
 ): SenderAtKill {
+  const { prefix = "effect", at = IN_FLIGHT } = life;
   const history = (i: number, kind: ObligationKind) => ({ content: `${prefix} ${i}`, kind });
   if (diesRecording(point)) {
     return {
@@ -338,7 +351,7 @@ export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
       name: "outbox states valid, recovery deterministic, invariants",
       violations: [
         ...(invalid.length ? [`invalid states: ${JSON.stringify(invalid)}`] : []),
-        ...(c.sound ?? soundness(c.db, first, second, first.invariants)),
+        ...(c.sound ?? soundness(c.db, [first, second], first.invariants)),
       ],
       missing: [],
     },

@@ -40,19 +40,69 @@ export function copyStoreFiles(from: string, to: string): void {
   }
 }
 
+/** What {@linkcode sweepAtomicity} may use: the target's crash points, the series' kind. */
+export interface SweepProbe {
+  /** The crash points the target lists. */
+  listed: ReadonlySet<string>;
+  /** The kill series' kind (`off`: none). */
+  kind: SeriesKind | "off";
+  /** Obligations the sender records. */
+  obligations: number;
+}
+
+/** A recovered file's judge: its label names the step. */
+type SweepCheck = (db: string, label: string) => Promise<void>;
+
 /**
  * Runs the sweep-atomicity probe: the store's own crash point inside the sweep when
- * `listed` names it, else the kill series of `kind` (nothing when `off`).
+ * `probe.listed` names it, else the kill series of `probe.kind` (nothing when `off`).
+ *
+ * @example
+ * ```ts ignore
+ * const listed = new Set((await loadTarget(ctx.target)).crashPoints?.() ?? []);
+ * await sweepAtomicity(ctx, t, { listed, kind: "sync", obligations: 5 });
+ * ```
  */
 export async function sweepAtomicity(
   ctx: CellRun,
   t: Deno.TestContext,
-  listed: ReadonlySet<string>,
-  kind: SeriesKind | "off",
-  obligations: number,
+  probe: SweepProbe,
 ): Promise<void> {
+  const { listed, kind, obligations } = probe;
   const own = listed.has(POINT);
   if (!own && kind === "off") return;
+  const setup = await leaveTwoAttempting(ctx, t, obligations);
+  const setupDb = `${setup}/store.db`;
+  copyStoreFiles(setup, `${setup}/pristine`);
+  const before = await attempting(ctx.target, setupDb);
+  const check = bothOrNeither(ctx, t, before);
+  const args = (db: string, dir: string) => {
+    copyStoreFiles(`${setup}/pristine`, db.slice(0, db.lastIndexOf("/")));
+    return [db, `${dir}/inbox.jsonl`, dir, "sweeper", "-", "0"];
+  };
+  if (own) {
+    await killAtPoint(ctx, t, { args, check });
+    return;
+  }
+  await killSeries(ctx, t, {
+    op: "sweepRecoverable",
+    occurrence: 1,
+    script: RECOVERER,
+    args,
+    check: (db, _dir, label) => check(db, label),
+    kind: kind as SeriesKind,
+  });
+}
+
+/**
+ * A sender that marks two obligations attempting (a window of two) and dies before
+ * sending; returns the folder of the file it left.
+ */
+async function leaveTwoAttempting(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  obligations: number,
+): Promise<string> {
   const setup = ctx.run.file("sweep-atomicity");
   Deno.mkdirSync(setup);
   const setupDb = `${setup}/store.db`;
@@ -70,9 +120,16 @@ export async function sweepAtomicity(
   await t.step("sweep atomicity: the sender died with two obligations attempting", () => {
     ok(died, sender.describe());
   });
-  copyStoreFiles(setup, `${setup}/pristine`);
-  const before = await attempting(ctx.target, setupDb);
-  const check = async (db: string, label: string) => {
+  return setup;
+}
+
+/** The judge of a file a killed sweep left: both orphans taken (as `before` shows) or neither. */
+function bothOrNeither(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  before: Map<string, StoredObligation>,
+): SweepCheck {
+  return async (db, label) => {
     const after = await attempting(ctx.target, db);
     const taken = IN_FLIGHT.filter((c) => {
       const [a, b] = [before.get(c), after.get(c)];
@@ -88,33 +145,27 @@ export async function sweepAtomicity(
       );
     });
   };
-  const args = (db: string, dir: string) => {
-    copyStoreFiles(`${setup}/pristine`, db.slice(0, db.lastIndexOf("/")));
-    return [db, `${dir}/inbox.jsonl`, dir, "sweeper", "-", "0"];
-  };
-  if (own) {
-    const dir = ctx.run.file("sweep-atomicity-point");
-    const db = `${dir}/db/store.db`;
-    const sweeper = ctx.spawn(RECOVERER, args(db, dir), {
-      env: { SESSION_DB_CRASH_AT: POINT },
-    });
-    await untilExited(sweeper, `the recoverer to reach ${POINT}`);
-    const killed = classifyExit(sweeper.exited!).kind === "killed";
-    if (killed) {
-      tally(ctx, "sigkills", 1);
-      ctx.observeLeg(db, POINT);
-    }
-    await t.step(`sweep atomicity: the recoverer died at ${POINT}`, () => {
-      ok(killed, sweeper.describe());
-    });
-    await check(db, `sweep killed at ${POINT}`);
-    return;
+}
+
+/** A recoverer on a copy of the file, killed at the store's own point inside its sweep. */
+async function killAtPoint(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  sweep: { args: (db: string, dir: string) => string[]; check: SweepCheck },
+): Promise<void> {
+  const dir = ctx.run.file("sweep-atomicity-point");
+  const db = `${dir}/db/store.db`;
+  const sweeper = ctx.spawn(RECOVERER, sweep.args(db, dir), {
+    env: { SESSION_DB_CRASH_AT: POINT },
+  });
+  await untilExited(sweeper, `the recoverer to reach ${POINT}`);
+  const killed = classifyExit(sweeper.exited!).kind === "killed";
+  if (killed) {
+    tally(ctx, "sigkills", 1);
+    ctx.observeLeg(db, POINT);
   }
-  await killSeries(ctx, t, {
-    op: "sweepRecoverable",
-    occurrence: 1,
-    script: RECOVERER,
-    args,
-    check: (db, _dir, label) => check(db, label),
-  }, kind as SeriesKind);
+  await t.step(`sweep atomicity: the recoverer died at ${POINT}`, () => {
+    ok(killed, sweeper.describe());
+  });
+  await sweep.check(db, `sweep killed at ${POINT}`);
 }

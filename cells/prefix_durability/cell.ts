@@ -65,7 +65,6 @@ export interface PrefixDurabilityOptions extends CellOptions {
 export function prefixDurabilityCell(
   options: PrefixDurabilityOptions,
 ): Promise<Deno.TestDefinition[]> {
-  const threshold = options.minAcknowledged ?? 200;
   return defineCell({
     id: 1,
     title: "prefix durability",
@@ -73,111 +72,185 @@ export function prefixDurabilityCell(
     requires: CELL_METHODS[1],
     // The kill series inside an append loads the recorder (LD_PRELOAD).
     preloads: true,
-    async run(ctx, t) {
-      startTallies(ctx);
-      const db = ctx.run.file("store.db");
-      const acksPath = ctx.run.file("acks.jsonl");
-      const rounds = options.rounds ?? 3;
-      const killTimes: number[] = [];
-      // A session's creation is acknowledged too: beside round 1, a child creates one on
-      // a file of its own and is killed with nothing written after it.
-      const created = { db: ctx.run.file("created.db"), id: "cell1-created" };
-      const creation = killAfterLastWrite(ctx, created.db, [
-        { method: "createSession", session: created.id },
-      ])
-        .then(() => sessionMissing(ctx.target, created.db, created.id));
-      creation.catch(() => {}); // settled below; a run that fails before is not news
-      let judged!: PrefixJudgement;
-      let acks: Append[] = [];
-      for (let round = 1; round <= rounds; round++) {
-        const before = countAcks(acksPath);
-        // Even rounds: the writer SIGKILLs itself the instant its k-th append of the
-        // round is acknowledged, the moment a store that acknowledges before COMMIT
-        // is exposed. Odd rounds: the parent kills it at a random moment.
-        const selfKill = round % 2 === 0
-          ? threshold + Math.floor(ctx.random() * threshold)
-          : undefined;
-        const child = ctx.spawn(
-          PREFIX_WRITER,
-          [db, acksPath, ...(selfKill ? [String(selfKill)] : [])],
-        );
-        try {
-          if (selfKill) {
-            await waitFor(() => child.exited !== undefined, {
-              what:
-                `the writer to kill itself after acknowledged append ${selfKill} (round ${round})`,
-              deadlineMs: options.deadlineMs ?? 60_000,
-              observed: () => `${countAcks(acksPath) - before} acknowledged this round`,
-            });
-            ok(classifyExit(child.exited!).kind === "killed", child.describe());
-            killTimes.push(-selfKill);
-          } else {
-            const waited = await waitFor(() => countAcks(acksPath) >= before + threshold, {
-              what: `${threshold} acknowledged appends (round ${round})`,
-              deadlineMs: options.deadlineMs ?? 60_000,
-              children: [child],
-              observed: () => `${countAcks(acksPath) - before} acknowledged this round`,
-            });
-            killTimes.push(Math.round(waited));
-            await killLanding(child, `the writer after ${threshold} appends (round ${round})`);
-          }
-        } finally {
-          await reapAll([child]);
-          ctx.note("childStderr", child.stderr.slice(-2000));
-        }
-        // The writer died at the instant of an acknowledgement (between appends) or at
-        // a random moment (inside one).
-        ctx.observeLeg(db, `round ${round}`, selfKill !== undefined);
-        acks = readAckJournal<Append>(acksPath);
-        judged = await judgePrefix(ctx.target, db, acks);
-        // A round that already lost an acknowledged append ends the run: check now.
-        if (judged.lost > 0) break;
-      }
-      ctx.note("rounds", killTimes.length);
-      ctx.note("killAfterMs", killTimes);
-      ctx.note("acknowledged", acks.length);
-      ctx.note("recovered", judged.rows.length);
-      // Every round ended in one SIGKILL (the parent's, or the writer's own).
-      tally(ctx, "sigkills", killTimes.length);
-      tally(ctx, "acknowledgedOps", acks.length);
-      tally(ctx, "lost", judged.lost);
-
-      const [createdOutcome] = await Promise.allSettled([creation]);
-      tally(ctx, "lost", createdOutcome.status === "fulfilled" && createdOutcome.value ? 1 : 0);
-      await checkSteps(t, judged.checks);
-      // The last round's state is continued too (the earlier ones were, by the next round).
-      if (judged.lost === 0) await resumePrefix(ctx, t, db, acksPath, "last round");
-      // Inside an append with no declared crash point: a kill at each of its calls (the
-      // writer's third append: two acknowledged before it).
-      const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
-      const kind = seriesKind(options.killSeries);
-      if (kind !== "off" && !points.some((p) => p.startsWith("appendMessage:"))) {
-        await killSeries(ctx, t, {
-          op: "appendMessage",
-          occurrence: 3,
-          script: PREFIX_WRITER,
-          args: (db, dir) => [db, `${dir}/acks.jsonl`],
-          async check(db, dir, label) {
-            const state = await judgePrefix(
-              ctx.target,
-              db,
-              readAckJournal<Append>(`${dir}/acks.jsonl`),
-            );
-            await checkSteps(t, state.checks, `${label}: `);
-          },
-          resume: (db, dir, label) => resumePrefix(ctx, t, db, `${dir}/acks.jsonl`, label),
-        }, kind);
-      }
-      await t.step("an acknowledged session creation survives a kill right after it", () => {
-        if (createdOutcome.status === "rejected") throw createdOutcome.reason;
-        const missing = createdOutcome.value;
-        diagnosed(
-          "ack-before-commit",
-          () => ok(missing === null, `the acknowledged session ${created.id} is lost: ${missing}`),
-        );
-      });
-    },
+    run: (ctx, t) => prefixRun({ ctx, t, options }),
   }, options);
+}
+
+/** What cell 1's phases share: the run, its steps, the options and the writer's files. */
+interface PrefixRun {
+  ctx: CellRun;
+  t: Deno.TestContext;
+  options: PrefixDurabilityOptions;
+  db: string;
+  acksPath: string;
+}
+
+/** The session a child creates beside round 1, on a file of its own, then killed. */
+interface Creation {
+  db: string;
+  id: string;
+  /** How the store shows it lacks the session (`null`: it has it), once settled. */
+  outcome: Promise<string | null>;
+}
+
+/**
+ * Cell 1's phases: a session created and killed beside the kill rounds, the rounds, the
+ * last round's state judged and resumed, the kill series inside an append, and the
+ * created session's verdict.
+ */
+async function prefixRun(
+  run: Pick<PrefixRun, "ctx" | "t" | "options">,
+): Promise<void> {
+  const { ctx, t } = run;
+  startTallies(ctx);
+  const cell: PrefixRun = {
+    ...run,
+    db: ctx.run.file("store.db"),
+    acksPath: ctx.run.file("acks.jsonl"),
+  };
+  const creation = createBeside(ctx);
+  const judged = await killRounds(cell);
+  const [createdOutcome] = await Promise.allSettled([creation.outcome]);
+  tally(ctx, "lost", createdOutcome.status === "fulfilled" && createdOutcome.value ? 1 : 0);
+  await checkSteps(t, judged.checks);
+  // The last round's state is continued too (the earlier ones were, by the next round).
+  if (judged.lost === 0) await resumePrefix(cell, cell, "last round");
+  await appendSeries(cell);
+  await creationStep(t, creation, createdOutcome);
+}
+
+/**
+ * A session's creation is acknowledged too: beside round 1, a child creates one on a file
+ * of its own and is killed with nothing written after it.
+ */
+function createBeside(ctx: CellRun): Creation {
+  const created = { db: ctx.run.file("created.db"), id: "cell1-created" };
+  const outcome = killAfterLastWrite(ctx, created.db, {
+    writes: [{ method: "createSession", session: created.id }],
+  })
+    .then(() => sessionMissing(ctx.target, created.db, created.id));
+  outcome.catch(() => {}); // settled by the run; a run that fails before is not news
+  return { ...created, outcome };
+}
+
+/**
+ * The kill rounds on one file, each resuming the writer, each judged; a round that already
+ * lost an acknowledged append ends them. Notes the rounds' figures and returns the last
+ * judgement.
+ */
+async function killRounds(cell: PrefixRun): Promise<PrefixJudgement> {
+  const { ctx, options, db, acksPath } = cell;
+  const rounds = options.rounds ?? 3;
+  const killTimes: number[] = [];
+  let judged!: PrefixJudgement;
+  let acks: Append[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const { killTime, selfKilled } = await killRound(cell, round);
+    killTimes.push(killTime);
+    // The writer died at the instant of an acknowledgement (between appends) or at
+    // a random moment (inside one).
+    ctx.observeLeg(db, `round ${round}`, selfKilled);
+    acks = readAckJournal<Append>(acksPath);
+    judged = await judgePrefix(ctx.target, db, acks);
+    // A round that already lost an acknowledged append ends the run: check now.
+    if (judged.lost > 0) break;
+  }
+  ctx.note("rounds", killTimes.length);
+  ctx.note("killAfterMs", killTimes);
+  ctx.note("acknowledged", acks.length);
+  ctx.note("recovered", judged.rows.length);
+  // Every round ended in one SIGKILL (the parent's, or the writer's own).
+  tally(ctx, "sigkills", killTimes.length);
+  tally(ctx, "acknowledgedOps", acks.length);
+  tally(ctx, "lost", judged.lost);
+  return judged;
+}
+
+/**
+ * One round: the writer resumes the file and dies. Even rounds: it SIGKILLs itself the
+ * instant its k-th append of the round is acknowledged, the moment a store that
+ * acknowledges before COMMIT is exposed (the kill time noted as `-k`). Odd rounds: the
+ * parent kills it at a random moment past the threshold (noted in ms).
+ */
+async function killRound(
+  cell: PrefixRun,
+  round: number,
+): Promise<{ killTime: number; selfKilled: boolean }> {
+  const { ctx, options, db, acksPath } = cell;
+  const threshold = options.minAcknowledged ?? 200;
+  const deadlineMs = options.deadlineMs ?? 60_000;
+  const before = countAcks(acksPath);
+  const selfKill = round % 2 === 0 ? threshold + Math.floor(ctx.random() * threshold) : undefined;
+  const child = ctx.spawn(
+    PREFIX_WRITER,
+    [db, acksPath, ...(selfKill ? [String(selfKill)] : [])],
+  );
+  const observed = () => `${countAcks(acksPath) - before} acknowledged this round`;
+  try {
+    if (selfKill) {
+      await waitFor(() => child.exited !== undefined, {
+        what: `the writer to kill itself after acknowledged append ${selfKill} (round ${round})`,
+        deadlineMs,
+        observed,
+      });
+      ok(classifyExit(child.exited!).kind === "killed", child.describe());
+      return { killTime: -selfKill, selfKilled: true };
+    }
+    const waited = await waitFor(() => countAcks(acksPath) >= before + threshold, {
+      what: `${threshold} acknowledged appends (round ${round})`,
+      deadlineMs,
+      children: [child],
+      observed,
+    });
+    await killLanding(child, `the writer after ${threshold} appends (round ${round})`);
+    return { killTime: Math.round(waited), selfKilled: false };
+  } finally {
+    await reapAll([child]);
+    ctx.note("childStderr", child.stderr.slice(-2000));
+  }
+}
+
+/**
+ * Inside an append with no declared crash point: a kill at each of its calls (the
+ * writer's third append: two acknowledged before it), each state judged and resumed.
+ */
+async function appendSeries(cell: PrefixRun): Promise<void> {
+  const { ctx, t, options } = cell;
+  const points = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
+  const kind = seriesKind(options.killSeries);
+  if (kind === "off" || points.some((p) => p.startsWith("appendMessage:"))) return;
+  await killSeries(ctx, t, {
+    op: "appendMessage",
+    occurrence: 3,
+    script: PREFIX_WRITER,
+    args: (db, dir) => [db, `${dir}/acks.jsonl`],
+    async check(db, dir, label) {
+      const state = await judgePrefix(
+        ctx.target,
+        db,
+        readAckJournal<Append>(`${dir}/acks.jsonl`),
+      );
+      await checkSteps(t, state.checks, `${label}: `);
+    },
+    resume: (db, dir, label) => resumePrefix(cell, { db, acksPath: `${dir}/acks.jsonl` }, label),
+    kind,
+  });
+}
+
+/** The step on the session created beside round 1: it survived the kill right after it. */
+async function creationStep(
+  t: Deno.TestContext,
+  created: Creation,
+  outcome: PromiseSettledResult<string | null>,
+): Promise<void> {
+  await t.step("an acknowledged session creation survives a kill right after it", () => {
+    if (outcome.status === "rejected") throw outcome.reason;
+    const missing = outcome.value;
+    diagnosed(
+      "ack-before-commit",
+      () => ok(missing === null, `the acknowledged session ${created.id} is lost: ${missing}`),
+    );
+  });
 }
 
 /**
@@ -186,12 +259,12 @@ export function prefixDurabilityCell(
  * is judged again with every acknowledged append of both lives.
  */
 async function resumePrefix(
-  ctx: CellRun,
-  t: Deno.TestContext,
-  db: string,
-  acksPath: string,
+  run: Pick<PrefixRun, "ctx" | "t">,
+  files: Pick<PrefixRun, "db" | "acksPath">,
   label: string,
 ): Promise<void> {
+  const { ctx, t } = run;
+  const { db, acksPath } = files;
   const before = countAcks(acksPath);
   const what = `${label}, resumed`;
   const args = [db, acksPath, String(RESUMED_OPS)];

@@ -39,16 +39,33 @@ export interface RotationAtomicityOptions extends CellOptions {
   crashPoints?: boolean;
 }
 
+/** What cell 3's phases share: the run, its steps and the options. */
+interface RotationRun {
+  ctx: CellRun;
+  t: Deno.TestContext;
+  options: RotationAtomicityOptions;
+}
+
+/** A rotator's files: its database and its acknowledgement journal. */
+interface RotatorFiles {
+  db: string;
+  acksPath: string;
+}
+
+/**
+ * Judges a killed rotator's file against its journal, probing appends to its first and
+ * last acknowledged parents; notes and counts what it found.
+ */
 async function checkRun(
-  ctx: CellRun,
-  t: Deno.TestContext,
+  cell: Pick<RotationRun, "ctx" | "t">,
   label: string,
-  db: string,
-  acksPath: string,
+  files: RotatorFiles,
 ): Promise<void> {
+  const { ctx, t } = cell;
+  const { db, acksPath } = files;
   const acks = readAckJournal<Rotation>(acksPath);
   const probe = [acks[0], acks.at(-1)].filter((a) => a !== undefined).map((a) => a.parentId);
-  const judged = await judgeRotations(ctx.target, db, acks, probe);
+  const judged = await judgeRotations(ctx.target, db, { acks, probe });
   ctx.note(`${label}.acknowledged`, acks.length);
   ctx.note(`${label}.sessions`, judged.sessions.length);
   tally(ctx, "acknowledgedOps", acks.length);
@@ -63,20 +80,22 @@ async function checkRun(
  * is refused, or takes what an earlier one holds, fails).
  */
 async function resumeRun(
-  ctx: CellRun,
-  t: Deno.TestContext,
+  cell: Pick<RotationRun, "ctx" | "t">,
   label: string,
-  db: string,
-  acksPath: string,
+  files: RotatorFiles,
 ): Promise<void> {
+  const { ctx, t } = cell;
+  const { db, acksPath } = files;
   const resumedAcks = `${acksPath}.resumed.jsonl`;
   const what = `${label}, resumed`;
   const args = [db, resumedAcks, "0", RESUMED, String(RESUMED_OPS)];
   if (!await resumedStep(ctx, t, { ops: "rotations", script: ROTATOR, args, db, label })) return;
   const acks = readAckJournal<Rotation>(resumedAcks);
   const probe = [acks[0], acks.at(-1)].filter((a) => a !== undefined).map((a) => a.parentId);
-  const before = await judgeRotations(ctx.target, db, readAckJournal<Rotation>(acksPath));
-  const after = await judgeRotations(ctx.target, db, acks, probe, RESUMED);
+  const before = await judgeRotations(ctx.target, db, {
+    acks: readAckJournal<Rotation>(acksPath),
+  });
+  const after = await judgeRotations(ctx.target, db, { acks, probe, prefix: RESUMED });
   tally(ctx, "acknowledgedOps", acks.length);
   tally(ctx, "lost", before.lost + after.lost);
   const firstLife = before.checks.find((c) => c.name.startsWith("all "))!;
@@ -91,23 +110,21 @@ async function resumeRun(
  * free afterwards only if that acknowledged release is durable.
  */
 async function takeOver(
-  ctx: CellRun,
-  t: Deno.TestContext,
+  cell: Pick<RotationRun, "ctx" | "t">,
   label: string,
-  db: string,
-  parentId: string,
+  lock: { db: string; parentId: string },
 ): Promise<void> {
+  const { ctx, t } = cell;
+  const { db, parentId } = lock;
   const childId = `taken-${parentId}`;
   const ready = `${db}.${parentId}.taker.ready`;
   const child = ctx.spawn(LOCK_TAKER, [db, parentId, childId, ready, String(Deno.pid)]);
-  await killReadyAndObserve(
-    ctx,
-    child,
+  await killReadyAndObserve(ctx, child, {
     ready,
-    `a fresh process to take the lock of ${parentId}`,
+    what: `a fresh process to take the lock of ${parentId}`,
     db,
-    `${label}: the taker, killed after its release`,
-  );
+    at: `${label}: the taker, killed after its release`,
+  });
   const said = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") as {
     taken?: boolean;
     tookMs?: number;
@@ -160,16 +177,16 @@ async function withStore<T>(ctx: CellRun, db: string, use: (store: Store) => Pro
 
 /** After a killed rotation: take over the in-flight parent when it is still open. */
 async function takeOverInFlight(
-  ctx: CellRun,
-  t: Deno.TestContext,
+  cell: Pick<RotationRun, "ctx" | "t">,
   label: string,
-  db: string,
-  acksPath: string,
+  files: RotatorFiles,
 ): Promise<void> {
+  const { ctx } = cell;
+  const { db, acksPath } = files;
   const next = (readAckJournal<Rotation>(acksPath).at(-1)?.i ?? -1) + 1;
   const parentId = `parent-${next}`;
   const parent = (await recover(ctx.target, db, [])).sessions.find((s) => s.id === parentId);
-  if (parent && parent.endedAt === null) await takeOver(ctx, t, label, db, parentId);
+  if (parent && parent.endedAt === null) await takeOver(cell, label, { db, parentId });
   else ctx.note(`${label}.takeOver`, `${parentId} ${parent ? "already rotated" : "not created"}`);
 }
 
@@ -183,14 +200,12 @@ async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
   const ready = ctx.run.file("dead-holder.ready");
   const acks = ctx.run.file("dead-holder.acks.jsonl");
   const holder = ctx.spawn(LOCK_HOLDER, [db, ready, acks]);
-  await killReadyAndObserve(
-    ctx,
-    holder,
+  await killReadyAndObserve(ctx, holder, {
     ready,
-    "the holder to take the compression lock",
+    what: "the holder to take the compression lock",
     db,
-    "dead holder (waiting with the lock)",
-  );
+    at: "dead holder (waiting with the lock)",
+  });
   const acked = readAckJournal<Rotation>(acks);
   const recovered = await recover(ctx.target, db, ["acked"]);
   await t.step("dead holder: its last acknowledged rotation, of acked, is durable", () => {
@@ -209,7 +224,7 @@ async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
       `append to acked: ${recovered.appendError.acked}`,
     );
   });
-  await takeOver(ctx, t, "dead holder", db, "held");
+  await takeOver({ ctx, t }, "dead holder", { db, parentId: "held" });
 }
 
 /**
@@ -302,65 +317,105 @@ async function bystander(ctx: CellRun, t: Deno.TestContext): Promise<void> {
 export function rotationAtomicityCell(
   options: RotationAtomicityOptions,
 ): Promise<Deno.TestDefinition[]> {
-  const threshold = options.minAcknowledged ?? 50;
   return defineCell({
     id: 3,
     title: "rotation atomicity",
     legs: "all",
     requires: CELL_METHODS[3],
     preloads: true,
-    async run(ctx, t) {
-      startTallies(ctx);
-      const db = ctx.run.file("store.db");
-      const acksPath = ctx.run.file("acks.jsonl");
-      const child = ctx.spawn(ROTATOR, [db, acksPath, "0"]);
-      await killAfterAcks(ctx, child, db, acksPath, threshold, "rotations", options.deadlineMs);
-      await checkRun(ctx, t, "random kill", db, acksPath);
-      await resumeRun(ctx, t, "random kill", db, acksPath);
-      await takeOverInFlight(ctx, t, "random kill", db, acksPath);
-      await deadHolder(ctx, t);
-      await bystander(ctx, t);
-
-      const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
-        .filter((p) => p.startsWith("publishCompressionChild:"));
-      // Inside a publish with no declared crash point: a kill at each of its calls (the
-      // second rotation's, so one was acknowledged).
-      const kind = seriesKind(options.killSeries);
-      if (kind !== "off" && points.length === 0) {
-        await killSeries(ctx, t, {
-          op: "publishCompressionChild",
-          occurrence: 2,
-          script: ROTATOR,
-          args: (db, dir) => [db, `${dir}/acks.jsonl`, "0"],
-          check: (db, dir, label) => checkRun(ctx, t, label, db, `${dir}/acks.jsonl`),
-          resume: (db, dir, label) => resumeRun(ctx, t, label, db, `${dir}/acks.jsonl`),
-        }, kind);
-      }
-      // A writer taking the lock over at each lock call of the publish.
-      if (raceSeriesOf(options.raceSeries) === "locks" && points.length === 0) {
-        await raceSeries(ctx, t, "publishCompressionChild");
-      }
-      // An append (a fork) stopped at each of its lock calls while the session is rotated
-      // (rewound) by another process (on with the race series).
-      if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["append"]);
-
-      if (options.crashPoints === false) return;
-      ctx.note("crashPoints", points);
-      for (const point of points) {
-        const pointDb = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
-        const pointAcks = `${pointDb}.acks.jsonl`;
-        // @2: the first rotation is acknowledged, the second dies at the point.
-        const crasher = ctx.spawn(ROTATOR, [pointDb, pointAcks, "0"], {
-          env: { SESSION_DB_CRASH_AT: `${point}@2` },
-        });
-        const killed = await awaitCrash(ctx, crasher, point, pointDb, pointAcks);
-        await t.step(`${point}: the child died there by SIGKILL`, () => {
-          ok(killed, crasher.describe());
-        });
-        await checkRun(ctx, t, point, pointDb, pointAcks);
-        await resumeRun(ctx, t, point, pointDb, pointAcks);
-        await takeOverInFlight(ctx, t, point, pointDb, pointAcks);
-      }
-    },
+    run: (ctx, t) => rotationRun({ ctx, t, options }),
   }, options);
+}
+
+/**
+ * Cell 3's phases: the random kill, the dead holder, the bystander, the kill series inside
+ * a publish, the lock races and stops, and the crash points.
+ */
+async function rotationRun(cell: RotationRun): Promise<void> {
+  const { ctx, t, options } = cell;
+  startTallies(ctx);
+  await randomKill(cell);
+  await deadHolder(ctx, t);
+  await bystander(ctx, t);
+  const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
+    .filter((p) => p.startsWith("publishCompressionChild:"));
+  await publishSeries(cell, points);
+  await lockRaces(cell, points);
+  if (options.crashPoints === false) return;
+  await crashPointKills(cell, points);
+}
+
+/**
+ * The rotator SIGKILLed at a random moment past the threshold; its file judged, resumed,
+ * and the in-flight parent's lock taken over.
+ */
+async function randomKill(cell: RotationRun): Promise<void> {
+  const { ctx, options } = cell;
+  const files = { db: ctx.run.file("store.db"), acksPath: ctx.run.file("acks.jsonl") };
+  const child = ctx.spawn(ROTATOR, [files.db, files.acksPath, "0"]);
+  await killAfterAcks(ctx, child, {
+    ...files,
+    count: options.minAcknowledged ?? 50,
+    what: "rotations",
+    deadlineMs: options.deadlineMs,
+  });
+  await checkRun(cell, "random kill", files);
+  await resumeRun(cell, "random kill", files);
+  await takeOverInFlight(cell, "random kill", files);
+}
+
+/**
+ * Inside a publish with no declared crash point: a kill at each of its calls (the second
+ * rotation's, so one was acknowledged), each state judged and resumed.
+ */
+async function publishSeries(cell: RotationRun, points: readonly string[]): Promise<void> {
+  const kind = seriesKind(cell.options.killSeries);
+  if (kind === "off" || points.length > 0) return;
+  await killSeries(cell.ctx, cell.t, {
+    op: "publishCompressionChild",
+    occurrence: 2,
+    script: ROTATOR,
+    args: (db, dir) => [db, `${dir}/acks.jsonl`, "0"],
+    check: (db, dir, label) => checkRun(cell, label, { db, acksPath: `${dir}/acks.jsonl` }),
+    resume: (db, dir, label) => resumeRun(cell, label, { db, acksPath: `${dir}/acks.jsonl` }),
+    kind,
+  });
+}
+
+/**
+ * With the race series on: a writer taking the lock over at each lock call of the publish
+ * (where the target declares no crash point in it), and an append (a fork) stopped at each
+ * of its lock calls while the session is rotated (rewound) by another process.
+ */
+async function lockRaces(cell: RotationRun, points: readonly string[]): Promise<void> {
+  const { ctx, t, options } = cell;
+  if (raceSeriesOf(options.raceSeries) === "locks" && points.length === 0) {
+    await raceSeries(ctx, t, "publishCompressionChild");
+  }
+  if (raceSeriesOf(options.raceSeries) === "locks") await stopSeries(ctx, t, ["append"]);
+}
+
+/**
+ * A fresh rotator at each `publishCompressionChild:*` point the target lists, dying there
+ * in its second rotation (the first acknowledged); each file judged, resumed, and the
+ * in-flight parent's lock taken over.
+ */
+async function crashPointKills(cell: RotationRun, points: readonly string[]): Promise<void> {
+  const { ctx, t } = cell;
+  ctx.note("crashPoints", points);
+  for (const point of points) {
+    const pointDb = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
+    const files = { db: pointDb, acksPath: `${pointDb}.acks.jsonl` };
+    // @2: the first rotation is acknowledged, the second dies at the point.
+    const crasher = ctx.spawn(ROTATOR, [files.db, files.acksPath, "0"], {
+      env: { SESSION_DB_CRASH_AT: `${point}@2` },
+    });
+    const killed = await awaitCrash(ctx, crasher, { point, ...files });
+    await t.step(`${point}: the child died there by SIGKILL`, () => {
+      ok(killed, crasher.describe());
+    });
+    await checkRun(cell, point, files);
+    await resumeRun(cell, point, files);
+    await takeOverInFlight(cell, point, files);
+  }
 }

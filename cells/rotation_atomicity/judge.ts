@@ -15,7 +15,6 @@ interface Recovered {
   invariants: string[];
 }
 
-/** Reads the sessions and the children's messages; then tries an append to each of `probe`. */
 /** Reads a rotation store back; appends to the `probe` parents (expecting the typed refusal). */
 export async function recover(
   target: string,
@@ -53,7 +52,6 @@ export async function recover(
 }
 
 /** The orphan query through the store: parents ended by compression with no child. */
-/** The orphan query through the store: parents ended by compression with no child. */
 export function orphans(sessions: readonly StoredSession[]): string[] {
   const parents = new Set(sessions.map((s) => s.parentSessionId).filter((p) => p !== null));
   return sessions.filter((s) => s.endReason === "compression" && !parents.has(s.id)).map((s) =>
@@ -67,24 +65,22 @@ export interface RotationJudgement extends StateJudgement {
   sessions: StoredSession[];
 }
 
+/** What {@linkcode judgeRotations} judges a file against. */
+export interface RotationJournal {
+  /** The rotator's acknowledged rotations. */
+  acks: readonly Rotation[];
+  /** Rotated parents whose appends must be refused (appended to by the second pass). */
+  probe?: readonly string[];
+  /** The rotator's session prefix (a resumed one rotates sessions of its own). */
+  prefix?: string;
+}
+
 /**
- * Reads the file twice through the target (the second pass then appends to each of
- * `probe`, parents that must refuse it) and judges it: no compression orphan, every
- * acknowledged rotation whole, each rotation whole or absent and the whole ones a
- * prefix, the probed appends refused with `CompressionSessionClosedError`, two passes
- * identical, `integrity_check` ok, the store's invariants.
+ * One rotator's rotations in a recovered file: whether rotation `i` is whole, and how it
+ * shows (for the messages).
  */
-export async function judgeRotations(
-  target: string,
-  db: string,
-  acks: readonly Rotation[],
-  probe: readonly string[] = [],
-  prefix = "",
-): Promise<RotationJudgement> {
-  // Reads only for the determinism pass, before the append probe writes anything.
-  const first = await recover(target, db, []);
-  const second = await recover(target, db, probe);
-  const byId = new Map(first.sessions.map((s) => [s.id, s]));
+function rotationsOf(recovered: Recovered, prefix: string) {
+  const byId = new Map(recovered.sessions.map((s) => [s.id, s]));
   // A rotator's sessions are `<prefix>parent-i` and `<prefix>child-i` (a resumed one
   // rotates sessions of its own, judged apart).
   const parentOf = (i: number) => `${prefix}parent-${i}`;
@@ -93,30 +89,67 @@ export async function judgeRotations(
     const child = byId.get(childOf(i));
     return `parent ${JSON.stringify(byId.get(parentOf(i)))}, child ${
       JSON.stringify(child)
-    }, summary ${JSON.stringify(child ? first.summaries[child.id] : undefined)}`;
+    }, summary ${JSON.stringify(child ? recovered.summaries[child.id] : undefined)}`;
   };
   const complete = (i: number) => {
     const parent = byId.get(parentOf(i));
     const child = byId.get(childOf(i));
     return parent?.endReason === "compression" && child?.parentSessionId === parent.id &&
-      first.summaries[child.id]?.join("\n") === `summary ${i}`;
+      recovered.summaries[child.id]?.join("\n") === `summary ${i}`;
   };
-  const lost = acks.filter((ack) => !complete(ack.i));
-  // Every rotation up to the in-flight one is whole or absent, the whole ones first.
-  const next = (acks.at(-1)?.i ?? -1) + 1;
+  const absent = (i: number) => {
+    const parent = byId.get(parentOf(i));
+    return !byId.has(childOf(i)) && (parent === undefined || parent.endedAt === null);
+  };
   const own = new RegExp(`^${prefix.replace(/\W/g, "\\$&")}(?:parent|child)-(\\d+)$`);
-  const indices = first.sessions.map((s) => own.exec(s.id)?.[1])
+  const indices = recovered.sessions.map((s) => own.exec(s.id)?.[1])
     .filter((i) => i !== undefined).map(Number);
+  return { show, complete, absent, indices };
+}
+
+/**
+ * Every rotation up to the in-flight one `next` (or the highest found) is whole or absent,
+ * the whole ones first.
+ */
+function partialRotations(rotations: ReturnType<typeof rotationsOf>, next: number): string[] {
+  const { show, complete, absent, indices } = rotations;
   const highest = Math.max(next, ...indices);
   const partial: string[] = [];
   let prefixEnded = false;
   for (let i = 0; i <= highest; i++) {
-    const parent = byId.get(parentOf(i));
-    const absent = !byId.has(childOf(i)) && (parent === undefined || parent.endedAt === null);
-    if (!complete(i) && !absent) partial.push(`partial rotation ${i}: ${show(i)}`);
+    if (!complete(i) && !absent(i)) partial.push(`partial rotation ${i}: ${show(i)}`);
     if (!complete(i)) prefixEnded = true;
     else if (prefixEnded) partial.push(`rotation ${i} complete after an incomplete one`);
   }
+  return partial;
+}
+
+/**
+ * Reads the file twice through the target (the second pass then appends to each of
+ * `journal.probe`, parents that must refuse it) and judges it: no compression orphan, every
+ * acknowledged rotation whole, each rotation whole or absent and the whole ones a prefix,
+ * the probed appends refused with `CompressionSessionClosedError`, two passes identical,
+ * `integrity_check` ok, the store's invariants.
+ *
+ * @example
+ * ```ts ignore
+ * const acks = readAckJournal<Rotation>(acksPath);
+ * const judged = await judgeRotations(target, db, { acks, probe: [acks[0]!.parentId] });
+ * console.log(judged.lost, judged.checks.map((c) => c.name));
+ * ```
+ */
+export async function judgeRotations(
+  target: string,
+  db: string,
+  journal: RotationJournal,
+): Promise<RotationJudgement> {
+  const { acks, probe = [], prefix = "" } = journal;
+  // Reads only for the determinism pass, before the append probe writes anything.
+  const first = await recover(target, db, []);
+  const second = await recover(target, db, probe);
+  const rotations = rotationsOf(first, prefix);
+  const lost = acks.filter((ack) => !rotations.complete(ack.i));
+  const next = (acks.at(-1)?.i ?? -1) + 1;
   const lonely = orphans(first.sessions);
   const checks: StateCheck[] = [
     {
@@ -131,7 +164,7 @@ export async function judgeRotations(
       missing: lost.length
         ? [
           `${lost.length} acknowledged rotation(s) not whole, first ${lost[0]!.i}: ${
-            show(lost[0]!.i)
+            rotations.show(lost[0]!.i)
           }`,
         ]
         : [],
@@ -139,7 +172,7 @@ export async function judgeRotations(
     {
       name: `in-flight rotation ${next} complete or absent`,
       pattern: "rotation-not-atomic",
-      violations: partial,
+      violations: partialRotations(rotations, next),
       missing: [],
     },
     {
@@ -150,7 +183,7 @@ export async function judgeRotations(
     },
     {
       name: "recovery deterministic, integrity and invariants",
-      violations: soundness(db, first.sessions, second.sessions, first.invariants),
+      violations: soundness(db, [first.sessions, second.sessions], first.invariants),
       missing: [],
     },
   ];

@@ -52,7 +52,7 @@ function resumeRotations(run: PowerLossRunOptions): PowerLossResume<RotationJudg
       if (why) return [why];
       const first = parseAcks<Rotation>(acks);
       const both = [...first, ...readAckJournal<Rotation>(more)];
-      return problemsOf((await judgeRotations(run.target, db, both)).checks);
+      return problemsOf((await judgeRotations(run.target, db, { acks: both })).checks);
     },
   };
 }
@@ -99,7 +99,7 @@ export async function powerLossRotationRun(options: PowerLossRunOptions): Promis
     env,
   });
   return checkStates(run, files, {
-    judge: (db, lines) => judgeRotations(run.target, db, parseAcks<Rotation>(lines)),
+    judge: (db, lines) => judgeRotations(run.target, db, { acks: parseAcks<Rotation>(lines) }),
     resume: resumeRotations(run),
   });
 }
