@@ -1,6 +1,7 @@
 // Helpers shared by the session_db tests: temporary folders, child processes with an
 // explicit environment, and bounded file polling. Not part of the public API.
 import { exists } from "../internal/fs.ts";
+import { runCommand } from "../internal/command.ts";
 
 /** Environment variables a child keeps when it runs with a clean environment. */
 const KEPT_ENV = [
@@ -48,22 +49,11 @@ export async function runDeno(
   args: string[],
   options: { env?: Record<string, string>; flags?: string[] } = {},
 ): Promise<ChildResult> {
-  const output = await new Deno.Command(Deno.execPath(), {
+  return await runCommand(Deno.execPath(), {
     args: ["run", "--no-lock", ...(options.flags ?? ["-A"]), script.pathname, ...args],
     env: cleanEnv(options.env),
     clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    signal: output.signal,
-    success: output.success,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  });
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   SessionDBStorageError,
 } from "./mod.ts";
 import { cleanEnv, runDeno, tempDir, waitForFile } from "./_test_helpers.ts";
+import { runCommand } from "../internal/command.ts";
 
 const OPEN_STORE = new URL("./testdata/open_store.ts", import.meta.url);
 const APPEND_MESSAGES = new URL("./testdata/append_messages.ts", import.meta.url);
@@ -133,21 +134,13 @@ async function inReadOnlyFolder(
     const [command, ...rest] = Deno.uid() === 0
       ? ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", ...deno]
       : deno;
-    const output = await new Deno.Command(command!, {
+    const { code, stdout, stderr } = await runCommand(command!, {
       args: rest,
       clearEnv: true,
       // The leg of this process, so that the child resolves the same journal mode.
       env: cleanEnv(legEnv()),
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      code: output.code,
-      stdout: decoder.decode(output.stdout),
-      stderr: decoder.decode(output.stderr),
-    };
+    });
+    return { code, stdout, stderr };
   } finally {
     Deno.chmodSync(folder, 0o700);
   }

@@ -2,6 +2,17 @@
 // code, and finding the test daemons it may have left running.
 import { libc, sendSignal, SIGNALS } from "../harness/_libc.ts";
 import { allStats, commandLine, running } from "../harness/_proc.ts";
+import { runCommand } from "../internal/command.ts";
+
+/** The tools' flags for the smallest real run: cell 1, the default leg, the system SQLite. */
+export const CELL_1_DEFAULT_SYSTEM: readonly string[] = [
+  "--cells",
+  "1",
+  "--legs",
+  "default",
+  "--libraries",
+  "system",
+];
 
 /** A finished tool run: exit code and decoded output. */
 export interface ToolRun {
@@ -27,18 +38,11 @@ export async function runTool(
   options: { permissions: readonly string[]; env?: Record<string, string> },
 ): Promise<ToolRun> {
   const { permissions, env = {} } = options;
-  const output = await new Deno.Command(Deno.execPath(), {
+  const { code, stdout, stderr } = await runCommand(Deno.execPath(), {
     args: ["run", ...permissions, tool.href, ...args],
     env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  });
+  return { code, stdout, stderr };
 }
 
 /**

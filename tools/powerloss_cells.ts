@@ -16,8 +16,6 @@ import { type Profile, PROFILES } from "../recorder/crash_states.ts";
 import {
   axisFlags,
   checkTarget,
-  endRun,
-  evidenceDir,
   fail,
   FLAGS,
   jsonPath,
@@ -26,9 +24,9 @@ import {
   sharedOptions,
   startRun,
   type ToolSpec,
-  writeJson,
 } from "./_cli.ts";
-import { loadAverage, renderTable, statesVerdict, terminalWidth } from "./_table.ts";
+import { loadAverage } from "./_table.ts";
+import { endStatesRun, statesRequest } from "./_states_run.ts";
 
 /** The power-loss cells. */
 const CELLS = [1, 3, 4, 5];
@@ -148,16 +146,9 @@ async function main(args: string[]): Promise<number> {
     }; profile ${profile}; seed ${seed} (replay with --seed ${seed})`,
   );
   const started = performance.now();
+  const axis = { flags, libraries, seed };
   const outcome = await powerLossCellsTier({
-    target: shared.target,
-    legs: shared.legs,
-    libraries,
-    seed,
-    jobs: shared.jobs,
-    quick: shared.quick,
-    ...(flags.has("--cells") ? { cells: shared.cells } : {}),
-    evidenceDir: evidenceDir(),
-    log: (line) => console.log(line),
+    ...statesRequest(shared, axis),
     powerLoss: {
       profile,
       env,
@@ -166,25 +157,16 @@ async function main(args: string[]): Promise<number> {
       ...(resumes !== undefined ? { resumes } : {}),
     },
   });
-  // Nothing the run started may still be running: a survivor fails it, named.
-  const survivors = await endRun("powerloss-cells");
-  const seconds = (performance.now() - started) / 1000;
-  await writeJson(json, {
-    date: new Date().toISOString(),
-    target: shared.target,
-    seed,
-    legs: shared.legs,
-    libraries,
-    profile,
-    survivors,
-    ...outcome,
+  return await endStatesRun(outcome, {
+    ...axis,
+    name: "powerloss-cells",
+    tool: "powerloss-cells",
+    json,
+    shared,
+    started,
+    extra: { profile },
+    lines: [rateLine(outcome.results, profile)],
   });
-  console.log(rateLine(outcome.results, profile));
-  console.log(`\n${renderTable(outcome.results, { width: terminalWidth() })}\n`);
-  const { line, verdict } = statesVerdict("powerloss-cells", outcome, { seconds, survivors });
-  console.log(line);
-  console.log(`report: ${json}`);
-  return verdict === "PASS" ? 0 : 1;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

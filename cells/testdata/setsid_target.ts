@@ -3,7 +3,7 @@
  * (`setsid`, as a store with a background compactor would) that runs until the store is
  * closed. A child killed mid-write never closes it: only a kill that takes the child's
  * whole tree ends its daemon. Correct otherwise: every cell must pass, and nothing may be
- * left running after them (`cells/moves/tree_kill_test.ts`).
+ * left running after them (`cells/moves/tree_kill_itest.ts`).
  *
  * @module
  */

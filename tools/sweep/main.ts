@@ -26,8 +26,6 @@ import { type Profile, PROFILES } from "../../recorder/crash_states.ts";
 import {
   axisFlags,
   checkTarget,
-  endRun,
-  evidenceDir,
   fail,
   FLAGS,
   jsonPath,
@@ -37,9 +35,8 @@ import {
   sharedOptions,
   startRun,
   type ToolSpec,
-  writeJson,
 } from "../_cli.ts";
-import { renderTable, statesVerdict, terminalWidth } from "../_table.ts";
+import { endStatesRun, statesRequest } from "../_states_run.ts";
 import type { Outcome } from "../../runner/result.ts";
 
 /** The cells whose clauses the sweep judges. */
@@ -236,45 +233,26 @@ async function main(args: string[]): Promise<number> {
     }; seed ${seed} (replay with --seed ${seed})`,
   );
   const started = performance.now();
-  const outcome = await sweepTier({
-    target: shared.target,
-    legs: shared.legs,
-    libraries,
-    seed,
-    jobs: shared.jobs,
-    quick: shared.quick,
-    // Only the clauses of the cells named; by default every one the sweep judges.
-    ...(flags.has("--cells") ? { cells: shared.cells } : {}),
-    tier,
-    evidenceDir: evidenceDir(),
-    log: (line) => console.log(line),
-    ...knobs,
-  });
-  // Nothing the run started may still be running: a survivor fails it, named.
-  const survivors = await endRun("sweep");
-  const seconds = (performance.now() - started) / 1000;
-  await writeJson(json, {
-    date: new Date().toISOString(),
-    target: shared.target,
-    seed,
-    legs: shared.legs,
-    libraries,
-    survivors,
-    ...outcome,
-  });
+  const axis = { flags, libraries, seed };
+  const outcome = await sweepTier({ ...statesRequest(shared, axis), tier, ...knobs });
+  const lines: string[] = [];
   if (syscalls) {
     const rate = checkingRate(outcome.results);
-    console.log(
+    lines.push(
       `checking: ${rate.states} states in ${rate.seconds.toFixed(2)} s (${
         Math.round(rate.states / Math.max(rate.seconds, 1e-9))
       } states/s; recording, children and resumes left out)`,
     );
   }
-  console.log(`\n${renderTable(outcome.results, { width: terminalWidth() })}\n`);
-  const { line, verdict } = statesVerdict(name, outcome, { seconds, survivors });
-  console.log(line);
-  console.log(`report: ${json}`);
-  return verdict === "PASS" ? 0 : 1;
+  return await endStatesRun(outcome, {
+    ...axis,
+    name,
+    tool: "sweep",
+    json,
+    shared,
+    started,
+    lines,
+  });
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -66,6 +66,20 @@ const shareObligation = async (store: Store) => {
   return { id: o.obligationId, fence: o.deliveryFence };
 };
 
+/** Records an obligation and marks it attempting; its id and fence are shared with the other. */
+const attemptShared = async () => {
+  const o = await shareObligation(store);
+  const fence = await store.markAttempting!(o.id, o.fence);
+  write(shared!, { id: o.id, fence });
+  return fence;
+};
+
+/** The shared attempt's id and fence. */
+const sharedAttempt = () => {
+  const { id, fence } = readShared();
+  return { id: String(id), fence: Number(fence) };
+};
+
 const SCENARIOS: Record<string, Scenario> = {
   // The compression lock's holder publishes after the lock was taken over.
   publish: {
@@ -145,39 +159,28 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   // The attempt's owner marks it delivered after it was settled unknown.
   delivered: {
-    acquire: async () => {
-      const o = await shareObligation(store);
-      const fence = await store.markAttempting!(o.id, o.fence);
-      write(shared!, { id: o.id, fence });
-      return fence;
-    },
+    acquire: attemptShared,
     write: () => {
-      const { id, fence } = readShared();
-      return store.markDelivered!(String(id), Number(fence));
+      const { id, fence } = sharedAttempt();
+      return store.markDelivered!(id, fence);
     },
-    landed: async () =>
-      (await store.getObligation!(String(readShared().id)))?.state === "delivered",
+    landed: async () => (await store.getObligation!(sharedAttempt().id))?.state === "delivered",
     takeover: () => {
-      const { id, fence } = readShared();
-      return store.markUnknown!(String(id), Number(fence), "the owner stalled");
+      const { id, fence } = sharedAttempt();
+      return store.markUnknown!(id, fence, "the owner stalled");
     },
   },
   // A supervisor settles unknown an attempt its owner delivered meanwhile.
   unknownDelivered: {
-    prepare: async () => {
-      const o = await shareObligation(store);
-      const fence = await store.markAttempting!(o.id, o.fence);
-      write(shared!, { id: o.id, fence });
-      return fence;
-    },
+    prepare: attemptShared,
     write: () => {
-      const { id, fence } = readShared();
-      return store.markUnknown!(String(id), Number(fence), "given up");
+      const { id, fence } = sharedAttempt();
+      return store.markUnknown!(id, fence, "given up");
     },
-    landed: async () => (await store.getObligation!(String(readShared().id)))?.state === "unknown",
+    landed: async () => (await store.getObligation!(sharedAttempt().id))?.state === "unknown",
     takeover: () => {
-      const { id, fence } = readShared();
-      return store.markDelivered!(String(id), Number(fence));
+      const { id, fence } = sharedAttempt();
+      return store.markDelivered!(id, fence);
     },
   },
   // A supervisor settles unknown a pending obligation its owner began to attempt meanwhile.

@@ -1,7 +1,7 @@
 /**
  * The mutants: each breaks exactly one clause, names the cell meant to catch it and the
  * check that must be the one failing (a mutant caught for another reason, say it did
- * not open, proves nothing). Shared by `cells/mutants_test.ts` and `deno task mutants`.
+ * not open, proves nothing). Shared by `cells/mutants_itest.ts` and `deno task mutants`.
  *
  * @module
  */
@@ -365,7 +365,7 @@ export type DeeperTier = "syscalls-crash" | "syscalls-power-loss" | "powerloss-c
  * A mutant no SIGKILL cell can catch by design (a power loss, a torn write, a second life
  * on a recovered state shows it): the tiers meant to catch it, each failing `clause` (a
  * failed check of the clause's cell 1 outcome). The mutants task leaves these to the
- * tiers' own tests (`runner/sweep/mutants_test.ts`).
+ * tiers' own tests (`runner/sweep/mutants_itest.ts`).
  */
 export interface TierMutantSpec {
   /** The module's file name in this folder, without `.ts`. */

@@ -5,7 +5,7 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import type { Survivor } from "../harness/process_tree.ts";
 import type { Outcome } from "../runner/result.ts";
-import { daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
+import { CELL_1_DEFAULT_SYSTEM, daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
 import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
 
 const TOOL = new URL("./matrix.ts", import.meta.url);
@@ -54,12 +54,7 @@ Deno.test("matrix: a store whose openStore throws fails (exit 1), its own error 
 Deno.test("matrix --repeat 2 --hogs 1: the soak's sums over both runs", async () => {
   const json = await Deno.makeTempFile({ suffix: ".json" });
   const run = await matrix(
-    "--cells",
-    "1",
-    "--legs",
-    "default",
-    "--libraries",
-    "system",
+    ...CELL_1_DEFAULT_SYSTEM,
     "--repeat",
     "2",
     "--hogs",

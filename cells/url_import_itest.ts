@@ -241,7 +241,11 @@ Deno.test({
       // The children's scripts are only ever loaded by the children: served means the
       // children imported them by URL (the cache was empty).
       for (
-        const path of ["/mod.ts", "/cells/reference_target.ts", "/cells/prefix_durability/children/prefix_writer.ts"]
+        const path of [
+          "/mod.ts",
+          "/cells/reference_target.ts",
+          "/cells/prefix_durability/children/prefix_writer.ts",
+        ]
       ) {
         ok(serverLog.includes(`GET ${path}\n`), `The server never served ${path}: ${serverLog}`);
       }

@@ -5,7 +5,7 @@
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import type { ConformanceReport } from "../runner/report_schema.ts";
-import { daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
+import { CELL_1_DEFAULT_SYSTEM, daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
 import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
 
 const TOOL = new URL("./conformance.ts", import.meta.url);
@@ -124,12 +124,7 @@ Deno.test("conformance: --require-level exits 1 below the level, 0 at it", async
   const run = await conformance(
     "--tiers",
     "cells",
-    "--cells",
-    "1",
-    "--legs",
-    "default",
-    "--libraries",
-    "system",
+    ...CELL_1_DEFAULT_SYSTEM,
     "--quick",
     "--require-level",
     "DURABLE",

@@ -1,4 +1,4 @@
-// The kill matrix's command line; the matrix itself is asserted by cells/mutants_test.ts.
+// The kill matrix's command line; the matrix itself is asserted by cells/mutants_itest.ts.
 import { match, ok, strictEqual } from "node:assert/strict";
 import { runTool } from "../../_test_helpers.ts";
 

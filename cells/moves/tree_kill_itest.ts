@@ -12,6 +12,7 @@ import {
   running,
 } from "../../harness/_proc.ts";
 import { DAEMON_ARGS } from "../testdata/setsid_target.ts";
+import { CELL_1_DEFAULT_SYSTEM } from "../../tools/_test_helpers.ts";
 
 const c = libc()!;
 const linux = Deno.build.os === "linux";
@@ -48,12 +49,7 @@ Deno.test({
         new URL("../../tools/matrix.ts", import.meta.url).pathname,
         "--target",
         new URL("../testdata/setsid_target.ts", import.meta.url).pathname,
-        "--cells",
-        "1",
-        "--legs",
-        "default",
-        "--libraries",
-        "system",
+        ...CELL_1_DEFAULT_SYSTEM,
         "--json",
         `${await Deno.makeTempDir()}/report.json`,
       ],

@@ -23,7 +23,7 @@ Deno.test("a target that relies on its project's import map runs in the cells' c
     await Deno.writeTextFile(
       join(project, "conformance_test.ts"),
       `import { prefixDurabilityCell } from "session-cells";\n` +
-        `const target = new URL("./contract/target.ts", import.meta.url);\n` +
+        `const target = new URL("./target.ts", import.meta.url);\n` +
         `for (const t of await prefixDurabilityCell({ target, rounds: 1 })) Deno.test(t);\n`,
     );
     const env: Record<string, string> = { DENO_SQLITE_PATH: sqliteLibraryPath(), NO_COLOR: "1" };
