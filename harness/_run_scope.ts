@@ -5,7 +5,6 @@
 import { Cgroup, EEXIST, ownCgroupDir, ownCgroupPath } from "./_cgroup.ts";
 import { libc, libcPath, type LibcSymbols } from "./_libc.ts";
 import { procStat } from "./_proc.ts";
-import type { TreeMechanism } from "./process_tree.ts";
 
 /** The marker list every process of a run inherits (the `proc` mechanism finds them by it). */
 export const SCOPE_ENV = "CELLS_SCOPE";
@@ -15,6 +14,19 @@ const RUN_SCOPE_ENV = "CELLS_RUN_SCOPE";
 const FORCE_ENV = "CELLS_PROCESS_TREE";
 /** How long an isolate waits for another one setting up the shared scope. */
 const SHARED_SCOPE_MS = 30_000;
+
+/**
+ * How this process finds and kills whole trees: a cgroup v2 per child, a walk of
+ * `/proc`, or nothing (not Linux, or libc cannot be loaded: kills reach the direct child
+ * only).
+ *
+ * @example
+ * ```ts
+ * import type { TreeMechanism } from "./process_tree.ts";
+ * const strict: TreeMechanism[] = ["cgroup"];
+ * ```
+ */
+export type TreeMechanism = "cgroup" | "proc" | "none";
 
 /** A process's run scope: how it keeps its trees, and what it needs to. */
 export interface Scope {

@@ -42,20 +42,17 @@ import {
   procStat,
   running,
 } from "./_proc.ts";
-import { envGet, pause, randomId, runScope, type Scope, SCOPE_ENV } from "./_run_scope.ts";
+import {
+  envGet,
+  pause,
+  randomId,
+  runScope,
+  type Scope,
+  SCOPE_ENV,
+  type TreeMechanism,
+} from "./_run_scope.ts";
 
-/**
- * How this process finds and kills whole trees: a cgroup v2 per child, a walk of
- * `/proc`, or nothing (not Linux, or libc cannot be loaded: kills reach the direct child
- * only).
- *
- * @example
- * ```ts
- * import type { TreeMechanism } from "./process_tree.ts";
- * const strict: TreeMechanism[] = ["cgroup"];
- * ```
- */
-export type TreeMechanism = "cgroup" | "proc" | "none";
+export type { TreeMechanism };
 
 /**
  * A process that was still there when its run was over.

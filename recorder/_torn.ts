@@ -3,35 +3,10 @@
 // the cut zeroed and then seeded garbage, everything else pending kept.
 import { seededRandom } from "../harness/seeded_random.ts";
 import type { FsModel, Inode } from "./_fs_model.ts";
-import type { Choice, CrashState, PendingOp, PowerLossOptions } from "./crash_states.ts";
+import type { Choice, CrashState, PendingOp, PowerLossOptions, TornWrite } from "./_types.ts";
 
 /** The sector size torn writes are cut at (4 KiB boundaries are marked among them). */
 const SECTOR = 512;
-
-/**
- * Where an enumerated torn state cut a write: the file, the write's record, the file
- * offset of the cut, the boundary it is (`512`, `4096`, or `byte` for the cut one byte
- * before the write's end), and what the part after the cut holds.
- *
- * @example
- * ```ts
- * import type { TornWrite } from "./crash_states.ts";
- * const torn: TornWrite = { file: "log.jsonl", seq: 12, at: 1023, boundary: "byte", fill: "zero" };
- * console.log(`${torn.file} cut at ${torn.at} (${torn.boundary}), ${torn.fill}`);
- * ```
- */
-export interface TornWrite {
-  /** The file's name in the watched folder. */
-  file: string;
-  /** The write's record. */
-  seq: number;
-  /** The file offset of the cut: bytes before it are the write's, from it on `fill`. */
-  at: number;
-  /** What the cut is: a 512-byte or 4 KiB sector boundary, or one byte before the end. */
-  boundary: "512" | "4096" | "byte";
-  /** The part after the cut: zeros, or seeded garbage. */
-  fill: "zero" | "garbage";
-}
 
 /**
  * The cuts of a write at `offset` of `length` bytes: every 512-byte sector boundary

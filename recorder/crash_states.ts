@@ -48,105 +48,21 @@ import {
   type Inode,
   isShm,
   type NameChange,
-  type Op,
   type Profile,
 } from "./_fs_model.ts";
 import type { LogRecord, RecorderLog } from "./log.ts";
-import { tornLastWrites, type TornWrite } from "./_torn.ts";
+import { tornLastWrites } from "./_torn.ts";
+import type { Choice, CrashState, PendingOp, PowerLossOptions, TornWrite } from "./_types.ts";
 
 export { type FileSet, ModelError, type Profile } from "./_fs_model.ts";
-export { tearCuts, type TornWrite } from "./_torn.ts";
+export { tearCuts } from "./_torn.ts";
+export type { CrashState, PowerLossOptions, PowerLossStats, TornWrite } from "./_types.ts";
 
 /** The sector size torn writes are cut at. */
 export const SECTOR_SIZE = 512;
 
 /** The profiles, by name. */
 export const PROFILES: readonly Profile[] = ["posix", "ext4-ordered"];
-
-/**
- * One crash state: files plus the acknowledgements made before the crash.
- *
- * @example
- * ```ts
- * import type { CrashState } from "./crash_states.ts";
- * function describe(state: CrashState): string {
- *   return `${state.label}: ${state.files.size} files, ${state.acks.length} acknowledged`;
- * }
- * ```
- */
-export interface CrashState {
-  /** The log position of the crash: the seq of the first call that did not happen. */
-  at: number;
-  /** How the state was made, e.g. `before #12 (fsync): subset 5`. */
-  label: string;
-  /** The files (computed when first read). */
-  readonly files: FileSet;
-  /**
-   * Identifies the files: two states with one key hold the same files (states that hold
-   * the same files may still differ in key), so an oracle can reuse a verdict.
-   */
-  key: string;
-  /** The acknowledgement lines written before the crash. */
-  acks: readonly string[];
-  /** Set on an enumerated torn state: the file whose last unsynced write was cut, and where. */
-  torn?: TornWrite;
-}
-
-/**
- * What {@linkcode powerLossStates} went through, filled in as it runs: the instants,
- * those where some file had an unsynced write that can be torn (2 bytes or more), and
- * the torn states it made. An instant with such a write always gives torn states, so
- * `torn === 0` while `tearable > 0` means the enumeration failed.
- *
- * @example
- * ```ts
- * import { type PowerLossStats, powerLossStates } from "./crash_states.ts";
- * import { parseLog } from "./log.ts";
- * const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
- * for (const _ of powerLossStates(parseLog(new Uint8Array(0)), { profile: "posix", stats }));
- * console.log(stats); // { instants: 1, tearable: 0, torn: 0 }
- * ```
- */
-export interface PowerLossStats {
-  /** Crash instants visited. */
-  instants: number;
-  /** Instants where some file had an unsynced write of 2 bytes or more. */
-  tearable: number;
-  /** Torn states made (enumerated ones, not the random samples' tears). */
-  torn: number;
-}
-
-/**
- * Options of {@linkcode powerLossStates}.
- *
- * @example
- * ```ts
- * import type { PowerLossOptions } from "./crash_states.ts";
- * const options: PowerLossOptions = { profile: "ext4-ordered", samples: 8, seed: 7 };
- * ```
- */
-export interface PowerLossOptions {
-  /** How names persist. */
-  profile: Profile;
-  /** The folder's durable content before the log began (default empty). */
-  baseline?: FileSet;
-  /** Enumerate every combination when an instant has at most this many (default 64). */
-  exhaustive?: number;
-  /** Random states per instant beyond that bound (default 12). */
-  samples?: number;
-  /** The first seed (default 1). */
-  seed?: number;
-  /** Whether random states tear writes at sectors (default true). */
-  torn?: boolean;
-  /** Whether random states reorder kept writes (default true). */
-  reorder?: boolean;
-  /** Only the last N instants (the end of the log counting as one; default all). */
-  lastInstants?: number;
-  /** Whether to enumerate the torn last writes (default true). */
-  tornLast?: boolean;
-  /** Filled in with what the states went through (see {@linkcode PowerLossStats}). */
-  stats?: PowerLossStats;
-}
 
 /**
  * The states a SIGKILL just before each counted call leaves (the page cache keeps every
@@ -222,24 +138,6 @@ export function killEnd(
     key: "kill end",
     acks: model.acks.slice(),
   };
-}
-
-/** A write or size change not yet synced, with its inode and record (for `_torn.ts`). */
-export interface PendingOp {
-  inode: Inode;
-  seq: number;
-  op: Op;
-}
-
-/** One way the pending state at an instant can land (for `_torn.ts`). */
-export interface Choice {
-  keep: (index: number) => boolean;
-  order?: number[];
-  tear?: (index: number, sectors: number) => (0 | 1 | 2)[] | undefined;
-  /** A write cut at a byte: the pending op's index, the cut's file offset, the fill. */
-  cut?: { index: number; at: number; fill: "zero" | "garbage" };
-  names: (name: string, history: (Inode | null)[]) => Inode | null;
-  garbage: () => number;
 }
 
 /** The key of a state: what was durable, which pending ops landed in which order, names. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Store, TargetModule } from "./target.ts";
+import type { Store, TargetModule } from "./store.ts";
 
 /**
  * Raised when a target module cannot be loaded or lacks `openStore`.

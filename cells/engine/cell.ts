@@ -1,84 +1,22 @@
 // The machinery every cell shares, by room: `gate.ts` decides whether a cell runs (the
 // target loads, the store opens on the leg, the leg is honoured, the methods are there),
 // `run.ts` runs it (run folder, context, deadline, outcome), and `outcome.ts` writes what
-// it leaves (report, evidence, a FAIL's text). This file holds the types the cells code
-// against and `defineCell`, which ties them together.
-import type { Child, SpawnOptions } from "../../harness/child.ts";
-import { currentLeg, type JournalObservation, type Leg } from "../../harness/legs.ts";
-import type { RunDir } from "../../harness/evidence.ts";
+// it leaves (report, evidence, a FAIL's text). This file holds `defineCell`, which ties
+// them together, and re-exports the types the cells code against (`_types.ts`).
+import { currentLeg, type Leg } from "../../harness/legs.ts";
 import { type ChildPermissions, widenedFlags } from "../../harness/permissions.ts";
 import { treeLibraries } from "../../harness/process_tree.ts";
 import { targetSpecifier } from "../contract/target.ts";
 import { targetAccess } from "../contract/target_access.ts";
 import type { CellOptions } from "./options.ts";
-import type { StoreEngine } from "./report.ts";
 import { CellReporter } from "./outcome.ts";
 import { gateCell } from "./gate.ts";
 import { runCell } from "./run.ts";
+import type { CellSpec } from "./_types.ts";
 import { engineLabel } from "./probe_store.ts";
 
 export { CELL_DEADLINE_MS } from "./run.ts";
-
-/** What a cell's run gets. */
-export interface CellRun {
-  /** The leg. */
-  leg: Leg;
-  /** The target specifier. */
-  target: string;
-  /** What the store runs on, observed by the leg probe. */
-  engine: StoreEngine;
-  /** The run directory (kept on failure). */
-  run: RunDir;
-  /** Figures for the evidence file and the report. */
-  figures: Record<string, unknown>;
-  /** Spawns a child script of the cells with the leg's environment and the target's access. */
-  spawn(
-    script: URL,
-    args: string[],
-    extra?: Partial<SpawnOptions>,
-  ): Child;
-  /** Records a figure and prints it. */
-  note(name: string, value: unknown): void;
-  /**
-   * Writes a small file (e.g. an SVG plot) into the run directory and, when
-   * `CELLS_REPORT_DIR` is set, beside the cell's JSON report; noted in `attachments`.
-   */
-  attach(name: string, text: string): void;
-  /** The run's seed (noted as `seed`; `CELLS_SEED=<seed>` replays its random choices). */
-  seed: number;
-  /** The run's seeded random numbers in [0, 1): use it for every random choice. */
-  random(): number;
-  /**
-   * Observes the journal mode the writer of `db` ran in, right after it was killed and
-   * before anything reopens the file. Call it at every kill: the leg counts as honoured
-   * only when every observation matches, otherwise the cell is a SKIP, never a PASS.
-   *
-   * @param db The database file.
-   * @param at When, e.g. `round 2` or a crash point.
-   * @param quiescent Whether the writer died between operations.
-   */
-  observeLeg(db: string, at: string, quiescent?: boolean): JournalObservation;
-}
-
-/** A cell's definition. */
-export interface CellSpec {
-  /** The cell number. */
-  id: number;
-  /** Short name, e.g. `prefix durability`. */
-  title: string;
-  /** `default`: runs on the default leg only (say why in `legReason`). */
-  legs: "all" | "default";
-  /** Why the cell runs on the default leg only. */
-  legReason?: string;
-  /** Store methods the cell needs; a store without them is skipped. */
-  requires: readonly string[];
-  /** Whether its children may run under the LD_PRELOAD recorder (needs an unscoped run). */
-  preloads?: boolean;
-  /** Groups of methods of which the cell needs at least one each (else skipped). */
-  requiresOneOf?: readonly (readonly string[])[];
-  /** The probe itself: throws on a violated clause. */
-  run(ctx: CellRun, t: Deno.TestContext): Promise<void>;
-}
+export type { CellRun, CellSpec } from "./_types.ts";
 
 /** The last part of a target's specifier, without its extension: the default label. */
 function labelOf(target: string): string {

@@ -21,7 +21,7 @@ import {
 } from "../../harness/legs.ts";
 import type { ChildPermissions } from "../../harness/permissions.ts";
 import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
-import type { CellRun, CellSpec } from "./cell.ts";
+import type { CellRun, CellSpec } from "./_types.ts";
 import {
   CellFailure,
   type CellReporter,

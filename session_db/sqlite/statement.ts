@@ -19,7 +19,6 @@ import {
   SQLITE_TEXT,
   SQLITE_TRANSIENT,
 } from "./constants.ts";
-import type { Database } from "./database.ts";
 import { SqliteError } from "./sqlite_error.ts";
 
 /**
@@ -112,6 +111,16 @@ function isNamed(value: unknown): value is BindParameters {
 export type StatementParameters = BindValue[] | [BindParameters] | [BindValue[]];
 
 /**
+ * What a statement needs of the connection that prepared it (a `Database`): its native
+ * handle, the error for a result code, and to be dropped from its open set once finalized.
+ */
+interface Connection {
+  readonly _handle: bigint;
+  _error(rc: number): SqliteError;
+  _forget(statement: Statement): void;
+}
+
+/**
  * A prepared statement. Obtain one from {@linkcode Database.prepare}; it is
  * finalized by {@linkcode Statement.finalize}, by `using`, or when its database closes.
  *
@@ -127,7 +136,7 @@ export type StatementParameters = BindValue[] | [BindParameters] | [BindValue[]]
  * ```
  */
 export class Statement {
-  #db: Database;
+  #db: Connection;
   #sym: SqliteSymbols;
   #handle: bigint;
   #sql: string;
@@ -140,7 +149,7 @@ export class Statement {
   #columns: string[] | undefined;
 
   /** @internal Use {@linkcode Database.prepare}. */
-  constructor(db: Database, sym: SqliteSymbols, handle: bigint, sql: string) {
+  constructor(db: Connection, sym: SqliteSymbols, handle: bigint, sql: string) {
     this.#db = db;
     this.#sym = sym;
     this.#handle = handle;

@@ -1,0 +1,348 @@
+/**
+ * The store under test as the cells see it: its methods, what they take and return, and
+ * the target module that opens it. Re-exported by `target.ts`, beside the contract.
+ *
+ * @module
+ */
+import type { DeliveryPolicy } from "../../session_db/delivery_policy.ts";
+
+/**
+ * A value or a promise of it.
+ *
+ * @example
+ * ```ts
+ * import type { MaybePromise } from "./target.ts";
+ * async function settle(read: () => MaybePromise<number>): Promise<number> {
+ *   return await read(); // a synchronous store and an asynchronous one alike
+ * }
+ * console.log(await settle(() => 1), await settle(() => Promise.resolve(2))); // 1 2
+ * ```
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * Options the cells pass to `openStore`.
+ *
+ * @example
+ * ```ts
+ * import type { StoreOptions } from "./target.ts";
+ * import { SessionDB } from "../../session_db/session_db.ts";
+ * export function openStore(path: string, options: StoreOptions): SessionDB {
+ *   return SessionDB.open(path, options.journalMode ? { journalMode: options.journalMode } : {});
+ * }
+ * ```
+ */
+export interface StoreOptions {
+  /** The leg's journal mode; `undefined` on the default leg. */
+  journalMode?: "wal" | "delete";
+}
+
+/**
+ * A message as the cells write it.
+ *
+ * @example
+ * ```ts
+ * import type { CellMessage, Store } from "./target.ts";
+ * async function say(store: Store, sessionId: string, content: string): Promise<number> {
+ *   const message: CellMessage = { role: "user", content };
+ *   return await store.appendMessage(sessionId, message);
+ * }
+ * ```
+ */
+export interface CellMessage {
+  /** The role. */
+  role: "system" | "user" | "assistant" | "tool";
+  /** The text. */
+  content: string;
+}
+
+/**
+ * A message as the cells read it back.
+ *
+ * @example
+ * ```ts
+ * import type { Store, StoredMessage } from "./target.ts";
+ * async function rewound(store: Store, sessionId: string): Promise<StoredMessage[]> {
+ *   const rows = await store.getMessages(sessionId, { includeInactive: true });
+ *   return rows.filter((row) => row.active === false);
+ * }
+ * ```
+ */
+export interface StoredMessage {
+  /** The id: unique across the store, strictly increasing in append order. */
+  id: number;
+  /** The role. */
+  role: string;
+  /** The text. */
+  content: string | null;
+  /** `false` once a rewind soft-deleted it (read with `includeInactive`; default `true`). */
+  active?: boolean;
+}
+
+/**
+ * A session as the cells read it back.
+ *
+ * @example
+ * ```ts
+ * import type { Store, StoredSession } from "./target.ts";
+ * async function rotated(store: Store): Promise<StoredSession[]> {
+ *   const sessions = await store.listSessions?.() ?? [];
+ *   return sessions.filter((session) => session.endReason === "compression");
+ * }
+ * ```
+ */
+export interface StoredSession {
+  /** The id. */
+  id: string;
+  /** The parent (compression or fork), or `null`. */
+  parentSessionId: string | null;
+  /** When it ended, or `null`. */
+  endedAt: number | null;
+  /** Why it ended, e.g. `compression`, or `null`. */
+  endReason: string | null;
+  /** The handoff state, or `null`. */
+  handoffState?: string | null;
+}
+
+/**
+ * The store under test. The core (`createSession`, `appendMessage`, `getMessages`,
+ * `close`) is required; each other method is needed by the cells named in its
+ * comment ({@linkcode CELL_METHODS}), and a store without it gets those cells SKIPPED.
+ *
+ * @example
+ * ```ts
+ * import { openTargetStore, type Store } from "./target.ts";
+ * const target = new URL("../reference_target.ts", import.meta.url);
+ * const store: Store = await openTargetStore(target, `${Deno.makeTempDirSync()}/s.db`);
+ * await store.createSession("s1");
+ * console.log(await store.appendMessage("s1", { role: "user", content: "hello" })); // 1
+ * console.log(await store.checkInvariants?.()); // []
+ * await store.close();
+ * ```
+ */
+export interface Store {
+  /** Creates a session, keeping an existing one; durable once it returns. (core: every cell) */
+  createSession(id: string): MaybePromise<unknown>;
+  /**
+   * Appends a message; returns its id only once it is committed. An append to a
+   * session ended by a compression rotation throws an error named
+   * `CompressionSessionClosedError` (cell 3). (core: every cell's probe, cells 1, 3, 4)
+   */
+  appendMessage(sessionId: string, message: CellMessage): MaybePromise<number>;
+  /**
+   * The active messages in id order; with `includeInactive` (cell 4) every row, each
+   * with its `active` flag. An unknown session may return `[]` or throw. (core: cells
+   * 1, 3, 4)
+   */
+  getMessages(
+    sessionId: string,
+    options?: { includeInactive?: boolean },
+  ): MaybePromise<StoredMessage[]>;
+  /** Closes the store. (core: every cell) */
+  close(): MaybePromise<void>;
+  /**
+   * The store's own invariant check: one line per violation, `[]` when all hold. Every
+   * cell asserts it empty on each recovered state. (optional)
+   */
+  checkInvariants?(): MaybePromise<string[]>;
+  /**
+   * Parks a session for handoff (state `pending`): `true` when it had none, or a completed
+   * or failed one; `false` when one is already pending or running, and then it changes
+   * nothing. Only the session named is touched. (cell 2)
+   */
+  requestHandoff?(sessionId: string, platform: string): MaybePromise<boolean>;
+  /**
+   * Claims a pending handoff (state `running`): `true` for exactly one of any number of
+   * racing processes, `false` for the others. Only the session named is touched. (cell 2)
+   */
+  claimHandoff?(sessionId: string): MaybePromise<boolean>;
+  /**
+   * Completes the running handoff this process claimed: `false` (or a typed error) when
+   * it is not running, or when another claimant holds it now. (cell 7)
+   */
+  completeHandoff?(sessionId: string): MaybePromise<boolean>;
+  /** Fails a pending or running handoff, with the reason: the takeover of a stalled claim. (cell 7) */
+  failHandoff?(sessionId: string, error: string): MaybePromise<boolean>;
+  /** The handoff state (`pending`, `running`, …), or `null`. (cell 2) */
+  getHandoffState?(sessionId: string): MaybePromise<string | null>;
+  /** Reads a session, `undefined` when unknown. (cells 1 and 4, optional: tells a missing session from an empty one) */
+  getSession?(id: string): MaybePromise<StoredSession | undefined>;
+  /** Lists every session. (cell 3) */
+  listSessions?(): MaybePromise<StoredSession[]>;
+  /**
+   * Takes the compression lock for `ttlMs`; a lock held by another holder is taken over
+   * only when expired or when its holder's `pid=<pid>` is dead. (cell 3)
+   */
+  tryAcquireCompressionLock?(
+    sessionId: string,
+    holder: string,
+    ttlMs: number,
+  ): MaybePromise<boolean>;
+  /**
+   * Publishes a rotation atomically, under the lock: the continuation child (its parent
+   * `parentId`) with `messages`, and the parent ended with reason `compression`; no other
+   * session changes; all or nothing. (cell 3)
+   */
+  publishCompressionChild?(publish: {
+    parentId: string;
+    childId: string;
+    holder: string;
+    messages: CellMessage[];
+  }): MaybePromise<unknown>;
+  /**
+   * Releases the compression lock of `sessionId` held by `holder`: `true` once released.
+   * When `holder` does not hold it, `false` (or a typed error) and the lock stays in
+   * force; other sessions' locks are never touched. (cell 3)
+   */
+  releaseCompressionLock?(sessionId: string, holder: string): MaybePromise<boolean>;
+  /**
+   * Rewinds to before a user message: soft-deletes it and every later active row in one
+   * transaction, guarded by a compare-and-swap on the active ids: when they differ from
+   * `expectedActiveIds` it throws an error named `RewindConflictError` and changes
+   * nothing. Returns how many rows it deactivated. (cell 4)
+   */
+  rewindToMessage?(
+    sessionId: string,
+    targetId: number,
+    options: { expectedActiveIds?: readonly number[] },
+  ): MaybePromise<number>;
+  /**
+   * Forks a branch `newId` holding copies (new ids) of the active messages up to and
+   * including `atMessageId`, in one transaction; the parent is untouched. (cell 4)
+   */
+  forkSession?(sessionId: string, atMessageId: number, newId: string): MaybePromise<unknown>;
+  /**
+   * Records a delivery obligation (state `pending`, owned by this process); recording the
+   * same session, reference and content twice is a no-op. (cell 5)
+   */
+  recordObligation?(
+    obligation: { sessionId: string; messageRef: string; content: string },
+  ): MaybePromise<StoredObligation>;
+  /**
+   * Moves a pending obligation to `attempting` (compare-and-swap on the fence) before a
+   * send; returns the new fence, or `null` when the swap lost or the obligation is not
+   * pending (attempting, delivered, unknown, failed: never reopened). (cell 5)
+   */
+  markAttempting?(id: string, expectedFence: number): MaybePromise<number | null>;
+  /**
+   * Marks this attempting obligation, and no other, delivered (compare-and-swap on the
+   * fence): `false` (or a typed error), changing nothing, when its fence is no longer
+   * `fence` (a sweep took the attempt over) or it is not attempting. (cell 5)
+   */
+  markDelivered?(id: string, fence: number): MaybePromise<boolean>;
+  /** Marks an open obligation failed, with the reason. (cell 5, when the store lacks `markUnknown`) */
+  markFailed?(id: string, fence: number, reason: string): MaybePromise<boolean>;
+  /** Marks an open obligation unknown (maybe sent), with the reason. (cells 5 and 7) */
+  markUnknown?(id: string, fence: number, reason: string): MaybePromise<boolean>;
+  /**
+   * Takes over the open obligations of dead processes (never a live process's, nor the
+   * sweeper's own), all in one transaction, so that concurrent recoverers get disjoint
+   * sets and a sweep killed midway takes none: `send` (never attempted: mark attempting,
+   * then send), `resend` (maybe sent: send again under `idempotencyKey` when
+   * `idempotentTransport`, or with `recoveryMarker` under `marked-at-least-once`),
+   * `unknown` (maybe sent and not resendable safely under `at-most-once`: already marked
+   * with a reason). The returned obligation carries the fence the recoverer continues
+   * with. (cell 5)
+   */
+  sweepRecoverable?(
+    options: { idempotentTransport?: boolean },
+  ): MaybePromise<RecoveredObligationView[]>;
+  /** Lists the obligations, oldest first. (cell 5) */
+  listObligations?(): MaybePromise<StoredObligation[]>;
+  /** Reads one obligation. (cells 5 and 7, when present) */
+  getObligation?(id: string): MaybePromise<StoredObligation | undefined>;
+}
+
+/**
+ * A delivery obligation as the cells read it back (cell 5).
+ *
+ * @example
+ * ```ts
+ * import type { Store, StoredObligation } from "./target.ts";
+ * async function undelivered(store: Store): Promise<StoredObligation[]> {
+ *   const all = await store.listObligations?.() ?? [];
+ *   return all.filter((obligation) => obligation.state !== "delivered");
+ * }
+ * ```
+ */
+export interface StoredObligation {
+  /** The id (also the idempotency key the cells send with). */
+  obligationId: string;
+  /** The payload. */
+  content: string;
+  /**
+   * `pending`, `attempting`, `delivered`, `failed`, `unknown` or `abandoned` (the last
+   * three with a reason in `lastError`).
+   */
+  state: string;
+  /** The compare-and-swap fence. */
+  deliveryFence: number;
+  /** Why it is `failed`, `unknown` or `abandoned`, or `null`. */
+  lastError: string | null;
+}
+
+/**
+ * What a recoverer must do with an obligation it took over (cell 5).
+ *
+ * @example
+ * ```ts
+ * import type { RecoveredObligationView, Store } from "./target.ts";
+ * type Send = (key: string, body: string) => Promise<void>;
+ * async function resend(store: Store, send: Send): Promise<void> {
+ *   const sweep = store.sweepRecoverable?.({ idempotentTransport: true }) ?? [];
+ *   const taken: RecoveredObligationView[] = await sweep;
+ *   for (const { action, obligation, idempotencyKey } of taken) {
+ *     if (action !== "resend") continue; // `send` needs markAttempting first
+ *     await send(idempotencyKey, obligation.content);
+ *     await store.markDelivered?.(obligation.obligationId, obligation.deliveryFence);
+ *   }
+ * }
+ * ```
+ */
+export interface RecoveredObligationView {
+  /** The obligation after the takeover. */
+  obligation: StoredObligation;
+  /** `send`, `resend` or `unknown`. */
+  action: "send" | "resend" | "unknown";
+  /** The key a deduplicating transport uses. */
+  idempotencyKey: string;
+  /**
+   * On a `resend` under `marked-at-least-once`: the visible marker the recoverer sends in
+   * front of the content (non-empty); absent otherwise.
+   */
+  recoveryMarker?: string;
+}
+
+/**
+ * A target module: what `loadTarget` imports.
+ *
+ * @example
+ * ```ts
+ * import type { TargetModule } from "./target.ts";
+ * import { crashPoints, SessionDB } from "../../session_db/mod.ts";
+ * const target: TargetModule = {
+ *   openStore: (path, { journalMode }) => SessionDB.open(path, journalMode ? { journalMode } : {}),
+ *   crashPoints,
+ * };
+ * ```
+ */
+export interface TargetModule {
+  /**
+   * Opens (creating when missing) the store at `path`, in `options.journalMode` when
+   * given (a leg the store does not honour is SKIPPED). Called in every child process
+   * and in the test process, often on the same file at once.
+   */
+  openStore(path: string, options: StoreOptions): MaybePromise<Store>;
+  /**
+   * The crash points the store honours through `SESSION_DB_CRASH_AT`; cells 3, 4 and
+   * 5 crash at those named for their operations. (optional: without it those runs
+   * are left out, and the random kills still run)
+   */
+  crashPoints?(): string[];
+  /**
+   * The delivery policy the store keeps (`DeliveryPolicy`), or a function returning it;
+   * cell 5 judges it. (optional: without it, cell 5 judges the policy the store's sweeps
+   * imply, and says so)
+   */
+  deliveryPolicy?: DeliveryPolicy | (() => DeliveryPolicy);
+}
