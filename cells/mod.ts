@@ -65,16 +65,16 @@ export {
 export {
   type CrashState,
   type FileSet,
-  powerLossCells,
-  powerLossForkCell,
   type PowerLossKill,
   type PowerLossOptions,
-  powerLossOutboxCell,
-  powerLossPrefixCell,
-  powerLossRotationCell,
   type Profile,
   type TornWrite,
 } from "./power_loss/mod.ts";
+export { powerLossCells } from "./power_loss_cells.ts";
+export { powerLossPrefixCell } from "./prefix_durability/power_loss.ts";
+export { powerLossRotationCell } from "./rotation_atomicity/power_loss.ts";
+export { powerLossForkCell } from "./fork_determinism/power_loss.ts";
+export { powerLossOutboxCell } from "./outbox_exactly_once/power_loss.ts";
 
 // What the cells report, and the known failure patterns they diagnose.
 export {

@@ -57,13 +57,13 @@ function resumeEdits(
 import {
   checkStates,
   parseAcks,
-  powerLossKillCell,
   type PowerLossOptions,
   type PowerLossRun,
   type PowerLossRunOptions,
   recordAndKill,
   runFiles,
 } from "../power_loss/record.ts";
+import { powerLossKillCell } from "../power_loss/steps.ts";
 import { EDITOR } from "./_children.ts";
 
 const REWIND_COMMIT = "rewindToMessage:afterCommit";

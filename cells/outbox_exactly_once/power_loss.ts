@@ -16,14 +16,13 @@ import {
 } from "./state.ts";
 import {
   checkStates,
-  powerLossCell,
   type PowerLossOptions,
   type PowerLossRun,
   type PowerLossRunOptions,
-  powerLossSteps,
   recordAndKill,
   runFiles,
 } from "../power_loss/record.ts";
+import { powerLossCell, powerLossSteps } from "../power_loss/steps.ts";
 import type { StateCheck, StateJudgement } from "../engine/state_check.ts";
 import { CELL_METHODS, type DeliveryPolicy, loadTarget } from "../contract/target.ts";
 import { declaredPermissions } from "../contract/target_access.ts";

@@ -24,23 +24,17 @@
  * Each clause's folder holds its power-loss cell (`prefix_durability/power_loss.ts`,
  * `rotation_atomicity/…`, `fork_determinism/…`, `outbox_exactly_once/…`), judging its
  * crash states with the judge of its SIGKILL cell; their shared machinery is here
- * (`record.ts`, `steps.ts`, `resume.ts`, `pattern.ts`).
+ * (`record.ts`, `steps.ts`, `resume.ts`, `pattern.ts`), and `../power_loss_cells.ts` gives
+ * all four at once.
  *
  * @example
  * ```ts ignore
- * import { powerLossCells } from "./mod.ts";
- * for (const test of await powerLossCells({ target: new URL("../reference_target.ts", import.meta.url) })) {
- *   Deno.test(test);
- * }
+ * import { powerLossTotals } from "./mod.ts";
+ * console.log(powerLossTotals());
  * ```
  *
  * @module
  */
-export { powerLossCells } from "./cells.ts";
-export { powerLossPrefixCell } from "../prefix_durability/power_loss.ts";
-export { powerLossRotationCell } from "../rotation_atomicity/power_loss.ts";
-export { powerLossForkCell } from "../fork_determinism/power_loss.ts";
-export { powerLossOutboxCell } from "../outbox_exactly_once/power_loss.ts";
 export {
   type PowerLossKill,
   type PowerLossOptions,

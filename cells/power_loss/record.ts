@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import { cpuUsage } from "node:process";
 import { countAcks } from "../../harness/ack_journal.ts";
 import { type Child, classifyExit, killWhileAlive, reapAll } from "../../harness/child.ts";
-import { type Leg, type LegAudit, legVerdict, observeJournalMode } from "../../harness/legs.ts";
+import { type LegAudit, legVerdict, observeJournalMode } from "../../harness/legs.ts";
 import { runSeed } from "../../harness/seeded_random.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { buildRecorder } from "../../recorder/build.ts";
@@ -25,7 +25,6 @@ import { type FileSet, readFolder, writeImage } from "../../recorder/image.ts";
 import { logProblems, readLog, type RecorderLog } from "../../recorder/log.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { RecoveredStates } from "../../recorder/recovered.ts";
-import type { CellOptions } from "../engine/options.ts";
 import { type StateJudgement, violationsOf } from "../engine/state_check.ts";
 import type { Diagnosis } from "../engine/report.ts";
 import {
@@ -36,63 +35,11 @@ import {
 } from "./resume.ts";
 import { diagnosis, type PatternId } from "../engine/diagnoses.ts";
 import { powerLossPattern } from "./pattern.ts";
+import type { PowerLossKill, PowerLossRunOptions } from "./_types.ts";
+
+export type { PowerLossKill, PowerLossOptions, PowerLossRunOptions } from "./_types.ts";
 import { declaredPermissions } from "../contract/target_access.ts";
 import { spawnFor } from "../engine/run.ts";
-
-/**
- * How the writer dies: the instant an operation is acknowledged, or at a random moment.
- *
- * @example
- * ```ts
- * import type { PowerLossKill } from "./mod.ts";
- * import { powerLossPrefixCell } from "../prefix_durability/power_loss.ts";
- * const kills: PowerLossKill[] = ["ack"]; // only the kill the instant an append is acknowledged
- * const target = new URL("../reference_target.ts", import.meta.url);
- * for (const test of await powerLossPrefixCell({ target, kills })) Deno.test(test);
- * ```
- */
-export type PowerLossKill = "ack" | "random";
-
-/**
- * Options of the power-loss cells and runs.
- *
- * @example
- * ```ts
- * import { powerLossCells, type PowerLossOptions } from "./mod.ts";
- * const options: PowerLossOptions = {
- *   target: new URL("../reference_target.ts", import.meta.url),
- *   profile: "ext4-ordered",
- *   subsets: 4,
- *   seed: 7, // replay a reported run
- * };
- * for (const test of await powerLossCells(options)) Deno.test(test);
- * ```
- */
-export interface PowerLossOptions extends CellOptions {
-  /** Acknowledged operations before the kill (default 40 appends, 15 rotations). */
-  minAcknowledged?: number;
-  /** How long to wait for them (default 60 s). */
-  deadlineMs?: number;
-  /** Which kills to run (default both). */
-  kills?: readonly PowerLossKill[];
-  /** The persistence profile: how names persist (default `posix`, the strict one). */
-  profile?: Profile;
-  /** Random states per crash instant, half of them with torn sectors (default 12). */
-  subsets?: number;
-  /**
-   * Crash instants: the last N sync points, the kill's instant counting as one (default
-   * every sync point of the run).
-   */
-  instants?: number;
-  /** The first seed of the random states (default: drawn, and reported). */
-  seed?: number;
-  /** Extra environment for the writer (e.g. `SESSION_DB_SYNCHRONOUS` for the tool). */
-  env?: Record<string, string>;
-  /** Recovered states continued by a fresh process per run (default 3; 0: none). */
-  resumes?: number;
-  /** Whether the torn last writes are enumerated (default true; off only to show what they catch). */
-  tornLast?: boolean;
-}
 
 /**
  * The verdict on one crash state.
@@ -178,34 +125,6 @@ export interface PowerLossRun {
   dir: string;
   /** The durability pattern the log shows at an acknowledgement (attached to a loss). */
   pattern?: PatternId;
-}
-
-/**
- * What a run needs: the leg, the target, a fresh folder.
- *
- * @example
- * ```ts
- * import { currentLeg } from "../../harness/legs.ts";
- * import type { PowerLossRunOptions } from "./mod.ts";
- * import { powerLossPrefixRun } from "../prefix_durability/power_loss.ts";
- * const options: PowerLossRunOptions = {
- *   leg: currentLeg(),
- *   target: new URL("../reference_target.ts", import.meta.url).href,
- *   dir: Deno.makeTempDirSync(),
- *   kill: "random",
- * };
- * console.log((await powerLossPrefixRun(options)).statesChecked);
- * ```
- */
-export interface PowerLossRunOptions extends Omit<PowerLossOptions, "target" | "leg" | "kills"> {
-  /** The leg (library, journal mode). */
-  leg: Leg;
-  /** The target specifier. */
-  target: string;
-  /** A fresh folder for the run (created). */
-  dir: string;
-  /** The kill. */
-  kill: PowerLossKill;
 }
 
 /** A run's files: the watched database folder, the acknowledgement journal, the log. */
@@ -639,5 +558,3 @@ export async function checkStates<J extends StateJudgement>(
   }
   return run;
 }
-
-export { type KillCellSpec, powerLossCell, powerLossKillCell, powerLossSteps } from "./steps.ts";

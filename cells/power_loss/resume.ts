@@ -11,7 +11,7 @@ import type { StateCheck, StateJudgement } from "../engine/state_check.ts";
 import { declaredPermissions } from "../contract/target_access.ts";
 import { spawnFor } from "../engine/run.ts";
 import { chooseResumes, continueState, type ResumeCandidate, secondLife } from "../moves/resume.ts";
-import type { PowerLossRunOptions } from "./record.ts";
+import type { PowerLossRunOptions } from "./_types.ts";
 
 /**
  * How a power-loss cell continues a recovered state: whether a judgement shows the

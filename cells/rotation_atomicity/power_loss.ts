@@ -4,13 +4,13 @@ import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
 import {
   checkStates,
   parseAcks,
-  powerLossKillCell,
   type PowerLossOptions,
   type PowerLossRun,
   type PowerLossRunOptions,
   recordAndKill,
   runFiles,
 } from "../power_loss/record.ts";
+import { powerLossKillCell } from "../power_loss/steps.ts";
 import { judgeRotations, type Rotation, type RotationJudgement } from "./judge.ts";
 import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import type { StoredSession } from "../contract/target.ts";

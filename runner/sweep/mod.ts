@@ -36,7 +36,7 @@ export { sweep } from "./points/points.ts";
 export { programsFor, sweepCalls } from "./calls/calls.ts";
 export { parseStateId } from "./core/plan.ts";
 export { REFERENCE_TARGET } from "./core/state_child.ts";
-export { POWER_LOSS_CELLS } from "./core/library.ts";
+export { POWER_LOSS_CELLS } from "./library.ts";
 export type {
   CallFailure,
   CallSweepOptions,

@@ -45,9 +45,9 @@ import {
   type LibraryRequest,
   type LibraryResult,
   type PointKnobs,
-} from "./core/library.ts";
+} from "./library.ts";
 
-export type { CallKnobs, CellKnobs, LibraryResult, PointKnobs } from "./core/library.ts";
+export type { CallKnobs, CellKnobs, LibraryResult, PointKnobs } from "./library.ts";
 
 /** A SQLite library of the run: its label in the results and its path. */
 export interface TierLibrary {
@@ -145,7 +145,7 @@ async function libraryChild(
       "--no-lock",
       "-A",
       "--unstable-kv",
-      new URL("./core/children/library.ts", import.meta.url).href,
+      new URL("./children/library.ts", import.meta.url).href,
       requestPath,
       resultPath,
     ],

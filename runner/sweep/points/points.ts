@@ -58,7 +58,7 @@ import {
   selected,
 } from "../core/plan.ts";
 import type { SweepStore } from "../core/program.ts";
-import { legAudit, legLines, legReport } from "../core/leg_report.ts";
+import { legAudit, legLines, legReport } from "./leg_report.ts";
 import { runState, type StateOutcome } from "./run_state.ts";
 import { type LegContext, REFERENCE_TARGET, settle, spawnSweepChild } from "../core/state_child.ts";
 import type { LegSweep, SweepOptions, SweepReport } from "../core/types.ts";

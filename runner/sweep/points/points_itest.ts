@@ -12,7 +12,7 @@ import { RunDir } from "../../../harness/evidence.ts";
 import { observeJournalMode } from "../../../harness/legs.ts";
 import { parseStateId } from "../core/plan.ts";
 import { seedStore } from "../core/program.ts";
-import { legAudit, legReport } from "../core/leg_report.ts";
+import { legAudit, legReport } from "./leg_report.ts";
 import { runState } from "./run_state.ts";
 import type { LegContext } from "../core/state_child.ts";
 import { lastSyncImage } from "./last_sync.ts";

@@ -3,7 +3,7 @@
 //   library.ts <request.json> <result.json>
 // Progress lines go to stdout; the typed result is written to <result.json>, with what this
 // process started and left running (its run scope, reaped at the end).
-import { reapRunScope } from "../../../../harness/process_tree.ts";
+import { reapRunScope } from "../../../harness/process_tree.ts";
 import { type LibraryRequest, runLibrary } from "../library.ts";
 
 const [requestPath, resultPath] = Deno.args;

@@ -7,9 +7,9 @@ import {
   type LegName,
   legVerdict,
 } from "../../../harness/legs.ts";
-import { clauseOfPoint } from "./oracle.ts";
-import type { StateOutcome } from "../points/run_state.ts";
-import type { ClauseTally, LegSweep } from "./types.ts";
+import { clauseOfPoint } from "../core/oracle.ts";
+import type { StateOutcome } from "./run_state.ts";
+import type { ClauseTally, LegSweep } from "../core/types.ts";
 
 /** What a leg's report needs besides its outcomes. */
 export interface LegFacts {

@@ -3,23 +3,23 @@
 // the environment, which this sets): the
 // named-point sweep, the recorded-call sweep in one mode on each leg, or the power-loss
 // cells on each leg; each turned into typed outcomes.
-import type { Survivor } from "../../../harness/process_tree.ts";
-import type { LegName } from "../../../harness/legs.ts";
-import { sqliteLibraryPath, sqliteVersion } from "../../../session_db/sqlite/database.ts";
-import { readCellReports } from "../../../cells/engine/report.ts";
-import type { PowerLossOptions } from "../../../cells/power_loss/mod.ts";
-import { powerLossForkCell } from "../../../cells/fork_determinism/power_loss.ts";
-import { powerLossOutboxCell } from "../../../cells/outbox_exactly_once/power_loss.ts";
-import { powerLossPrefixCell } from "../../../cells/prefix_durability/power_loss.ts";
-import { powerLossRotationCell } from "../../../cells/rotation_atomicity/power_loss.ts";
-import { runDefinitions } from "../../../cells/engine/run_definitions.ts";
-import type { Profile } from "../../../recorder/crash_states.ts";
-import type { Outcome, TierName } from "../../result.ts";
-import { sweepCalls } from "../calls/calls.ts";
-import { lastSyncImage } from "../points/last_sync.ts";
-import { callOutcomes, cellOutcome, pointOutcomes } from "./outcomes.ts";
-import { sweep } from "../points/points.ts";
-import type { CallSweepReport, SweepReport } from "./types.ts";
+import type { Survivor } from "../../harness/process_tree.ts";
+import type { LegName } from "../../harness/legs.ts";
+import { sqliteLibraryPath, sqliteVersion } from "../../session_db/sqlite/database.ts";
+import { readCellReports } from "../../cells/engine/report.ts";
+import type { PowerLossOptions } from "../../cells/power_loss/mod.ts";
+import { powerLossForkCell } from "../../cells/fork_determinism/power_loss.ts";
+import { powerLossOutboxCell } from "../../cells/outbox_exactly_once/power_loss.ts";
+import { powerLossPrefixCell } from "../../cells/prefix_durability/power_loss.ts";
+import { powerLossRotationCell } from "../../cells/rotation_atomicity/power_loss.ts";
+import { runDefinitions } from "../../cells/engine/run_definitions.ts";
+import type { Profile } from "../../recorder/crash_states.ts";
+import type { Outcome, TierName } from "../result.ts";
+import { sweepCalls } from "./calls/calls.ts";
+import { lastSyncImage } from "./points/last_sync.ts";
+import { callOutcomes, cellOutcome, pointOutcomes } from "./core/outcomes.ts";
+import { sweep } from "./points/points.ts";
+import type { CallSweepReport, SweepReport } from "./core/types.ts";
 
 /** The power-loss tier's cells, by number. */
 export const POWER_LOSS_CELLS: Readonly<

@@ -1,0 +1,28 @@
+// The four power-loss cells at once, beside the registration of the SIGKILL cells: the
+// shared machinery in power_loss/ never imports a clause.
+import type { PowerLossOptions } from "./power_loss/record.ts";
+import { powerLossForkCell } from "./fork_determinism/power_loss.ts";
+import { powerLossOutboxCell } from "./outbox_exactly_once/power_loss.ts";
+import { powerLossPrefixCell } from "./prefix_durability/power_loss.ts";
+import { powerLossRotationCell } from "./rotation_atomicity/power_loss.ts";
+
+/**
+ * The power-loss tier's cells (1, 3, 4 and 5) for one target on the current leg.
+ *
+ * @param options Target, leg, thresholds, states.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossCells } from "./power_loss_cells.ts";
+ * const target = new URL("./reference_target.ts", import.meta.url);
+ * for (const test of await powerLossCells({ target })) Deno.test(test);
+ * ```
+ */
+export async function powerLossCells(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
+  return [
+    ...await powerLossPrefixCell(options),
+    ...await powerLossRotationCell(options),
+    ...await powerLossForkCell(options),
+    ...await powerLossOutboxCell(options),
+  ];
+}
