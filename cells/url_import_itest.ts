@@ -95,173 +95,208 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
+/** The repository served over HTTP from a child, with what it printed. */
+interface RepoServer {
+  base: string;
+  host: string;
+  /** The server's request log so far. */
+  log(): string;
+  /** Kills it and waits for its end. */
+  stop(): Promise<void>;
+}
+
+async function serveRepo(repo: string): Promise<RepoServer> {
+  const server = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-config",
+      "--no-lock",
+      "--no-prompt",
+      "--allow-net=127.0.0.1",
+      `--allow-read=${repo}`,
+      new URL("./testdata/serve_repo.ts", import.meta.url).href,
+      repo,
+    ],
+    clearEnv: true,
+    env: baseEnv(),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let serverOut = "";
+  let serverLog = "";
+  let serverEnd: Deno.CommandStatus | undefined;
+  const serverDone = Promise.all([
+    collect(server.stdout, (text) => serverOut += text),
+    collect(server.stderr, (text) => serverLog += text),
+    server.status.then((status) => serverEnd = status),
+  ]);
+  const stop = async () => {
+    try {
+      server.kill("SIGKILL");
+    } catch {
+      // Already exited: serverDone reports how.
+    }
+    await within(serverDone, REAP_MS, "the repository server to exit");
+  };
+  try {
+    await waitFor(() => {
+      if (serverEnd) {
+        throw new Error(
+          `The repository server exited with code ${serverEnd.code}: ${serverLog.trim()}`,
+        );
+      }
+      return /^listening \d+\n/.test(serverOut);
+    }, {
+      what: "the repository server's port",
+      deadlineMs: SERVER_START_MS,
+      observed: () => JSON.stringify({ stdout: serverOut, stderr: serverLog }),
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const host = `127.0.0.1:${Number(/^listening (\d+)\n/.exec(serverOut)![1])}`;
+  return { base: `http://${host}`, host, log: () => serverLog, stop };
+}
+
+/** Writes the scratch project: the reference and a tiny store of its own, both by URL. */
+async function writeScratch(scratch: string, base: string): Promise<void> {
+  await Deno.writeTextFile(
+    `${scratch}/reference_test.ts`,
+    `import { registerCells } from "${base}/mod.ts";\n\n` +
+      `await registerCells({ target: "${base}/cells/reference_target.ts", cells: [1, 3] });\n`,
+  );
+  await Deno.writeTextFile(`${scratch}/tiny_store.ts`, ownStore(base));
+  await Deno.writeTextFile(
+    `${scratch}/own_store_test.ts`,
+    `import { registerCells } from "${base}/mod.ts";\n\n` +
+      `await registerCells({ target: new URL("./tiny_store.ts", import.meta.url), cells: [1] });\n`,
+  );
+}
+
+/** The scratch project's `deno test`, importing only from the served host. */
+async function runScratch(
+  scratch: string,
+  host: string,
+): Promise<{ output: string; code: number; ms: number }> {
+  // The default leg on this process's library: the scratch run proves the import
+  // path, not the legs, so a leg this process runs on must not turn it into skips.
+  const run = new Deno.Command(Deno.execPath(), {
+    args: [
+      "test",
+      `--allow-import=${host}`,
+      // The recorder's C source is fetched from the host (no module imports it).
+      `--allow-net=${host}`,
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-run",
+      "--allow-sys",
+      // Both files at once: a user's run may be parallel, and it halves this test.
+      "--parallel",
+      "reference_test.ts",
+      "own_store_test.ts",
+    ],
+    cwd: scratch,
+    clearEnv: true,
+    env: {
+      ...baseEnv(),
+      // A cache of its own: nothing fetched before counts.
+      DENO_DIR: `${scratch}/deno_dir`,
+      DENO_SQLITE_PATH: sqliteLibraryPath(),
+      CELLS_EVIDENCE_DIR: `${scratch}/evidence`,
+      // The recorder is built here, from the served source, not found in a cache.
+      XDG_CACHE_HOME: `${scratch}/cache`,
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let output = "";
+  const started = performance.now();
+  const [status] = await within(
+    Promise.all([
+      run.status,
+      collect(run.stdout, (text) => output += text),
+      collect(run.stderr, (text) => output += text),
+    ]),
+    SCRATCH_RUN_MS,
+    "the scratch project's deno test",
+    () => run.kill("SIGKILL"),
+  );
+  return { output, code: status.code, ms: performance.now() - started };
+}
+
+/** Every cell passed, every check ran, and the children loaded their scripts by URL. */
+function checkScratch(
+  run: { output: string; code: number },
+  scratch: string,
+  serverLog: string,
+): void {
+  const { output } = run;
+  const where = `scratch project kept at ${scratch}; output:\n${output.slice(-8000)}`;
+  const summary = /(ok|FAILED) \| (\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/.exec(output);
+  ok(summary, `No test summary in the scratch run: ${where}`);
+  strictEqual(Number(summary[3]), 0, `The scratch run had failures: ${where}`);
+  ok(Number(summary[2]) >= 3, `Expected 3 passing cells, got ${summary[2]}: ${where}`);
+  strictEqual(run.code, 0, `The scratch run exited with ${run.code}: ${where}`);
+  for (
+    const [cell, label] of [
+      ["1 prefix durability", "reference_target"],
+      ["3 rotation atomicity", "reference_target"],
+      ["1 prefix durability", "tiny_store"],
+    ]
+  ) {
+    // --parallel prefixes each line with its file: "./reference_test.ts => ".
+    const line = `^(?:\\S+ => )?cell ${cell} \\[${label} · default · [^\\]]+\\] \\.\\.\\. ok`;
+    ok(new RegExp(line, "m").test(output), `cell ${cell} on ${label} did not pass: ${where}`);
+  }
+  // Every check ran: by URL as from a clone (the kill series needs the recorder).
+  const skipped = output.match(/"[\w.:]+":"not run: [^"]*"/g);
+  strictEqual(skipped, null, `Checks not run by URL: ${skipped?.join("; ")}: ${where}`);
+  ok(
+    existsSync(`${scratch}/cache/session-cells/.cache/recorder`),
+    `The recorder was not built from the served source: ${where}`,
+  );
+  // The children's scripts are only ever loaded by the children: served means the
+  // children imported them by URL (the cache was empty).
+  for (
+    const path of [
+      "/mod.ts",
+      "/cells/reference_target.ts",
+      "/cells/prefix_durability/children/prefix_writer.ts",
+    ]
+  ) {
+    ok(serverLog.includes(`GET ${path}\n`), `The server never served ${path}: ${serverLog}`);
+  }
+}
+
 Deno.test({
   name: "the cells run when imported by URL, children included",
   ignore: root === undefined,
   async fn() {
-    const repo = root!.replace(/\/$/, "");
     const started = performance.now();
-    const server = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--no-config",
-        "--no-lock",
-        "--no-prompt",
-        "--allow-net=127.0.0.1",
-        `--allow-read=${repo}`,
-        new URL("./testdata/serve_repo.ts", import.meta.url).href,
-        repo,
-      ],
-      clearEnv: true,
-      env: baseEnv(),
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    let serverOut = "";
-    let serverLog = "";
-    let serverEnd: Deno.CommandStatus | undefined;
-    const serverDone = Promise.all([
-      collect(server.stdout, (text) => serverOut += text),
-      collect(server.stderr, (text) => serverLog += text),
-      server.status.then((status) => serverEnd = status),
-    ]);
+    const server = await serveRepo(root!.replace(/\/$/, ""));
+    const serverMs = performance.now() - started;
     let scratch: string | undefined;
     let keepScratch = false;
     try {
-      await waitFor(() => {
-        if (serverEnd) {
-          throw new Error(
-            `The repository server exited with code ${serverEnd.code}: ${serverLog.trim()}`,
-          );
-        }
-        return /^listening \d+\n/.test(serverOut);
-      }, {
-        what: "the repository server's port",
-        deadlineMs: SERVER_START_MS,
-        observed: () => JSON.stringify({ stdout: serverOut, stderr: serverLog }),
-      });
-      const port = Number(/^listening (\d+)\n/.exec(serverOut)![1]);
-      const host = `127.0.0.1:${port}`;
-      const base = `http://${host}`;
-      const serverMs = performance.now() - started;
-
       scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "url-import-" }));
       // Kept as evidence unless everything below passes.
       keepScratch = true;
-      await Deno.writeTextFile(
-        `${scratch}/reference_test.ts`,
-        `import { registerCells } from "${base}/mod.ts";\n\n` +
-          `await registerCells({ target: "${base}/cells/reference_target.ts", cells: [1, 3] });\n`,
-      );
-      await Deno.writeTextFile(`${scratch}/tiny_store.ts`, ownStore(base));
-      await Deno.writeTextFile(
-        `${scratch}/own_store_test.ts`,
-        `import { registerCells } from "${base}/mod.ts";\n\n` +
-          `await registerCells({ target: new URL("./tiny_store.ts", import.meta.url), cells: [1] });\n`,
-      );
-
-      // The default leg on this process's library: the scratch run proves the import
-      // path, not the legs, so a leg this process runs on must not turn it into skips.
-      const run = new Deno.Command(Deno.execPath(), {
-        args: [
-          "test",
-          `--allow-import=${host}`,
-          // The recorder's C source is fetched from the host (no module imports it).
-          `--allow-net=${host}`,
-          "--allow-read",
-          "--allow-write",
-          "--allow-env",
-          "--allow-ffi",
-          "--allow-run",
-          "--allow-sys",
-          // Both files at once: a user's run may be parallel, and it halves this test.
-          "--parallel",
-          "reference_test.ts",
-          "own_store_test.ts",
-        ],
-        cwd: scratch,
-        clearEnv: true,
-        env: {
-          ...baseEnv(),
-          // A cache of its own: nothing fetched before counts.
-          DENO_DIR: `${scratch}/deno_dir`,
-          DENO_SQLITE_PATH: sqliteLibraryPath(),
-          CELLS_EVIDENCE_DIR: `${scratch}/evidence`,
-          // The recorder is built here, from the served source, not found in a cache.
-          XDG_CACHE_HOME: `${scratch}/cache`,
-        },
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      let output = "";
-      const runStarted = performance.now();
-      const [status] = await within(
-        Promise.all([
-          run.status,
-          collect(run.stdout, (text) => output += text),
-          collect(run.stderr, (text) => output += text),
-        ]),
-        SCRATCH_RUN_MS,
-        "the scratch project's deno test",
-        () => run.kill("SIGKILL"),
-      );
-      const runMs = performance.now() - runStarted;
-      const where = `scratch project kept at ${scratch}; output:\n${output.slice(-8000)}`;
-
-      const summary = /(ok|FAILED) \| (\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/.exec(
-        output,
-      );
-      ok(summary, `No test summary in the scratch run: ${where}`);
-      strictEqual(Number(summary[3]), 0, `The scratch run had failures: ${where}`);
-      ok(Number(summary[2]) >= 3, `Expected 3 passing cells, got ${summary[2]}: ${where}`);
-      strictEqual(status.code, 0, `The scratch run exited with ${status.code}: ${where}`);
-      for (
-        const [cell, label] of [
-          ["1 prefix durability", "reference_target"],
-          ["3 rotation atomicity", "reference_target"],
-          ["1 prefix durability", "tiny_store"],
-        ]
-      ) {
-        // --parallel prefixes each line with its file: "./reference_test.ts => ".
-        const line = `^(?:\\S+ => )?cell ${cell} \\[${label} · default · [^\\]]+\\] \\.\\.\\. ok`;
-        ok(
-          new RegExp(line, "m").test(output),
-          `cell ${cell} on ${label} did not pass: ${where}`,
-        );
-      }
-      // Every check ran: by URL as from a clone (the kill series needs the recorder).
-      const skipped = output.match(/"[\w.:]+":"not run: [^"]*"/g);
-      strictEqual(skipped, null, `Checks not run by URL: ${skipped?.join("; ")}: ${where}`);
-      ok(
-        existsSync(`${scratch}/cache/session-cells/.cache/recorder`),
-        `The recorder was not built from the served source: ${where}`,
-      );
-      // The children's scripts are only ever loaded by the children: served means the
-      // children imported them by URL (the cache was empty).
-      for (
-        const path of [
-          "/mod.ts",
-          "/cells/reference_target.ts",
-          "/cells/prefix_durability/children/prefix_writer.ts",
-        ]
-      ) {
-        ok(serverLog.includes(`GET ${path}\n`), `The server never served ${path}: ${serverLog}`);
-      }
+      await writeScratch(scratch, server.base);
+      const run = await runScratch(scratch, server.host);
+      checkScratch(run, scratch, server.log());
       keepScratch = false;
       console.log(
-        `  server up in ${Math.round(serverMs)} ms; scratch deno test ${Math.round(runMs)} ms; ${
-          serverLog.split("\n").filter(Boolean).length
+        `  server up in ${Math.round(serverMs)} ms; scratch deno test ${Math.round(run.ms)} ms; ${
+          server.log().split("\n").filter(Boolean).length
         } modules served`,
       );
     } finally {
-      try {
-        server.kill("SIGKILL");
-      } catch {
-        // Already exited: serverDone reports how.
-      }
-      await within(serverDone, REAP_MS, "the repository server to exit");
+      await server.stop();
       if (scratch && !keepScratch) await Deno.remove(scratch, { recursive: true });
       else if (scratch) console.error(`scratch project kept: ${scratch}`);
     }

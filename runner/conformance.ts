@@ -229,50 +229,70 @@ export function isTwin(found: LegFound, named: readonly LegFound[]): boolean {
   return found.mode !== undefined && named.some((n) => n.honoured && n.mode === found.mode);
 }
 
-/** The cells tier, resolving `honoured` per leg × library as each leg finishes. */
-function cellsTier(
-  ctx: { target: string; caps: Capabilities; libraries: Library[]; legs: readonly LegName[] },
-  options: ConformanceOptions,
-  evidenceDir: string,
-): { outcome: Promise<TierOutcome>; honoured: Honoured } {
-  const waiting = new Map<string, PromiseWithResolvers<LegFound>>();
-  const slot = (leg: string, library: string) => {
-    const key = `${leg} × ${library}`;
-    if (!waiting.has(key)) waiting.set(key, Promise.withResolvers<LegFound>());
-    return waiting.get(key)!;
-  };
-  const requested = options.tiers?.includes("cells") ?? true;
-  const why = ctx.caps.scopedChildren;
-  // Without the cells (not asked for, or unable to run them) the other tiers run on the
-  // default leg: they audit the leg themselves.
-  const fallback: Honoured = (leg) => Promise.resolve(leg === "default");
-  const cells = options.cells ?? Object.keys(ctx.caps.cells).map(Number);
-  if (!requested) {
+interface CellsTierContext {
+  target: string;
+  caps: Capabilities;
+  libraries: Library[];
+  legs: readonly LegName[];
+}
+
+/** The cells tier and, per leg × library, whether its leg was honoured. */
+interface CellsTier {
+  outcome: Promise<TierOutcome>;
+  honoured: Honoured;
+}
+
+// Without the cells (not asked for, or unable to run them) the other tiers run on the
+// default leg: they audit the leg themselves.
+const DEFAULT_LEG_ONLY: Honoured = (leg) => Promise.resolve(leg === "default");
+
+/** The cells tier SKIPPED: not requested, or children cannot run under the cells' scope. */
+function skippedCellsTier(
+  ctx: CellsTierContext,
+  cells: readonly number[],
+  why: string | undefined,
+): CellsTier {
+  if (why === undefined) {
     const run = {
       tier: "cells" as const,
       status: "SKIP" as const,
       reason: "not requested (--tiers)",
       seconds: 0,
     };
-    return { outcome: Promise.resolve({ run, results: [] }), honoured: fallback };
+    return { outcome: Promise.resolve({ run, results: [] }), honoured: DEFAULT_LEG_ONLY };
   }
-  if (why) {
-    const results = ctx.libraries.flatMap((library) =>
-      ctx.legs.flatMap((leg) =>
-        cells.map((cell): Outcome => ({
-          clause: `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
-          cell,
-          tier: "cells",
-          leg,
-          library: library.label,
-          status: "SKIP",
-          reason: why,
-        }))
-      )
-    );
-    const run = { tier: "cells" as const, status: "SKIP" as const, reason: why, seconds: 0 };
-    return { outcome: Promise.resolve({ run, results }), honoured: fallback };
-  }
+  const results = ctx.libraries.flatMap((library) =>
+    ctx.legs.flatMap((leg) =>
+      cells.map((cell): Outcome => ({
+        clause: `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
+        cell,
+        tier: "cells",
+        leg,
+        library: library.label,
+        status: "SKIP",
+        reason: why,
+      }))
+    )
+  );
+  const run = { tier: "cells" as const, status: "SKIP" as const, reason: why, seconds: 0 };
+  return { outcome: Promise.resolve({ run, results }), honoured: DEFAULT_LEG_ONLY };
+}
+
+/** The cells tier, resolving `honoured` per leg × library as each leg finishes. */
+function cellsTier(
+  ctx: CellsTierContext,
+  options: ConformanceOptions,
+  evidenceDir: string,
+): CellsTier {
+  const cells = options.cells ?? Object.keys(ctx.caps.cells).map(Number);
+  if (!(options.tiers?.includes("cells") ?? true)) return skippedCellsTier(ctx, cells, undefined);
+  if (ctx.caps.scopedChildren) return skippedCellsTier(ctx, cells, ctx.caps.scopedChildren);
+  const waiting = new Map<string, PromiseWithResolvers<LegFound>>();
+  const slot = (leg: string, library: string) => {
+    const key = `${leg} × ${library}`;
+    if (!waiting.has(key)) waiting.set(key, Promise.withResolvers<LegFound>());
+    return waiting.get(key)!;
+  };
   const found = (run: LegRun, cell1: Outcome | undefined) => {
     const modes = Object.keys(cell1?.figures?.legObservations ?? {});
     slot(run.leg, run.library.label).resolve({

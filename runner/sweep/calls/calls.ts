@@ -228,19 +228,7 @@ async function checkProgram(
       });
     } else if (raw && !seen.has(verdict)) {
       seen.add(verdict);
-      const interrupted = acks.length;
-      const tailEnd = interrupted >= program.length;
-      candidates.push({
-        program,
-        op: program[Math.min(interrupted, program.length - 1)]!,
-        from: tailEnd || verdict.match === "with"
-          ? Math.min(interrupted + 1, program.length)
-          : interrupted,
-        files: raw,
-        call: number,
-        label: state.label,
-        landed: verdict.match === "with" && !tailEnd,
-      });
+      candidates.push(resumeCandidate(program, { acks: acks.length, verdict, raw, number, state }));
     }
   }
   s.counts.seconds += (performance.now() - started) / 1000;
@@ -248,20 +236,51 @@ async function checkProgram(
   s.torn.tearable += stats.tearable;
   s.torn.instants += stats.instants;
   if (s.mode === "power-loss" && stats.tearable > 0 && stats.torn === 0) {
-    failures.push({
-      program: name,
-      call: 0,
-      operation: -1,
-      clause: "torn writes",
-      state: "every instant",
-      kind: "run",
-      problems: [
-        `torn writes: ${stats.tearable} instants had an unsynced write but no torn state was made (the enumeration failed)`,
-      ],
-      replay: replay(s, name, 1),
-    });
+    failures.push(untornFailure(s, name, stats));
   }
   return { failures, candidates, last: n };
+}
+
+/** A sound state to continue: the program resumes after what the state holds. */
+function resumeCandidate(
+  program: readonly ProgramOp[],
+  at: {
+    acks: number;
+    verdict: StateVerdict;
+    raw: FileSet;
+    number: number;
+    state: { label: string };
+  },
+): CallCandidate {
+  const interrupted = at.acks;
+  const tailEnd = interrupted >= program.length;
+  return {
+    program,
+    op: program[Math.min(interrupted, program.length - 1)]!,
+    from: tailEnd || at.verdict.match === "with"
+      ? Math.min(interrupted + 1, program.length)
+      : interrupted,
+    files: at.raw,
+    call: at.number,
+    label: at.state.label,
+    landed: at.verdict.match === "with" && !tailEnd,
+  };
+}
+
+/** A power-loss run whose unsynced writes made no torn state: the enumeration failed. */
+function untornFailure(s: Setting, name: string, stats: PowerLossStats): CallFailure {
+  return {
+    program: name,
+    call: 0,
+    operation: -1,
+    clause: "torn writes",
+    state: "every instant",
+    kind: "run",
+    problems: [
+      `torn writes: ${stats.tearable} instants had an unsynced write but no torn state was made (the enumeration failed)`,
+    ],
+    replay: replay(s, name, 1),
+  };
 }
 
 /** The crash mode's cross-check: real children SIGKILLed before sampled calls, judged alike. */

@@ -111,21 +111,19 @@ function storeFiles(dir: string): FileSet {
  * `under`): the state before and after each operation, what each returned, and the
  * store's files after each (what a resume starts from).
  *
- * @param openStore Opens the store on the leg.
- * @param seed The seed of the message texts.
+ * @param refs How to open the store, the seed of the message texts and where the run's
+ * folder goes (`dir`).
  * @param program The operations.
  * @param start The database to start from.
- * @param under Where the run's folder goes.
  * @returns The reference run.
  */
 export async function referenceRun(
-  openStore: (path: string) => Promise<SweepStore>,
-  seed: number,
+  refs: Pick<References, "openStore" | "seed" | "dir">,
   program: readonly ProgramOp[],
   start: string,
-  under: string,
 ): Promise<Reference> {
-  const dir = Deno.makeTempDirSync({ dir: under, prefix: "reference-" });
+  const { openStore, seed } = refs;
+  const dir = Deno.makeTempDirSync({ dir: refs.dir, prefix: "reference-" });
   const db = join(dir, "store.db");
   copyDb(start, db);
   const store = await openStore(db);
@@ -167,7 +165,7 @@ export function reference(
   const key = `${start}|${program.join("+")}`;
   let result = refs.references.get(key);
   if (!result) {
-    result = referenceRun(refs.openStore, refs.seed, program, start, refs.dir);
+    result = referenceRun(refs, program, start);
     refs.references.set(key, result);
   }
   return result;
