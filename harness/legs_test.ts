@@ -1,6 +1,7 @@
 import { ok, strictEqual, throws } from "node:assert/strict";
 import { Database } from "../session_db/sqlite/database.ts";
 import { currentLeg, LegError, legVerdict, observeJournalMode, parseLeg } from "./legs.ts";
+import { tempDir } from "../session_db/_test_helpers.ts";
 
 Deno.test("parseLeg accepts the three legs and rejects anything else with the fix", () => {
   strictEqual(parseLeg(undefined), "default");
@@ -14,7 +15,8 @@ Deno.test("parseLeg accepts the three legs and rejects anything else with the fi
 });
 
 Deno.test("observeJournalMode tells WAL, DELETE, TRUNCATE and PERSIST apart from what SQLite leaves", () => {
-  const dir = Deno.makeTempDirSync();
+  using tmp = tempDir();
+  const dir = tmp.path;
   const at = (mode: string) => {
     const path = `${dir}/${mode}.db`;
     const db = new Database(path);
@@ -37,7 +39,8 @@ Deno.test("observeJournalMode tells WAL, DELETE, TRUNCATE and PERSIST apart from
 });
 
 Deno.test("mid-operation, an empty or unsynced journal is any rollback mode's, not TRUNCATE or PERSIST", () => {
-  const dir = Deno.makeTempDirSync();
+  using tmp = tempDir();
+  const dir = tmp.path;
   const path = `${dir}/s.db`;
   const db = new Database(path);
   db.exec("PRAGMA journal_mode = delete; CREATE TABLE t (x)");
@@ -51,7 +54,8 @@ Deno.test("mid-operation, an empty or unsynced journal is any rollback mode's, n
 });
 
 Deno.test("a transaction left open across an acknowledgement reads as in flight, not PERSIST at rest", () => {
-  const dir = Deno.makeTempDirSync();
+  using tmp = tempDir();
+  const dir = tmp.path;
   const path = `${dir}/s.db`;
   const db = new Database(path);
   db.exec("PRAGMA journal_mode = delete; CREATE TABLE t (x)");

@@ -5,6 +5,7 @@ import { DatabaseSync } from "node:sqlite";
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import { HarnessError } from "../../harness/harness_error.ts";
 import { Database } from "../../session_db/sqlite/mod.ts";
+import { tempDir } from "../../session_db/_test_helpers.ts";
 import {
   diagnosed,
   DiagnosedError,
@@ -92,7 +93,8 @@ function busyFrom(write: () => void): unknown {
 // Each binding against itself: two copies of SQLite in one process do not see each
 // other's locks (POSIX locks are per process).
 Deno.test("SQLite's busy error is recognised from this project's binding and node:sqlite", () => {
-  const dir = Deno.makeTempDirSync();
+  using tmp = tempDir();
+  const dir = tmp.path;
   const holder = new Database(`${dir}/ours.db`);
   const other = new Database(`${dir}/ours.db`);
   const nodeHolder = new DatabaseSync(`${dir}/node.db`);
