@@ -9,6 +9,7 @@ import { packageRoot } from "../harness/child.ts";
 import { waitFor } from "../harness/wait_for.ts";
 import { exists as existsSync } from "../internal/fs.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
+import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 
 const SERVER_START_MS = 30_000;
 const SCRATCH_RUN_MS = 240_000;
@@ -188,12 +189,7 @@ async function runScratch(
       `--allow-import=${host}`,
       // The recorder's C source is fetched from the host (no module imports it).
       `--allow-net=${host}`,
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-run",
-      "--allow-sys",
+      ...TASK_PERMISSIONS,
       // Both files at once: a user's run may be parallel, and it halves this test.
       "--parallel",
       "reference_test.ts",
