@@ -33,9 +33,11 @@ export type { Leg, LegName } from "./harness/legs.ts";
 export {
   CELL_METHODS,
   type CellMessage,
+  type CellNumber,
   type DeliveryPolicy,
   type MaybePromise,
   type RecoveredObligationView,
+  type SchemaViolation,
   type Store,
   type StoredMessage,
   type StoredObligation,

@@ -6,6 +6,12 @@ import { forkDeterminismCell } from "./fork_determinism/cell.ts";
 import { outboxExactlyOnceCell } from "./outbox_exactly_once/cell.ts";
 import { concurrentWritersCell } from "./concurrent_writers/cell.ts";
 import { fencedOwnershipCell } from "./fenced_ownership/cell.ts";
+import { resumeResolutionCell } from "./resume_resolution/cell.ts";
+import { batchAtomicityCell } from "./batch_atomicity/cell.ts";
+import { endsAndReopensCell } from "./ends_and_reopens/cell.ts";
+import { leaseRenewalCell } from "./lease_renewal/cell.ts";
+import { pendingHandoffsCell } from "./pending_handoffs/cell.ts";
+import { checkpointValidityCell } from "./checkpoint_validity/cell.ts";
 
 /**
  * The cells by number.
@@ -25,6 +31,12 @@ export const CELLS = {
   5: outboxExactlyOnceCell,
   6: concurrentWritersCell,
   7: fencedOwnershipCell,
+  8: resumeResolutionCell,
+  9: batchAtomicityCell,
+  10: endsAndReopensCell,
+  11: leaseRenewalCell,
+  12: pendingHandoffsCell,
+  13: checkpointValidityCell,
 } as const;
 
 /**

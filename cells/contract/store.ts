@@ -247,6 +247,63 @@ export interface Store {
   sweepRecoverable?(
     options: { idempotentTransport?: boolean },
   ): MaybePromise<RecoveredObligationView[]>;
+  /**
+   * Appends messages in one transaction, all or nothing; returns their ids, contiguous in
+   * the store's id order and after every earlier acknowledged id, only once committed.
+   * (cell 9)
+   */
+  appendMessages?(sessionId: string, messages: CellMessage[]): MaybePromise<number[]>;
+  /** How many active messages a session holds; agrees with `getMessages`. (cell 9, when present) */
+  messageCount?(sessionId: string): MaybePromise<number>;
+  /**
+   * Ends a session with `reason`, durably once it returns: `true` when this call ended
+   * it, `false` when it had already ended (the first reason stays). An append to an
+   * ended session then throws an error named `SessionEndedError` (or
+   * `CompressionSessionClosedError`) and changes nothing. (cell 10)
+   */
+  endSession?(id: string, reason: string): MaybePromise<boolean>;
+  /**
+   * Makes an ended session writable again, durably once it returns: `true` when it was
+   * ended. A session rotated by compression into a live continuation is refused (a typed
+   * error or `false`) and stays ended. (cell 10)
+   */
+  reopenSession?(id: string): MaybePromise<boolean>;
+  /**
+   * Returns the session, creating it when missing: any number of processes racing it on
+   * one id create exactly one session. (cell 10)
+   */
+  ensureSession?(id: string): MaybePromise<unknown>;
+  /**
+   * Extends the compression lock `holder` holds for `ttlMs` from now: `true` once
+   * extended (durably); `false` (or a typed error), changing nothing, when `holder` does
+   * not hold a live lock, e.g. its lease lapsed and another holder took it over. (cell 11)
+   */
+  refreshCompressionLock?(sessionId: string, holder: string, ttlMs: number): MaybePromise<boolean>;
+  /**
+   * The one live tip of a session's compression chain: the session itself when it was
+   * not rotated (or its rotation never published), else the tip its continuations lead
+   * to; never an ended parent whose continuation lives, never a session that does not
+   * exist. The same in every process and after every recovery. (cell 8)
+   */
+  resolveResumeSessionId?(sessionId: string): MaybePromise<string>;
+  /**
+   * The open continuation of a rotated session, or `undefined`; agrees with
+   * `resolveResumeSessionId`. (cell 8, when present)
+   */
+  findLiveCompressionChild?(parentId: string): MaybePromise<StoredSession | undefined>;
+  /**
+   * Reopens a session ended by `compression` whose continuation was never published (its
+   * rotator died) and whose lock holder is gone: `true` when reopened; `false` when it has
+   * a continuation or a live lock holder. A store whose own recovery reopens such orphans
+   * may leave it out. (cell 8, when present)
+   */
+  reopenOrphanedCompressionSession?(sessionId: string): MaybePromise<boolean>;
+  /**
+   * Every session whose handoff is requested and not yet claimed (state `pending`),
+   * each once, oldest first; never a claimed (`running`), completed or failed one.
+   * (cell 12)
+   */
+  listPendingHandoffs?(): MaybePromise<StoredSession[]>;
   /** Lists the obligations, oldest first. (cell 5) */
   listObligations?(): MaybePromise<StoredObligation[]>;
   /** Reads one obligation. (cells 5 and 7, when present) */
@@ -345,4 +402,26 @@ export interface TargetModule {
    * imply, and says so)
    */
   deliveryPolicy?: DeliveryPolicy | (() => DeliveryPolicy);
+  /**
+   * Writes, into the closed store at `path` and in the store's own format, a state that
+   * breaks one of its schema rules, bypassing the checks its methods make: cell 13 then
+   * opens it and expects a typed refusal. `violation` names the rule: `orphan-message` (a
+   * message of session `ghost`, which does not exist), `id-regression` (a message of
+   * session `s` with an id lower than its last), `fork-past-end` (a fork `f` of `s`
+   * claiming a message past `s`'s end). Returns `false` for a rule the store cannot hold
+   * on disk. (optional: without it, cell 13 judges only the refusals of writes)
+   */
+  plantViolation?(path: string, violation: SchemaViolation): MaybePromise<boolean>;
 }
+
+/**
+ * A schema rule a stored state can break (cell 13).
+ *
+ * @example
+ * ```ts
+ * import type { SchemaViolation } from "./target.ts";
+ * const every: SchemaViolation[] = ["orphan-message", "id-regression", "fork-past-end"];
+ * console.log(every.length); // 3
+ * ```
+ */
+export type SchemaViolation = "orphan-message" | "id-regression" | "fork-past-end";

@@ -21,6 +21,12 @@
  * | 5 outbox exactly-once | `recordObligation`, `markAttempting`, `markDelivered`, `sweepRecoverable`, `listObligations` | `checkInvariants`; the target's `deliveryPolicy`; `getObligation`; `markUnknown` or `markFailed` (an obligation settled while an attempt of it is stopped); `crashPoints()` named `recordObligation:afterCommit`, `markAttempting:afterCommit` and `sweepRecoverable:afterClaim` |
  * | 6 concurrent writers | `getMessages` | `checkInvariants`; `recordObligation` + `listObligations` (the cron role's outbox); `listSessions` + the cell 3 lock methods (its rotations) |
  * | 7 fenced ownership | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `requestHandoff` + `claimHandoff` + `completeHandoff` + `failHandoff` + `getHandoffState` (the claimed handoff); `recordObligation` + `markAttempting` + `markDelivered` + `markUnknown` + `getObligation` (the outbox attempt) |
+ * | 8 resume resolution | cell 3's, and `resolveResumeSessionId` | `checkInvariants`; `findLiveCompressionChild`; `reopenOrphanedCompressionSession` (else the store's own recovery must reopen an orphan) |
+ * | 9 batch atomicity | `getMessages`, `appendMessages` | `checkInvariants`; `messageCount`; `crashPoints()` named `appendMessages:*` |
+ * | 10 ends and reopens | `getMessages`, `endSession`, `reopenSession`, `ensureSession` | `checkInvariants`; `getSession` |
+ * | 11 lease renewal | cell 3's, and `refreshCompressionLock` | `checkInvariants` |
+ * | 12 pending handoffs | cell 2's, and `listPendingHandoffs` | `checkInvariants` |
+ * | 13 checkpoint validity | `getMessages` | `checkInvariants`; `forkSession`; the target's `plantViolation` (the states found on disk) |
  *
  * What the cells rely on beyond the method shapes:
  *
@@ -156,6 +162,7 @@ export type {
   CellMessage,
   MaybePromise,
   RecoveredObligationView,
+  SchemaViolation,
   Store,
   StoredMessage,
   StoredObligation,
@@ -169,13 +176,25 @@ export type {
  *
  * @example
  * ```ts
- * import { CELL_METHODS, type Store, type StoreMethod } from "./target.ts";
- * function missing(store: Store, cell: 1 | 2 | 3 | 4 | 5 | 6 | 7): StoreMethod[] {
+ * import { CELL_METHODS, type CellNumber, type Store, type StoreMethod } from "./target.ts";
+ * function missing(store: Store, cell: CellNumber): StoreMethod[] {
  *   return CELL_METHODS[cell].filter((method) => typeof store[method] !== "function");
  * }
  * ```
  */
 export type StoreMethod = keyof Store & string;
+
+/**
+ * A cell's number: one per clause of the contract.
+ *
+ * @example
+ * ```ts
+ * import { CELL_METHODS, type CellNumber } from "./target.ts";
+ * const cells = Object.keys(CELL_METHODS).map(Number) as CellNumber[];
+ * console.log(cells.length); // 13
+ * ```
+ */
+export type CellNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13;
 
 /** The methods of a rotation under the compression lock (cells 3 and 7). */
 const ROTATION_METHODS: readonly StoreMethod[] = [
@@ -201,7 +220,7 @@ const ROTATION_METHODS: readonly StoreMethod[] = [
  * // createSession, requestHandoff, claimHandoff, getHandoffState, close
  * ```
  */
-export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly StoreMethod[]>> = {
+export const CELL_METHODS: Readonly<Record<CellNumber, readonly StoreMethod[]>> = {
   1: ["createSession", "appendMessage", "getMessages", "close"],
   2: ["createSession", "requestHandoff", "claimHandoff", "getHandoffState", "close"],
   3: ROTATION_METHODS,
@@ -218,6 +237,27 @@ export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly S
   6: ["createSession", "appendMessage", "getMessages", "close"],
   // Cell 7's one owner every store must have is the compression lock.
   7: ROTATION_METHODS,
+  8: [...ROTATION_METHODS, "resolveResumeSessionId"],
+  9: ["createSession", "appendMessage", "appendMessages", "getMessages", "close"],
+  10: [
+    "createSession",
+    "appendMessage",
+    "getMessages",
+    "endSession",
+    "reopenSession",
+    "ensureSession",
+    "close",
+  ],
+  11: [...ROTATION_METHODS, "refreshCompressionLock"],
+  12: [
+    "createSession",
+    "requestHandoff",
+    "claimHandoff",
+    "getHandoffState",
+    "listPendingHandoffs",
+    "close",
+  ],
+  13: ["createSession", "appendMessage", "getMessages", "close"],
 };
 
 /**
@@ -230,8 +270,10 @@ export const CELL_METHODS: Readonly<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly S
  * console.log(CELL_OPTIONAL_METHODS[7]?.includes("completeHandoff")); // true
  * ```
  */
-export const CELL_OPTIONAL_METHODS: Readonly<
-  Partial<Record<1 | 2 | 3 | 4 | 5 | 6 | 7, readonly StoreMethod[]>>
-> = {
-  7: ["completeHandoff", "failHandoff", "markUnknown", "markDelivered"],
-};
+export const CELL_OPTIONAL_METHODS: Readonly<Partial<Record<CellNumber, readonly StoreMethod[]>>> =
+  {
+    7: ["completeHandoff", "failHandoff", "markUnknown", "markDelivered"],
+    8: ["findLiveCompressionChild", "reopenOrphanedCompressionSession"],
+    9: ["messageCount"],
+    13: ["forkSession", "checkInvariants"],
+  };

@@ -6,9 +6,16 @@
  * @module
  */
 import type { LegName } from "../../../harness/legs.ts";
+import type { CellNumber } from "../../contract/target.ts";
+import { RESUME_RESOLUTION_MUTANTS } from "./catalogue_resume_resolution.ts";
+import { BATCH_ATOMICITY_MUTANTS } from "./catalogue_batch_atomicity.ts";
+import { ENDS_AND_REOPENS_MUTANTS } from "./catalogue_ends_and_reopens.ts";
+import { LEASE_RENEWAL_MUTANTS } from "./catalogue_lease_renewal.ts";
+import { PENDING_HANDOFFS_MUTANTS } from "./catalogue_pending_handoffs.ts";
+import { CHECKPOINT_VALIDITY_MUTANTS } from "./catalogue_checkpoint_validity.ts";
 
 /** A cell number. */
-export type MutantCell = 1 | 2 | 3 | 4 | 5 | 6 | 7;
+export type MutantCell = CellNumber;
 
 /** One mutant. */
 export interface MutantSpec {
@@ -343,6 +350,12 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause:
       /new life: (its kill landed, its boot exited 0: [\s\S]*markAttempting lost|no obligation silently lost)/,
   },
+  ...RESUME_RESOLUTION_MUTANTS,
+  ...BATCH_ATOMICITY_MUTANTS,
+  ...ENDS_AND_REOPENS_MUTANTS,
+  ...LEASE_RENEWAL_MUTANTS,
+  ...PENDING_HANDOFFS_MUTANTS,
+  ...CHECKPOINT_VALIDITY_MUTANTS,
 ];
 
 /**
