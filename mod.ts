@@ -33,11 +33,9 @@ export type { Leg, LegName } from "./harness/legs.ts";
 export {
   CELL_METHODS,
   type CellMessage,
-  type CellNumber,
   type DeliveryPolicy,
   type MaybePromise,
   type RecoveredObligationView,
-  type SchemaViolation,
   type Store,
   type StoredMessage,
   type StoredObligation,

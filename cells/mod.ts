@@ -27,7 +27,6 @@ export {
   CELL_METHODS,
   CELL_OPTIONAL_METHODS,
   type CellMessage,
-  type CellNumber,
   type ChildPermissions,
   type ChildPermissionsDeclaration,
   DELIVERY_POLICIES,

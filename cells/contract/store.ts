@@ -411,7 +411,10 @@ export interface TargetModule {
    * claiming a message past `s`'s end). Returns `false` for a rule the store cannot hold
    * on disk. (optional: without it, cell 13 judges only the refusals of writes)
    */
-  plantViolation?(path: string, violation: SchemaViolation): MaybePromise<boolean>;
+  plantViolation?(
+    path: string,
+    violation: "orphan-message" | "id-regression" | "fork-past-end",
+  ): MaybePromise<boolean>;
 }
 
 /**
@@ -424,4 +427,4 @@ export interface TargetModule {
  * console.log(every.length); // 3
  * ```
  */
-export type SchemaViolation = "orphan-message" | "id-regression" | "fork-past-end";
+export type SchemaViolation = Parameters<NonNullable<TargetModule["plantViolation"]>>[1];

@@ -194,7 +194,7 @@ export type StoreMethod = keyof Store & string;
  * console.log(cells.length); // 13
  * ```
  */
-export type CellNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13;
+export type CellNumber = keyof typeof CELL_METHODS;
 
 /** The methods of a rotation under the compression lock (cells 3 and 7). */
 const ROTATION_METHODS: readonly StoreMethod[] = [
@@ -220,7 +220,9 @@ const ROTATION_METHODS: readonly StoreMethod[] = [
  * // createSession, requestHandoff, claimHandoff, getHandoffState, close
  * ```
  */
-export const CELL_METHODS: Readonly<Record<CellNumber, readonly StoreMethod[]>> = {
+export const CELL_METHODS: Readonly<
+  Record<1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13, readonly StoreMethod[]>
+> = {
   1: ["createSession", "appendMessage", "getMessages", "close"],
   2: ["createSession", "requestHandoff", "claimHandoff", "getHandoffState", "close"],
   3: ROTATION_METHODS,
@@ -270,10 +272,11 @@ export const CELL_METHODS: Readonly<Record<CellNumber, readonly StoreMethod[]>> 
  * console.log(CELL_OPTIONAL_METHODS[7]?.includes("completeHandoff")); // true
  * ```
  */
-export const CELL_OPTIONAL_METHODS: Readonly<Partial<Record<CellNumber, readonly StoreMethod[]>>> =
-  {
-    7: ["completeHandoff", "failHandoff", "markUnknown", "markDelivered"],
-    8: ["findLiveCompressionChild", "reopenOrphanedCompressionSession"],
-    9: ["messageCount"],
-    13: ["forkSession", "checkInvariants"],
-  };
+export const CELL_OPTIONAL_METHODS: Readonly<
+  Partial<Record<keyof typeof CELL_METHODS, readonly StoreMethod[]>>
+> = {
+  7: ["completeHandoff", "failHandoff", "markUnknown", "markDelivered"],
+  8: ["findLiveCompressionChild", "reopenOrphanedCompressionSession"],
+  9: ["messageCount"],
+  13: ["forkSession", "checkInvariants"],
+};
