@@ -29,6 +29,8 @@ export class CompressionSessionClosedError extends NodeSqliteStoreError {}
 export class RewindConflictError extends NodeSqliteStoreError {}
 /** A publish by a caller that does not hold the compression lock, or whose lease expired. */
 export class CompressionLockError extends NodeSqliteStoreError {}
+/** An append to a session that ended (other than by a compression rotation). */
+export class SessionEndedError extends NodeSqliteStoreError {}
 /** A session that does not exist. */
 export class SessionNotFoundError extends NodeSqliteStoreError {}
 /** A session that exists already where a new one is made (a fork, a continuation). */
@@ -55,6 +57,9 @@ const SCHEMA = `
     content TEXT,
     active INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1)));
   CREATE INDEX IF NOT EXISTS messages_by_session ON messages(session_id, id);
+  CREATE TABLE IF NOT EXISTS continuations (
+    parent_id TEXT PRIMARY KEY REFERENCES sessions(id),
+    child_id TEXT NOT NULL UNIQUE REFERENCES sessions(id));
   CREATE TABLE IF NOT EXISTS compression_locks (
     session_id TEXT PRIMARY KEY,
     holder TEXT NOT NULL,

@@ -13,7 +13,9 @@
  * What the cells rely on, and how it holds here: the handoff claim is one predicated
  * `UPDATE`, its completion fenced by the claimant; the compression lock is taken over
  * when expired or when its holder's `pid=<pid>` is dead, and a rotation checks the lock
- * and writes the child, its messages and the parent's end in one transaction; a rewind
+ * and writes the child, its messages, the parent's end and the `continuations` row that
+ * resume follows, in one transaction; a renewal is one update predicated on the holder
+ * and an unexpired lease; a batch of appends is one transaction; a rewind
  * compares the active ids and deactivates in one transaction; the outbox keeps at most
  * once on a plain transport (`_node_sqlite_outbox.ts`). Liveness is `kill(pid, 0)` from
  * the C library (`_liveness.ts`), which the cells' children may load through
@@ -48,8 +50,8 @@ import {
   processAlive,
   RewindConflictError,
   SessionExistsError,
-  SessionNotFoundError,
 } from "./_node_sqlite_db.ts";
+import { sessionOf, Sessions } from "./_node_sqlite_sessions.ts";
 import { Outbox } from "./_node_sqlite_outbox.ts";
 import { libcPath } from "./_liveness.ts";
 
@@ -60,6 +62,7 @@ export {
   InvalidMessageError,
   NodeSqliteStoreError,
   RewindConflictError,
+  SessionEndedError,
   SessionExistsError,
   SessionNotFoundError,
 } from "./_node_sqlite_db.ts";
@@ -150,16 +153,6 @@ export function durabilityPolicy(
 type Row = Record<string, unknown>;
 const text = (value: unknown) => value === null || value === undefined ? null : String(value);
 
-function sessionOf(row: Row): StoredSession {
-  return {
-    id: String(row.id),
-    parentSessionId: text(row.parent_session_id),
-    endedAt: row.ended_at === null ? null : Number(row.ended_at),
-    endReason: text(row.end_reason),
-    handoffState: text(row.handoff_state),
-  };
-}
-
 function sameIds(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((id, i) => id === b[i]);
 }
@@ -178,12 +171,14 @@ function sameIds(a: readonly number[], b: readonly number[]): boolean {
 export class NodeSqliteStore {
   readonly #c: Connection;
   readonly #outbox: Outbox;
+  readonly #sessions: Sessions;
   /** The handoffs this store claimed, with the claim's fence. */
   readonly #claims = new Map<string, number>();
 
   private constructor(connection: Connection) {
     this.#c = connection;
     this.#outbox = new Outbox(connection);
+    this.#sessions = new Sessions(connection);
   }
 
   /**
@@ -199,13 +194,11 @@ export class NodeSqliteStore {
   }
 
   #session(id: string): Row | undefined {
-    return this.#c.db.prepare("SELECT * FROM sessions WHERE id = ?").get(id);
+    return this.#sessions.row(id);
   }
 
   #existing(id: string): Row {
-    const row = this.#session(id);
-    if (!row) throw new SessionNotFoundError(`Session "${id}" does not exist`);
-    return row;
+    return this.#sessions.existing(id);
   }
 
   /** Creates a session, keeping an existing one. */
@@ -218,17 +211,34 @@ export class NodeSqliteStore {
   /** Appends a message; returns its id once committed. */
   appendMessage(sessionId: string, message: CellMessage): Promise<number> {
     return this.#c.write("append a message", () => {
-      const session = this.#existing(sessionId);
-      if (session.end_reason === "compression") {
-        throw new CompressionSessionClosedError(
-          `Cannot append to session "${sessionId}": a compression rotation ended it`,
-        );
-      }
-      return Number(
-        this.#c.db.prepare("INSERT INTO messages (session_id, role, content) VALUES (?, ?, ?)")
-          .run(sessionId, message.role, message.content).lastInsertRowid,
-      );
+      this.#sessions.writable(sessionId);
+      return this.#sessions.insert(sessionId, message);
     });
+  }
+
+  /** Appends messages in one transaction, all or nothing; their ids once committed. */
+  appendMessages(sessionId: string, messages: CellMessage[]): Promise<number[]> {
+    return this.#sessions.appendMessages(sessionId, messages);
+  }
+
+  /** The number of active messages of a session. */
+  messageCount(sessionId: string): Promise<number> {
+    return this.#sessions.messageCount(sessionId);
+  }
+
+  /** Ends a session: `true` when this call ended it; the first reason stays. */
+  endSession(id: string, reason: string): Promise<boolean> {
+    return this.#sessions.endSession(id, reason);
+  }
+
+  /** Reopens an ended session; one rotated into a continuation is refused. */
+  reopenSession(id: string): Promise<boolean> {
+    return this.#sessions.reopenSession(id);
+  }
+
+  /** The session, created when missing. */
+  ensureSession(id: string): Promise<StoredSession> {
+    return this.#sessions.ensureSession(id);
   }
 
   /** The active messages in id order; with `includeInactive`, every row with its flag. */
@@ -368,6 +378,8 @@ export class NodeSqliteStore {
         "INSERT INTO messages (session_id, role, content) VALUES (?, ?, ?)",
       );
       for (const message of messages) insert.run(childId, message.role, message.content);
+      this.#c.db.prepare("INSERT INTO continuations (parent_id, child_id) VALUES (?, ?)")
+        .run(parentId, childId);
       this.#c.db.prepare(
         "UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ? AND ended_at IS NULL",
       ).run(Date.now() / 1000, parentId);
@@ -383,6 +395,31 @@ export class NodeSqliteStore {
         this.#c.db.prepare("DELETE FROM compression_locks WHERE session_id = ? AND holder = ?")
           .run(sessionId, holder).changes === 1,
     );
+  }
+
+  /** Extends the lock `holder` holds while its lease lasts: `false`, changing nothing, else. */
+  refreshCompressionLock(sessionId: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.#sessions.refreshCompressionLock(sessionId, holder, ttlMs);
+  }
+
+  /** The one live tip of a session's compression chain. */
+  resolveResumeSessionId(sessionId: string): Promise<string> {
+    return this.#sessions.resolveResumeSessionId(sessionId);
+  }
+
+  /** The open continuation of a rotated session, or `undefined`. */
+  findLiveCompressionChild(parentId: string): Promise<StoredSession | undefined> {
+    return this.#sessions.findLiveCompressionChild(parentId);
+  }
+
+  /** Reopens a rotation's parent left without a continuation, unless a live holder locks it. */
+  reopenOrphanedCompressionSession(sessionId: string): Promise<boolean> {
+    return this.#sessions.reopenOrphanedCompressionSession(sessionId);
+  }
+
+  /** The handoffs requested and not yet claimed, each once, oldest first. */
+  listPendingHandoffs(): Promise<StoredSession[]> {
+    return this.#sessions.listPendingHandoffs();
   }
 
   /**
@@ -514,7 +551,7 @@ export class NodeSqliteStore {
       }
       for (
         const row of all(
-          "SELECT id FROM sessions p WHERE end_reason = 'compression' AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = p.id)",
+          "SELECT id FROM sessions p WHERE end_reason = 'compression' AND NOT EXISTS (SELECT 1 FROM continuations c WHERE c.parent_id = p.id)",
         )
       ) {
         problems.push(`session ${row.id} ended by compression without its continuation`);
