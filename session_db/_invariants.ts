@@ -49,6 +49,12 @@ export function checkInvariants(conn: Connection): string[] {
       `SELECT id FROM messages WHERE role NOT IN ('system', 'user', 'assistant', 'tool') OR active NOT IN (0, 1)`,
     ],
     [
+      // Ids come from the AUTOINCREMENT sequence: from 1, never past the largest given.
+      "message id the store never gave",
+      `SELECT id FROM messages
+       WHERE id < 1 OR id > (SELECT seq FROM sqlite_sequence WHERE name = 'messages')`,
+    ],
+    [
       "invalid obligation state",
       `SELECT obligation_id || ': ' || state FROM outbox
        WHERE state NOT IN ('pending', 'attempting', 'delivered', 'failed', 'unknown')

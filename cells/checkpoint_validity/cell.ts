@@ -1,6 +1,9 @@
 import { defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
+import { startTallies } from "../engine/tally.ts";
 import { CELL_METHODS } from "../contract/target.ts";
+import { refusedWrites } from "./writes.ts";
+import { foundOnDisk } from "./on_disk.ts";
 
 /**
  * Options of {@linkcode checkpointValidityCell}.
@@ -15,7 +18,17 @@ import { CELL_METHODS } from "../contract/target.ts";
 export type CheckpointValidityOptions = CellOptions;
 
 /**
- * Cell 13, checkpoint validity: not built yet.
+ * Cell 13, checkpoint validity: a store refuses, with a typed error and no change, a state
+ * that breaks its own schema rules, both when asked to write one and when it finds one on
+ * disk. Writes: in a child, an append to a missing session and (with `forkSession`) forks
+ * past the parent's end, at another session's message and of a missing parent are each
+ * refused typed, create nothing and change nothing, judged from a fresh process, also
+ * when the child is SIGKILLed right after the refusal; the recovered store then takes
+ * appends that survive another kill. On disk: each violation the target's
+ * `plantViolation` writes into a valid, closed store is refused by a fresh process (a
+ * typed open error, a `checkInvariants` report, or typed errors from every read of the
+ * affected session), and each write to that session is refused typed or comes after the
+ * report. Every state: integrity, two opens read the same. Every leg.
  *
  * @param options Target and leg.
  * @returns The test definitions to register with `Deno.test`.
@@ -34,6 +47,10 @@ export function checkpointValidityCell(
     title: "checkpoint validity",
     legs: "all",
     requires: CELL_METHODS[13],
-    run: () => Promise.reject(new Error("Cell 13 is not built yet")),
+    run: async (ctx, t) => {
+      startTallies(ctx);
+      await refusedWrites(ctx, t);
+      await foundOnDisk(ctx, t);
+    },
   }, options);
 }
