@@ -1,6 +1,37 @@
-import { defineCell } from "../engine/cell.ts";
+import { ok } from "node:assert/strict";
+import { readAckJournal } from "../../harness/ack_journal.ts";
+import { reapAll } from "../../harness/child.ts";
+import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
-import { CELL_METHODS } from "../contract/target.ts";
+import { checkSteps, soundness, type StateCheck } from "../engine/state_check.ts";
+import { startTallies, tally } from "../engine/tally.ts";
+import { CELL_METHODS, loadTarget } from "../contract/target.ts";
+import { awaitCrash, killAfterAcks } from "../moves/kill.ts";
+import { killSeries, seriesKind } from "../moves/kill_series.ts";
+import { resumedStep } from "../moves/resume.ts";
+import { type ChainAck, resumedChildOf } from "./_chain.ts";
+import { CHAIN_ROTATOR, RESOLVER, RESUMER } from "./_children.ts";
+import {
+  type ChainTruth,
+  chainTruth,
+  endedAppendViolations,
+  firstLifeChains,
+  missingAppends,
+  reopenViolations,
+  resumedViolations,
+  viewViolations,
+} from "./judge.ts";
+import { liveHolderOrphan } from "./live_holder.ts";
+import {
+  type ChainState,
+  probeEndedAppends,
+  readState,
+  reopenOrphans,
+  takeLock,
+  viewHere,
+} from "./state.ts";
+import type { ResolutionView } from "./_chain.ts";
+import { untilExited } from "../moves/kill.ts";
 
 /**
  * Options of {@linkcode resumeResolutionCell}.
@@ -8,16 +39,309 @@ import { CELL_METHODS } from "../contract/target.ts";
  * @example
  * ```ts
  * import { resumeResolutionCell, type ResumeResolutionOptions } from "./cell.ts";
- * const options: ResumeResolutionOptions = { target: new URL("../reference_target.ts", import.meta.url) };
+ * const options: ResumeResolutionOptions = {
+ *   target: new URL("../reference_target.ts", import.meta.url),
+ *   minAcknowledged: 12,
+ * };
  * for (const test of await resumeResolutionCell(options)) Deno.test(test);
  * ```
  */
-export type ResumeResolutionOptions = CellOptions;
+export interface ResumeResolutionOptions extends CellOptions {
+  /** Acknowledged appends and rotations before the random kill (default 20: three chains). */
+  minAcknowledged?: number;
+  /** How long to wait for them (default 60 s). */
+  deadlineMs?: number;
+  /** Also crash at every `publishCompressionChild:*` point the target lists (default true). */
+  crashPoints?: boolean;
+}
+
+/** What cell 8's phases share. */
+interface ResolutionRun {
+  ctx: CellRun;
+  t: Deno.TestContext;
+  options: ResumeResolutionOptions;
+}
+
+/** A killed life's files. */
+interface LifeFiles {
+  db: string;
+  acksPath: string;
+}
+
+/** What a resumed life continues: the in-flight chain as the crash left it. */
+interface ResumePlan {
+  /** The chain's root. */
+  root: string;
+  /** Its sessions up to its live tip. */
+  upToTip: string[];
+  /** Its live tip. */
+  tip: string;
+  /** The highest message id in the chain, stored or acknowledged. */
+  floor: number;
+}
+
+/** Two fresh processes resolving `ids` at once, each printing its view. */
+async function freshViews(ctx: CellRun, db: string, ids: readonly string[]) {
+  const children = [0, 1].map(() => ctx.spawn(RESOLVER, [db, JSON.stringify(ids)]));
+  try {
+    await Promise.all(children.map((c, i) => untilExited(c, `fresh resolver ${i + 1}`)));
+  } finally {
+    await reapAll(children);
+  }
+  return children.map((child, i) => {
+    if (child.exited?.code !== 0) {
+      throw new Error(`fresh resolver ${i + 1} failed: ${child.describe()}`);
+    }
+    return JSON.parse(child.stdout.trim().split("\n").at(-1)!) as ResolutionView;
+  });
+}
+
+/** The resolution checks over every view of one state. */
+function viewChecks(
+  truths: readonly ChainTruth[],
+  views: readonly (readonly [string, ResolutionView])[],
+  state: ChainState,
+): StateCheck[] {
+  const found = views.map(([where, view]) => viewViolations(truths, view, where, state.sessions));
+  const where = views.map(([w]) => w).join(", ");
+  const checks: StateCheck[] = [{
+    name: `resolveResumeSessionId gives each chain's live tip (${where})`,
+    violations: found.flatMap((f) => f.resolve),
+    missing: [],
+  }];
+  if (views[0]?.[1].live) {
+    checks.push({
+      name: "findLiveCompressionChild names the live continuation exactly when there is one",
+      violations: found.flatMap((f) => f.live),
+      missing: [],
+    });
+  }
+  return checks;
+}
+
+/** The orphan recovery's check, or `undefined` when the store offers none. */
+function reopenCheck(
+  calls: Awaited<ReturnType<typeof reopenOrphans>>,
+  before: ChainState,
+  after: ChainState,
+): StateCheck[] {
+  if (calls === undefined) return [];
+  return [{
+    name:
+      "reopenOrphanedCompressionSession reopens every orphan, refuses every parent with a continuation, changes nothing else",
+    violations: reopenViolations(calls, before, after),
+    missing: [],
+  }];
+}
+
+/** The highest message id a chain holds or was acknowledged. */
+function floorOf(upToTip: readonly string[], state: ChainState, acks: readonly ChainAck[]) {
+  const stored = upToTip.flatMap((id) => (state.messages[id] ?? []).map((m) => m.id));
+  const acked = acks.flatMap((a) => a.op === "append" ? [a.id] : []);
+  return Math.max(0, ...stored, ...acked);
+}
 
 /**
- * Cell 8, resume resolution: not built yet.
+ * Judges a killed life's file: the orphan recovery (when the store offers it), one live tip
+ * per chain, the dead rotator's lock free at once, resolution in four views, appends to
+ * ended parents refused, recovery deterministic. Returns what a second life continues.
+ */
+async function checkState(
+  cell: ResolutionRun,
+  label: string,
+  files: LifeFiles,
+): Promise<ResumePlan | undefined> {
+  const { ctx, t } = cell;
+  const { db, acksPath } = files;
+  const acks = readAckJournal<ChainAck>(acksPath);
+  const first = await readState(ctx.target, db);
+  const second = await readState(ctx.target, db);
+  const calls = await reopenOrphans(ctx.target, db, first.sessions);
+  const state = calls?.length ? await readState(ctx.target, db) : second;
+  const acked = new Set(acks.flatMap((a) => a.op === "rotate" ? [a.parentId] : []));
+  const truths = firstLifeChains(state.sessions, acks)
+    .map((chain) => chainTruth(chain, state.sessions, acked));
+  const missing = missingAppends(acks, state.messages);
+  tally(ctx, "acknowledgedOps", acks.length);
+  tally(ctx, "lost", missing.length);
+  const inFlight = truths.findLast((truth) => truth.tip !== undefined);
+  const lock = inFlight ? await takeLock(ctx.target, db, inFlight.tip!) : undefined;
+  const ids = truths.flatMap((truth) => truth.upToTip);
+  const views: [string, ResolutionView][] = [
+    ["this process", await viewHere(ctx.target, db, ids)],
+    ["a second reopen", await viewHere(ctx.target, db, ids)],
+    ...(await freshViews(ctx, db, ids)).map((v, i) =>
+      [`fresh process ${i + 1}`, v] as [
+        string,
+        ResolutionView,
+      ]
+    ),
+  ];
+  const ended = truths.flatMap((truth) => truth.upToTip.slice(0, -1));
+  const probes = await probeEndedAppends(ctx.target, db, ended);
+  ctx.note(`${label}.tips`, truths.map((truth) => truth.tip ?? "none"));
+  await checkSteps(t, [
+    ...reopenCheck(calls, second, state),
+    {
+      name: "every chain has exactly one live tip, every acknowledged append and rotation kept",
+      violations: truths.flatMap((truth) => truth.violations),
+      missing,
+    },
+    {
+      name: "a fresh holder takes the in-flight tip's lock at once (no lock outlives its holder)",
+      violations: lock && lock.taken !== true
+        ? [
+          `tryAcquireCompressionLock(${inFlight?.tip}) by another holder returned ${lock.taken} (${lock.tookMs} ms) after the rotator holding it was killed`,
+        ]
+        : [],
+      missing: [],
+    },
+    ...viewChecks(truths, views, state),
+    {
+      name: "appends to ended parents refused with CompressionSessionClosedError, changing nothing",
+      violations: endedAppendViolations(probes),
+      missing: [],
+    },
+    {
+      name: "recovery deterministic, integrity and invariants",
+      violations: soundness(db, [first, second], state.invariants),
+      missing: [],
+    },
+  ], `${label}: `);
+  if (!inFlight) return undefined;
+  const tip = inFlight.tip!;
+  return {
+    root: inFlight.chain[0]!,
+    upToTip: inFlight.upToTip,
+    tip,
+    floor: floorOf(inFlight.upToTip, state, acks),
+  };
+}
+
+/**
+ * Resume after recovery: a fresh process resolves the in-flight chain's root, appends
+ * through the tip, rotates it, appends through the new tip and kills itself; both lives'
+ * acknowledged work must hold and the chain resolve to its new tip in two opens.
+ */
+async function resumeState(
+  cell: ResolutionRun,
+  label: string,
+  files: LifeFiles,
+  plan: ResumePlan,
+): Promise<void> {
+  const { ctx, t } = cell;
+  const { db, acksPath } = files;
+  const resumedAcks = `${acksPath}.resumed.jsonl`;
+  const args = [db, resumedAcks, plan.root];
+  const ops = "append, rotation and append through the resolved tip";
+  if (!await resumedStep(ctx, t, { ops, script: RESUMER, args, db, label })) return;
+  const acks = readAckJournal<ChainAck>(resumedAcks);
+  tally(ctx, "acknowledgedOps", acks.length);
+  const first = await readState(ctx.target, db);
+  const second = await readState(ctx.target, db);
+  const chain = [...plan.upToTip, resumedChildOf(plan.tip)];
+  const truth = chainTruth(chain, first.sessions, new Set([plan.tip]));
+  const views: [string, ResolutionView][] = [
+    ["this process", await viewHere(ctx.target, db, truth.upToTip)],
+    ["a second reopen", await viewHere(ctx.target, db, truth.upToTip)],
+  ];
+  const before = readAckJournal<ChainAck>(acksPath);
+  const lost = missingAppends(before, first.messages);
+  tally(ctx, "lost", lost.length);
+  await checkSteps(t, [
+    {
+      name:
+        "the append through the resolved tip lands after the chain and reads back; the chain takes a further rotation",
+      violations: resumedViolations({ ...plan, acks, truth, messages: first.messages }),
+      missing: lost,
+    },
+    ...viewChecks([truth], views, first),
+    {
+      name: "recovery deterministic, integrity and invariants",
+      violations: soundness(db, [first, second], first.invariants),
+      missing: [],
+    },
+  ], `${label}, resumed: `);
+}
+
+/** Judges a killed life, then resumes it. */
+async function judgeLife(cell: ResolutionRun, label: string, files: LifeFiles): Promise<void> {
+  const plan = await checkState(cell, label, files);
+  if (plan) await resumeState(cell, label, files, plan);
+}
+
+/** The chain rotator SIGKILLed at a random moment past the threshold. */
+async function randomKill(cell: ResolutionRun): Promise<void> {
+  const { ctx, options } = cell;
+  const files = { db: ctx.run.file("store.db"), acksPath: ctx.run.file("acks.jsonl") };
+  const child = ctx.spawn(CHAIN_ROTATOR, [files.db, files.acksPath]);
+  await killAfterAcks(ctx, child, {
+    ...files,
+    count: options.minAcknowledged ?? 20,
+    what: "appends and rotations",
+    deadlineMs: options.deadlineMs,
+  });
+  await judgeLife(cell, "random kill", files);
+}
+
+/**
+ * Inside a publish with no declared crash point: a kill at each of its calls (the second
+ * rotation's: chain c0's, so the first was acknowledged), each state judged and resumed.
+ */
+async function publishSeries(cell: ResolutionRun, points: readonly string[]): Promise<void> {
+  const kind = seriesKind(cell.options.killSeries);
+  if (kind === "off" || points.length > 0) return;
+  const plans = new Map<string, ResumePlan | undefined>();
+  const files = (db: string, dir: string) => ({ db, acksPath: `${dir}/acks.jsonl` });
+  await killSeries(cell.ctx, cell.t, {
+    op: "publishCompressionChild",
+    occurrence: 2,
+    script: CHAIN_ROTATOR,
+    args: (db, dir) => [db, `${dir}/acks.jsonl`],
+    check: async (db, dir, label) =>
+      void plans.set(db, await checkState(cell, label, files(db, dir))),
+    resume: async (db, dir, label) => {
+      const plan = plans.get(db);
+      if (plan) await resumeState(cell, label, files(db, dir), plan);
+    },
+    kind,
+  });
+}
+
+/** A fresh rotator dying at each `publishCompressionChild:*` point in its second rotation. */
+async function crashPointKills(cell: ResolutionRun, points: readonly string[]): Promise<void> {
+  const { ctx, t } = cell;
+  ctx.note("crashPoints", points);
+  for (const point of points) {
+    const db = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
+    const files = { db, acksPath: `${db}.acks.jsonl` };
+    const crasher = ctx.spawn(CHAIN_ROTATOR, [db, files.acksPath], {
+      env: { SESSION_DB_CRASH_AT: `${point}@2` },
+    });
+    const killed = await awaitCrash(ctx, crasher, { point, ...files });
+    await t.step(`${point}: the child died there by SIGKILL`, () => {
+      ok(killed, crasher.describe());
+    });
+    await judgeLife(cell, point, files);
+  }
+}
+
+/**
+ * Cell 8, resume resolution: after a crash anywhere in a rotation (and in chains of two,
+ * `c<j>-0` -> `c<j>-1` -> `c<j>-2`), `resolveResumeSessionId` of every session of a chain
+ * returns its one live tip, the same in this process, after a second reopen and in two
+ * fresh processes; `findLiveCompressionChild`, when present, agrees; an orphan (a parent
+ * ended by compression whose child never published) is reopened by
+ * `reopenOrphanedCompressionSession` or by the store's own recovery, and a parent with a
+ * continuation is not; the dead rotator's lock is free at once; appends to ended parents
+ * are refused with `CompressionSessionClosedError`; a fresh process appends through the
+ * resolved tip after everything the chain held, rotates it, appends again and is killed,
+ * and the chain resolves to its new tip. States: a random kill, a kill series inside the
+ * second publish (when the target declares no `publishCompressionChild:*` point) or a kill
+ * at each declared point. And an orphan whose lock holder lives is not reopened, then is,
+ * at once, when the holder is killed. Every leg.
  *
- * @param options Target and leg.
+ * @param options Target, leg, thresholds.
  * @returns The test definitions to register with `Deno.test`.
  * @example
  * ```ts
@@ -34,6 +358,19 @@ export function resumeResolutionCell(
     title: "resume resolution",
     legs: "all",
     requires: CELL_METHODS[8],
-    run: () => Promise.reject(new Error("Cell 8 is not built yet")),
+    preloads: true,
+    run: (ctx, t) => resolutionRun({ ctx, t, options }),
   }, options);
+}
+
+/** Cell 8's phases: the random kill, the kill series or crash points, the live holder. */
+async function resolutionRun(cell: ResolutionRun): Promise<void> {
+  const { ctx, t, options } = cell;
+  startTallies(ctx);
+  await randomKill(cell);
+  const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
+    .filter((p) => p.startsWith("publishCompressionChild:"));
+  await publishSeries(cell, points);
+  if (options.crashPoints !== false) await crashPointKills(cell, points);
+  await liveHolderOrphan(ctx, t);
 }
