@@ -2,4 +2,35 @@
 import type { MutantSpec } from "./catalogue.ts";
 
 /** The mutants cell 11 must catch. */
-export const LEASE_RENEWAL_MUTANTS: readonly MutantSpec[] = [];
+export const LEASE_RENEWAL_MUTANTS: readonly MutantSpec[] = [
+  {
+    name: "refresh_ignores_holder",
+    breaks: "renews the session's live lock whoever holds it",
+    cells: [11],
+    expect: "caught",
+    clause: /^taken: the stale refreshCompressionLock is refused: the stale renewal was accepted/,
+  },
+  {
+    name: "refresh_revives_lapsed",
+    breaks: "renews a lapsed lease by writing its holder back, even after a takeover",
+    cells: [11],
+    expect: "caught",
+    clause: /^expired: the stale refreshCompressionLock is refused: the stale renewal was accepted/,
+  },
+  {
+    name: "refresh_select_then_update",
+    breaks: "renews by reading the holder, then updating without the holder predicate",
+    cells: [11],
+    expect: "caught",
+    clause:
+      /^refreshCompressionLock stopped at lock call \d+: .*the stale renewal was accepted: returned true/,
+  },
+  {
+    name: "refresh_ack_before_commit",
+    breaks: "acknowledges a renewal before its COMMIT",
+    cells: [11],
+    expect: "caught",
+    clause:
+      /^an acknowledged renewal survives a SIGKILL right after it: another holder took over the renewed lock/,
+  },
+];

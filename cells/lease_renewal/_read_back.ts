@@ -1,0 +1,46 @@
+// Reads a recovered file from this process: what cell 11 compares across two fresh reads.
+import { integrityIfSqlite } from "../../harness/db_audit.ts";
+import { openTargetStore, type Store } from "../contract/target.ts";
+import { type ReadBack, recoveredProblems } from "./judge.ts";
+
+/**
+ * Opens the store on `db`, reads its sessions, each continuation's messages, its invariants
+ * and whatever `extra` reads, and closes it.
+ */
+export async function readBack(
+  target: string,
+  db: string,
+  extra?: (store: Store) => Promise<Record<string, unknown>>,
+): Promise<ReadBack> {
+  const store = await openTargetStore(target, db);
+  try {
+    const sessions = (await store.listSessions!()).map((s) => ({
+      id: s.id,
+      parentSessionId: s.parentSessionId,
+      endReason: s.endReason,
+    })).sort((a, b) => a.id.localeCompare(b.id));
+    const children: Record<string, (string | null)[]> = {};
+    for (const s of sessions) {
+      if (s.parentSessionId) children[s.id] = (await store.getMessages(s.id)).map((m) => m.content);
+    }
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    const answers = extra ? await extra(store) : undefined;
+    return { sessions, children, invariants, ...(answers ? { answers } : {}) };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Reads `db` twice, each by a fresh open, and says what fails: the reads differ, the
+ * invariants, the integrity check. Returns the first read too.
+ */
+export async function recovered(
+  target: string,
+  db: string,
+  extra?: (store: Store) => Promise<Record<string, unknown>>,
+): Promise<{ state: ReadBack; problems: string[] }> {
+  const first = await readBack(target, db, extra);
+  const second = await readBack(target, db, extra);
+  return { state: first, problems: recoveredProblems(first, second, integrityIfSqlite(db)) };
+}

@@ -1,0 +1,241 @@
+// Cell 11 (a): a holder frozen past its lease renews after it lapsed: with nobody taking
+// over, after another holder took over for a long lease, and for a short one whose expiry a
+// third holder's takeover is then judged against.
+import { ok } from "node:assert/strict";
+import { releaseBarrier } from "../../harness/barrier.ts";
+import type { Child } from "../../harness/child.ts";
+import { HarnessError } from "../../harness/harness_error.ts";
+import { waitFor } from "../../harness/wait_for.ts";
+import type { CellRun } from "../engine/cell.ts";
+import { tally } from "../engine/tally.ts";
+import { processStopped } from "../moves/kill.ts";
+import { readReport } from "../moves/stop_at_lock.ts";
+import { type Answer, answerOf } from "../contract/typed.ts";
+import { openTargetStore, type Store } from "../contract/target.ts";
+import {
+  FENCE_MOVES,
+  type FenceOrder,
+  type Move,
+  type MoveName,
+  movesProblems,
+  staleRenewalProblem,
+} from "./judge.ts";
+import { recovered } from "./_read_back.ts";
+import { HOLDER } from "./_children.ts";
+
+/** The session whose lock the holders contend for. */
+const SESSION = "renewed";
+/** The new holder's lease in `lapsing`: long enough for the stale renewal and one read. */
+const NEW_LEASE_MS = 2_000;
+const HOUR = 3_600_000;
+const NEW = `cell11-new:pid=${Deno.pid}`;
+const THIRD = `cell11-third:pid=${Deno.pid}`;
+
+/** One scenario's run: its order, file and file prefix. */
+interface Fence {
+  ctx: CellRun;
+  order: FenceOrder;
+  db: string;
+  prefix: string;
+  leaseMs: number;
+}
+
+/** What a scenario saw. */
+interface FenceOutcome {
+  stalled: number;
+  stale: Answer;
+  moves: Move[];
+  recovered: string[];
+}
+
+const file = (fence: Fence, name: string) => `${fence.prefix}.${name}`;
+const beats = (fence: Fence) => readReport<number>(file(fence, "beat")) ?? 0;
+
+/** Starts the stale holder and waits until it took the lock and waits for its turn. */
+async function startHolder(fence: Fence): Promise<{ child: Child; at: number }> {
+  const child = fence.ctx.spawn(HOLDER, [
+    fence.db,
+    "stale",
+    fence.prefix,
+    SESSION,
+    String(fence.leaseMs),
+  ]);
+  await waitFor(() => beats(fence) > 0, {
+    what: `${fence.order}: the holder to take the lock and wait for its turn`,
+    deadlineMs: 30_000,
+    children: [child],
+  });
+  return { child, at: readReport<{ at: number }>(file(fence, "acquired"))!.at };
+}
+
+/** SIGSTOPs the holder (asserted stopped), waits past its lease; returns the beats made stopped. */
+async function stopPastLease(fence: Fence, holder: { child: Child; at: number }): Promise<number> {
+  const { child, at } = holder;
+  child.signal("SIGSTOP");
+  await waitFor(() => processStopped(child.pid) !== false, {
+    what: `${fence.order}: the holder (pid ${child.pid}) to be stopped (state T)`,
+    deadlineMs: 30_000,
+    intervalMs: 1,
+    children: [child],
+  });
+  const beatAtStop = beats(fence);
+  // Past its lease (a bounded wait on the clock: the lease is time).
+  const expiry = Math.max(at + fence.leaseMs, Date.now() + 100) + 50;
+  await waitFor(() => Date.now() > expiry, {
+    what: `${fence.order}: the lease to lapse`,
+    deadlineMs: fence.leaseMs + 10_000,
+    children: [child],
+  });
+  return beats(fence) - beatAtStop;
+}
+
+/** Continues the holder and lets it renew; returns what it was answered. */
+async function resumeHolder(fence: Fence, child: Child): Promise<Answer> {
+  releaseBarrier(file(fence, "go"));
+  child.signal("SIGCONT");
+  await waitFor(() => child.exited !== undefined, {
+    what: `${fence.order}: the resumed holder to renew and exit`,
+    deadlineMs: 30_000,
+  });
+  ok((await child.status).code === 0, `the resumed holder crashed: ${child.describe()}`);
+  return readReport<Answer>(file(fence, "result"))!;
+}
+
+/** A publish of `childId` under `holder`'s lock, answered `true` when it returned. */
+const publish = (store: Store, holder: string, childId: string) => async () =>
+  await store.publishCompressionChild!({
+    parentId: SESSION,
+    childId,
+    holder,
+    messages: [{ role: "system", content: `${childId} summary` }],
+  }) !== undefined;
+
+/** When the takeover was called and when it returned (ms since the epoch). */
+interface Takeover {
+  before: number;
+  after: number;
+}
+
+/** The moves after the stale renewal (`FENCE_MOVES`), each answered. */
+async function movesAfter(fence: Fence, store: Store, since: Takeover): Promise<Move[]> {
+  const moves: Move[] = [];
+  const calls: Record<MoveName, () => unknown> = {
+    newTakesOver: () => store.tryAcquireCompressionLock!(SESSION, NEW, HOUR),
+    thirdAtOnce: () => store.tryAcquireCompressionLock!(SESSION, THIRD, HOUR),
+    thirdAfterExpiry: () => store.tryAcquireCompressionLock!(SESSION, THIRD, HOUR),
+    newPublishes: publish(store, NEW, "child-new"),
+    newReleases: () => store.releaseCompressionLock!(SESSION, NEW),
+    thirdPublishes: publish(store, THIRD, "child-third"),
+  };
+  for (const name of FENCE_MOVES[fence.order]) {
+    const start = Date.now();
+    if (name === "thirdAfterExpiry") {
+      // Past the new holder's own expiry (a bounded wait on the clock: the lease is time).
+      const expiry = since.after + NEW_LEASE_MS + 100;
+      await waitFor(() => Date.now() > expiry, {
+        what: `${fence.order}: the new holder's lease to lapse`,
+        deadlineMs: NEW_LEASE_MS + 10_000,
+      });
+    }
+    const mistimed = fence.order === "lapsing" && name === "thirdAtOnce" &&
+        start >= since.before + NEW_LEASE_MS - 100
+      ? `it ran ${
+        start - since.before
+      } ms after the takeover, too close to the new holder's ${NEW_LEASE_MS} ms lease`
+      : undefined;
+    moves.push({ name, answer: await answerOf(calls[name]), ...(mistimed ? { mistimed } : {}) });
+  }
+  return moves;
+}
+
+/** One scenario, from the setup to the second fresh read. */
+async function runFence(fence: Fence): Promise<FenceOutcome> {
+  const store = await openTargetStore(fence.ctx.target, fence.db);
+  const moves: Move[] = [];
+  let stalled = -1;
+  let stale: Answer = { threw: true, name: "HarnessError", message: "the holder never renewed" };
+  try {
+    await store.createSession(SESSION);
+    await store.appendMessage(SESSION, { role: "user", content: "work before the takeover" });
+    const holder = await startHolder(fence);
+    stalled = await stopPastLease(fence, holder);
+    const since = { before: Date.now(), after: Date.now() };
+    if (fence.order !== "expired") {
+      const ttl = fence.order === "lapsing" ? NEW_LEASE_MS : HOUR;
+      moves.push({
+        name: "newTakesOver",
+        answer: await answerOf(() => store.tryAcquireCompressionLock!(SESSION, NEW, ttl)),
+      });
+      since.after = Date.now();
+    }
+    stale = await resumeHolder(fence, holder.child);
+    moves.push(...await movesAfter(fence, store, since));
+  } finally {
+    await store.close();
+  }
+  const { problems } = await recovered(fence.ctx.target, fence.db);
+  return { stalled, stale, moves, recovered: problems };
+}
+
+/** A scenario's checks, as steps named after its order. */
+async function checkFence(
+  t: Deno.TestContext,
+  order: FenceOrder,
+  out: FenceOutcome,
+): Promise<void> {
+  await t.step(`${order}: the holder was frozen by SIGSTOP past its lease`, () => {
+    ok(
+      out.stalled >= 0 && out.stalled <= 1,
+      `the holder made ${out.stalled} heartbeat(s) while it should have been stopped`,
+    );
+  });
+  await t.step(`${order}: the stale refreshCompressionLock is refused`, () => {
+    const problem = staleRenewalProblem(out.stale);
+    ok(problem === undefined, problem);
+  });
+  await t.step(`${order}: the renewal changed nothing`, () => {
+    const { problems, mistimed } = movesProblems(order, out.moves);
+    ok(problems.length === 0, problems.join("; "));
+    if (mistimed.length) throw new HarnessError(`moves too slow to judge: ${mistimed.join("; ")}`);
+  });
+  await t.step(`${order}: recovery deterministic, integrity and invariants`, () => {
+    ok(out.recovered.length === 0, out.recovered.join("; "));
+  });
+}
+
+/**
+ * Cell 11 (a): every order at once (independent files and holders), each judged.
+ *
+ * @param ctx The cell's run.
+ * @param t The test context.
+ * @param leaseMs The stale holder's lease.
+ * @example
+ * ```ts ignore
+ * import { fencedRenewals } from "./fence.ts";
+ * await fencedRenewals(ctx, t, 300);
+ * ```
+ */
+export async function fencedRenewals(
+  ctx: CellRun,
+  t: Deno.TestContext,
+  leaseMs: number,
+): Promise<void> {
+  const orders: FenceOrder[] = ["expired", "taken", "lapsing"];
+  const fences = orders.map((order) => ({
+    ctx,
+    order,
+    db: ctx.run.file(`fence-${order}.db`),
+    prefix: ctx.run.file(`fence-${order}`),
+    leaseMs,
+  }));
+  const outcomes = await Promise.all(fences.map(runFence));
+  ctx.observeLeg(fences[0]!.db, "after the stale renewals", true);
+  ctx.note(
+    "staleRenewals",
+    Object.fromEntries(orders.map((o, i) => [o, outcomes[i]!.stale])),
+  );
+  for (const [i, order] of orders.entries()) {
+    tally(ctx, "acknowledgedOps", outcomes[i]!.moves.length);
+    await checkFence(t, order, outcomes[i]!);
+  }
+}
