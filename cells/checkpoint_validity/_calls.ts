@@ -17,6 +17,27 @@ export interface Call {
   args: unknown[];
 }
 
+/**
+ * A call's arguments with the symbolic ones replaced: `{ $answer: i }` by what call `i`
+ * returned (a number), `{ $past: true }` by one past every numeric answer so far.
+ *
+ * @example
+ * ```ts
+ * import { resolveArgs } from "./_calls.ts";
+ * console.log(resolveArgs(["s", { $past: true }, { $answer: 0 }], [4, 7, "x"])); // ["s", 8, 4]
+ * ```
+ */
+export function resolveArgs(args: readonly unknown[], answers: readonly unknown[]): unknown[] {
+  const ids = answers.filter((a) => typeof a === "number" || typeof a === "string")
+    .map(Number).filter(Number.isFinite);
+  return args.map((arg) => {
+    if (typeof arg !== "object" || arg === null) return arg;
+    if ("$answer" in arg) return Number(answers[Number(arg.$answer)]);
+    if ("$past" in arg) return Math.max(0, ...ids) + 1;
+    return arg;
+  });
+}
+
 /** What the child journaled for one call (the open first, labelled `open`). */
 export interface Answered {
   /** The call's label. */

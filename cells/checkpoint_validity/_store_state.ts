@@ -4,7 +4,7 @@ import { openTargetStore, type Store } from "../contract/target.ts";
 import { answerOf } from "../contract/typed.ts";
 
 /** The sessions of the valid store, and the order their messages are appended in. */
-const APPENDS: readonly (readonly [string, string])[] = [
+export const APPENDS: readonly (readonly [string, string])[] = [
   ["s", "s0"],
   ["s", "s1"],
   ["t", "t0"],

@@ -4,6 +4,8 @@ import { startTallies } from "../engine/tally.ts";
 import { CELL_METHODS } from "../contract/target.ts";
 import { refusedWrites } from "./writes.ts";
 import { foundOnDisk } from "./on_disk.ts";
+import { refusalSeries } from "./series.ts";
+import { seriesKind } from "../moves/kill_series.ts";
 
 /**
  * Options of {@linkcode checkpointValidityCell}.
@@ -47,9 +49,12 @@ export function checkpointValidityCell(
     title: "checkpoint validity",
     legs: "all",
     requires: CELL_METHODS[13],
+    // The kill series inside each refusal loads the recorder (LD_PRELOAD).
+    preloads: true,
     run: async (ctx, t) => {
       startTallies(ctx);
-      await refusedWrites(ctx, t);
+      const { fork } = await refusedWrites(ctx, t);
+      await refusalSeries({ ctx, t }, { kind: seriesKind(options.killSeries), fork });
       await foundOnDisk(ctx, t);
     },
   }, options);

@@ -20,6 +20,14 @@ export const CHECKPOINT_VALIDITY_MUTANTS: readonly MutantSpec[] = [
       /^appendMessage to the missing session ghost: refused with a typed error: the refusal is not typed: threw Error/,
   },
   {
+    name: "append_missing_undone_later",
+    breaks: "an append to a missing session creates it, then deletes it in a second transaction",
+    cells: [13],
+    expect: "caught",
+    clause:
+      /^appendMessage to the missing session ghost #\d+ killed before \w+ call \d+: nothing created, nothing changed: .*session ghost/,
+  },
+  {
     name: "fork_past_end_accepted",
     breaks: "a fork past the parent's end copies what exists and returns",
     cells: [13],
