@@ -2,4 +2,29 @@
 import type { MutantSpec } from "./catalogue.ts";
 
 /** The mutants cell 12 must catch. */
-export const PENDING_HANDOFFS_MUTANTS: readonly MutantSpec[] = [];
+export const PENDING_HANDOFFS_MUTANTS: readonly MutantSpec[] = [
+  {
+    name: "pending_list_includes_running",
+    breaks: "lists running (claimed) handoffs as pending",
+    cells: [12],
+    expect: "caught",
+    clause:
+      /^setup: listPendingHandoffs lists every pending handoff once, and nothing else: .*h\d\d is listed, and it is running/,
+  },
+  {
+    name: "pending_list_duplicates",
+    breaks: "lists a pending session once per message (a join)",
+    cells: [12],
+    expect: "caught",
+    clause:
+      /^setup: listPendingHandoffs lists every pending handoff once, and nothing else: .*h\d\d is listed [2-9] times/,
+  },
+  {
+    name: "pending_list_drops_rerequested",
+    breaks: "omits a handoff re-requested after its claim failed or completed",
+    cells: [12],
+    expect: "caught",
+    clause:
+      /^setup: listPendingHandoffs lists every pending handoff once, and nothing else: .*h\d\d is pending and not listed/,
+  },
+];

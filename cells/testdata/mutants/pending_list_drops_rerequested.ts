@@ -1,0 +1,27 @@
+/**
+ * Mutant (cell 12): `listPendingHandoffs` lists only handoffs never claimed before (no
+ * claimant recorded), so a handoff re-requested after its claim failed (or completed) is
+ * omitted.
+ *
+ * @module
+ */
+import type { StoreOptions } from "../../contract/target.ts";
+import { mutantCrashPoints, openMutant } from "./_mutant.ts";
+
+/** Opens the mutant. */
+export function openStore(path: string, options: StoreOptions): unknown {
+  return openMutant(path, options, ({ store, raw }) => ({
+    listPendingHandoffs() {
+      const ids = raw.prepare(
+        `SELECT id FROM sessions WHERE handoff_state = 'pending' AND handoff_owner_pid IS NULL
+         ORDER BY started_at, id`,
+      ).values<[string]>();
+      return ids.map(([id]) => store.getSession(id)!);
+    },
+  }));
+}
+
+/** The crash points it honours. */
+export function crashPoints(): string[] {
+  return mutantCrashPoints(["listPendingHandoffs"]);
+}
