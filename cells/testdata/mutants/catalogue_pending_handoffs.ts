@@ -27,4 +27,14 @@ export const PENDING_HANDOFFS_MUTANTS: readonly MutantSpec[] = [
     clause:
       /^setup: listPendingHandoffs lists every pending handoff once, and nothing else: .*h\d\d is pending and not listed/,
   },
+  {
+    name: "pending_index_second_transaction",
+    breaks: "lists from a side index updated in a second transaction after each request and claim",
+    cells: [12],
+    expect: "caught",
+    // No random rounds: the kill series alone must find the gap between the two transactions.
+    clause:
+      /^requestHandoff #4 killed before sync call \d+ \(re-request after a failure\): listPendingHandoffs lists every pending handoff once, and nothing else: A is pending and not listed/,
+    cellOptions: { rounds: 0 },
+  },
 ];
