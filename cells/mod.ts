@@ -61,6 +61,8 @@ export {
   fencedOwnershipCell,
   type FencedOwnershipOptions,
 } from "./fenced_ownership/cell.ts";
+export { leaseRenewalCell, type LeaseRenewalOptions } from "./lease_renewal/cell.ts";
+export { pendingHandoffsCell, type PendingHandoffsOptions } from "./pending_handoffs/cell.ts";
 
 // The power-loss tier's cells.
 export {
