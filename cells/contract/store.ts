@@ -250,6 +250,7 @@ export interface Store {
   /**
    * Appends messages in one transaction, all or nothing; returns their ids, contiguous in
    * the store's id order and after every earlier acknowledged id, only once committed.
+   * An empty batch returns `[]` and changes nothing (never an error).
    * (cell 9)
    */
   appendMessages?(sessionId: string, messages: CellMessage[]): MaybePromise<number[]>;

@@ -2,4 +2,43 @@
 import type { MutantSpec } from "./catalogue.ts";
 
 /** The mutants cell 9 must catch. */
-export const BATCH_ATOMICITY_MUTANTS: readonly MutantSpec[] = [];
+export const BATCH_ATOMICITY_MUTANTS: readonly MutantSpec[] = [
+  {
+    name: "batch_two_transactions",
+    breaks: "commits the first half of a batch and the rest separately",
+    cells: [9],
+    expect: "caught",
+    clause: /: every batch all or nothing: \d+ present: \S+ is partial: \d+ of \d+ messages/,
+  },
+  {
+    name: "batch_ack_before_commit",
+    breaks: "acknowledges a batch before its COMMIT",
+    cells: [9],
+    expect: "caught",
+    clause:
+      /: every acknowledged batch wholly present: \d+ acknowledged: \d+ acknowledged batch\(es\) lost/,
+  },
+  {
+    name: "batch_noncontiguous_ids",
+    breaks: "takes each message's id in a transaction of its own: batches interleave",
+    cells: [9],
+    expect: "caught",
+    clause:
+      /^two writers: batch ids increasing and contiguous in the id order: \S+ \d+ other message\(s\) between/,
+  },
+  {
+    name: "message_count_stale",
+    breaks: "messageCount reads a counter appendMessages does not update",
+    cells: [9],
+    expect: "caught",
+    clause: /: messageCount equals the active rows: \S+ messageCount \d+, \d+ rows/,
+  },
+  {
+    name: "batch_empty_sql_error",
+    breaks: "an empty batch throws SQLite's syntax error instead of returning []",
+    cells: [9],
+    expect: "caught",
+    clause:
+      /^an empty batch returns \[\] and changes nothing: appendMessages\("w0-s0", \[\]\) threw/,
+  },
+];

@@ -1,0 +1,71 @@
+// Cell 9's batches, shared by its writer child and its judge: which session and how many
+// messages batch b of a writer has, and the content that names each message, so that a
+// recovered row says which batch it belongs to and how big that batch is.
+import type { CellMessage } from "../contract/target.ts";
+
+/** Sessions per writer. */
+const SESSIONS = 3;
+
+/** A message's place, read from its content. */
+export interface BatchMember {
+  /** The writer. */
+  w: string;
+  /** The batch number (per writer, in invocation order). */
+  b: number;
+  /** The message's index in its batch. */
+  j: number;
+  /** The batch's size. */
+  n: number;
+}
+
+/** A line of a writer's journal: a batch invoked, or acknowledged with its ids. */
+export type BatchEntry =
+  | { k: "inv"; w: string; b: number; s: string; n: number; t0: number }
+  | { k: "ack"; w: string; b: number; ids: number[]; t1: number };
+
+/**
+ * The sessions a writer appends to.
+ *
+ * @example
+ * ```ts
+ * import { writerSessions } from "./batches.ts";
+ * console.log(writerSessions("w0")); // ["w0-s0", "w0-s1", "w0-s2"]
+ * ```
+ */
+export function writerSessions(writer: string): string[] {
+  return Array.from({ length: SESSIONS }, (_, i) => `${writer}-s${i}`);
+}
+
+/**
+ * Batch `b` of `writer`: its session and its messages (1 to 20, varied and deterministic).
+ *
+ * @example
+ * ```ts
+ * import { batchOf } from "./batches.ts";
+ * const { session, messages } = batchOf("w0", 2);
+ * console.log(session, messages.length, messages[0]?.content); // w0-s2 20 w0:b2.0/20
+ * ```
+ */
+export function batchOf(writer: string, b: number): { session: string; messages: CellMessage[] } {
+  const n = 1 + ((b * 7 + 5) % 20);
+  const messages = Array.from({ length: n }, (_, j): CellMessage => ({
+    role: j % 2 === 0 ? "user" : "assistant",
+    content: `${writer}:b${b}.${j}/${n}`,
+  }));
+  return { session: writerSessions(writer)[b % SESSIONS]!, messages };
+}
+
+/**
+ * The batch member a content names, or `undefined` when it names none.
+ *
+ * @example
+ * ```ts
+ * import { memberOf } from "./batches.ts";
+ * console.log(memberOf("w0:b2.3/20")); // { w: "w0", b: 2, j: 3, n: 20 }
+ * ```
+ */
+export function memberOf(content: string | null): BatchMember | undefined {
+  const match = /^([\w-]+):b(\d+)\.(\d+)\/(\d+)$/.exec(content ?? "");
+  if (!match) return undefined;
+  return { w: match[1]!, b: Number(match[2]), j: Number(match[3]), n: Number(match[4]) };
+}

@@ -1,0 +1,42 @@
+// Cell 9's child: appends batches of 1 to 20 messages to its writer's sessions, journaling
+// each batch when invoked and again, with its ids, once acknowledged.
+import { AckWriter } from "../../../harness/ack_journal.ts";
+import { killSelf } from "../../../harness/self_kill.ts";
+import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
+import type { Store } from "../../contract/target.ts";
+import { type BatchEntry, batchOf, memberOf, writerSessions } from "../batches.ts";
+
+const [target, dbPath, journalPath, writer, selfKill] = childArgs(
+  4,
+  "batch_writer.ts <target> <db> <journal> <writer> [kill itself after this many acknowledged batches]",
+);
+const killAfter = selfKill === undefined ? Infinity : Number(selfKill);
+const store = await openStoreFor(target!, dbPath!);
+const sessions = writerSessions(writer!);
+for (const session of sessions) await store.createSession(session);
+
+/** A restarted writer goes on after the last batch the store recovered. */
+async function firstBatch(store: Store): Promise<number> {
+  let last = -1;
+  for (const session of sessions) {
+    for (const row of await store.getMessages(session)) {
+      const member = memberOf(row.content);
+      if (member && member.w === writer) last = Math.max(last, member.b);
+    }
+  }
+  return last + 1;
+}
+
+const journal = new AckWriter(journalPath!);
+const write = (entry: BatchEntry) => journal.write(entry);
+const guard = lifetimeGuard();
+let acknowledged = 0;
+for (let b = await firstBatch(store);; b++) {
+  guard();
+  const { session, messages } = batchOf(writer!, b);
+  write({ k: "inv", w: writer!, b, s: session, n: messages.length, t0: Date.now() });
+  // Marked for the kill series inside a batch (a no-op otherwise).
+  const ids = await marked("appendMessages", () => store.appendMessages!(session, messages));
+  write({ k: "ack", w: writer!, b, ids, t1: Date.now() });
+  if (++acknowledged >= killAfter) killSelf();
+}
