@@ -9,3 +9,5 @@ export const ORPHAN_HOLDER: URL = new URL("./children/orphan_holder.ts", import.
 export const RESOLVER: URL = new URL("./children/resolver.ts", import.meta.url);
 /** `children/resumer.ts`. */
 export const RESUMER: URL = new URL("./children/resumer.ts", import.meta.url);
+/** `children/reopener.ts`. */
+export const REOPENER: URL = new URL("./children/reopener.ts", import.meta.url);

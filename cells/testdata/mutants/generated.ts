@@ -114,6 +114,9 @@ const SAME_TRANSACTION = "sweepRecoverable read the row (its state and fence) by
 
 const PARENT_READ = "publishCompressionChild reads the parent in the same write transaction " +
   "and throws when its ended_at is set, so at the UPDATE ended_at IS NULL always holds";
+const REOPEN_READ = "reopenOrphanedCompressionSession reads the session in the same write " +
+  "transaction and returns false unless it ended by compression, so at the UPDATE " +
+  "end_reason = 'compression' always holds";
 const PENDING_FENCE = "a pending obligation's fence never changes (only leaving pending bumps " +
   "it, and nothing returns a row to pending), so any fence a caller read from a pending row " +
   "still matches; only a caller passing a fence it never read could tell";
@@ -138,6 +141,7 @@ export const EQUIVALENT: Readonly<Record<string, string>> = {
   "split:markAttempting:afterUpdate": LAST,
   "split:markDelivered:afterUpdate": LAST,
   "where:publishCompressionChild:ended_at": PARENT_READ,
+  "where:reopenOrphanedCompressionSession:end_reason": REOPEN_READ,
   "where:markAttempting:delivery_fence": PENDING_FENCE,
   "check-then-act:markAttempting:delivery_fence": PENDING_FENCE,
   "check-then-act:requestHandoff": EXISTENCE_READ,
