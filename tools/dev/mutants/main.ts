@@ -97,6 +97,13 @@ the survivors, the equivalent mutants with why, and the mutation score; writes a
         "mutant names or generated ids (e.g. where:claimHandoff:handoff_state), or alt_store, alt_store_unpointed, reference_unpointed",
       default: "all of --kinds",
     },
+    {
+      name: "--cells",
+      value: "WHICH",
+      help:
+        "all: a planted mutant meets every cell (the kill matrix); intended: only the cells meant to catch it (the verdict, sooner)",
+      default: "all",
+    },
     { name: "--jobs", value: "N", help: "targets run at once (1 to 64)", default: "2" },
     {
       name: "--json",
@@ -119,9 +126,13 @@ function parseArgs(args: string[], generated: GeneratedSet) {
     libraries: flags.list("--libraries") ?? ["current"],
     kinds: flags.list("--kinds") ?? [...KINDS],
     only: flags.list("--only"),
+    cells: flags.string("--cells") ?? "all",
     jobs: flags.int("--jobs", 1, 64) ?? 2,
     json: json === undefined ? join(ROOT, ".cache/mutants/report.json") : resolve(json),
   };
+  if (options.cells !== "all" && options.cells !== "intended") {
+    fail(`Invalid --cells "${options.cells}": use all or intended`);
+  }
   if (!options.libraries.length) fail("Invalid --libraries: use current, system and/or fixed");
   if (options.only?.length === 0) fail("Invalid --only: name at least one mutant, or alt_store");
   for (const library of options.libraries) {
@@ -250,7 +261,9 @@ if (import.meta.main) {
       for (const spec of MUTANTS.filter((m) => wanted(m.name, "planted"))) {
         // A mutant judged on its own leg runs there, whatever --legs says.
         if (spec.leg ? spec.leg !== leg : !options.legs.includes(leg)) continue;
-        const cells = spec.expect === "skipped" ? spec.cells : CELL_IDS;
+        const cells = spec.expect === "skipped" || options.cells === "intended"
+          ? spec.cells
+          : CELL_IDS;
         const target = mutantTarget(spec.name).href;
         jobs.push({ name: spec.name, planted: spec, target, cells, leg, library });
       }
