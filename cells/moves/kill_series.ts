@@ -91,13 +91,27 @@ type SeriesKill =
  * Runs a fresh child armed to die before call `k` of one occurrence of `c.op`, and judges
  * (and resumes) the crash state when the kill landed inside the operation.
  */
+/** The walks each run has made, so that two walks of one operation get folders of their own. */
+const walksOf = new WeakMap<CellRun, Set<string>>();
+
+/** A name for this walk's folders, unique in the run: `series-<op>-<occurrence>[-n]`. */
+function walkName(ctx: CellRun, c: SeriesCase): string {
+  const walks = walksOf.get(ctx) ?? new Set<string>();
+  walksOf.set(ctx, walks);
+  const base = `series-${c.op}-${c.occurrence}`;
+  let name = base;
+  for (let n = 2; walks.has(name); n++) name = `${base}-${n}`;
+  walks.add(name);
+  return name;
+}
+
 async function killAtCall(
   ctx: CellRun,
   t: Deno.TestContext,
-  walk: { c: SeriesCase; library: string; k: number },
+  walk: { c: SeriesCase; library: string; k: number; name: string },
 ): Promise<SeriesKill> {
   const { c, library, k } = walk;
-  const dir = ctx.run.file(`series-${c.op}-${k}`);
+  const dir = ctx.run.file(`${walk.name}-${k}`);
   await Deno.mkdir(`${dir}/db`, { recursive: true });
   const db = `${dir}/db/store.db`;
   const marks = `${dir}/marks.jsonl`;
@@ -174,8 +188,9 @@ export async function killSeries(
   }
   let inside = 0;
   let completed = false;
+  const name = walkName(ctx, c);
   for (let k = 1; k <= maxStates && !completed; k++) {
-    const ended = await killAtCall(ctx, t, { c, library: lib.path, k });
+    const ended = await killAtCall(ctx, t, { c, library: lib.path, k, name });
     if (ended === "stray") return;
     if (ended === "completed") completed = true;
     else inside++;
