@@ -242,7 +242,8 @@ export interface Store {
    * `idempotentTransport`, or with `recoveryMarker` under `marked-at-least-once`),
    * `unknown` (maybe sent and not resendable safely under `at-most-once`: already marked
    * with a reason). The returned obligation carries the fence the recoverer continues
-   * with. (cell 5)
+   * with. An omitted `idempotentTransport` means `false`, a plain transport: the store keeps
+   * its declared policy as on a plain transport. (cell 5)
    */
   sweepRecoverable?(
     options: { idempotentTransport?: boolean },
@@ -366,7 +367,9 @@ export interface RecoveredObligationView {
   idempotencyKey: string;
   /**
    * On a `resend` under `marked-at-least-once`: the visible marker the recoverer sends in
-   * front of the content (non-empty); absent otherwise.
+   * front of the content (non-empty, with at least one character a reader sees: not only
+   * white space, zero-width or other format characters, controls or combining marks);
+   * absent otherwise.
    */
   recoveryMarker?: string;
 }

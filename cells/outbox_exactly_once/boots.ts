@@ -1,8 +1,10 @@
 // Cell 5's boots after the first clean one: two later boots must claim nothing, send
-// nothing and change no byte of the store's files (SQLite's -shm, shared memory that is
-// not state, and an empty -wal or -journal aside); then a new life of the application records and sends new obligations
-// on the recovered file, is killed sent-unacked, and one more boot recovers it: the file
-// must hold both lives' work.
+// nothing and change nothing in the store's folder (every file beside the database too;
+// SQLite's -shm, shared memory that is not state, and an empty -wal or -journal aside: see
+// store_folder.ts); then a new life of the application records and sends new obligations on
+// the recovered file, is killed sent-unacked, and one more boot recovers it: the file must
+// hold both lives' work. On a plain transport these boots leave `idempotentTransport` out,
+// which the contract reads as a plain transport.
 import { type Child, classifyExit } from "../../harness/child.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { untilExited } from "../moves/kill.ts";
@@ -10,6 +12,12 @@ import { type Arrival, readInbox, SENDER_AFTER_SEND } from "./inbox.ts";
 import { type RecoveredOutbox, recoverOutbox } from "./state.ts";
 import { soundness } from "../engine/state_check.ts";
 import { RECOVERER, SENDER } from "./_children.ts";
+import {
+  fileEntry,
+  folderChanges,
+  type FolderSnapshot,
+  snapshotStoreFolder,
+} from "./store_folder.ts";
 
 /** A scenario's files. */
 interface Files {
@@ -23,7 +31,7 @@ interface Files {
 export interface LaterBoot {
   name: string;
   child: Child;
-  /** Files of the store, or the platform's inbox, whose bytes the boot changed. */
+  /** Entries of the store's folder, or the platform's inbox, the boot changed. */
   changed: string[];
 }
 
@@ -48,41 +56,23 @@ export type LifeRunner = Pick<CellRun, "target" | "spawn"> & {
 /** The new life's obligations (`children/sender.ts` with this prefix) and its kill point. */
 export const LIFE_TWO = { prefix: "life2 effect", obligations: 3, at: 1, point: SENDER_AFTER_SEND };
 
-function snapshot(f: Files): Map<string, Uint8Array> {
-  const folder = f.db.slice(0, f.db.lastIndexOf("/"));
-  const base = f.db.slice(folder.length + 1);
-  const files = new Map<string, Uint8Array>();
-  for (const entry of Deno.readDirSync(folder)) {
-    if (!entry.isFile || !entry.name.startsWith(base) || entry.name.endsWith("-shm")) continue;
-    const bytes = Deno.readFileSync(`${folder}/${entry.name}`);
-    // An empty WAL or journal holds nothing: SQLite creates and removes them as it opens.
-    if (bytes.length === 0 && /-(wal|journal)$/.test(entry.name)) continue;
-    files.set(entry.name, bytes);
-  }
+/** The store's folder (see store_folder.ts) and the platform's inbox. */
+function snapshot(f: Files): FolderSnapshot {
+  const files = snapshotStoreFolder(f.db);
   try {
-    files.set("the platform's inbox", Deno.readFileSync(f.inbox));
+    files.set("the platform's inbox", fileEntry(Deno.readFileSync(f.inbox)));
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   return files;
 }
 
-function differences(before: Map<string, Uint8Array>, after: Map<string, Uint8Array>): string[] {
-  const out: string[] = [];
-  for (const name of new Set([...before.keys(), ...after.keys()])) {
-    const [a, b] = [before.get(name), after.get(name)];
-    if (!a) out.push(`${name} created (${b!.length} bytes)`);
-    else if (!b) out.push(`${name} removed (it held ${a.length} bytes)`);
-    else if (a.length !== b.length) out.push(`${name} went from ${a.length} to ${b.length} bytes`);
-    else {
-      const at = a.findIndex((byte, i) => byte !== b[i]);
-      if (at >= 0) out.push(`${name} changed at byte ${at} (${a.length} bytes)`);
-    }
-  }
-  return out;
+/** The transport flag of a boot on these files: on a plain one the option is left out. */
+function transportFlag(f: Files): string {
+  return f.idempotent ? "1" : "-";
 }
 
-/** Two boots after the first clean one, each compared before and after, byte for byte. */
+/** Two boots after the first clean one, each compared before and after, entry by entry. */
 export async function laterBoots(ctx: CellRun, f: Files): Promise<LaterBoot[]> {
   const boots: LaterBoot[] = [];
   for (const name of ["boot 2", "boot 3"]) {
@@ -93,10 +83,10 @@ export async function laterBoots(ctx: CellRun, f: Files): Promise<LaterBoot[]> {
       f.dir,
       name.replace(" ", ""),
       "-",
-      f.idempotent ? "1" : "0",
+      transportFlag(f),
     ]);
     await untilExited(child, `${name} to finish`);
-    boots.push({ name, child, changed: differences(before, snapshot(f)) });
+    boots.push({ name, child, changed: folderChanges(before, snapshot(f)) });
   }
   return boots;
 }
@@ -129,7 +119,7 @@ export async function resumeLife(ctx: LifeRunner, f: Files): Promise<ResumedLife
     f.dir,
     "life2-boot",
     "-",
-    f.idempotent ? "1" : "0",
+    transportFlag(f),
   ]);
   await untilExited(boot, "the new life's boot to finish");
   const inboxAfter = Deno.readFileSync(f.inbox);

@@ -97,20 +97,26 @@ async function probePolicy(ctx: CellRun): Promise<SweepAnswer[]> {
  * sent-unacked (`sender:afterSend`), and twice with a boot then killed right after its
  * first redelivery (`recoverer:afterSend`): after sent-unacked (a crash during a resend)
  * and after recorded-unsent (a boot killed in a plain redelivery). The store's points run
- * when the target lists them; otherwise the sender dies right after the call returned.
+ * when the target lists them; otherwise the sender dies right after the call returned. A
+ * second process then records a backlog of `recoverers` + 3 obligations across 3 sessions
+ * and is killed right after its last recording: the first clean boot owes more than it has
+ * sweepers and more than a small per-call cap.
  *
  * Then the first clean boot: 3 sweepers (`recoverers`) over the dead owners' obligations,
  * each held just before its first write inside its sweep until every other has read or
  * is refused a lock by a held one (the forced worst case, through the `LD_PRELOAD`
  * recorder; verified), then redelivering. Their claims are disjoint and together exactly
- * the owed set. Per obligation the platform holds exactly the (unmarked, marked) copies
+ * the owed set, and each sweep took every owed obligation it saw (one transaction: only one
+ * of them claims anything). Per obligation the platform holds exactly the (unmarked, marked) copies
  * the policy promises (delivered (1,0), pending (1,0), attempting (0,1), sent (1,1), one
  * more marked after a boot killed in its resend; at-most-once resends nothing), each with
- * the recorded content, and every obligation ends terminal (delivered; unknown, failed or
+ * the recorded content behind a marker with a visible character, and every obligation ends terminal (delivered; unknown, failed or
  * abandoned with a reason where the policy allows it). With the idempotent transport
  * (every kind runs with both unless `transports: "one"`) every obligation arrives exactly
- * once after dedupe. Two later boots claim nothing and change no byte of the store or the
- * inbox. A new life then records 3 more obligations, dies sent-unacked and is recovered by
+ * once after dedupe. Two later boots claim nothing and change nothing in the store's
+ * folder (every entry, by name, size and digest; the database's `-shm` and an empty `-wal`
+ * or `-journal` aside) or the inbox; on the plain transport they, and the new life's boot,
+ * leave `idempotentTransport` out (a plain transport, judged as one). A new life then records 3 more obligations, dies sent-unacked and is recovered by
  * one more boot: the first life is unchanged and the new one judged the same way. States
  * valid, recovery deterministic, invariants hold. Every leg.
  *

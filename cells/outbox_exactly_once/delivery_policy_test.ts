@@ -222,5 +222,6 @@ Deno.test("claimsCheck: disjoint, and together exactly the owed set", () => {
     '"effect 0" claimed by 2 concurrent sweeps (r0: send; r1: send): they must be disjoint',
     'owed and not claimed: "effect 1"',
     'claimed and not owed: "effect 2"',
+    "r0 claimed 1, r1 claimed 2: a sweep takes every owed obligation it sees, in one transaction, so the first to commit left behind what the others took",
   ]);
 });

@@ -26,7 +26,8 @@ export interface OwedClaims {
 
 /**
  * The sweeps of one boot against what it owed: every obligation claimed by one sweep at
- * most (disjoint), and together exactly the owed ones (by content).
+ * most (disjoint), together exactly the owed ones (by content), and each sweep took every
+ * owed obligation it saw (one transaction: only one of them claims anything).
  *
  * @example
  * ```ts ignore
@@ -63,12 +64,23 @@ export function claimsCheck(
   if (extra.length) {
     violations.push(`claimed and not owed: ${extra.map((c) => `"${c}"`).join(", ")}`);
   }
+  // Each sweep is one transaction and nothing becomes owed during a boot: the first to
+  // commit saw every owed obligation, so claims spread over two sweeps show one that left
+  // owed obligations behind (a per-call cap, say) for the other to take.
+  const claiming = sweeps.filter((s) => s.claims.length > 0);
+  if (claiming.length > 1) {
+    violations.push(
+      `${
+        claiming.map((s) => `${s.name} claimed ${s.claims.length}`).join(", ")
+      }: a sweep takes every owed obligation it sees, in one transaction, so the first to commit left behind what the others took`,
+    );
+  }
   // What the sweeper itself said, to tell a sweep that met nothing from one that lost it.
   if (violations.length && printed) violations.push(`the sweeper printed ${printed}`);
   return { name, violations, missing: [] };
 }
 
-/** The histories of the sender's obligations, with the copy a killed boot sent. */
+/** The histories of the sender's and the backlog's obligations, with a killed boot's copy. */
 function historiesOf(
   s: Scenario,
   obligations: number,
@@ -76,7 +88,11 @@ function historiesOf(
 ) {
   const killedSent = new Set((s.armed?.sent ?? []).map((a) => contentOf(a.obligationId)));
   const sender = senderAtKill(s.point, obligations);
-  const histories: ObligationHistory[] = sender.histories.map((h) =>
+  const backlog = s.backlog.contents.map((content): ObligationHistory => ({
+    content,
+    kind: "pending",
+  }));
+  const histories: ObligationHistory[] = [...sender.histories, ...backlog].map((h) =>
     killedSent.has(h.content) ? { ...h, killedBootSent: true } : h
   );
   return { sender, histories };
@@ -179,6 +195,9 @@ function endings(s: Scenario): string[] {
   if (classifyExit(s.sender.exited!).kind !== "killed") {
     wrong.push(`sender: ${s.sender.describe()}`);
   }
+  if (classifyExit(s.backlog.child.exited!).kind !== "killed") {
+    wrong.push(`the backlog's process: ${s.backlog.child.describe()}`);
+  }
   if (s.armed && classifyExit(s.armed.child.exited!).kind !== "killed") {
     wrong.push(`the boot killed in its redelivery: ${s.armed.child.describe()}`);
   }
@@ -206,7 +225,13 @@ function record(
       { held: s.forced.held, heldOut: s.forced.heldOut, finished: s.forced.finished },
     booking: s.booking,
   });
-  const kills = [s.sender, s.armed?.child, s.resumed.sender, s.restartedKilled && s.restarted]
+  const kills = [
+    s.sender,
+    s.backlog.child,
+    s.armed?.child,
+    s.resumed.sender,
+    s.restartedKilled && s.restarted,
+  ]
     .filter((c) => c && classifyExit(c.exited!).kind === "killed").length;
   tally(ctx, "sigkills", kills);
   tally(ctx, "acknowledgedOps", acknowledged);
@@ -265,11 +290,13 @@ export async function judgeScenario(
     idempotent: s.idempotent,
     policy: choice.policy,
   });
+  const held = new Set(s.reads[0].obligations.map((o) => o.content));
   record(ctx, s, {
     label,
     acknowledged: sender.acknowledgedRecorded + sender.acknowledgedDelivered +
-      2 * LIVE.length + resumed.acknowledged,
-    lost: outbox.lost + s.takeoverLost.length + resumed.lost,
+      s.backlog.contents.length + 2 * LIVE.length + resumed.acknowledged,
+    lost: outbox.lost + s.backlog.contents.filter((c) => !held.has(c)).length +
+      s.takeoverLost.length + resumed.lost,
   });
   await processSteps(t, label, s);
   // What reached the platform and how each obligation ended come first; then how.

@@ -1,5 +1,6 @@
 // Cell 5's scenarios, the running half (outbox_exactly_once.ts judges): a sender killed at
-// one kill point, maybe a boot killed right after its first redelivery, the application
+// one kill point, a second process killed with a backlog of pending obligations across
+// several sessions, maybe a boot killed right after its first redelivery, the application
 // restarted beside the first clean boot (three or more sweepers, their order forced), two
 // later boots, and a new life of the application on the recovered file.
 import { readAckJournal } from "../../harness/ack_journal.ts";
@@ -53,6 +54,13 @@ export const KILL_KINDS: readonly KillKind[] = [
   },
 ];
 
+/**
+ * The backlog: a second process records this many obligations beyond the racers (`backlog
+ * <i>`, across `sessions` sessions) and dies right after its last recording, so that the
+ * first clean boot owes more than it has sweepers and more than a small per-call cap.
+ */
+export const BACKLOG = { prefix: "backlog", beyondRacers: 3, sessions: 3 } as const;
+
 /** One claim of a sweep, as a recoverer prints or journals it. */
 export interface Claim {
   id: string;
@@ -82,6 +90,8 @@ export interface Scenario {
   db: string;
   inbox: string;
   sender: Child;
+  /** The process killed with the backlog, and the backlog's contents. */
+  backlog: { child: Child; contents: string[] };
   /** The boot killed inside its redelivery, its journalled claims, and its copies. */
   armed?: { child: Child; claims: Claim[]; sent: Arrival[] };
   /** What the killed boot's acknowledged sweep left that is not on disk. */
@@ -146,12 +156,42 @@ async function openContents(target: string, db: string): Promise<string[]> {
   }
 }
 
-/** The sender, then the boot killed inside its redelivery when the kind has one. */
+/**
+ * The backlog's process: records `count` obligations across the backlog's sessions and is
+ * killed right after its last recording was acknowledged (all of them pending, owed).
+ */
+async function leaveBacklog(
+  ctx: CellRun,
+  s: Pick<Scenario, "db" | "inbox" | "idempotent">,
+  count: number,
+): Promise<Scenario["backlog"]> {
+  const child = ctx.spawn(SENDER, [
+    s.db,
+    s.inbox,
+    String(count),
+    "-",
+    "1",
+    BACKLOG.prefix,
+    String(BACKLOG.sessions),
+  ], { env: { SESSION_DB_CRASH_AT: `${SENDER_AFTER_RECORD}@${count}` } });
+  await untilExited(child, `the backlog's process to reach ${SENDER_AFTER_RECORD}`);
+  if (classifyExit(child.exited!).kind === "killed") {
+    ctx.observeLeg(
+      s.db,
+      `backlog: ${SENDER_AFTER_RECORD} (${s.idempotent ? "idempotent" : "plain"})`,
+      true,
+    );
+  }
+  return { child, contents: Array.from({ length: count }, (_, i) => `${BACKLOG.prefix} ${i}`) };
+}
+
+/** The sender, the backlog, then the boot killed inside its redelivery when the kind has one. */
 async function crash(
   ctx: CellRun,
   s: Pick<Scenario, "kind" | "point" | "idempotent" | "dir" | "db" | "inbox">,
-  obligations: number,
-): Promise<Pick<Scenario, "sender" | "armed" | "takeoverLost">> {
+  counts: ScenarioCounts,
+): Promise<Pick<Scenario, "sender" | "backlog" | "armed" | "takeoverLost">> {
+  const obligations = counts.obligations;
   const mode = s.idempotent ? "idempotent" : "plain";
   const sender = ctx.spawn(SENDER, [
     s.db,
@@ -166,7 +206,10 @@ async function crash(
   if (classifyExit(sender.exited!).kind === "killed") {
     ctx.observeLeg(s.db, `${s.point} (${mode})`, true);
   }
-  if (!s.kind.armed) return { sender, takeoverLost: [] };
+  // Recorded after the sender's: a boot that goes by age redelivers the sender's first, so
+  // the killed boot's first send is still the one its kind is about.
+  const backlog = await leaveBacklog(ctx, s, counts.recoverers + BACKLOG.beyondRacers);
+  if (!s.kind.armed) return { sender, backlog, takeoverLost: [] };
   const journal = `${s.dir}/armed-acks.jsonl`;
   const child = ctx.spawn(RECOVERER, [
     s.db,
@@ -188,7 +231,7 @@ async function crash(
     takeoverLost = await lostTakeovers(ctx.target, s.db, claims);
   }
   const sent = readInbox(s.inbox).filter((a) => a.pid === child.pid);
-  return { sender, armed: { child, claims, sent }, takeoverLost };
+  return { sender, backlog, armed: { child, claims, sent }, takeoverLost };
 }
 
 /** The scenario's files and settings. */
@@ -303,7 +346,7 @@ export async function runScenario(
     db: `${dir}/db/store.db`,
     inbox: `${dir}/inbox.jsonl`,
   };
-  const crashed = await crash(ctx, base, counts.obligations);
+  const crashed = await crash(ctx, base, counts);
   const booted = await firstCleanBoot(ctx, { ...base, ...crashed }, counts);
   const arrivals = readInbox(base.inbox);
   const reads: [RecoveredOutbox, RecoveredOutbox] = [

@@ -2,7 +2,7 @@
 // power-loss cell (power_loss_outbox_exactly_once.ts): after a clean boot, each obligation
 // reached the platform with exactly the copies its delivery policy promises (exactly once
 // after dedupe with the idempotent transport), each copy carrying what was recorded, every
-// obligation ended terminal, and none was silently lost.
+// obligation ended terminal, every recovery marker visible, and none was silently lost.
 import { type Arrival, effectsPerObligation, SENDER_AFTER_RECORD } from "./inbox.ts";
 import {
   copiesGap,
@@ -266,6 +266,48 @@ function contentCheck(c: OutboxCase, byId: Map<string, Listed>): StateCheck {
   return { name: "each copy carries the recorded content", violations, missing: [] };
 }
 
+// A character a reader sees: not white space, not a control or format (zero-width)
+// character, not a combining mark (one alone marks nothing), not a lone surrogate, not a
+// default-ignorable one (the Hangul fillers) and not the blank Braille pattern.
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{M}\p{Cs}\p{Default_Ignorable_Code_Point}\u2800]/u;
+
+/**
+ * Whether a recovery marker holds at least one character a reader sees (the marker is
+ * there so that a reader sees the copy may repeat one).
+ *
+ * @param marker The marker, as it arrives in front of the content.
+ * @returns `true` when one of its characters is visible.
+ * @example
+ * ```ts
+ * import { markerShows } from "./state.ts";
+ * console.log(markerShows("[resent] "), markerShows("\u200b"), markerShows(" \u0301")); // true false false
+ * ```
+ */
+export function markerShows(marker: string): boolean {
+  return VISIBLE.test(marker);
+}
+
+function codePoints(text: string): string {
+  return [...text].map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`)
+    .join(" ");
+}
+
+/** Each recovery marker, as it arrived in front of a copy, has a character a reader sees. */
+function markerCheck(c: OutboxCase, byId: Map<string, Listed>): StateCheck {
+  const violations = c.arrivals.flatMap((a) => {
+    if (a.marker === null || markerShows(a.marker)) return [];
+    const o = byId.get(a.obligationId);
+    return [
+      `a marked copy of ${
+        o ? `"${o.content}"` : "an obligation"
+      } (${a.obligationId}, pid ${a.pid}) arrived behind the marker ${JSON.stringify(a.marker)} (${
+        codePoints(a.marker)
+      }), which has no visible character: no reader can see the copy may repeat`,
+    ];
+  });
+  return { name: "every recovery marker shows", violations, missing: [] };
+}
+
 /** Every obligation ends where its policy lets it, with a reason unless delivered. */
 function terminalCheck(c: OutboxCase, byContent: Map<string, Listed>): StateCheck {
   const violations: string[] = [];
@@ -297,8 +339,9 @@ function terminalCheck(c: OutboxCase, byContent: Map<string, Listed>): StateChec
 /**
  * Judges a file and its platform after a clean boot: copies per obligation (exact, by
  * history and policy; once after dedupe with the idempotent transport), copies carry the
- * recorded content, every obligation terminal, none silently lost or made up; states
- * valid, two passes identical, `integrity_check` ok, the store's invariants.
+ * recorded content behind a visible marker, every obligation terminal, none silently lost
+ * or made up; states valid, two passes identical, `integrity_check` ok, the store's
+ * invariants.
  */
 export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
   const [first, second] = c.reads ??
@@ -345,6 +388,7 @@ export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
   const checks: StateCheck[] = [
     copiesCheck(scoped, byContent, new Set(byId.keys())),
     contentCheck(scoped, byId),
+    markerCheck(scoped, byId),
     terminalCheck(c, byContent),
     { name: "no obligation silently lost", violations: silently, missing: [] },
     {

@@ -6,7 +6,8 @@
 // claimed and what it did. Armed with `recoverer:afterSend` it dies right after its first
 // send. Given a journal, it journals what its sweep acknowledged (each obligation taken,
 // its action, state, fence and marker) before acting on it. The sweep is bracketed by
-// marks (for a kill series or a hold inside it).
+// marks (for a kill series or a hold inside it). Its transport flag `-` calls the sweep
+// with `idempotentTransport` omitted (a plain transport, as `0` says it).
 import { crashPoint, defineCrashPoints } from "../../../session_db/crash_points.ts";
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { awaitBarrier, signalReady } from "../../../harness/barrier.ts";
@@ -18,7 +19,7 @@ defineCrashPoints([RECOVERER_AFTER_SEND]);
 
 const [target, dbPath, inbox, runDir, name, barrier, idempotent, journal] = childArgs(
   7,
-  "recoverer.ts <target> <db> <inbox> <run dir> <name> <barrier|-> <idempotent 0|1> [journal]",
+  "recoverer.ts <target> <db> <inbox> <run dir> <name> <barrier|-> <idempotent 0|1|-> [journal]",
 );
 const store = await openStoreFor(target!, dbPath!);
 if (barrier !== "-") {
@@ -28,10 +29,9 @@ if (barrier !== "-") {
     Deno.exit(TIMED_OUT);
   }
 }
-const taken = await marked(
-  "sweepRecoverable",
-  () => store.sweepRecoverable!({ idempotentTransport: idempotent === "1" }),
-);
+// "-": the option left out, which the contract reads as a plain transport.
+const sweep = idempotent === "-" ? {} : { idempotentTransport: idempotent === "1" };
+const taken = await marked("sweepRecoverable", () => store.sweepRecoverable!(sweep));
 const claims = taken.map(({ obligation, action, recoveryMarker }) => ({
   id: obligation.obligationId,
   action,

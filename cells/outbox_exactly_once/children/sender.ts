@@ -6,6 +6,7 @@
 // and with a window of K it marks K obligations attempting before sending the first. The
 // contents are `<prefix> <i>` (default `effect <i>`), for message references `m<i>` (a
 // later life of the application uses another prefix, so its obligations are new ones).
+// With S sessions (default 1, session `cell5`) obligation i goes to session `cell5-<i % S>`.
 import { crashPoint, defineCrashPoints } from "../../../session_db/crash_points.ts";
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { send, SENDER_AFTER_ATTEMPTING, SENDER_AFTER_RECORD, SENDER_AFTER_SEND } from "../inbox.ts";
@@ -13,21 +14,23 @@ import { childArgs, openStoreFor } from "../../contract/child_runtime.ts";
 
 defineCrashPoints([SENDER_AFTER_RECORD, SENDER_AFTER_ATTEMPTING, SENDER_AFTER_SEND]);
 
-const [target, dbPath, inbox, count, journalPath, windowArg, prefixArg] = childArgs(
+const [target, dbPath, inbox, count, journalPath, windowArg, prefixArg, sessionsArg] = childArgs(
   4,
-  "sender.ts <target> <db> <inbox> <n> [journal|-] [window] [prefix]",
+  "sender.ts <target> <db> <inbox> <n> [journal|-] [window] [prefix] [sessions]",
 );
 const journal = journalPath && journalPath !== "-" ? new AckWriter(journalPath) : undefined;
 const window = Number(windowArg ?? 1);
 const prefix = prefixArg ?? "effect";
 const ref = (i: number) => prefix === "effect" ? `m${i}` : `${prefix.replace(/\W/g, "_")}-m${i}`;
+const sessions = Number(sessionsArg ?? 1);
+const session = (i: number) => sessions === 1 ? "cell5" : `cell5-${i % sessions}`;
 const store = await openStoreFor(target!, dbPath!);
-await store.createSession("cell5");
+for (let j = 0; j < sessions; j++) await store.createSession(session(j));
 const recorded = [];
 for (let i = 0; i < Number(count); i++) {
   recorded.push(
     await store.recordObligation!({
-      sessionId: "cell5",
+      sessionId: session(i),
       messageRef: ref(i),
       content: `${prefix} ${i}`,
     }),

@@ -31,6 +31,12 @@ export interface SweepBug {
   forgetsState?: boolean;
   /** Returns a resend with the fence it read, not the one it wrote. */
   staleFence?: boolean;
+  /** The recovery marker it returns on a resend (default the reference's). */
+  marker?: string;
+  /** Claims at most this many obligations per call, leaving the rest for a later sweep. */
+  cap?: number;
+  /** Takes an omitted `idempotentTransport` for `true` (a deduplicating transport). */
+  omittedIsIdempotent?: boolean;
 }
 
 interface Row {
@@ -66,6 +72,7 @@ export function openPolicyMutant(path: string, options: StoreOptions, bug: Sweep
     const claim = (rows: Row[], idempotent: boolean) => {
       const out: { id: string; action: "send" | "resend" | "unknown"; fence: number }[] = [];
       for (const row of rows) {
+        if (bug.cap !== undefined && out.length >= bug.cap) break;
         if (row.owner_pid === Deno.pid || processAlive(row.owner_pid)) continue;
         const [where, args] = guard(row);
         const now = Date.now() / 1000;
@@ -105,7 +112,9 @@ export function openPolicyMutant(path: string, options: StoreOptions, bug: Sweep
     };
     return {
       sweepRecoverable(sweep: { idempotentTransport?: boolean } = {}) {
-        const idempotent = sweep.idempotentTransport === true;
+        const idempotent = bug.omittedIsIdempotent
+          ? sweep.idempotentTransport !== false
+          : sweep.idempotentTransport === true;
         // Without the guard, the rows are read before the write transaction begins.
         const taken = bug.withoutCas
           ? ((rows: Row[]) => raw.transaction(() => claim(rows, idempotent)).immediate())(read())
@@ -115,7 +124,7 @@ export function openPolicyMutant(path: string, options: StoreOptions, bug: Sweep
           action,
           idempotencyKey: id,
           ...(action === "resend" && marked && bug.maybeSent !== "resend unmarked"
-            ? { recoveryMarker: DEFAULT_RECOVERY_MARKER }
+            ? { recoveryMarker: bug.marker ?? DEFAULT_RECOVERY_MARKER }
             : {}),
         }));
       },

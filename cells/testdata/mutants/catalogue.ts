@@ -350,6 +350,47 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause:
       /new life: (its kill landed, its boot exited 0: [\s\S]*markAttempting lost|no obligation silently lost)/,
   },
+  {
+    name: "marked_invisible_marker",
+    breaks: "marked-at-least-once: resends behind a marker no reader can see (U+200B)",
+    cells: [5],
+    expect: "caught",
+    clause: /every recovery marker shows: .*no visible character/,
+  },
+  {
+    name: "later_boot_writes_side_file",
+    breaks: "every boot rewrites a state file of its own beside the database",
+    cells: [5],
+    expect: "caught",
+    clause: /later boots claim nothing and change nothing: .*outbox-state\.json/,
+  },
+  {
+    name: "sweep_claims_two",
+    breaks: "a sweep claims at most two obligations per call",
+    cells: [5],
+    expect: "caught",
+    // The racers leave some of the owed set behind: the restarted application's sweep,
+    // a later one, finds them (the killed boot's single sweep too, where a kind has one).
+    clause:
+      /restarted sender was refused [\s\S]*a sweep after every recoverer finished took|sweep claimed exactly what was owed: owed and not claimed/,
+  },
+  {
+    name: "sweep_claims_three",
+    breaks: "a sweep claims at most three obligations per call",
+    cells: [5],
+    expect: "caught",
+    // Three racers of three each take the whole owed set: only spread over them.
+    clause:
+      /concurrent sweeps claimed disjoint sets, [^:]*: r\d claimed 3, r\d claimed 3.*left behind|killed boot's sweep claimed exactly what was owed: owed and not claimed/,
+  },
+  {
+    name: "omitted_transport_idempotent",
+    breaks: "takes an omitted idempotentTransport for true: resends maybe-sent ones unmarked",
+    cells: [5],
+    expect: "caught",
+    clause:
+      /new life: copies per obligation \(unmarked, marked\) under at-most-once: .*(more than once|sent again)/,
+  },
   ...RESUME_RESOLUTION_MUTANTS,
   ...BATCH_ATOMICITY_MUTANTS,
   ...ENDS_AND_REOPENS_MUTANTS,
