@@ -21,6 +21,7 @@ import {
   SessionDBClosedError,
   SessionDBError,
   SessionDBStorageError,
+  SessionEndedError,
   SessionNotFoundError,
 } from "./errors.ts";
 import { type SessionRow, toSession } from "./_rows.ts";
@@ -279,11 +280,16 @@ export class Connection {
     return row;
   }
 
-  /** requireWritable for the append hot path: reads one column, not thirteen. */
+  /** requireWritable for the append hot path (reads one column), also refusing an ended session. */
   requireAppendable(id: string): void {
     const row = this.stmt(APPEND_SQL.selectAppendable).value<[string | null]>(id);
     if (!row) this.requireSession(id); // throws SessionNotFoundError
     else if (row[0] === "compression") this.requireWritable(id, "append to"); // throws
+    else if (row[0] !== null) {
+      throw new SessionEndedError(
+        `Cannot append to session "${id}": it ended (${row[0]}); reopenSession("${id}") first`,
+      );
+    }
   }
 
   /** The session's row; throws when it was rotated by compression (write to its continuation). */

@@ -231,6 +231,7 @@ export class SessionDB {
    * @throws {SessionNotFoundError} Unknown session.
    * @throws {InvalidArgumentError} Invalid role or content.
    * @throws {CompressionSessionClosedError} The session was rotated by compression.
+   * @throws {SessionEndedError} The session ended (`endSession`): reopen it first.
    */
   appendMessage(sessionId: string, message: NewMessage): number {
     checkSessionId(sessionId);
@@ -258,7 +259,7 @@ export class SessionDB {
     checkSessionId(sessionId);
     messages.forEach(checkMessage);
     const ids = this.#conn.write("appendMessages", () => {
-      this.#conn.requireWritable(sessionId, "append to");
+      this.#conn.requireAppendable(sessionId);
       const out: number[] = [];
       for (const message of messages) {
         out.push(this.#conn.insertMessage(sessionId, message));

@@ -384,6 +384,20 @@ Deno.test("endSession keeps the first reason; reopenSession reopens", () => {
   assert.deepEqual(db.checkInvariants(), []);
 });
 
+Deno.test("an append to an ended session is SessionEndedError and changes nothing", () => {
+  using store = scratch();
+  const db = store.db;
+  db.createSession("s");
+  db.appendMessage("s", { role: "user", content: "before" });
+  db.endSession("s", "user_exit");
+  assert.throws(() => db.appendMessage("s", { role: "user", content: "x" }), SessionEndedError);
+  assert.throws(() => db.appendMessages("s", [{ role: "user", content: "x" }]), SessionEndedError);
+  assert.deepEqual(db.getMessages("s").map((m) => m.content), ["before"]);
+  db.reopenSession("s");
+  db.appendMessage("s", { role: "user", content: "after" });
+  assert.equal(db.messageCount("s"), 2);
+});
+
 Deno.test("operations on an unknown session are SessionNotFoundError", () => {
   using store = scratch();
   const db = store.db;

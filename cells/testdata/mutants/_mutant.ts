@@ -5,6 +5,7 @@ import {
   crashPoints,
   Database,
   SessionDB,
+  SessionEndedError,
   SessionNotFoundError,
 } from "../../../session_db/mod.ts";
 import { SqliteError } from "../../../session_db/sqlite/mod.ts";
@@ -82,8 +83,8 @@ export function mutantCrashPoints(replaced: string[], own: string[] = []): strin
 
 /**
  * The reference store's guard on appends, for a mutant's own `appendMessage`: an
- * unknown session, or one ended by a compression rotation, is refused with the typed
- * error (so the mutant breaks its one clause, not cell 3's typed-error check too).
+ * unknown session, or an ended one (by a compression rotation or `endSession`), is refused
+ * with the typed error (so the mutant breaks its one clause, not cell 3's typed-error check too).
  *
  * @param raw The mutant's connection.
  * @param sessionId The session appended to.
@@ -97,6 +98,9 @@ export function refuseUnwritable(raw: Database, sessionId: string): void {
     throw new CompressionSessionClosedError(
       `Cannot append to session "${sessionId}": it was rotated by compression`,
     );
+  }
+  if (row[0] !== null) {
+    throw new SessionEndedError(`Cannot append to session "${sessionId}": it ended (${row[0]})`);
   }
 }
 

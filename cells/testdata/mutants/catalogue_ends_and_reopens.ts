@@ -2,4 +2,35 @@
 import type { MutantSpec } from "./catalogue.ts";
 
 /** The mutants cell 10 must catch. */
-export const ENDS_AND_REOPENS_MUTANTS: readonly MutantSpec[] = [];
+export const ENDS_AND_REOPENS_MUTANTS: readonly MutantSpec[] = [
+  {
+    name: "end_ack_before_commit",
+    breaks: "acknowledges an end before its COMMIT",
+    cells: [10],
+    expect: "caught",
+    clause: /: an acknowledged end or reopen survives: expected ended: the session is open/,
+  },
+  {
+    name: "append_to_ended_accepted",
+    breaks: "takes appends to a session ended by endSession",
+    cells: [10],
+    expect: "caught",
+    clause:
+      /: the store's answers: an append to the ended session returned \d+, not SessionEndedError/,
+  },
+  {
+    name: "reopen_keeps_refusing",
+    breaks: "reopens a session that still refuses appends",
+    cells: [10],
+    expect: "caught",
+    clause:
+      /: the store's answers: an append to the open \(reopened\) session threw SessionEndedError/,
+  },
+  {
+    name: "ensure_check_then_insert",
+    breaks: "ensures a session by a read, then an INSERT in separate transactions",
+    cells: [10],
+    expect: "caught",
+    clause: /^round \d: every racer returned without error: [1-9]\d* racer\(s\) failed/,
+  },
+];

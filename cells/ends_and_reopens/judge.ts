@@ -1,0 +1,161 @@
+// Clause 10's judge of one recovered file of a cycler: the store's answers were the
+// contract's; an acknowledged end or reopen survives; the session is in one state or the
+// other (ended and refusing appends, or open and taking them), never half; the first
+// reason stays; no refused append left a row and every acknowledged one is there;
+// recovery is deterministic and the file sound.
+import { type StateCheck, type StateJudgement } from "../engine/state_check.ts";
+import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
+import type { StoredMessage } from "../contract/target.ts";
+import { AGAIN, type CycleEntry, refusedAsEnded } from "./cycles.ts";
+
+/** The session as a fresh process reads it, and an append it then tries. */
+export interface CycledState {
+  /** The active rows. */
+  rows: Pick<StoredMessage, "id" | "content">[];
+  /** `getSession`'s end, or `undefined` when the store has no `getSession`. */
+  session?: { endedAt: number | null; endReason: string | null } | undefined;
+  /** What an append from a fresh process answered, after the reads. */
+  probe: Answer;
+  /** Violations of the file's soundness: the passes differ, integrity, invariants. */
+  soundness: readonly string[];
+}
+
+/** What the journal says the state must be: `either` while an end or reopen was in flight. */
+export type Expected = "ended" | "open" | "either";
+
+/** The state the journal leaves, and the reason of the end that must stay (when known). */
+export function expectedState(
+  journal: readonly CycleEntry[],
+): { state: Expected; reason?: string } {
+  let state: Expected = "open";
+  let reason: string | undefined;
+  let inFlight = false;
+  for (const entry of journal) {
+    if (entry.op === "inv") inFlight = true;
+    if (entry.op === "end" || entry.op === "reopen" || entry.op === "start") inFlight = false;
+    if (entry.op === "end" && entry.answer.value === true) {
+      [state, reason] = ["ended", entry.reason];
+    }
+    if ((entry.op === "reopen" || entry.op === "start") && entry.answer.value === true) {
+      [state, reason] = ["open", undefined];
+    }
+  }
+  return inFlight ? { state: "either" } : { state, ...(reason ? { reason } : {}) };
+}
+
+/** The answers the contract gives, in order: the first one that differs, per kind. */
+function wrongAnswers(journal: readonly CycleEntry[]): string[] {
+  const wrong = new Map<string, string>();
+  const put = (op: string, text: string) => wrong.has(op) || wrong.set(op, text);
+  for (const entry of journal) {
+    if (entry.op === "inv" || entry.op === "start") continue;
+    const said = describeAnswer(entry.answer);
+    if (entry.op === "end" && entry.answer.value !== true) {
+      put("end", `endSession of the open session ${said}, not true`);
+    }
+    if (entry.op === "end-again" && (entry.answer.threw || entry.answer.value !== false)) {
+      put("end-again", `a second endSession ${said}, not false`);
+    }
+    if (entry.op === "refused" && !refusedAsEnded(entry.answer)) {
+      put("refused", `an append to the ended session ${said}, not SessionEndedError`);
+    }
+    if (entry.op === "reopen" && entry.answer.value !== true) {
+      put("reopen", `reopenSession of the ended session ${said}, not true`);
+    }
+    if (entry.op === "append" && verdict(entry.answer) !== "accepted") {
+      put("append", `an append to the open (reopened) session ${said}`);
+    }
+  }
+  return [...wrong.values()];
+}
+
+/** The state a fresh process sees: from `getSession` when the store has it, else the probe. */
+function observed(state: CycledState): "ended" | "open" | "untyped" {
+  if (state.session) return state.session.endedAt === null ? "open" : "ended";
+  return refusedAsEnded(state.probe) ? "ended" : state.probe.threw ? "untyped" : "open";
+}
+
+/** Ended but taking appends, open but refusing them, an end without a reason. */
+function halfStates(state: CycledState): string[] {
+  const problems: string[] = [];
+  const probe = refusedAsEnded(state.probe) ? "ended" : state.probe.threw ? "untyped" : "open";
+  const seen = observed(state);
+  if (probe === "untyped") problems.push(`an append ${describeAnswer(state.probe)} (untyped)`);
+  else if (state.session && probe !== seen) {
+    problems.push(
+      `getSession says ${seen} (endedAt ${state.session.endedAt}, endReason ${
+        JSON.stringify(state.session.endReason)
+      }) but an append ${describeAnswer(state.probe)}`,
+    );
+  }
+  const session = state.session;
+  if (session && (session.endedAt === null) !== (session.endReason === null)) {
+    problems.push(`endedAt ${session.endedAt} with endReason ${JSON.stringify(session.endReason)}`);
+  }
+  return problems;
+}
+
+/** Rows of refused appends, and acknowledged appends missing or under another id. */
+function appendProblems(journal: readonly CycleEntry[], state: CycledState): string[] {
+  const byContent = new Map(state.rows.map((row) => [row.content, row.id]));
+  const landed = state.rows.filter((row) => row.content?.endsWith(":refused"));
+  const lost = journal.flatMap((entry) =>
+    entry.op === "append" && !entry.answer.threw &&
+      byContent.get(entry.content) !== entry.answer.value
+      ? [`acknowledged append ${entry.content} (id ${entry.answer.value}) is missing or moved`]
+      : []
+  );
+  return [
+    ...landed.map((row) => `the refused append ${row.content} left row ${row.id}`),
+    ...lost.slice(0, 3),
+  ];
+}
+
+/**
+ * Judges one recovered file of a cycler.
+ *
+ * @param journal The cycler's journal (every life), with the test process's acknowledged probes.
+ * @param state What a fresh process read, and its probe's answer.
+ * @returns The checks, one step each, and how many acknowledged operations are lost.
+ * @example
+ * ```ts
+ * import { judgeCycled } from "./judge.ts";
+ * const state = { rows: [], probe: { threw: false, value: 1 }, soundness: [] };
+ * const { checks } = judgeCycled([], state);
+ * console.log(checks.every((c) => !c.violations.length && !c.missing.length)); // true
+ * ```
+ */
+export function judgeCycled(journal: readonly CycleEntry[], state: CycledState): StateJudgement {
+  const expected = expectedState(journal);
+  const seen = observed(state);
+  const lostEnd = expected.state !== "either" && seen !== "untyped" && seen !== expected.state;
+  const reason = state.session?.endReason ?? null;
+  const appends = appendProblems(journal, state);
+  const check = (name: string, violations: string[]): StateCheck => ({
+    name,
+    violations,
+    missing: [],
+  });
+  const checks: StateCheck[] = [
+    check("the store's answers", wrongAnswers(journal)),
+    {
+      name: `an acknowledged end or reopen survives: expected ${expected.state}`,
+      pattern: "ack-before-commit",
+      violations: [],
+      missing: lostEnd ? [`the session is ${seen}`] : [],
+    },
+    check("one state or the other: ended refuses appends, open takes them", halfStates(state)),
+    check(
+      "the first reason stays",
+      reason === AGAIN
+        ? [`endReason is "${AGAIN}", the second endSession's`]
+        : expected.reason && seen === "ended" && state.session && reason !== expected.reason
+        ? [`endReason ${JSON.stringify(reason)}, ended with "${expected.reason}"`]
+        : [],
+    ),
+    check("no refused append left a row; every acknowledged append there", appends),
+    check("recovery deterministic, integrity ok, invariants hold", [...state.soundness]),
+  ];
+  const lost = (lostEnd ? 1 : 0) + appends.filter((p) => p.startsWith("acknowledged")).length;
+  return { checks, lost };
+}
