@@ -99,9 +99,11 @@
  *   owner), even when each sweeper has read the rows before any claims (the cell holds
  *   each one just before its first file-system write inside the sweep, through the
  *   `LD_PRELOAD` recorder, until every other one has read or is refused a lock by a held
- *   one). Two later boots claim nothing, send nothing and change no byte of the store's
- *   files (SQLite's `-shm` aside). After all that, the store takes a new life's obligations
- *   and recovers them too.
+ *   one); each sweep takes every owed obligation it sees (one transaction: only one of them
+ *   claims anything). Two later boots claim nothing, send nothing and change nothing in the
+ *   store's folder (every file beside the database too; SQLite's `-shm`, and an empty `-wal`
+ *   or `-journal`, aside). After all that, the store takes a new life's obligations and
+ *   recovers them too.
  * - **Several processes, one file** (cell 6): any number of processes write the same
  *   file at once, and another may hold the write lock for seconds (the cell holds it
  *   1.5 s as the roles start). Under contention a write waits; it may refuse only with an error
