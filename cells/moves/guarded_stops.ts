@@ -1,4 +1,4 @@
-// Stops inside guarded writes (cells 2, 3, 4, 7): a store that checks a guard (a fence, a
+// Stops inside guarded writes (cells 2, 3, 4, 7, 8): a store that checks a guard (a fence, a
 // state, a lock) in one read and writes in a separate transaction passes every stop made
 // before it calls the operation. For k = 1, 2, … an actor child (after becoming an owner, if
 // the scenario says) is stopped (SIGSTOP, through the LD_PRELOAD recorder) just before the
@@ -82,6 +82,18 @@ export const STOP_SCENARIOS: Record<string, StopScenario> = {
     what: "an acquisition after another process took the lock",
     refused: true,
     acted: true,
+  },
+  reopen: {
+    name: "reopen",
+    write: "reopenOrphanedCompressionSession",
+    what: "a reopen of an orphan whose lock another process took meanwhile",
+    refused: true,
+    async trace(store) {
+      const orphan = (await store.listSessions!()).find((s) => s.id === SESSION);
+      return orphan?.endedAt === null
+        ? "the orphan reopened under a live holder's lock"
+        : undefined;
+    },
   },
   append: {
     name: "append",

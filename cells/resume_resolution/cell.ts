@@ -9,6 +9,8 @@ import { CELL_METHODS, loadTarget } from "../contract/target.ts";
 import { awaitCrash, killAfterAcks } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { resumedStep } from "../moves/resume.ts";
+import { raceSeriesOf } from "../moves/race.ts";
+import { stopSeries } from "../moves/guarded_stops.ts";
 import { type ChainAck, resumedChildOf } from "./_chain.ts";
 import { CHAIN_ROTATOR, RESOLVER, RESUMER } from "./_children.ts";
 import {
@@ -363,7 +365,10 @@ export function resumeResolutionCell(
   }, options);
 }
 
-/** Cell 8's phases: the random kill, the kill series or crash points, the live holder. */
+/**
+ * Cell 8's phases: the random kill, the kill series or crash points, the live holder, and
+ * with the race series on, the reopen's stop series.
+ */
 async function resolutionRun(cell: ResolutionRun): Promise<void> {
   const { ctx, t, options } = cell;
   startTallies(ctx);
@@ -372,5 +377,9 @@ async function resolutionRun(cell: ResolutionRun): Promise<void> {
     .filter((p) => p.startsWith("publishCompressionChild:"));
   await publishSeries(cell, points);
   if (options.crashPoints !== false) await crashPointKills(cell, points);
-  await liveHolderOrphan(ctx, t);
+  const orphanable = await liveHolderOrphan(ctx, t);
+  // The reopen stopped inside while another process takes the orphan's lock (race series).
+  if (orphanable && raceSeriesOf(options.raceSeries) === "locks") {
+    await stopSeries(ctx, t, ["reopen"]);
+  }
 }

@@ -102,8 +102,9 @@ function aliveCheck(
  *
  * @param ctx The cell's run.
  * @param t The test context.
+ * @returns Whether it ran (the store has both methods).
  */
-export async function liveHolderOrphan(ctx: CellRun, t: Deno.TestContext): Promise<void> {
+export async function liveHolderOrphan(ctx: CellRun, t: Deno.TestContext): Promise<boolean> {
   const db = ctx.run.file("live-holder.db");
   const ready = ctx.run.file("live-holder.ready");
   const missing = await withStore(ctx.target, db, async (store) => {
@@ -112,7 +113,10 @@ export async function liveHolderOrphan(ctx: CellRun, t: Deno.TestContext): Promi
     if (!lacks.length) await setUp(store);
     return lacks;
   });
-  if (missing.length) return void ctx.note("liveHolder", `left out: no ${missing.join(", ")}`);
+  if (missing.length) {
+    ctx.note("liveHolder", `left out: no ${missing.join(", ")}`);
+    return false;
+  }
   const holder = ctx.spawn(ORPHAN_HOLDER, [db, SESSION, ready]);
   let alive: { answer: Answer; before: ChainState; after: ChainState };
   try {
@@ -151,4 +155,5 @@ export async function liveHolderOrphan(ctx: CellRun, t: Deno.TestContext): Promi
       missing: [],
     },
   ], "live holder: ");
+  return true;
 }

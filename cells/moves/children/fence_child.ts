@@ -104,6 +104,15 @@ const SCENARIOS: Record<string, Scenario> = {
     takeover: () => store.tryAcquireCompressionLock!(S, OWN_HOLDER, HOUR),
     act: publishAndRelease,
   },
+  // An orphan (its holder dead) reopened after another process took its lock meanwhile.
+  reopen: {
+    acquire: async () =>
+      await store.tryAcquireCompressionLock!(S, DEAD_HOLDER, HOUR) &&
+      await store.endSession!(S, "compression"),
+    write: () => store.reopenOrphanedCompressionSession!(S),
+    landed: async () => (await store.listSessions!()).find((s) => s.id === S)?.endedAt === null,
+    takeover: () => store.tryAcquireCompressionLock!(S, OWN_HOLDER, HOUR),
+  },
   // An append to a session rotated while the appender was stopped.
   append: {
     write: () => store.appendMessage(S, { role: "user", content: "stale append" }),

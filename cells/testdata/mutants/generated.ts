@@ -126,6 +126,9 @@ const EXISTENCE_READ = "the only guard read before the write is that the session
 const PARENT_REREAD = "the write transaction reads the parent again itself and throws when it " +
   "has ended, so the conjunct's value from the check never decides";
 
+const REOPEN_REREAD = "the write transaction reads the session again itself and returns false " +
+  "unless it ended by compression, so the conjunct's value from the check never decides";
+
 const RENEWAL_EXPIRY = "the holder conjunct stays in the renewal's write: a takeover after the " +
   "check changes the holder and the write refuses, and a lease that lapsed after the check " +
   "with nobody taking over is extended as an atomic renewal made at the check would be";
@@ -147,6 +150,7 @@ export const EQUIVALENT: Readonly<Record<string, string>> = {
   "check-then-act:requestHandoff": EXISTENCE_READ,
   "check-then-act:recordObligation": EXISTENCE_READ,
   "check-then-act:publishCompressionChild:ended_at": PARENT_REREAD,
+  "check-then-act:reopenOrphanedCompressionSession:end_reason": REOPEN_REREAD,
   "check-then-act:refreshCompressionLock:expires_at": RENEWAL_EXPIRY,
   "where:sweepRecoverable:outbox#1.state": SAME_TRANSACTION,
   "where:sweepRecoverable:outbox#1.delivery_fence": SAME_TRANSACTION,
