@@ -13,6 +13,8 @@ import { CELL_METHODS, openTargetStore } from "../contract/target.ts";
 import { CYCLED, type CycleEntry } from "./cycles.ts";
 import { type CycledState, judgeCycled } from "./judge.ts";
 import { ensureRaces } from "./race.ts";
+import { ensureSeries } from "./ensure_series.ts";
+import { raceSeriesOf } from "../moves/race.ts";
 import { CYCLER } from "./_children.ts";
 
 /**
@@ -106,6 +108,8 @@ async function endsRun(cell: EndsRun): Promise<void> {
     racers: options.racers ?? 8,
     rounds: options.raceRounds ?? 3,
   });
+  // The forced worst case, with the race series on (as cell 2's claim): every racer read first.
+  if (raceSeriesOf(options.raceSeries) === "locks") await ensureSeries(ctx, t);
 }
 
 /** A cycler life on `files` that kills itself right after the call `life.kill` names. */

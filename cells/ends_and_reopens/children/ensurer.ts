@@ -3,7 +3,12 @@
 // error the store threw) is a failure.
 import { awaitBarrier, signalReady } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
-import { CHILD_LIFETIME_MS, childArgs, openStoreFor } from "../../contract/child_runtime.ts";
+import {
+  CHILD_LIFETIME_MS,
+  childArgs,
+  marked,
+  openStoreFor,
+} from "../../contract/child_runtime.ts";
 
 const [target, dbPath, runDir, name, barrier, session] = childArgs(
   6,
@@ -15,7 +20,8 @@ if (!awaitBarrier(barrier!, CHILD_LIFETIME_MS)) {
   console.error(`racer ${name}: the barrier was not released within ${CHILD_LIFETIME_MS} ms`);
   Deno.exit(TIMED_OUT);
 }
-await store.ensureSession!(session!);
+// Marked for the ensure series, which stops it inside the ensure (a no-op otherwise).
+await marked("ensureSession", () => store.ensureSession!(session!));
 await store.appendMessage(session!, { role: "user", content: name! });
 await store.close();
 Deno.exit(0);
