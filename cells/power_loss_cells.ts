@@ -1,13 +1,14 @@
-// The four power-loss cells at once, beside the registration of the SIGKILL cells: the
+// The power-loss cells at once, beside the registration of the SIGKILL cells: the
 // shared machinery in power_loss/ never imports a clause.
 import type { PowerLossOptions } from "./power_loss/record.ts";
+import { powerLossBatchCell } from "./batch_atomicity/power_loss.ts";
 import { powerLossForkCell } from "./fork_determinism/power_loss.ts";
 import { powerLossOutboxCell } from "./outbox_exactly_once/power_loss.ts";
 import { powerLossPrefixCell } from "./prefix_durability/power_loss.ts";
 import { powerLossRotationCell } from "./rotation_atomicity/power_loss.ts";
 
 /**
- * The power-loss tier's cells (1, 3, 4 and 5) for one target on the current leg.
+ * The power-loss tier's cells (1, 3, 4, 5 and 9) for one target on the current leg.
  *
  * @param options Target, leg, thresholds, states.
  * @returns The test definitions.
@@ -24,5 +25,6 @@ export async function powerLossCells(options: PowerLossOptions): Promise<Deno.Te
     ...await powerLossRotationCell(options),
     ...await powerLossForkCell(options),
     ...await powerLossOutboxCell(options),
+    ...await powerLossBatchCell(options),
   ];
 }

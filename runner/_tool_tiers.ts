@@ -30,10 +30,11 @@ export interface UnitContext {
 }
 
 /**
- * The power-loss cells in two units per leg of about equal work (cell 1 and 5, cells 3
- * and 4), so that two slots share a leg's states: each unit is one child and one probe.
+ * The power-loss cells in units per leg of about equal work (cell 1 and 5, cells 3 and 4,
+ * cells 8, 9 and 10), so that slots share a leg's states: each unit is one child and one
+ * probe.
  */
-const POWER_LOSS_UNITS: readonly (readonly number[])[] = [[1, 5], [3, 4]];
+const POWER_LOSS_UNITS: readonly (readonly number[])[] = [[1, 5], [3, 4], [8, 9, 10]];
 
 /** Why the sweep of named crash points skips a target that declares none. */
 export const NO_CRASH_POINTS = "the target declares no crash points (export crashPoints())";

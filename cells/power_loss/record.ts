@@ -335,11 +335,12 @@ export function parseAcks<T>(lines: readonly string[]): T[] {
 
 /** The verdict of each state, with the sound ones a second life may continue collected. */
 function verdicts<J extends StateJudgement>(
-  judge: PowerLossJudge<J>,
+  judging: StateJudging<J>,
   name: string,
-  resume: PowerLossResume<J> | undefined,
   candidates: PowerLossCandidate<J>[],
 ) {
+  const { judge, resume } = judging;
+  const count = judging.acknowledged ?? ((lines: readonly string[]) => lines.length);
   return (label: string, acks: readonly string[], stateFiles: () => FileSet) =>
   async (dir: string): Promise<StateVerdict> => {
     try {
@@ -358,7 +359,7 @@ function verdicts<J extends StateJudgement>(
       return verdict;
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
-      return { label, lost: acks.length, problems: [`recovery failed: ${why}`] };
+      return { label, lost: count(acks), problems: [`recovery failed: ${why}`] };
     }
   };
 }
@@ -406,15 +407,16 @@ function tally(
   run: PowerLossRun,
   state: CrashState,
   verdict: StateVerdict,
-  kept: { n: number },
+  kept: { n: number; count: (lines: readonly string[]) => number },
 ): void {
   run.statesChecked++;
   if (state.torn) run.torn.states++;
   if (verdict.lost > 0) {
     run.losingStates++;
     run.lost = Math.max(run.lost, verdict.lost);
-    run.firstLoss ??=
-      `${state.label}: ${verdict.lost} of ${state.acks.length} acknowledged missing`;
+    run.firstLoss ??= `${state.label}: ${verdict.lost} of ${
+      kept.count(state.acks)
+    } acknowledged missing`;
   }
   if (verdict.problems.length) {
     run.corruptStates++;
@@ -432,6 +434,11 @@ export interface StateJudging<J extends StateJudgement> {
   judge: PowerLossJudge<J>;
   /** Continues a sample of the sound recovered states in a fresh process. */
   resume?: PowerLossResume<J>;
+  /**
+   * How many operations journal lines acknowledge (default one a line; a writer that also
+   * journals each invocation counts its acknowledgements only).
+   */
+  acknowledged?: (lines: readonly string[]) => number;
 }
 
 /** Reads the run's log; throws when the model cannot follow it. */
@@ -505,7 +512,8 @@ export async function checkStates<J extends StateJudgement>(
   files: RunFiles,
   judging: StateJudging<J>,
 ): Promise<PowerLossRun> {
-  const { judge, resume } = judging;
+  const { resume } = judging;
+  const count = judging.acknowledged ?? ((lines: readonly string[]) => lines.length);
   const log = fitLog(options, files);
   const seed = options.seed ?? runSeed();
   // What the SIGKILL itself left: the log's end applied (the page cache survives).
@@ -513,7 +521,7 @@ export async function checkStates<J extends StateJudgement>(
   const { audit, fidelity } = atTheKill(options, files, killed);
   const cache = new RecoveredStates<StateVerdict>(join(options.dir, "scratch"));
   const candidates: PowerLossCandidate<J>[] = [];
-  const verdictOf = verdicts(judge, basename(files.db), resume, candidates);
+  const verdictOf = verdicts(judging, basename(files.db), candidates);
   const full = await cache.check(
     { files: killed.files, key: "sigkill" },
     String(killed.acks.length),
@@ -522,6 +530,11 @@ export async function checkStates<J extends StateJudgement>(
   const pattern = powerLossPattern(log, files.db);
   const clock = { started: performance.now(), cpu: cpuUsage() };
   const run = newRun(options, files, log, { seed, fullLost: full.lost, fidelity, audit });
+  if (judging.acknowledged) {
+    // The journal's complete lines (a torn last one was never acknowledged).
+    const lines = Deno.readTextFileSync(files.acks).split("\n").slice(0, -1);
+    run.acknowledged = judging.acknowledged(lines);
+  }
   const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
   if (pattern) run.pattern = pattern;
   const states = powerLossStates(log, {
@@ -533,7 +546,7 @@ export async function checkStates<J extends StateJudgement>(
     seed,
     ...(options.instants !== undefined ? { lastInstants: options.instants } : {}),
   });
-  const kept = { n: 0 };
+  const kept = { n: 0, count };
   for (const state of states) {
     const key = String(state.acks.length);
     const verdict = await cache.check(

@@ -8,6 +8,7 @@ import type { LegName } from "../../harness/legs.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../../session_db/sqlite/database.ts";
 import { readCellReports } from "../../cells/engine/report.ts";
 import type { PowerLossOptions } from "../../cells/power_loss/mod.ts";
+import { powerLossBatchCell } from "../../cells/batch_atomicity/power_loss.ts";
 import { powerLossForkCell } from "../../cells/fork_determinism/power_loss.ts";
 import { powerLossOutboxCell } from "../../cells/outbox_exactly_once/power_loss.ts";
 import { powerLossPrefixCell } from "../../cells/prefix_durability/power_loss.ts";
@@ -29,6 +30,7 @@ export const POWER_LOSS_CELLS: Readonly<
   3: powerLossRotationCell,
   4: powerLossForkCell,
   5: powerLossOutboxCell,
+  9: powerLossBatchCell,
 };
 
 /** The knobs of the named-point sweep (`sweep` tier). */
@@ -209,7 +211,9 @@ async function callsShare(r: LibraryRequest, log: (line: string) => void): Promi
 async function cellsShare(r: LibraryRequest, log: (line: string) => void): Promise<LibraryResult> {
   const k = r.powerLoss ?? {};
   const outcomes: Outcome[] = [];
-  const cells = (r.cells ?? [1, 3, 4, 5]).filter((c) => POWER_LOSS_CELLS[c]);
+  const cells = (r.cells ?? Object.keys(POWER_LOSS_CELLS).map(Number)).filter((c) =>
+    POWER_LOSS_CELLS[c]
+  );
   for (const leg of r.legs) {
     for (const cell of cells) {
       const reports = await Deno.makeTempDir({ prefix: "powerloss-cells-" });

@@ -26,7 +26,7 @@ for (const mutant of TIER_MUTANTS) {
           quick: true,
           evidenceDir: Deno.makeTempDirSync({ prefix: "tier-mutant-" }),
           seed: 2,
-          cells: [1],
+          cells: [mutant.cell ?? 1],
         };
         const outcome = tier === "powerloss-cells"
           ? await powerLossCellsTier({ ...options, powerLoss: { instants: 10 } })

@@ -8,7 +8,10 @@
 import type { LegName } from "../../../harness/legs.ts";
 import type { CellNumber } from "../../contract/target.ts";
 import { RESUME_RESOLUTION_MUTANTS } from "./catalogue_resume_resolution.ts";
-import { BATCH_ATOMICITY_MUTANTS } from "./catalogue_batch_atomicity.ts";
+import {
+  BATCH_ATOMICITY_MUTANTS,
+  BATCH_ATOMICITY_TIER_MUTANTS,
+} from "./catalogue_batch_atomicity.ts";
 import { ENDS_AND_REOPENS_MUTANTS } from "./catalogue_ends_and_reopens.ts";
 import { LEASE_RENEWAL_MUTANTS } from "./catalogue_lease_renewal.ts";
 import { PENDING_HANDOFFS_MUTANTS } from "./catalogue_pending_handoffs.ts";
@@ -428,6 +431,8 @@ export interface TierMutantSpec {
   breaks: string;
   /** The tiers meant to catch it, with what a failed check must match. */
   tiers: Readonly<Partial<Record<DeeperTier, RegExp>>>;
+  /** The cell whose outcome is checked (default cell 1). */
+  cell?: MutantCell;
 }
 
 /** The mutants of the deeper tiers (power loss, torn writes, resume after recovery). */
@@ -466,4 +471,5 @@ export const TIER_MUTANTS: readonly TierMutantSpec[] = [
       "powerloss-cells": /a fresh process continues \d+ of \d+ recovered states/,
     },
   },
+  ...BATCH_ATOMICITY_TIER_MUTANTS,
 ];

@@ -1,5 +1,5 @@
 // Cell 9's (batch atomicity) mutants, spread into MUTANTS by catalogue.ts.
-import type { MutantSpec } from "./catalogue.ts";
+import type { MutantSpec, TierMutantSpec } from "./catalogue.ts";
 
 /** The mutants cell 9 must catch. */
 export const BATCH_ATOMICITY_MUTANTS: readonly MutantSpec[] = [
@@ -40,5 +40,18 @@ export const BATCH_ATOMICITY_MUTANTS: readonly MutantSpec[] = [
     expect: "caught",
     clause:
       /^an empty batch returns \[\] and changes nothing: appendMessages\("w0-s0", \[\]\) threw/,
+  },
+];
+
+/** The mutants only cell 9's power-loss variant can catch (a SIGKILL keeps the page cache). */
+export const BATCH_ATOMICITY_TIER_MUTANTS: readonly TierMutantSpec[] = [
+  {
+    name: "batch_sync_off",
+    breaks: "commits each batch with synchronous=OFF",
+    cell: 9,
+    tiers: {
+      "powerloss-cells":
+        /nothing acknowledged lost in any power-loss state \(\w+\): \d+ acknowledged batches/,
+    },
   },
 ];
