@@ -179,6 +179,9 @@ async function checkState(
       ]
     ),
   ];
+  // Optional methods the store lacks are named, never counted as judged.
+  if (!views[0]![1].live) ctx.note("findLiveCompressionChild", "absent: not judged");
+  if (!calls) ctx.note("reopenOrphanedCompressionSession", "absent: own recovery judged");
   const ended = truths.flatMap((truth) => truth.upToTip.slice(0, -1));
   const probes = await probeEndedAppends(ctx.target, db, ended);
   ctx.note(`${label}.tips`, truths.map((truth) => truth.tip ?? "none"));
