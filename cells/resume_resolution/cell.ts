@@ -344,7 +344,8 @@ async function crashPointKills(cell: ResolutionRun, points: readonly string[]): 
  * and the chain resolves to its new tip. States: a random kill, a kill series inside the
  * second publish (when the target declares no `publishCompressionChild:*` point) or a kill
  * at each declared point. And an orphan whose lock holder lives is not reopened, then is,
- * at once, when the holder is killed. Every leg.
+ * at once, when the holder is killed; with the race series on, that reopen is stopped before
+ * each of its lock calls while another process takes the orphan's lock. Every leg.
  *
  * @param options Target, leg, thresholds.
  * @returns The test definitions to register with `Deno.test`.
