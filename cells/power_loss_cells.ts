@@ -6,9 +6,10 @@ import { powerLossForkCell } from "./fork_determinism/power_loss.ts";
 import { powerLossOutboxCell } from "./outbox_exactly_once/power_loss.ts";
 import { powerLossPrefixCell } from "./prefix_durability/power_loss.ts";
 import { powerLossRotationCell } from "./rotation_atomicity/power_loss.ts";
+import { powerLossResolutionCell } from "./resume_resolution/power_loss.ts";
 
 /**
- * The power-loss tier's cells (1, 3, 4, 5 and 9) for one target on the current leg.
+ * The power-loss tier's cells (1, 3, 4, 5, 8 and 9) for one target on the current leg.
  *
  * @param options Target, leg, thresholds, states.
  * @returns The test definitions.
@@ -25,6 +26,7 @@ export async function powerLossCells(options: PowerLossOptions): Promise<Deno.Te
     ...await powerLossRotationCell(options),
     ...await powerLossForkCell(options),
     ...await powerLossOutboxCell(options),
+    ...await powerLossResolutionCell(options),
     ...await powerLossBatchCell(options),
   ];
 }

@@ -346,7 +346,8 @@ function verdicts<J extends StateJudgement>(
     try {
       const judged = await judge(join(dir, name), acks);
       const verdict = { label, lost: judged.lost, problems: violationsOf(judged.checks) };
-      if (resume && verdict.lost === 0 && verdict.problems.length === 0) {
+      const resumable = resume && (resume.resumable?.(judged) ?? true);
+      if (resumable && verdict.lost === 0 && verdict.problems.length === 0) {
         // A sound recovered state a second life may continue (its files as the crash left them).
         candidates.push({
           label,

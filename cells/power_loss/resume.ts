@@ -21,6 +21,8 @@ import type { PowerLossRunOptions } from "./_types.ts";
 export interface PowerLossResume<J extends StateJudgement = StateJudgement> {
   /** Whether the in-flight operation is in the recovered state without its acknowledgement. */
   landed(judged: J, acks: readonly string[]): boolean;
+  /** Whether the clause's writer can continue a sound state (default: every one can). */
+  resumable?(judged: J): boolean;
   /**
    * Continues the state in `dir` (its files under `dir/db/` as the crash left them) in a
    * fresh process, then judges what that left: the problems.

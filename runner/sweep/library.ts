@@ -13,6 +13,7 @@ import { powerLossForkCell } from "../../cells/fork_determinism/power_loss.ts";
 import { powerLossOutboxCell } from "../../cells/outbox_exactly_once/power_loss.ts";
 import { powerLossPrefixCell } from "../../cells/prefix_durability/power_loss.ts";
 import { powerLossRotationCell } from "../../cells/rotation_atomicity/power_loss.ts";
+import { powerLossResolutionCell } from "../../cells/resume_resolution/power_loss.ts";
 import { runDefinitions } from "../../cells/engine/run_definitions.ts";
 import type { Profile } from "../../recorder/crash_states.ts";
 import type { Outcome, TierName } from "../result.ts";
@@ -30,6 +31,7 @@ export const POWER_LOSS_CELLS: Readonly<
   3: powerLossRotationCell,
   4: powerLossForkCell,
   5: powerLossOutboxCell,
+  8: powerLossResolutionCell,
   9: powerLossBatchCell,
 };
 

@@ -29,7 +29,7 @@ for (const mutant of TIER_MUTANTS) {
           cells: [mutant.cell ?? 1],
         };
         const outcome = tier === "powerloss-cells"
-          ? await powerLossCellsTier({ ...options, powerLoss: { instants: 10 } })
+          ? await powerLossCellsTier({ ...options, powerLoss: { instants: mutant.instants ?? 10 } })
           : await sweepTier({
             ...options,
             tier: tier as "syscalls-crash" | "syscalls-power-loss",

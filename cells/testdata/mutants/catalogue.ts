@@ -7,7 +7,10 @@
  */
 import type { LegName } from "../../../harness/legs.ts";
 import type { CellNumber } from "../../contract/target.ts";
-import { RESUME_RESOLUTION_MUTANTS } from "./catalogue_resume_resolution.ts";
+import {
+  RESUME_RESOLUTION_MUTANTS,
+  RESUME_RESOLUTION_TIER_MUTANTS,
+} from "./catalogue_resume_resolution.ts";
 import {
   BATCH_ATOMICITY_MUTANTS,
   BATCH_ATOMICITY_TIER_MUTANTS,
@@ -433,6 +436,8 @@ export interface TierMutantSpec {
   tiers: Readonly<Partial<Record<DeeperTier, RegExp>>>;
   /** The cell whose outcome is checked (default cell 1). */
   cell?: MutantCell;
+  /** The power-loss cells' sync points judged, the last N of each run (default 10). */
+  instants?: number;
 }
 
 /** The mutants of the deeper tiers (power loss, torn writes, resume after recovery). */
@@ -472,4 +477,5 @@ export const TIER_MUTANTS: readonly TierMutantSpec[] = [
     },
   },
   ...BATCH_ATOMICITY_TIER_MUTANTS,
+  ...RESUME_RESOLUTION_TIER_MUTANTS,
 ];

@@ -1,5 +1,5 @@
 // Cell 8's (resume resolution) mutants, spread into MUTANTS by catalogue.ts.
-import type { MutantSpec } from "./catalogue.ts";
+import type { MutantSpec, TierMutantSpec } from "./catalogue.ts";
 
 /** The mutants cell 8 must catch. */
 export const RESUME_RESOLUTION_MUTANTS: readonly MutantSpec[] = [
@@ -52,5 +52,20 @@ export const RESUME_RESOLUTION_MUTANTS: readonly MutantSpec[] = [
     // The kill series always lands in the gap; a random kill sometimes gets there first.
     clause:
       /^(?:publishCompressionChild #2 killed before \w+ call \d+|random kill): every chain has exactly one live tip.*: the tip c\d+-\d is ended \(compression\) with no published continuation: the chain is stranded/,
+  },
+];
+
+/** The mutants only cell 8's power-loss variant can catch (a SIGKILL keeps the page cache). */
+export const RESUME_RESOLUTION_TIER_MUTANTS: readonly TierMutantSpec[] = [
+  {
+    name: "rotation_sync_off",
+    breaks: "commits each rotation and its lock release with synchronous=OFF",
+    cell: 8,
+    // The loss shows between a rotation's acknowledgement and the next append's sync.
+    instants: 60,
+    tiers: {
+      "powerloss-cells":
+        /nothing acknowledged lost in any power-loss state \(\w+\): \d+ acknowledged appends and rotations/,
+    },
   },
 ];
