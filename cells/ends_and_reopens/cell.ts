@@ -10,7 +10,7 @@ import { killLanding } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { answerOf } from "../contract/typed.ts";
 import { CELL_METHODS, openTargetStore } from "../contract/target.ts";
-import { CYCLED, type CycleEntry } from "./cycles.ts";
+import { BYSTANDERS, CYCLED, type CycleEntry } from "./cycles.ts";
 import { type CycledState, judgeCycled } from "./judge.ts";
 import { ensureRaces } from "./race.ts";
 import { ensureSeries } from "./ensure_series.ts";
@@ -166,6 +166,24 @@ async function readCycled(target: string, db: string) {
   }
 }
 
+/** Appends from a fresh process to the session and to the two beside it, after the reads. */
+async function probeAppends(target: string, db: string, content: string) {
+  const store = await openTargetStore(target, db);
+  try {
+    const append = (session: string) =>
+      answerOf(() => store.appendMessage(session, { role: "user", content }));
+    const probe = await append(CYCLED);
+    const open = await append(BYSTANDERS.open);
+    const ended = await append(BYSTANDERS.ended);
+    const endedReason = store.getSession
+      ? (await store.getSession(BYSTANDERS.ended))?.endReason ?? null
+      : undefined;
+    return { probe, bystanders: { open, ended, endedReason } };
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * Judges the file in steps named with `label`: two passes, then an append from a fresh
  * process (journaled when taken, so later states must keep it).
@@ -175,10 +193,8 @@ async function judgeFile(cell: EndsRun, files: Files, label: string): Promise<vo
   const journal = readAckJournal<CycleEntry>(files.journal);
   const first = await readCycled(ctx.target, files.db);
   const second = await readCycled(ctx.target, files.db);
-  const store = await openTargetStore(ctx.target, files.db);
   const content = `probe:${label}`;
-  const probe = await answerOf(() => store.appendMessage(CYCLED, { role: "user", content }))
-    .finally(() => store.close());
+  const { probe, bystanders } = await probeAppends(ctx.target, files.db, content);
   if (!probe.threw) {
     const writer = new AckWriter(files.journal);
     writer.write({ op: "append", content, answer: probe } satisfies CycleEntry);
@@ -189,6 +205,7 @@ async function judgeFile(cell: EndsRun, files: Files, label: string): Promise<vo
     session: first.session,
     probe,
     soundness: soundness(files.db, [first, second], first.invariants),
+    bystanders,
   };
   const judged = judgeCycled(journal, state);
   const answered = journal.filter((e) => e.op !== "inv").length;

@@ -5,6 +5,12 @@ import type { Answer } from "../contract/typed.ts";
 /** The session every cycler works on. */
 export const CYCLED = "cycled";
 
+/** Sessions beside it that no call on it may touch: one open, one ended with {@linkcode KEPT}. */
+export const BYSTANDERS = { open: "bystander-open", ended: "bystander-ended" } as const;
+
+/** The reason the ended bystander ended with. */
+export const KEPT = "kept";
+
 /** The reason of a second `endSession` of an ended session: it must never stay. */
 export const AGAIN = "again";
 

@@ -6,7 +6,7 @@
 import { type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
 import type { StoredMessage } from "../contract/target.ts";
-import { AGAIN, type CycleEntry, refusedAsEnded } from "./cycles.ts";
+import { AGAIN, type CycleEntry, KEPT, refusedAsEnded } from "./cycles.ts";
 
 /** The session as a fresh process reads it, and an append it then tries. */
 export interface CycledState {
@@ -18,10 +18,24 @@ export interface CycledState {
   probe: Answer;
   /** Violations of the file's soundness: the passes differ, integrity, invariants. */
   soundness: readonly string[];
+  /**
+   * Appends to the sessions beside it (the open one must take it, the ended one refuse it),
+   * and the ended one's reason when the store has `getSession`.
+   */
+  bystanders?: { open: Answer; ended: Answer; endedReason?: string | null | undefined } | undefined;
 }
 
 /** What the journal says the state must be: `either` while an end or reopen was in flight. */
 export type Expected = "ended" | "open" | "either";
+
+/** The state after one more entry of the journal. */
+function next(state: Expected, entry: CycleEntry): Expected {
+  if (entry.op === "inv") return "either";
+  const yes = !entry.answer.threw && entry.answer.value === true;
+  if (entry.op === "end") return yes ? "ended" : state;
+  if (entry.op === "reopen" || entry.op === "start") return yes ? "open" : state;
+  return state;
+}
 
 /** The state the journal leaves, and the reason of the end that must stay (when known). */
 export function expectedState(
@@ -29,27 +43,39 @@ export function expectedState(
 ): { state: Expected; reason?: string } {
   let state: Expected = "open";
   let reason: string | undefined;
-  let inFlight = false;
+  let before: Expected = "open";
   for (const entry of journal) {
-    if (entry.op === "inv") inFlight = true;
-    if (entry.op === "end" || entry.op === "reopen" || entry.op === "start") inFlight = false;
-    if (entry.op === "end" && entry.answer.value === true) {
-      [state, reason] = ["ended", entry.reason];
+    if (entry.op === "inv") {
+      before = state;
+      state = "either";
+      continue;
     }
-    if ((entry.op === "reopen" || entry.op === "start") && entry.answer.value === true) {
-      [state, reason] = ["open", undefined];
-    }
+    const done = entry.op === "end" || entry.op === "reopen" || entry.op === "start";
+    state = next(done ? before : state, entry);
+    if (entry.op === "end" && state === "ended") reason = entry.reason;
+    if (state !== "ended") reason = undefined;
   }
-  return inFlight ? { state: "either" } : { state, ...(reason ? { reason } : {}) };
+  return { state, ...(reason && state === "ended" ? { reason } : {}) };
 }
 
 /** The answers the contract gives, in order: the first one that differs, per kind. */
 function wrongAnswers(journal: readonly CycleEntry[]): string[] {
   const wrong = new Map<string, string>();
   const put = (op: string, text: string) => wrong.has(op) || wrong.set(op, text);
+  let state: Expected = "open";
+  let before: Expected = "open";
   for (const entry of journal) {
-    if (entry.op === "inv" || entry.op === "start") continue;
+    if (entry.op === "inv") [before, state] = [state, "either"];
+    if (entry.op === "inv") continue;
+    const was = entry.op === "end" || entry.op === "reopen" || entry.op === "start"
+      ? before
+      : state;
+    state = next(was, entry);
     const said = describeAnswer(entry.answer);
+    if (entry.op === "start" && was !== "either" && entry.answer.value !== (was === "ended")) {
+      put("start", `reopenSession of the ${was} session ${said}, not ${was === "ended"}`);
+    }
+    if (entry.op === "start") continue;
     if (entry.op === "end" && entry.answer.value !== true) {
       put("end", `endSession of the open session ${said}, not true`);
     }
@@ -95,6 +121,23 @@ function halfStates(state: CycledState): string[] {
   return problems;
 }
 
+/** The open bystander takes an append, the ended one refuses it and keeps its reason. */
+function bystanderProblems(bystanders: NonNullable<CycledState["bystanders"]>): string[] {
+  const problems: string[] = [];
+  if (verdict(bystanders.open) !== "accepted") {
+    problems.push(`an append to the open session beside it ${describeAnswer(bystanders.open)}`);
+  }
+  if (!refusedAsEnded(bystanders.ended)) {
+    problems.push(`an append to the ended session beside it ${describeAnswer(bystanders.ended)}`);
+  }
+  if (bystanders.endedReason !== undefined && bystanders.endedReason !== KEPT) {
+    problems.push(
+      `the ended session beside it has endReason ${JSON.stringify(bystanders.endedReason)}`,
+    );
+  }
+  return problems;
+}
+
 /** Rows of refused appends, and acknowledged appends missing or under another id. */
 function appendProblems(journal: readonly CycleEntry[], state: CycledState): string[] {
   const byContent = new Map(state.rows.map((row) => [row.content, row.id]));
@@ -120,7 +163,9 @@ function appendProblems(journal: readonly CycleEntry[], state: CycledState): str
  * @example
  * ```ts
  * import { judgeCycled } from "./judge.ts";
- * const state = { rows: [], probe: { threw: false, value: 1 }, soundness: [] };
+ * const ended = { threw: true, name: "SessionEndedError", message: "ended" };
+ * const bystanders = { open: { threw: false, value: 2 }, ended };
+ * const state = { rows: [], probe: { threw: false, value: 1 }, soundness: [], bystanders };
  * const { checks } = judgeCycled([], state);
  * console.log(checks.every((c) => !c.violations.length && !c.missing.length)); // true
  * ```
@@ -154,6 +199,9 @@ export function judgeCycled(journal: readonly CycleEntry[], state: CycledState):
         : [],
     ),
     check("no refused append left a row; every acknowledged append there", appends),
+    ...(state.bystanders
+      ? [check("the sessions beside it untouched", bystanderProblems(state.bystanders))]
+      : []),
     check("recovery deterministic, integrity ok, invariants hold", [...state.soundness]),
   ];
   const lost = (lostEnd ? 1 : 0) + appends.filter((p) => p.startsWith("acknowledged")).length;

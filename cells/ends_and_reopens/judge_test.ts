@@ -26,6 +26,7 @@ function state(over: Partial<CycledState>): CycledState {
     session: { endedAt: null, endReason: null },
     probe: { threw: false, value: 9 },
     soundness: [],
+    bystanders: { open: { threw: false, value: 3 }, ended, endedReason: "kept" },
     ...over,
   };
 }
@@ -79,6 +80,18 @@ Deno.test("judge: a lost end, a half state, a second reason, a refused append th
     landed.some((f) => f.includes("the refused append p:1:refused left row 2")),
     landed.join("\n"),
   );
+});
+
+Deno.test("judge: a reopen of an open session returning true, a bystander touched", () => {
+  const journal: CycleEntry[] = [{ op: "inv", what: "reopen" }, { op: "start", answer: yes }];
+  const found = failing(journal, state({ rows: [] }));
+  ok(found[0]?.includes("reopenSession of the open session returned true, not false"), found[0]);
+  const touched = failing(cycle(1, 1), state({ bystanders: { open: ended, ended: yes } }));
+  ok(
+    touched.some((f) => f.includes("an append to the open session beside it threw")),
+    touched.join("\n"),
+  );
+  ok(touched.some((f) => f.includes("an append to the ended session beside it returned true")));
 });
 
 Deno.test("judge: wrong answers are named once per kind", () => {

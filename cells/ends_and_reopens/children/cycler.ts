@@ -5,7 +5,7 @@ import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
 import { answerOf } from "../../contract/typed.ts";
-import { AGAIN, CYCLED, type CycleEntry } from "../cycles.ts";
+import { AGAIN, BYSTANDERS, CYCLED, type CycleEntry, KEPT } from "../cycles.ts";
 
 const [target, dbPath, journalPath, mark, killAt] = childArgs(
   4,
@@ -14,6 +14,10 @@ const [target, dbPath, journalPath, mark, killAt] = childArgs(
 const [killOp, killN] = (killAt ?? "-@0").split("@") as [string, string];
 const store = await openStoreFor(target!, dbPath!);
 await store.createSession(CYCLED);
+// Beside it, one session open and one ended, which no end or reopen of it may touch.
+await store.createSession(BYSTANDERS.open);
+await store.createSession(BYSTANDERS.ended);
+await answerOf(() => store.endSession!(BYSTANDERS.ended, KEPT));
 const journal = new AckWriter(journalPath!);
 const calls = new Map<string, number>();
 /** Journals an entry; once its call is the one to die after, dies. */
