@@ -2,6 +2,7 @@
 // shared machinery in power_loss/ never imports a clause.
 import type { PowerLossOptions } from "./power_loss/record.ts";
 import { powerLossBatchCell } from "./batch_atomicity/power_loss.ts";
+import { powerLossEndsCell } from "./ends_and_reopens/power_loss.ts";
 import { powerLossForkCell } from "./fork_determinism/power_loss.ts";
 import { powerLossOutboxCell } from "./outbox_exactly_once/power_loss.ts";
 import { powerLossPrefixCell } from "./prefix_durability/power_loss.ts";
@@ -9,7 +10,7 @@ import { powerLossRotationCell } from "./rotation_atomicity/power_loss.ts";
 import { powerLossResolutionCell } from "./resume_resolution/power_loss.ts";
 
 /**
- * The power-loss tier's cells (1, 3, 4, 5, 8 and 9) for one target on the current leg.
+ * The power-loss tier's cells (1, 3, 4, 5, 8, 9 and 10) for one target on the current leg.
  *
  * @param options Target, leg, thresholds, states.
  * @returns The test definitions.
@@ -28,5 +29,6 @@ export async function powerLossCells(options: PowerLossOptions): Promise<Deno.Te
     ...await powerLossOutboxCell(options),
     ...await powerLossResolutionCell(options),
     ...await powerLossBatchCell(options),
+    ...await powerLossEndsCell(options),
   ];
 }

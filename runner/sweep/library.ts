@@ -9,6 +9,7 @@ import { sqliteLibraryPath, sqliteVersion } from "../../session_db/sqlite/databa
 import { readCellReports } from "../../cells/engine/report.ts";
 import type { PowerLossOptions } from "../../cells/power_loss/mod.ts";
 import { powerLossBatchCell } from "../../cells/batch_atomicity/power_loss.ts";
+import { powerLossEndsCell } from "../../cells/ends_and_reopens/power_loss.ts";
 import { powerLossForkCell } from "../../cells/fork_determinism/power_loss.ts";
 import { powerLossOutboxCell } from "../../cells/outbox_exactly_once/power_loss.ts";
 import { powerLossPrefixCell } from "../../cells/prefix_durability/power_loss.ts";
@@ -33,6 +34,7 @@ export const POWER_LOSS_CELLS: Readonly<
   5: powerLossOutboxCell,
   8: powerLossResolutionCell,
   9: powerLossBatchCell,
+  10: powerLossEndsCell,
 };
 
 /** The knobs of the named-point sweep (`sweep` tier). */

@@ -15,7 +15,10 @@ import {
   BATCH_ATOMICITY_MUTANTS,
   BATCH_ATOMICITY_TIER_MUTANTS,
 } from "./catalogue_batch_atomicity.ts";
-import { ENDS_AND_REOPENS_MUTANTS } from "./catalogue_ends_and_reopens.ts";
+import {
+  ENDS_AND_REOPENS_MUTANTS,
+  ENDS_AND_REOPENS_TIER_MUTANTS,
+} from "./catalogue_ends_and_reopens.ts";
 import { LEASE_RENEWAL_MUTANTS } from "./catalogue_lease_renewal.ts";
 import { PENDING_HANDOFFS_MUTANTS } from "./catalogue_pending_handoffs.ts";
 import { CHECKPOINT_VALIDITY_MUTANTS } from "./catalogue_checkpoint_validity.ts";
@@ -478,4 +481,5 @@ export const TIER_MUTANTS: readonly TierMutantSpec[] = [
   },
   ...BATCH_ATOMICITY_TIER_MUTANTS,
   ...RESUME_RESOLUTION_TIER_MUTANTS,
+  ...ENDS_AND_REOPENS_TIER_MUTANTS,
 ];

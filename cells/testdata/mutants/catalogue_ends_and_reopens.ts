@@ -1,5 +1,5 @@
 // Cell 10's (ends and reopens) mutants, spread into MUTANTS by catalogue.ts.
-import type { MutantSpec } from "./catalogue.ts";
+import type { MutantSpec, TierMutantSpec } from "./catalogue.ts";
 
 /** The mutants cell 10 must catch. */
 export const ENDS_AND_REOPENS_MUTANTS: readonly MutantSpec[] = [
@@ -35,5 +35,18 @@ export const ENDS_AND_REOPENS_MUTANTS: readonly MutantSpec[] = [
     cellOptions: { raceSeries: "locks" },
     clause:
       /^(?:round \d: every racer returned without error|ensureSession: every racer stopped at lock call \d+, then continued): [1-9]\d* racer\(s\) failed/,
+  },
+];
+
+/** The mutants only cell 10's power-loss variant can catch (a SIGKILL keeps the page cache). */
+export const ENDS_AND_REOPENS_TIER_MUTANTS: readonly TierMutantSpec[] = [
+  {
+    name: "end_sync_off",
+    breaks: "commits each end and reopen with synchronous=OFF",
+    cell: 10,
+    tiers: {
+      "powerloss-cells":
+        /nothing acknowledged lost in any power-loss state \(\w+\): \d+ acknowledged calls \(ends, reopens, appends\)/,
+    },
   },
 ];

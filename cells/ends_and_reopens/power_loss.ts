@@ -1,0 +1,214 @@
+import { join } from "node:path";
+import { readAckJournal } from "../../harness/ack_journal.ts";
+import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
+import { soundness, type StateJudgement } from "../engine/state_check.ts";
+import { openTargetStore } from "../contract/target.ts";
+import { answerOf } from "../contract/typed.ts";
+import {
+  checkStates,
+  parseAcks,
+  type PowerLossOptions,
+  type PowerLossRun,
+  type PowerLossRunOptions,
+  recordAndKill,
+  runFiles,
+} from "../power_loss/record.ts";
+import { powerLossKillCell } from "../power_loss/steps.ts";
+import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
+import { BYSTANDERS, CYCLED, type CycleEntry, refusedAsEnded } from "./cycles.ts";
+import { type CycledState, expectedState, judgeCycled } from "./judge.ts";
+import { CYCLER } from "./_children.ts";
+
+/** Journal lines of one cycle: append, end (invoked, answered), end again, refused, reopen. */
+const CYCLE_LINES = 7;
+
+/** Cell 10's judgement of one state, with whether the end or reopen in flight landed. */
+interface CycledJudgement extends StateJudgement {
+  landed: boolean;
+}
+
+/** The calls the store answered (the journal's other lines are invocations). */
+function answered(entries: readonly CycleEntry[]): number {
+  return entries.filter((entry) => entry.op !== "inv").length;
+}
+
+/** One recovery pass: the session's rows and end, and the store's invariants. */
+async function readPass(target: string, db: string) {
+  const store = await openTargetStore(target, db);
+  try {
+    const rows = (await store.getMessages(CYCLED)).map(({ id, content }) => ({ id, content }));
+    const found = store.getSession ? await store.getSession(CYCLED) : undefined;
+    const session = found ? { endedAt: found.endedAt, endReason: found.endReason } : undefined;
+    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    return { rows, session, invariants };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Appends from a fresh open to the session and to the two beside it. */
+async function probes(target: string, db: string) {
+  const store = await openTargetStore(target, db);
+  try {
+    const append = (id: string) =>
+      answerOf(() => store.appendMessage(id, { role: "user", content: "probe:power-loss" }));
+    const probe = await append(CYCLED);
+    const open = await append(BYSTANDERS.open);
+    const ended = await append(BYSTANDERS.ended);
+    const endedReason = store.getSession
+      ? (await store.getSession(BYSTANDERS.ended))?.endReason
+      : undefined;
+    return { probe, bystanders: { open, ended, endedReason } };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Two recovery passes, then appends from a fresh open: what cell 10's judge reads. */
+async function readCycled(target: string, db: string): Promise<CycledState> {
+  const first = await readPass(target, db);
+  const second = await readPass(target, db);
+  return {
+    rows: first.rows,
+    session: first.session,
+    ...await probes(target, db),
+    soundness: soundness(db, [first, second], first.invariants),
+  };
+}
+
+/** A state before the cycler's first journal line: its sessions may not exist yet. */
+async function beforeTheJournal(target: string, db: string): Promise<CycledJudgement> {
+  const first = await readPass(target, db).catch(() => undefined);
+  const second = await readPass(target, db).catch(() => undefined);
+  const passes = first && second ? soundness(db, [first, second], first.invariants) : [];
+  return {
+    checks: [{
+      name: "recovery deterministic, integrity ok, invariants hold",
+      violations: passes,
+      missing: [],
+    }],
+    lost: 0,
+    landed: false,
+  };
+}
+
+/** Whether the end or reopen in flight (invoked, unanswered) is in the state. */
+function inflightLanded(entries: readonly CycleEntry[], state: CycledState): boolean {
+  if (entries.at(-1)?.op !== "inv") return false;
+  const before = expectedState(entries.slice(0, -1)).state;
+  const ended = state.session ? state.session.endedAt !== null : refusedAsEnded(state.probe);
+  return (ended ? "ended" : "open") !== before;
+}
+
+/** Judges one crash state with cell 10's judge against the journal lines before its instant. */
+async function judgeState(
+  target: string,
+  db: string,
+  entries: readonly CycleEntry[],
+): Promise<CycledJudgement> {
+  // Nothing was journaled: the cycler's setup (its sessions) was not yet done.
+  if (entries.length === 0) return beforeTheJournal(target, db);
+  const state = await readCycled(target, db);
+  return { ...judgeCycled(entries, state), landed: inflightLanded(entries, state) };
+}
+
+/**
+ * Cell 10's second life: a fresh cycler begins with a reopen, cycles, and kills itself right
+ * after its first end; the store must hold both lives' acknowledged ends, reopens and
+ * appends, in one state or the other.
+ */
+function resumeCycles(run: PowerLossRunOptions): PowerLossResume<CycledJudgement> {
+  return {
+    landed: (judged) => judged.landed,
+    async continue(dir, acks) {
+      const db = join(dir, "db", "store.db");
+      const more = join(dir, "acks.jsonl");
+      const why = await powerLossLife(run, {
+        dir,
+        script: CYCLER,
+        args: [db, more, "-", "end@1"],
+        acks: more,
+        // It kills itself right after its first end: never more lines than a cycle and a start.
+        k: CYCLE_LINES + 2,
+      });
+      if (why) return [why];
+      const both = [...parseAcks<CycleEntry>(acks), ...readAckJournal<CycleEntry>(more)];
+      return problemsOf(judgeCycled(both, await readCycled(run.target, db)).checks);
+    },
+  };
+}
+
+/**
+ * One recorded run of cell 10's cycler: one session cycled through an append, `endSession`,
+ * a second end, an append while ended and `reopenSession` under the file-system call
+ * recorder, journaling each end and reopen when invoked and every answer; SIGKILLed right
+ * after a random acknowledged end or reopen past `minAcknowledged` cycles (`ack`, by its
+ * own count, so for any store) or at a random moment past it. Every crash state is judged
+ * by cell 10's judge against the journal lines before its instant.
+ *
+ * @param options Leg, target, folder, kill, thresholds (cycles), states.
+ * @returns The counts (`acknowledged` in answered calls).
+ * @example
+ * ```ts ignore
+ * import { currentLeg } from "../../harness/legs.ts";
+ * import { powerLossEndsRun } from "./power_loss.ts";
+ * const run = await powerLossEndsRun({
+ *   leg: currentLeg(),
+ *   target: new URL("../reference_target.ts", import.meta.url).href,
+ *   dir: Deno.makeTempDirSync(),
+ *   kill: "ack",
+ * });
+ * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
+ * ```
+ */
+export async function powerLossEndsRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  const seed = options.seed ?? runSeed();
+  const random = seededRandom(seed);
+  const cycles = options.minAcknowledged ?? 6;
+  // The journal holds seven lines a cycle: the random kill waits for the lines.
+  const run = { ...options, seed, minAcknowledged: CYCLE_LINES * cycles };
+  const files = runFiles(run.dir);
+  // A life's reopens count its start: the k-th reopen follows the k-th end.
+  const op = seed % 2 ? "end" : "reopen";
+  const killAt = run.kill === "ack" ? [`${op}@${cycles + Math.floor(random() * cycles)}`] : [];
+  await recordAndKill(run, files, {
+    script: CYCLER,
+    args: [files.db, files.acks, "-", ...killAt],
+    what: "journal lines (seven a cycle)",
+  });
+  return checkStates(run, files, {
+    judge: (db, lines) => judgeState(run.target, db, parseAcks<CycleEntry>(lines)),
+    resume: resumeCycles(run),
+    acknowledged: (lines) => answered(parseAcks<CycleEntry>(lines)),
+  });
+}
+
+/**
+ * Cell 10 in the power-loss tier: the cycler runs under the recorder and is SIGKILLed
+ * right after an acknowledged end or reopen and at a random moment. An end or reopen
+ * acknowledged before a state's instant must be in it (durability), as must every
+ * acknowledged append; every crash state holds one state or the other (ended and refusing
+ * appends with the typed error, or open and taking them), the first reason, no row of a
+ * refused append, integrity, invariants, recovery deterministic; a fresh cycler continues
+ * a few recovered states. A store without `endSession`, `reopenSession` or `ensureSession`
+ * is SKIPPED with the names.
+ *
+ * @param options Target, leg, thresholds (cycles), states.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossEndsCell } from "./power_loss.ts";
+ * const target = new URL("../reference_target.ts", import.meta.url);
+ * for (const test of await powerLossEndsCell({ target })) Deno.test(test);
+ * ```
+ */
+export function powerLossEndsCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
+  return powerLossKillCell({
+    id: 10,
+    title: "power-loss ends and reopens",
+    what: "calls (ends, reopens, appends)",
+    kills: ["ack", "random"],
+    ackPoints: [],
+    run: powerLossEndsRun,
+  }, options);
+}
