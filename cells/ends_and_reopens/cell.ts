@@ -12,8 +12,8 @@ import { answerOf } from "../contract/typed.ts";
 import { CELL_METHODS, openTargetStore } from "../contract/target.ts";
 import { BYSTANDERS, CYCLED, type CycleEntry } from "./cycles.ts";
 import { type CycledState, judgeCycled } from "./judge.ts";
-import { ensureRaces } from "./race.ts";
-import { ensureSeries } from "./ensure_series.ts";
+import { races } from "./race.ts";
+import { racerSeries } from "./ensure_series.ts";
 import { raceSeriesOf } from "../moves/race.ts";
 import { CYCLER } from "./_children.ts";
 
@@ -103,13 +103,14 @@ async function endsRun(cell: EndsRun): Promise<void> {
   await judgeFile(cell, main, "random kill");
   await resumeFile(cell, main, "random kill");
   await endSeries(cell);
-  await ensureRaces(ctx, t, {
-    db: ctx.run.file("ensure.db"),
-    racers: options.racers ?? 8,
-    rounds: options.raceRounds ?? 3,
-  });
+  const racers = options.racers ?? 8;
+  const db = ctx.run.file("races.db");
+  await races(ctx, t, { db, op: "ensure", racers, rounds: options.raceRounds ?? 3 });
+  for (const op of ["end", "reopen"] as const) await races(ctx, t, { db, op, racers, rounds: 1 });
   // The forced worst case, with the race series on (as cell 2's claim): every racer read first.
-  if (raceSeriesOf(options.raceSeries) === "locks") await ensureSeries(ctx, t);
+  if (raceSeriesOf(options.raceSeries) === "locks") {
+    for (const op of ["ensure", "end", "reopen"] as const) await racerSeries(ctx, t, op);
+  }
 }
 
 /** A cycler life on `files` that kills itself right after the call `life.kill` names. */

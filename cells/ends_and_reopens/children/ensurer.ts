@@ -1,8 +1,9 @@
-// Cell 10's racer: opens the store, signals ready, waits for the barrier, ensures the
-// session, appends its name to it. Exit 0 done, 3 barrier timeout; any other code (an
-// error the store threw) is a failure.
+// Cell 10's racer: opens the store, signals ready, waits for the barrier, then makes one
+// call on the session: `ensure` (ensureSession, then appends its name: exit 0), `end`
+// (endSession with its name as the reason) or `reopen` (exit 0 when it returned true, 10
+// when false). 3 is a barrier timeout; any other code (an error the store threw) a failure.
 import { awaitBarrier, signalReady } from "../../../harness/barrier.ts";
-import { TIMED_OUT } from "../../../harness/child.ts";
+import { LOST, TIMED_OUT, WON } from "../../../harness/child.ts";
 import {
   CHILD_LIFETIME_MS,
   childArgs,
@@ -10,9 +11,9 @@ import {
   openStoreFor,
 } from "../../contract/child_runtime.ts";
 
-const [target, dbPath, runDir, name, barrier, session] = childArgs(
+const [target, dbPath, runDir, name, barrier, session, op = "ensure"] = childArgs(
   6,
-  "ensurer.ts <target> <db> <run dir> <name> <barrier> <session>",
+  "ensurer.ts <target> <db> <run dir> <name> <barrier> <session> [ensure|end|reopen]",
 );
 const store = await openStoreFor(target!, dbPath!);
 signalReady(runDir!, name!);
@@ -20,8 +21,14 @@ if (!awaitBarrier(barrier!, CHILD_LIFETIME_MS)) {
   console.error(`racer ${name}: the barrier was not released within ${CHILD_LIFETIME_MS} ms`);
   Deno.exit(TIMED_OUT);
 }
-// Marked for the ensure series, which stops it inside the ensure (a no-op otherwise).
-await marked("ensureSession", () => store.ensureSession!(session!));
-await store.appendMessage(session!, { role: "user", content: name! });
+// Marked for the racer series, which stops it inside the call (a no-op otherwise).
+const call = () =>
+  op === "end"
+    ? store.endSession!(session!, name!)
+    : op === "reopen"
+    ? store.reopenSession!(session!)
+    : store.ensureSession!(session!);
+const answer = await marked(`${op}Session`, call);
+if (op === "ensure") await store.appendMessage(session!, { role: "user", content: name! });
 await store.close();
-Deno.exit(0);
+Deno.exit(op === "ensure" || answer === true ? WON : LOST);
