@@ -78,6 +78,9 @@ export { powerLossPrefixCell } from "./prefix_durability/power_loss.ts";
 export { powerLossRotationCell } from "./rotation_atomicity/power_loss.ts";
 export { powerLossForkCell } from "./fork_determinism/power_loss.ts";
 export { powerLossOutboxCell } from "./outbox_exactly_once/power_loss.ts";
+export { powerLossResolutionCell } from "./resume_resolution/power_loss.ts";
+export { powerLossBatchCell } from "./batch_atomicity/power_loss.ts";
+export { powerLossEndsCell } from "./ends_and_reopens/power_loss.ts";
 
 // What the cells report, and the known failure patterns they diagnose.
 export {
