@@ -22,10 +22,11 @@
  * is a SKIP with the reason, never a pass.
  *
  * Each clause's folder holds its power-loss cell (`prefix_durability/power_loss.ts`,
- * `rotation_atomicity/…`, `fork_determinism/…`, `outbox_exactly_once/…`), judging its
- * crash states with the judge of its SIGKILL cell; their shared machinery is here
- * (`record.ts`, `steps.ts`, `resume.ts`, `pattern.ts`), and `../power_loss_cells.ts` gives
- * all four at once.
+ * `rotation_atomicity/…`, `fork_determinism/…`, `outbox_exactly_once/…`,
+ * `resume_resolution/…`, `batch_atomicity/…`, `ends_and_reopens/…`), judging its crash
+ * states with the judge of its SIGKILL cell; their shared machinery is here (`record.ts`,
+ * `steps.ts`, `resume.ts`, `pattern.ts`), and `../power_loss_cells.ts` gives them all at
+ * once.
  *
  * @example
  * ```ts ignore
