@@ -8,6 +8,8 @@ import { checkSteps } from "../engine/state_check.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { awaitCrash, killLanding } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
+import { stopSeries } from "../moves/guarded_stops.ts";
+import { raceSeriesOf } from "../moves/race.ts";
 import { RESUMED_OPS, resumedStep } from "../moves/resume.ts";
 import { answerOf, describeAnswer } from "../contract/typed.ts";
 import { CELL_METHODS, loadTarget, openTargetStore } from "../contract/target.ts";
@@ -94,7 +96,11 @@ async function batchRun(cell: BatchRun): Promise<void> {
     .filter((p) => p.startsWith("appendMessages:"));
   if (cell.options.crashPoints !== false) await crashPointKills(cell, points);
   await batchSeries(cell, points);
-  await emptyBatch(cell, main.db);
+  const ends = await emptyBatch(cell, main.db);
+  // With the race series on: a batch stopped at each lock call while its session is ended.
+  if (ends && raceSeriesOf(cell.options.raceSeries) === "locks") {
+    await stopSeries(ctx, cell.t, ["batchEnded"]);
+  }
 }
 
 /** The acknowledged batches of a journal. */
@@ -254,8 +260,11 @@ async function batchSeries(cell: BatchRun, points: readonly string[]): Promise<v
   });
 }
 
-/** An empty batch returns `[]` and changes nothing (the contract's choice). */
-async function emptyBatch(cell: BatchRun, db: string): Promise<void> {
+/**
+ * An empty batch returns `[]` and changes nothing (the contract's choice). Returns whether
+ * the store has `endSession` (for the stop series).
+ */
+async function emptyBatch(cell: BatchRun, db: string): Promise<boolean> {
   const store = await openTargetStore(cell.ctx.target, db);
   try {
     const session = "w0-s0";
@@ -271,6 +280,7 @@ async function emptyBatch(cell: BatchRun, db: string): Promise<void> {
       ok(empty, `appendMessages("${session}", []) ${describeAnswer(answer)}`);
       deepStrictEqual(after, before, "the session changed");
     });
+    return typeof store.endSession === "function";
   } finally {
     await store.close();
   }

@@ -105,6 +105,16 @@ export const STOP_SCENARIOS: Record<string, StopScenario> = {
       return found ? "the rotated session holds the stale append" : undefined;
     },
   },
+  batchEnded: {
+    name: "batchEnded",
+    write: "appendMessages",
+    what: "a batch to a session ended meanwhile",
+    refused: true,
+    async trace(store) {
+      const found = (await store.getMessages(SESSION)).some((m) => m.content === "stale batch");
+      return found ? "the ended session holds the stale batch" : undefined;
+    },
+  },
   fork: {
     name: "fork",
     write: "forkSession",

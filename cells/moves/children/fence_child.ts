@@ -122,6 +122,16 @@ const SCENARIOS: Record<string, Scenario> = {
       return await publishAndRelease();
     },
   },
+  // A batch to a session ended while the appender was stopped.
+  batchEnded: {
+    write: () =>
+      store.appendMessages!(S, [
+        { role: "user", content: "stale batch" },
+        { role: "assistant", content: "stale batch, second" },
+      ]),
+    landed: async () => (await messages()).includes("stale batch"),
+    takeover: () => store.endSession!(S, "ended meanwhile"),
+  },
   // A fork at a message rewound while the forker was stopped.
   fork: {
     write: async () => {

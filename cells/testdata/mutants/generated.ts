@@ -136,6 +136,7 @@ const RENEWAL_EXPIRY = "the holder conjunct stays in the renewal's write: a take
 /** The equivalent mutants, with why no cell (nor any client) can tell them apart. */
 export const EQUIVALENT: Readonly<Record<string, string>> = {
   "split:appendMessage:afterCount": LAST,
+  "split:appendMessages:afterCount": LAST,
   "split:claimHandoff:afterUpdate": LAST,
   "split:publishCompressionChild:afterParentEnd": LAST,
   "split:rewindToMessage:afterCount": LAST,
@@ -148,6 +149,7 @@ export const EQUIVALENT: Readonly<Record<string, string>> = {
   "where:markAttempting:delivery_fence": PENDING_FENCE,
   "check-then-act:markAttempting:delivery_fence": PENDING_FENCE,
   "check-then-act:requestHandoff": EXISTENCE_READ,
+  "check-then-act:endSession": EXISTENCE_READ,
   "check-then-act:recordObligation": EXISTENCE_READ,
   "check-then-act:publishCompressionChild:ended_at": PARENT_REREAD,
   "check-then-act:reopenOrphanedCompressionSession:end_reason": REOPEN_REREAD,
