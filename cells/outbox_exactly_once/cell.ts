@@ -98,9 +98,9 @@ async function probePolicy(ctx: CellRun): Promise<SweepAnswer[]> {
  * first redelivery (`recoverer:afterSend`): after sent-unacked (a crash during a resend)
  * and after recorded-unsent (a boot killed in a plain redelivery). The store's points run
  * when the target lists them; otherwise the sender dies right after the call returned. A
- * second process then records a backlog of `recoverers` + 3 obligations across 3 sessions
- * and is killed right after its last recording: the first clean boot owes more than it has
- * sweepers and more than a small per-call cap.
+ * second process then records a backlog of `recoverers` + 1 obligations across 3 sessions
+ * and is killed right after its last recording: with the sender's, the first clean boot
+ * owes at least `recoverers` + 3, more than it has sweepers and than a small per-call cap.
  *
  * Then the first clean boot: 3 sweepers (`recoverers`) over the dead owners' obligations,
  * each held just before its first write inside its sweep until every other has read or

@@ -55,11 +55,12 @@ export const KILL_KINDS: readonly KillKind[] = [
 ];
 
 /**
- * The backlog: a second process records this many obligations beyond the racers (`backlog
- * <i>`, across `sessions` sessions) and dies right after its last recording, so that the
- * first clean boot owes more than it has sweepers and more than a small per-call cap.
+ * The backlog: a second process records one obligation more than the racers (`backlog <i>`,
+ * across `sessions` sessions) and dies right after its last recording. With the sender's
+ * two or more, the first clean boot owes at least racers + 3: more than it has sweepers and
+ * more than a small per-call cap.
  */
-export const BACKLOG = { prefix: "backlog", beyondRacers: 3, sessions: 3 } as const;
+export const BACKLOG = { prefix: "backlog", beyondRacers: 1, sessions: 3 } as const;
 
 /** One claim of a sweep, as a recoverer prints or journals it. */
 export interface Claim {
@@ -157,30 +158,40 @@ async function openContents(target: string, db: string): Promise<string[]> {
 }
 
 /**
- * The backlog's process: records `count` obligations across the backlog's sessions and is
- * killed right after its last recording was acknowledged (all of them pending, owed).
+ * The backlog's process, started at once: it opens the store and waits for `barrier`
+ * (released once the sender died, so that its obligations come after the sender's), then
+ * records `count` obligations across the backlog's sessions and is killed right after its
+ * last recording was acknowledged (all of them pending, owed).
  */
-async function leaveBacklog(
+function startBacklog(
   ctx: CellRun,
-  s: Pick<Scenario, "db" | "inbox" | "idempotent">,
-  count: number,
-): Promise<Scenario["backlog"]> {
-  const child = ctx.spawn(SENDER, [
+  s: Pick<Scenario, "db" | "inbox">,
+  plan: { count: number; barrier: string },
+): Child {
+  return ctx.spawn(SENDER, [
     s.db,
     s.inbox,
-    String(count),
+    String(plan.count),
     "-",
     "1",
     BACKLOG.prefix,
     String(BACKLOG.sessions),
-  ], { env: { SESSION_DB_CRASH_AT: `${SENDER_AFTER_RECORD}@${count}` } });
+    plan.barrier,
+  ], { env: { SESSION_DB_CRASH_AT: `${SENDER_AFTER_RECORD}@${plan.count}` } });
+}
+
+/** Lets the backlog's process record, and waits for it to be killed. */
+async function leaveBacklog(
+  ctx: CellRun,
+  s: Pick<Scenario, "db" | "idempotent">,
+  started: { child: Child; count: number; barrier: string },
+): Promise<Scenario["backlog"]> {
+  const { child, count, barrier } = started;
+  releaseBarrier(barrier);
   await untilExited(child, `the backlog's process to reach ${SENDER_AFTER_RECORD}`);
   if (classifyExit(child.exited!).kind === "killed") {
-    ctx.observeLeg(
-      s.db,
-      `backlog: ${SENDER_AFTER_RECORD} (${s.idempotent ? "idempotent" : "plain"})`,
-      true,
-    );
+    const mode = s.idempotent ? "idempotent" : "plain";
+    ctx.observeLeg(s.db, `backlog: ${SENDER_AFTER_RECORD} (${mode})`, true);
   }
   return { child, contents: Array.from({ length: count }, (_, i) => `${BACKLOG.prefix} ${i}`) };
 }
@@ -192,6 +203,10 @@ async function crash(
   counts: ScenarioCounts,
 ): Promise<Pick<Scenario, "sender" | "backlog" | "armed" | "takeoverLost">> {
   const obligations = counts.obligations;
+  // Started beside the sender, so that its start-up overlaps the sender's run.
+  const count = counts.recoverers + BACKLOG.beyondRacers;
+  const barrier = `${s.dir}/backlog-go`;
+  const backlogChild = startBacklog(ctx, s, { count, barrier });
   const mode = s.idempotent ? "idempotent" : "plain";
   const sender = ctx.spawn(SENDER, [
     s.db,
@@ -208,7 +223,7 @@ async function crash(
   }
   // Recorded after the sender's: a boot that goes by age redelivers the sender's first, so
   // the killed boot's first send is still the one its kind is about.
-  const backlog = await leaveBacklog(ctx, s, counts.recoverers + BACKLOG.beyondRacers);
+  const backlog = await leaveBacklog(ctx, s, { child: backlogChild, count, barrier });
   if (!s.kind.armed) return { sender, backlog, takeoverLost: [] };
   const journal = `${s.dir}/armed-acks.jsonl`;
   const child = ctx.spawn(RECOVERER, [

@@ -7,17 +7,21 @@
 // contents are `<prefix> <i>` (default `effect <i>`), for message references `m<i>` (a
 // later life of the application uses another prefix, so its obligations are new ones).
 // With S sessions (default 1, session `cell5`) obligation i goes to session `cell5-<i % S>`.
+// Given a barrier, it opens the store and waits for it before its first write.
 import { crashPoint, defineCrashPoints } from "../../../session_db/crash_points.ts";
 import { AckWriter } from "../../../harness/ack_journal.ts";
+import { awaitBarrier } from "../../../harness/barrier.ts";
+import { TIMED_OUT } from "../../../harness/child.ts";
 import { send, SENDER_AFTER_ATTEMPTING, SENDER_AFTER_RECORD, SENDER_AFTER_SEND } from "../inbox.ts";
 import { childArgs, openStoreFor } from "../../contract/child_runtime.ts";
 
 defineCrashPoints([SENDER_AFTER_RECORD, SENDER_AFTER_ATTEMPTING, SENDER_AFTER_SEND]);
 
-const [target, dbPath, inbox, count, journalPath, windowArg, prefixArg, sessionsArg] = childArgs(
-  4,
-  "sender.ts <target> <db> <inbox> <n> [journal|-] [window] [prefix] [sessions]",
-);
+const [target, dbPath, inbox, count, journalPath, windowArg, prefixArg, sessionsArg, barrier] =
+  childArgs(
+    4,
+    "sender.ts <target> <db> <inbox> <n> [journal|-] [window] [prefix] [sessions] [barrier|-]",
+  );
 const journal = journalPath && journalPath !== "-" ? new AckWriter(journalPath) : undefined;
 const window = Number(windowArg ?? 1);
 const prefix = prefixArg ?? "effect";
@@ -25,6 +29,10 @@ const ref = (i: number) => prefix === "effect" ? `m${i}` : `${prefix.replace(/\W
 const sessions = Number(sessionsArg ?? 1);
 const session = (i: number) => sessions === 1 ? "cell5" : `cell5-${i % sessions}`;
 const store = await openStoreFor(target!, dbPath!);
+if (barrier && barrier !== "-" && !awaitBarrier(barrier, 120_000, 5)) {
+  console.error(`sender: the barrier ${barrier} was not released within 120 s`);
+  Deno.exit(TIMED_OUT);
+}
 for (let j = 0; j < sessions; j++) await store.createSession(session(j));
 const recorded = [];
 for (let i = 0; i < Number(count); i++) {
