@@ -21,7 +21,7 @@
  * | 5 outbox exactly-once | `recordObligation`, `markAttempting`, `markDelivered`, `sweepRecoverable`, `listObligations` | `checkInvariants`; the target's `deliveryPolicy`; `getObligation`; `markUnknown` or `markFailed` (an obligation settled while an attempt of it is stopped); `crashPoints()` named `recordObligation:afterCommit`, `markAttempting:afterCommit` and `sweepRecoverable:afterClaim` |
  * | 6 concurrent writers | `getMessages` | `checkInvariants`; `recordObligation` + `listObligations` (the cron role's outbox); `listSessions` + the cell 3 lock methods (its rotations) |
  * | 7 fenced ownership | `getMessages`, `listSessions`, `tryAcquireCompressionLock`, `publishCompressionChild`, `releaseCompressionLock` | `checkInvariants`; `requestHandoff` + `claimHandoff` + `completeHandoff` + `failHandoff` + `getHandoffState` (the claimed handoff); `recordObligation` + `markAttempting` + `markDelivered` + `markUnknown` + `getObligation` (the outbox attempt) |
- * | 8 resume resolution | cell 3's, and `resolveResumeSessionId` | `checkInvariants`; `findLiveCompressionChild`; `reopenOrphanedCompressionSession` (else the store's own recovery must reopen an orphan) |
+ * | 8 resume resolution | cell 3's, and `resolveResumeSessionId` | `checkInvariants`; `findLiveCompressionChild`; `reopenOrphanedCompressionSession` (else the store's own recovery must reopen an orphan); `endSession` (the live holder); `reopenSession` and `endSession` (the stop series of a reopen while another process reopens and rotates) |
  * | 9 batch atomicity | `getMessages`, `appendMessages` | `checkInvariants`; `messageCount`; `crashPoints()` named `appendMessages:*` |
  * | 10 ends and reopens | `getMessages`, `endSession`, `reopenSession`, `ensureSession` | `checkInvariants`; `getSession` |
  * | 11 lease renewal | cell 3's, and `refreshCompressionLock` | `checkInvariants` |
@@ -278,7 +278,12 @@ export const CELL_OPTIONAL_METHODS: Readonly<
   Partial<Record<keyof typeof CELL_METHODS, readonly StoreMethod[]>>
 > = {
   7: ["completeHandoff", "failHandoff", "markUnknown", "markDelivered"],
-  8: ["findLiveCompressionChild", "reopenOrphanedCompressionSession"],
+  8: [
+    "findLiveCompressionChild",
+    "reopenOrphanedCompressionSession",
+    "reopenSession",
+    "endSession",
+  ],
   9: ["messageCount"],
   13: ["forkSession", "checkInvariants"],
 };

@@ -23,6 +23,8 @@ import { recorder } from "./kill_series.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
 import { loadTarget, openTargetStore, type Store } from "../contract/target.ts";
 import { FENCE_CHILD } from "./_children.ts";
+import { rotatedChainTrace } from "./_rotated_chain.ts";
+import { untilExited } from "./kill.ts";
 
 /**
  * A guarded write the series walks: the actor's write, what the new owner does during the
@@ -46,6 +48,8 @@ export interface StopScenario {
   acted?: boolean;
   /** The stale write's trace on the file, or `undefined` when there is none. */
   trace?(store: Store, shared: Record<string, unknown>): Promise<string | undefined>;
+  /** Whether two fresh processes (the child's `check` role) read the trace too. */
+  fresh?: boolean;
 }
 
 const handoffIs = (want: string) => async (store: Store) => {
@@ -94,6 +98,14 @@ export const STOP_SCENARIOS: Record<string, StopScenario> = {
         ? "the orphan reopened under a live holder's lock"
         : undefined;
     },
+  },
+  reopenRotated: {
+    name: "reopenRotated",
+    write: "reopenSession",
+    what: "a reopen of a session the user ended, reopened and rotated meanwhile",
+    refused: true,
+    trace: (store) => rotatedChainTrace(store, { parent: SESSION, child: "child-new" }),
+    fresh: true,
   },
   append: {
     name: "append",
@@ -230,6 +242,7 @@ async function judgeStop(
   } finally {
     await store.close();
   }
+  if (scenario.fresh) problems.push(...await freshTraces(ctx, scenario, dir));
   const acted = took.acted;
   if (scenario.acted && acted && verdict(acted) !== "accepted") {
     problems.push(`the new owner's work was refused afterwards (${describeAnswer(acted)})`);
@@ -242,6 +255,26 @@ async function judgeStop(
       }, although the new owner's move committed while the actor was stopped, before its write landed (the guard was checked before the stop)`,
     }
     : { raced };
+}
+
+/** The trace as two fresh processes read it, one after the other: the problems each saw. */
+async function freshTraces(
+  ctx: CellRun,
+  scenario: StopScenario,
+  dir: string,
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const i of [1, 2]) {
+    const file = `${dir}/out.json.check${i}`;
+    const db = `${dir}/db/store.db`;
+    const args = [db, scenario.name, "check", file, `${dir}/go`, SESSION, `${dir}/shared.json`];
+    const child = ctx.spawn(FENCE_CHILD, args);
+    await untilExited(child, `fresh process ${i} to read the state`);
+    const seen = readReport<{ problem: string | null }>(file);
+    if (!seen) throw new Error(`fresh process ${i} did not report: ${child.describe()}`);
+    if (seen.problem) problems.push(`a fresh process ${i} reads ${seen.problem}`);
+  }
+  return problems;
 }
 
 /** One stop: the outcome, or why no order of an atomic fenced write gives it. */

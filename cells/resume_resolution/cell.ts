@@ -31,6 +31,7 @@ import {
   reopenOrphans,
   takeLock,
   viewHere,
+  withStore,
 } from "./state.ts";
 import type { ResolutionView } from "./_chain.ts";
 import { untilExited } from "../moves/kill.ts";
@@ -345,7 +346,9 @@ async function crashPointKills(cell: ResolutionRun, points: readonly string[]): 
  * second publish (when the target declares no `publishCompressionChild:*` point) or a kill
  * at each declared point. And an orphan whose lock holder lives is not reopened, then is,
  * at once, when the holder is killed; with the race series on, that reopen is stopped before
- * each of its lock calls while another process takes the orphan's lock. Every leg.
+ * each of its lock calls while another process takes the orphan's lock, and (with
+ * `reopenSession` and `endSession`) a user-ended session's reopen is stopped before each of
+ * its lock calls while another process reopens and rotates it: never two live tips. Every leg.
  *
  * @param options Target, leg, thresholds.
  * @returns The test definitions to register with `Deno.test`.
@@ -371,7 +374,7 @@ export function resumeResolutionCell(
 
 /**
  * Cell 8's phases: the random kill, the kill series or crash points, the live holder, and
- * with the race series on, the reopen's stop series.
+ * with the race series on, the reopens' stop series.
  */
 async function resolutionRun(cell: ResolutionRun): Promise<void> {
   const { ctx, t, options } = cell;
@@ -382,8 +385,22 @@ async function resolutionRun(cell: ResolutionRun): Promise<void> {
   await publishSeries(cell, points);
   if (options.crashPoints !== false) await crashPointKills(cell, points);
   const orphanable = await liveHolderOrphan(ctx, t);
-  // The reopen stopped inside while another process takes the orphan's lock (race series).
-  if (orphanable && raceSeriesOf(options.raceSeries) === "locks") {
-    await stopSeries(ctx, t, ["reopen"]);
-  }
+  if (raceSeriesOf(options.raceSeries) !== "locks") return;
+  // The orphan's reopen stopped inside while another process takes the orphan's lock; a
+  // user-ended session's reopen stopped inside while another process reopens and rotates it.
+  const names = orphanable ? ["reopen"] : [];
+  if (await reopensSessions(ctx)) names.push("reopenRotated");
+  await stopSeries(ctx, t, names);
+}
+
+/** Whether the store has `reopenSession` and `endSession` (else the stop series' part is named). */
+async function reopensSessions(ctx: CellRun): Promise<boolean> {
+  const db = ctx.run.file("reopen-probe.db");
+  const missing = await withStore(
+    ctx.target,
+    db,
+    (store) => Promise.resolve((["reopenSession", "endSession"] as const).filter((m) => !store[m])),
+  );
+  if (missing.length) ctx.note("stopSeries.reopenRotated", `left out: no ${missing.join(", ")}`);
+  return !missing.length;
 }

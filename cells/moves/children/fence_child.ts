@@ -4,7 +4,8 @@
 // by marks: the recorder stops it before a lock call inside. Released by the parent, the new
 // owner looks whether the actor's write has landed, takes over (or acts against the write),
 // and waits for a second go once the actor finished, to act as the owner it now is. Each
-// writes its outcome as JSON to `out`.
+// writes its outcome as JSON to `out`; a fresh process (the `check` role) reads, once both
+// finished, what the scenario must leave.
 import { awaitBarrier } from "../../../harness/barrier.ts";
 import {
   CHILD_LIFETIME_MS,
@@ -14,10 +15,11 @@ import {
 } from "../../contract/child_runtime.ts";
 import { answerOf, verdict } from "../../contract/typed.ts";
 import type { Store } from "../../contract/target.ts";
+import { rotatedChainTrace } from "../_rotated_chain.ts";
 
 const [target, db, scenario, role, out, go, session, shared] = childArgs(
   8,
-  "fence_child.ts <target> <db> <scenario> <actor|owner> <out> <go> <session> <shared>",
+  "fence_child.ts <target> <db> <scenario> <actor|owner|check> <out> <go> <session> <shared>",
 );
 const store = await openStoreFor(target!, db!);
 const S = session!;
@@ -46,6 +48,8 @@ interface Scenario {
   takeover(): Maybe<unknown>;
   /** The new owner, once the actor finished: its work as the owner it now is. */
   act?(): Maybe<unknown>;
+  /** A fresh process (role `check`), once both finished: what is wrong, or `undefined`. */
+  check?(): Maybe<string | undefined>;
 }
 
 const messages = async () => (await store.getMessages(S)).map((m) => m.content);
@@ -112,6 +116,18 @@ const SCENARIOS: Record<string, Scenario> = {
     write: () => store.reopenOrphanedCompressionSession!(S),
     landed: async () => (await store.listSessions!()).find((s) => s.id === S)?.endedAt === null,
     takeover: () => store.tryAcquireCompressionLock!(S, OWN_HOLDER, HOUR),
+  },
+  // A reopen of a session the user ended, reopened and rotated by another process meanwhile.
+  reopenRotated: {
+    acquire: () => store.endSession!(S, "user"),
+    write: () => store.reopenSession!(S),
+    landed: async () => (await store.listSessions!()).find((s) => s.id === S)?.endedAt === null,
+    takeover: async () => {
+      if (!await store.reopenSession!(S)) return false;
+      if (!await store.tryAcquireCompressionLock!(S, OWN_HOLDER, HOUR)) return false;
+      return await publishAndRelease();
+    },
+    check: () => rotatedChainTrace(store, { parent: S, child: "child-new" }),
   },
   // An append to a session rotated while the appender was stopped.
   append: {
@@ -229,6 +245,8 @@ if (role === "actor") {
     scenario === "fork" ? plan.write() : marked(scenario!, plan.write)
   );
   write(out!, answer);
+} else if (role === "check") {
+  write(out!, { problem: await plan.check?.() ?? null });
 } else {
   await plan.prepare?.();
   Deno.writeTextFileSync(`${out}.ready`, "ready");
