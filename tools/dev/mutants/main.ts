@@ -359,7 +359,7 @@ if (import.meta.main) {
   }
   console.log(
     `\nout of scope, not generated (no cell exercises the method): ${
-      all.outOfScope.map((o) => `${o.method} (${o.ids.length})`).join(", ")
+      all.outOfScope.map((o) => `${o.method} (${o.ids.length})`).join(", ") || "none"
     }`,
   );
   if (result.legSkipped.length || result.legFailed.length) {
