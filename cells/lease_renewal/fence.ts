@@ -25,8 +25,11 @@ import { HOLDER } from "./_children.ts";
 
 /** The session whose lock the holders contend for. */
 const SESSION = "renewed";
-/** The new holder's lease in `lapsing`: long enough for the stale renewal and one read. */
-const NEW_LEASE_MS = 2_000;
+/**
+ * The new holder's lease in `lapsing`: long enough for the stale holder to be continued and
+ * renew, and one read, on a loaded two-core machine running the integration set.
+ */
+const NEW_LEASE_MS = 8_000;
 const HOUR = 3_600_000;
 const NEW = `cell11-new:pid=${Deno.pid}`;
 const THIRD = `cell11-third:pid=${Deno.pid}`;
