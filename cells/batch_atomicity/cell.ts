@@ -85,13 +85,17 @@ interface Files {
   journals: Record<string, string>;
 }
 
-/** Cell 9's phases: the kill rounds, the pair, the crash points, the kill series, the empty batch. */
+/**
+ * Cell 9's phases: the kill rounds, the pair, the alternating pair, the crash points, the
+ * kill series, the empty batch.
+ */
 async function batchRun(cell: BatchRun): Promise<void> {
   const { ctx } = cell;
   startTallies(ctx);
   const main = { db: ctx.run.file("store.db"), journals: { w0: ctx.run.file("journal-w0.jsonl") } };
   await killRounds(cell, main);
   await pairRound(cell);
+  await alternatingRound(cell);
   const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
     .filter((p) => p.startsWith("appendMessages:"));
   if (cell.options.crashPoints !== false) await crashPointKills(cell, points);
@@ -284,4 +288,45 @@ async function emptyBatch(cell: BatchRun, db: string): Promise<boolean> {
   } finally {
     await store.close();
   }
+}
+
+/** Batches each of the alternating writers makes. */
+const ALTERNATING_BATCHES = 4;
+
+/**
+ * Two writers on one file taking turns, one batch each, handed out by the test process
+ * (a file per turn): a store whose processes hold ids back for later batches (a block
+ * reserved ahead, a counter of their own) puts the other writer's messages inside a
+ * batch here on every run, not only when a race happens to interleave them. Killed
+ * between turns, judged.
+ */
+async function alternatingRound(cell: BatchRun): Promise<void> {
+  const { ctx } = cell;
+  const writers = ["xa", "xb"];
+  const journals = Object.fromEntries(writers.map((w) => [w, ctx.run.file(`journal-${w}.jsonl`)]));
+  const files = { db: ctx.run.file("alternating.db"), journals };
+  const turns = ctx.run.file("turns");
+  await Deno.mkdir(turns);
+  const children = writers.map((w) =>
+    ctx.spawn(BATCH_WRITER, [files.db, journals[w]!, w, "Infinity", turns])
+  );
+  try {
+    for (let b = 0; b < ALTERNATING_BATCHES; b++) {
+      for (const w of writers) {
+        await Deno.writeTextFile(`${turns}/${w}-${b}`, "");
+        await waitFor(() => acksIn(journals[w]!) > b, {
+          what: `batch ${b} of ${w} (alternating writers)`,
+          deadlineMs: 60_000,
+          children,
+        });
+      }
+    }
+    for (const child of children) await killLanding(child, "an alternating batch writer");
+  } finally {
+    await reapAll(children);
+  }
+  tally(ctx, "sigkills", children.length);
+  tally(ctx, "acknowledgedOps", 2 * ALTERNATING_BATCHES);
+  ctx.observeLeg(files.db, "alternating writers", true);
+  await judgeFile(cell, files, "alternating writers");
 }

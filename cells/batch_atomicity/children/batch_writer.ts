@@ -2,13 +2,14 @@
 // each batch when invoked and again, with its ids, once acknowledged.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
+import { waitFor } from "../../../harness/wait_for.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
 import type { Store } from "../../contract/target.ts";
 import { type BatchEntry, batchOf, memberOf, writerSessions } from "../batches.ts";
 
-const [target, dbPath, journalPath, writer, selfKill] = childArgs(
+const [target, dbPath, journalPath, writer, selfKill, turns] = childArgs(
   4,
-  "batch_writer.ts <target> <db> <journal> <writer> [kill itself after this many acknowledged batches]",
+  "batch_writer.ts <target> <db> <journal> <writer> [kill itself after this many acknowledged batches] [turns folder: batch b waits for <folder>/<writer>-<b>]",
 );
 const killAfter = selfKill === undefined ? Infinity : Number(selfKill);
 const store = await openStoreFor(target!, dbPath!);
@@ -27,12 +28,26 @@ async function firstBatch(store: Store): Promise<number> {
   return last + 1;
 }
 
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const journal = new AckWriter(journalPath!);
 const write = (entry: BatchEntry) => journal.write(entry);
 const guard = lifetimeGuard();
 let acknowledged = 0;
 for (let b = await firstBatch(store);; b++) {
   guard();
+  if (turns !== undefined) {
+    // Alternating writers: the test process hands out the turns, one batch at a time.
+    const turn = `${turns}/${writer}-${b}`;
+    await waitFor(() => exists(turn), { what: `the turn ${turn}`, deadlineMs: 120_000 });
+  }
   const { session, messages } = batchOf(writer!, b);
   write({ k: "inv", w: writer!, b, s: session, n: messages.length, t0: Date.now() });
   // Marked for the kill series inside a batch (a no-op otherwise).

@@ -24,7 +24,7 @@ export const BATCH_ATOMICITY_MUTANTS: readonly MutantSpec[] = [
     cells: [9],
     expect: "caught",
     clause:
-      /^two writers: batch ids increasing and contiguous in the id order: \S+ \d+ other message\(s\) between/,
+      /^(?:two|alternating) writers: batch ids increasing and contiguous in the id order: \S+ \d+ other message\(s\) between/,
   },
   {
     name: "message_count_stale",
