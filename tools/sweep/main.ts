@@ -40,7 +40,7 @@ import { endStatesRun, statesRequest } from "../_states_run.ts";
 import type { Outcome } from "../../runner/result.ts";
 
 /** The cells whose clauses the sweep judges. */
-const SWEEP_CELLS = [1, 2, 3, 4, 5];
+const SWEEP_CELLS = [1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13];
 const JSON_REPORT = ".cache/sweep/report.json";
 
 /** The longest sequence `--max-length` takes: the space grows 7-fold per operation. */

@@ -55,6 +55,7 @@ import {
   seedTemplate,
 } from "./record.ts";
 import { type Ack, checkRecovered, CLAUSES } from "../core/oracle.ts";
+import { alsoJudged } from "../core/clause_checks.ts";
 import { parseProgram, type ProgramOp, type SweepStore } from "../core/program.ts";
 import { failedToSeed, finalReport } from "./report.ts";
 import { pool, programsFor } from "./plan.ts";
@@ -199,8 +200,10 @@ async function checkProgram(
     const acks = acksOf(state.acks);
     const clause = tally(s, clauseOf(program, acks.length));
     s.counts.states++;
-    clause.states++;
-    if (state.torn) clause.torn++;
+    for (const judged of [clause, ...alsoJudged(program, s.methods).map((c) => tally(s, c))]) {
+      judged.states++;
+      if (state.torn) judged.torn++;
+    }
     if (s.mode === "crash") {
       s.observations.push(journalModeOf(
         state.files.get("store.db"),
@@ -215,6 +218,9 @@ async function checkProgram(
     });
     if (verdict.problems.length) {
       clause.failures++;
+      for (const extra of alsoJudged(program, s.methods)) {
+        if (verdict.problems.some((p) => p.startsWith(`${extra}: `))) tally(s, extra).failures++;
+      }
       failures.push({
         program: name,
         call: number,
@@ -521,7 +527,11 @@ export async function sweepCalls(
   const candidates: CallCandidate[][] = [];
   for (const [i, program] of chosen.entries()) {
     recordAhead(i + jobs);
-    for (const op of new Set(program)) tally(s, CLAUSES[op]).programs++;
+    const judged = new Set([
+      ...program.map((op) => CLAUSES[op]),
+      ...alsoJudged(program, s.methods),
+    ]);
+    for (const clause of judged) tally(s, clause).programs++;
     const found = await sweepProgram(s, program, recordings.get(i));
     recordings.delete(i);
     for (const f of found.failures.slice(0, 3)) {

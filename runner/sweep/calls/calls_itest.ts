@@ -138,3 +138,78 @@ test("the alt store's recovered states take their clause's next operation", asyn
   assert(report.ok, failures(report).join("\n"));
   assert(report.resumes.run >= 6 && report.resumes.failed === 0, JSON.stringify(report.resumes));
 });
+
+// Cells 8 to 13: the reference passes one program of each clause (and its resumes);
+// a planted mutant of each clause is caught under that clause.
+const CLAUSE_PROGRAMS = [
+  "rotate+rotate",
+  "batch",
+  "ensure+end+reopen",
+  "refresh+refresh",
+  "request+claim",
+  "append+ghost",
+];
+const NEW_CLAUSES = [
+  "resume resolution",
+  "batch atomicity",
+  "ends and reopens",
+  "lease renewal",
+  "pending handoffs",
+  "checkpoint validity",
+];
+
+test("the reference store passes the programs of cells 8 to 13 and their second lives", async () => {
+  const report = await run({ target: REFERENCE, programs: CLAUSE_PROGRAMS, kills: 1 });
+  assert(report.ok, failures(report).join("\n"));
+  for (const clause of NEW_CLAUSES) {
+    assert(report.clauses[clause]!.states > 0, `${clause}: no state judged`);
+  }
+  assert(report.resumes.run >= 5 && report.resumes.failed === 0, JSON.stringify(report.resumes));
+});
+
+const CAUGHT: [string, string, RegExp][] = [
+  [
+    "resolve_returns_parent",
+    "rotate",
+    /^resume resolution: resolveResumeSessionId\(main\) = main, expected the live tip rot-0$/,
+  ],
+  [
+    "message_count_stale",
+    "batch",
+    /^batch atomicity: messageCount\(main\) = \d+, \d+ active rows$/,
+  ],
+  [
+    "append_to_ended_accepted",
+    "ensure+end+reopen",
+    /^ends and reopens: an append to the ended session ens returned \d+, not SessionEndedError/,
+  ],
+  [
+    "refresh_ignores_holder",
+    "refresh+refresh",
+    /^lease renewal: a holder that never took main's lock renewed it: refreshCompressionLock returned true$/,
+  ],
+  [
+    "pending_list_includes_running",
+    "request+claim",
+    /^pending handoffs: listPendingHandoffs: listed, not pending: h0$/,
+  ],
+  [
+    "append_creates_missing_session",
+    "ghost",
+    /^checkpoint validity: an append to the missing session ghost \(operation 0\) was not refused with a typed error/,
+  ],
+];
+for (const [mutant, program, reason] of CAUGHT) {
+  test(`${mutant} is caught by its clause`, async () => {
+    const report = await run({
+      target: target(`testdata/mutants/${mutant}.ts`),
+      programs: [program],
+      kills: 0,
+      resumes: 0,
+      shrink: false,
+    });
+    assert(!report.ok, `the sweep passed ${mutant}`);
+    const problems = report.failures.flatMap((f) => f.problems);
+    assert(problems.some((p) => reason.test(p)), problems.slice(0, 3).join("\n"));
+  });
+}

@@ -1,41 +1,41 @@
 // The recorded-call sweep's programs (every bounded sequence of the operations a store
-// supports, in the cells asked for) and a small pool that runs work with `jobs` in flight.
-import { expandSequence, missingMethods, type ProgramOp, SEQUENCE_OPS } from "../core/program.ts";
+// supports, and the clause programs of cells 10 to 13, in the cells asked for) and a small
+// pool that runs work with `jobs` in flight.
+import {
+  CLAUSE_PROGRAMS,
+  expandSequence,
+  missingMethods,
+  type ProgramOp,
+  SEQUENCE_OPS,
+} from "../core/program.ts";
+import { alsoJudged } from "../core/clause_checks.ts";
+import { CLAUSE_CELLS, CLAUSES } from "../core/oracle.ts";
 
-/** The programs: every sequence up to `maxLength` of operations the store supports, in the cells asked for. */
+/**
+ * The programs: every sequence up to `maxLength` of operations the store supports, then
+ * the clause programs it supports (fixed, whatever `maxLength`), in the cells asked for (a program is in a cell when
+ * every operation's clause is, or when the cell judges its states too: a rotation's for
+ * cell 8).
+ */
 export function programsFor(
   methods: readonly string[],
   maxLength: number,
   cells?: readonly number[],
 ): ProgramOp[][] {
-  const out: ProgramOp[][] = [];
+  const candidates: ProgramOp[][] = [];
   let level: (typeof SEQUENCE_OPS[number])[][] = [[]];
   for (let n = 1; n <= maxLength; n++) {
     level = level.flatMap((prefix) => SEQUENCE_OPS.map((op) => [...prefix, op]));
-    for (const sequence of level) {
-      const program = expandSequence(sequence);
-      if (missingMethods(program, methods).length) continue;
-      if (cells && !program.every((op) => cells.includes(CLAUSE_CELL_OF[op]))) continue;
-      out.push(program);
-    }
+    candidates.push(...level.map(expandSequence));
   }
-  return out;
+  candidates.push(...CLAUSE_PROGRAMS.map((p) => [...p]));
+  return candidates.filter((program) =>
+    !missingMethods(program, methods).length &&
+    (!cells || program.every((op) => cells.includes(CLAUSE_CELLS[CLAUSES[op]]!)) ||
+      (alsoJudged(program, methods).some((c) => cells.includes(CLAUSE_CELLS[c]!)) &&
+        program.every((op) => op === "rotate" || op === "claim")))
+  );
 }
-
-const CLAUSE_CELL_OF: Record<ProgramOp, number> = {
-  append: 1,
-  batch: 1,
-  claim: 2,
-  rotate: 3,
-  rewind: 4,
-  fork: 4,
-  record: 5,
-  attempt: 5,
-  deliver: 5,
-  fail: 5,
-  unknown: 5,
-  sweep: 5,
-};
 
 /** Runs `work` over `items` with `jobs` in flight; the results in item order. */
 export async function pool<T, R>(

@@ -2,8 +2,8 @@
 // is all-or-nothing (the recovered state equals the uncrashed run's state without it or
 // with it), acknowledged operations kept their results, a point after COMMIT keeps the
 // operation, the owning clause holds (no compression orphan, a rotated parent refuses
-// appends), and the cross-cutting checks: recovery determinism, integrity, the store's
-// invariants. The journal mode is observed by the callers at each kill, before anything
+// appends; cells 8 to 13's checks in `clause_checks.ts`), and the cross-cutting checks:
+// recovery determinism, integrity, the store's invariants. The journal mode is observed by the callers at each kill, before anything
 // reopens the files (`observeJournalMode`, judged per leg by `legVerdict`).
 import { deepStrictEqual } from "node:assert/strict";
 import { integrityIfSqlite } from "../../../harness/db_audit.ts";
@@ -16,6 +16,7 @@ import {
   type StoreState,
   type SweepStore,
 } from "./program.ts";
+import { clauseChecks, NEW_CLAUSES } from "./clause_checks.ts";
 
 /** The uncrashed run of a program: the state before and after each operation, and results. */
 export interface Reference {
@@ -68,7 +69,7 @@ export interface Verdict {
 /** The clause each operation's state is owned by. */
 export const CLAUSES: Record<ProgramOp, string> = {
   append: "prefix durability",
-  batch: "prefix durability",
+  batch: NEW_CLAUSES.batch,
   claim: "consume-once",
   rotate: "rotation atomicity",
   rewind: "fork determinism",
@@ -79,6 +80,12 @@ export const CLAUSES: Record<ProgramOp, string> = {
   fail: "delivery outbox exactly-once",
   unknown: "delivery outbox exactly-once",
   sweep: "delivery outbox exactly-once",
+  end: NEW_CLAUSES.ends,
+  reopen: NEW_CLAUSES.ends,
+  ensure: NEW_CLAUSES.ends,
+  refresh: NEW_CLAUSES.lease,
+  request: NEW_CLAUSES.pending,
+  ghost: NEW_CLAUSES.checkpoint,
 };
 
 /**
@@ -101,6 +108,12 @@ export const CLAUSE_CELLS: Readonly<Record<string, number>> = {
   "rotation atomicity": 3,
   "fork determinism": 4,
   "delivery outbox exactly-once": 5,
+  [NEW_CLAUSES.resume]: 8,
+  [NEW_CLAUSES.batch]: 9,
+  [NEW_CLAUSES.ends]: 10,
+  [NEW_CLAUSES.lease]: 11,
+  [NEW_CLAUSES.pending]: 12,
+  [NEW_CLAUSES.checkpoint]: 13,
 };
 
 /**
@@ -124,6 +137,16 @@ export async function checkRecovered(input: OracleInput): Promise<Verdict> {
     const match = matchInterrupted(input, recovered.state, ref);
     if (match) verdict.match = match;
     crossChecks(input, recovered, match);
+    await clauseChecks({
+      openStore: input.openStore,
+      db: checkedDb,
+      program: state.program,
+      interrupted,
+      match,
+      recovered: recovered.state,
+      ref,
+      fail,
+    });
     if (op === "rotate" && verdict.match === "with") {
       // Last: the probe writes. A rotated parent must refuse appends with the typed error.
       const rotated = withOp.sessions.find((s) => s.id === ref.results[interrupted])?.parent;

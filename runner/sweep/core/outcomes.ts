@@ -31,6 +31,11 @@ function checkLines(failures: readonly (SweepFailure | CallFailure)[], n = 5): s
   return lines;
 }
 
+/** Whether a failure has a problem of `clause` (a state judged for a clause beyond its operation's). */
+function namesClause(failure: SweepFailure | CallFailure, clause: string): boolean {
+  return failure.problems.some((p) => p.includes(`${clause}: `));
+}
+
 /** What every outcome of one library's run shares. */
 export interface OutcomeBase {
   /** The tier. */
@@ -54,7 +59,9 @@ export function pointOutcomes(report: SweepReport, base: OutcomeBase): Outcome[]
     };
     for (const [clause, cell] of clausesOf(base.cells)) {
       const tally = leg.clauses?.[clause];
-      const failures = leg.failures.filter((f) => clauseOfPoint(f.point) === clause);
+      const failures = leg.failures.filter((f) =>
+        clauseOfPoint(f.point) === clause || namesClause(f, clause)
+      );
       const uncovered = leg.uncovered.filter((u) => clauseOfPoint(u.point) === clause);
       const result: Outcome = {
         clause: clauseName(clause),
@@ -124,7 +131,7 @@ export function callOutcomes(
     if ("skip" in report) return { ...result, status: "SKIP", reason: report.skip };
     const tally = report.clauses[clause];
     const open = report.failures.find((f) => f.clause === "open");
-    const failures = report.failures.filter((f) => f.clause === clause);
+    const failures = report.failures.filter((f) => f.clause === clause || namesClause(f, clause));
     const harness = report.failures.filter((f) => f.clause === "torn writes");
     Object.assign(result, {
       sqliteVersion: report.sqliteVersion,

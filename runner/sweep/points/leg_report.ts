@@ -8,6 +8,7 @@ import {
   legVerdict,
 } from "../../../harness/legs.ts";
 import { clauseOfPoint } from "../core/oracle.ts";
+import { alsoJudged } from "../core/clause_checks.ts";
 import type { StateOutcome } from "./run_state.ts";
 import type { ClauseTally, LegSweep } from "../core/types.ts";
 
@@ -29,6 +30,8 @@ export interface LegFacts {
   imaged: boolean;
   /** Wall time of the leg. */
   seconds: number;
+  /** The store's methods (which clauses a state is judged for beyond its point's). */
+  methods?: readonly string[];
 }
 
 /**
@@ -78,11 +81,16 @@ export function legReport(facts: LegFacts, outcomes: readonly StateOutcome[]): L
     }
   }
   const clauses: Record<string, ClauseTally> = {};
-  const tally = (point: string) =>
-    clauses[clauseOfPoint(point)] ??= { programs: 0, states: 0, torn: 0, resumes: 0, failures: 0 };
+  const tallyOf = (clause: string) =>
+    clauses[clause] ??= { programs: 0, states: 0, torn: 0, resumes: 0, failures: 0 };
+  const tally = (point: string) => tallyOf(clauseOfPoint(point));
   for (const o of outcomes) {
     tally(o.state.point).states++;
     if (o.failure) tally(o.state.point).failures++;
+    for (const clause of alsoJudged(o.state.program, facts.methods ?? [])) {
+      tallyOf(clause).states++;
+      if (o.failure?.problems.some((p) => p.startsWith(`${clause}: `))) tallyOf(clause).failures++;
+    }
   }
   for (const u of uncovered) tally(u.point).failures++;
   const mean = (f: (o: StateOutcome) => number) =>

@@ -264,6 +264,7 @@ async function sweepLeg(
     sequenceSpace: plan.space,
     imaged: ctx.crashImage !== undefined,
     seconds: (performance.now() - started) / 1000,
+    methods: seeded.methods,
   }, outcomes);
   if (!ctx.keepEvidence) await drop();
   else {

@@ -1,6 +1,7 @@
 // The crash sweep: its plan covers every crash point of the reference store, a small
-// sample passes on the reference store, and the sweep catches the two-transaction
-// rotation mutant at the crash point between its transactions, naming that point; the
+// sample passes on the reference store (its batch and rotation states judged for cells 9
+// and 8), and the sweep catches the two-transaction rotation mutant at the crash point
+// between its transactions, naming that point, and a resolution to a rotated parent; the
 // power-loss variant catches a durability bug (DELETE mode with synchronous=FULL) that the
 // SIGKILL sweep cannot see, and passes on the reference store.
 import { deepStrictEqual, ok } from "node:assert/strict";
@@ -126,12 +127,45 @@ Deno.test({
     deepStrictEqual([leg.pointsCovered, leg.pointsTotal], [8, 8]);
     deepStrictEqual([leg.pointStates, leg.sequenceStates], [24, 6]);
     ok(leg.matched.without > 0 && leg.matched.with > 0, JSON.stringify(leg.matched));
+    // A batch's states are cell 9's; a rotation's are judged for cell 8's resolution too.
+    for (const clause of ["batch atomicity", "resume resolution", "rotation atomicity"]) {
+      ok((leg.clauses?.[clause]?.states ?? 0) > 0, `${clause}: ${JSON.stringify(leg.clauses)}`);
+    }
     ok(report.ok);
     console.log(
       `  ${report.states} states, ${
         report.statesPerSecond.toFixed(1)
       } states/s, seed ${report.seed}`,
     );
+  },
+});
+
+Deno.test({
+  name: "sweep catches a resolution to the rotated parent after a published rotation",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const state = "publishCompressionChild:afterCommit@1";
+    const report = await sweep({
+      target: new URL("../../../cells/testdata/mutants/resolve_returns_parent.ts", import.meta.url),
+      legs: [currentLeg().name],
+      states: [state],
+      seed: 8,
+      keepEvidence: false,
+      log: quiet,
+    });
+    const leg = ranLeg(report);
+    if (!leg) return;
+    deepStrictEqual(leg.failures.map((f) => f.state), [state]);
+    const problems = leg.failures[0]!.problems;
+    ok(
+      problems.some((p) =>
+        /^resume resolution: resolveResumeSessionId\(main\) = main, expected the live tip rot-0$/
+          .test(p)
+      ),
+      problems.join("\n"),
+    );
+    deepStrictEqual(leg.clauses?.["resume resolution"]?.failures, 1);
   },
 });
 
