@@ -174,6 +174,11 @@ const CAUGHT: [string, string, RegExp][] = [
     /^resume resolution: resolveResumeSessionId\(main\) = main, expected the live tip rot-0$/,
   ],
   [
+    "reopen_orphan_with_child",
+    "rotate",
+    /^resume resolution: reopenOrphanedCompressionSession\(main\) returned true for a parent with a published continuation$/,
+  ],
+  [
     "message_count_stale",
     "batch",
     /^batch atomicity: messageCount\(main\) = \d+, \d+ active rows$/,
@@ -182,6 +187,11 @@ const CAUGHT: [string, string, RegExp][] = [
     "append_to_ended_accepted",
     "ensure+end+reopen",
     /^ends and reopens: an append to the ended session ens returned \d+, not SessionEndedError/,
+  ],
+  [
+    "end_ack_before_commit",
+    "ensure+end+end",
+    /^durability: acknowledged operation 1 \(end\) lost: the recovered state is the one before operation 1$/,
   ],
   [
     "refresh_ignores_holder",

@@ -4,7 +4,8 @@
 // sessions, and an open one taking them (10); a renewed lease held and renewable by its
 // holder only (11); the pending list exactly the pending handoffs (12); a refused write
 // typed and changing nothing (13); every session of a rotation chain resolving to its one
-// live tip (8). The probes write, so they run on a copy of the recovered files.
+// live tip, and no parent with a continuation reopened as an orphan (8). The probes write,
+// so they run on a copy of the recovered files.
 import { basename, join } from "node:path";
 import { exists } from "../../../internal/fs.ts";
 import { answerOf, describeAnswer, verdict } from "../../../cells/contract/typed.ts";
@@ -205,6 +206,27 @@ async function checkResolution(store: SweepStore, input: ClauseInput): Promise<v
       input.fail(
         NEW_CLAUSES.resume,
         `findLiveCompressionChild(${s.id}) = ${found}, expected ${expected}`,
+      );
+    }
+  }
+  await probeReopenOrphan(store, input, chain.filter((s) => next(s.id)).map((s) => s.id));
+}
+
+/** Cell 8: a parent with a published continuation is never reopened as an orphan (after the reads: it writes). */
+async function probeReopenOrphan(
+  store: SweepStore,
+  input: ClauseInput,
+  parents: readonly string[],
+): Promise<void> {
+  if (!store.reopenOrphanedCompressionSession) return;
+  for (const id of parents) {
+    const answer = await answerOf(() => store.reopenOrphanedCompressionSession!(id));
+    if (verdict(answer) === "accepted") {
+      input.fail(
+        NEW_CLAUSES.resume,
+        `reopenOrphanedCompressionSession(${id}) ${
+          describeAnswer(answer)
+        } for a parent with a published continuation`,
       );
     }
   }
