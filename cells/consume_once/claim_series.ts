@@ -8,7 +8,7 @@
 import { countReady } from "../../harness/barrier.ts";
 import { type Child, classifyExit } from "../../harness/child.ts";
 import type { CellRun } from "../engine/cell.ts";
-import { recorder } from "../moves/kill_series.ts";
+import { seriesRecorder } from "../moves/kill_series.ts";
 import { stopBeforeLockCall, type StopResult, walkLockStops } from "../moves/stop_at_lock.ts";
 import { openTargetStore } from "../contract/target.ts";
 import { CLAIMANT } from "./_children.ts";
@@ -106,12 +106,7 @@ function stopAt(ctx: CellRun, k: number, library: string): Promise<StopResult> {
  * ```
  */
 export async function claimSeries(ctx: CellRun, t: Deno.TestContext): Promise<void> {
-  const lib = await recorder();
-  if (!lib.path) {
-    ctx.note("claimSeries", `not run: ${lib.reason}`);
-    console.error(`  claim series not run: ${lib.reason}`);
-    return;
-  }
+  const library = await seriesRecorder("claim series");
   await walkLockStops(ctx, t, {
     names: {
       key: "claimSeries",
@@ -123,7 +118,7 @@ export async function claimSeries(ctx: CellRun, t: Deno.TestContext): Promise<vo
       log: ({ stops, raced }) =>
         `  claim series: ${stops} stop(s) in the claim, every claimant stopped at ${raced}`,
     },
-    stopAt: (k) => stopAt(ctx, k, lib.path!),
+    stopAt: (k) => stopAt(ctx, k, library),
     maxStops: 60,
   });
 }

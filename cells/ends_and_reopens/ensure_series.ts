@@ -7,7 +7,7 @@
 // an atomic store gives (one session with every message; one `true`).
 import { countReady } from "../../harness/barrier.ts";
 import type { CellRun } from "../engine/cell.ts";
-import { recorder } from "../moves/kill_series.ts";
+import { seriesRecorder } from "../moves/kill_series.ts";
 import { stopBeforeLockCall, type StopResult, walkLockStops } from "../moves/stop_at_lock.ts";
 import { judgeRace, prepareRace, type RacedOp, racerName } from "./_race_state.ts";
 import { ENSURER } from "./_children.ts";
@@ -81,13 +81,8 @@ function stopAt(ctx: CellRun, op: RacedOp, k: number, library: string): Promise<
  * ```
  */
 export async function racerSeries(ctx: CellRun, t: Deno.TestContext, op: RacedOp): Promise<void> {
-  const lib = await recorder();
   const method = `${op}Session`;
-  if (!lib.path) {
-    ctx.note(`${op}Series`, `not run: ${lib.reason}`);
-    console.error(`  ${op} series not run: ${lib.reason}`);
-    return;
-  }
+  const library = await seriesRecorder(`${op} series`);
   await walkLockStops(ctx, t, {
     names: {
       key: `${op}Series`,
@@ -99,7 +94,7 @@ export async function racerSeries(ctx: CellRun, t: Deno.TestContext, op: RacedOp
       log: ({ stops, raced }) =>
         `  ${op} series: ${stops} stop(s) in ${method}, every racer stopped at ${raced}`,
     },
-    stopAt: (k) => stopAt(ctx, op, k, lib.path!),
+    stopAt: (k) => stopAt(ctx, op, k, library),
     maxStops: 60,
   });
 }

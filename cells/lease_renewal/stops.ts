@@ -5,7 +5,7 @@
 import { HarnessError } from "../../harness/harness_error.ts";
 import { exists } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
-import { recorder } from "../moves/kill_series.ts";
+import { seriesRecorder } from "../moves/kill_series.ts";
 import {
   competitorWalkNames,
   readReport,
@@ -132,12 +132,7 @@ export async function renewalStops(
   leaseMs: number,
 ): Promise<void> {
   const key = "stopSeries.refreshCompressionLock";
-  const lib = await recorder();
-  if (!lib.path) {
-    ctx.note(key, `not run: ${lib.reason}`);
-    console.error(`  stop series refreshCompressionLock not run: ${lib.reason}`);
-    return;
-  }
+  const library = await seriesRecorder("stop series refreshCompressionLock");
   await walkLockStops(ctx, t, {
     names: competitorWalkNames({
       key,
@@ -145,6 +140,6 @@ export async function renewalStops(
       what: "a renewal after its lease lapsed and another holder took over",
       mover: "the new holder",
     }),
-    stopAt: (k) => stopAt(ctx, k, { library: lib.path!, leaseMs }),
+    stopAt: (k) => stopAt(ctx, k, { library, leaseMs }),
   });
 }

@@ -19,7 +19,7 @@ import {
   type StopResult,
   walkLockStops,
 } from "./stop_at_lock.ts";
-import { recorder } from "./kill_series.ts";
+import { seriesRecorder } from "./kill_series.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
 import { loadTarget, openTargetStore, type Store } from "../contract/target.ts";
 import { FENCE_CHILD } from "./_children.ts";
@@ -330,13 +330,8 @@ async function walkStops(
   t: Deno.TestContext,
   scenario: StopScenario,
 ): Promise<void> {
-  const lib = await recorder();
+  const library = await seriesRecorder(`stop series ${scenario.name}`);
   const key = `stopSeries.${scenario.name}`;
-  if (!lib.path) {
-    ctx.note(key, `not run: ${lib.reason}`);
-    console.error(`  stop series ${scenario.name} not run: ${lib.reason}`);
-    return;
-  }
   await walkLockStops(ctx, t, {
     names: competitorWalkNames({
       key,
@@ -344,7 +339,7 @@ async function walkStops(
       what: scenario.what,
       mover: "the new owner",
     }),
-    stopAt: (k) => stopAt(ctx, scenario, k, lib.path!),
+    stopAt: (k) => stopAt(ctx, scenario, k, library),
   });
 }
 

@@ -50,6 +50,30 @@ export function recorder(): Promise<{ path?: string; reason?: string }> {
 }
 
 /**
+ * The recorder's library for a series that kills or stops a child inside an operation.
+ * Without it the clause would be judged only where random kills fell, weaker than a cell
+ * promises for a store that declares no crash points, so its absence ends the cell in
+ * ERROR with the reason, never in a PASS.
+ *
+ * @param what The series, for the message (e.g. `kill series for appendMessage`).
+ * @returns The library's path.
+ * @throws {HarnessError} Where this machine cannot build the recorder.
+ * @example
+ * ```ts ignore
+ * import { seriesRecorder } from "./kill_series.ts";
+ * const library = await seriesRecorder("kill series for appendMessage");
+ * ```
+ */
+export async function seriesRecorder(what: string): Promise<string> {
+  const lib = await recorder();
+  if (lib.path) return lib.path;
+  throw new HarnessError(
+    `Cannot run the ${what}: ${lib.reason} (the file-system call recorder needs Linux with ` +
+      `glibc and a C compiler; "deno task recorder" builds it)`,
+  );
+}
+
+/**
  * A series child's environment: the recorder watching `<dir>/db`, logging to
  * `<dir>/fsrec.log`, the child's operation marks in `<dir>/marks.jsonl`, and `moves`.
  */
@@ -178,19 +202,13 @@ export async function killSeries(
   c: SeriesCase,
 ): Promise<void> {
   const { kind, maxStates = 200 } = c;
-  const lib = await recorder();
+  const library = await seriesRecorder(`kill series for ${c.op}`);
   const key = `killSeries.${c.op}`;
-  if (!lib.path) {
-    // Said out loud: the operation was only killed where random kills fell.
-    ctx.note(key, `not run: ${lib.reason}`);
-    console.error(`  kill series for ${c.op} not run: ${lib.reason}`);
-    return;
-  }
   let inside = 0;
   let completed = false;
   const name = walkName(ctx, c);
   for (let k = 1; k <= maxStates && !completed; k++) {
-    const ended = await killAtCall(ctx, t, { c, library: lib.path, k, name });
+    const ended = await killAtCall(ctx, t, { c, library, k, name });
     if (ended === "stray") return;
     if (ended === "completed") completed = true;
     else inside++;

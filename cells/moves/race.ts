@@ -10,7 +10,7 @@ import { type Child, reapAll } from "../../harness/child.ts";
 import { WaitError, waitFor } from "../../harness/wait_for.ts";
 import { exists } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
-import { recorder, seriesEnv } from "./kill_series.ts";
+import { seriesEnv, seriesRecorder } from "./kill_series.ts";
 import { processStopped } from "./kill.ts";
 import { openTargetStore } from "../contract/target.ts";
 import { RACE_CHILD } from "./_children.ts";
@@ -199,19 +199,14 @@ async function raceAt(ctx: CellRun, op: RaceOp, k: number, library: string): Pro
  * ```
  */
 export async function raceSeries(ctx: CellRun, t: Deno.TestContext, op: RaceOp): Promise<void> {
-  const lib = await recorder();
+  const library = await seriesRecorder(`race series for ${op}`);
   const key = `raceSeries.${op}`;
-  if (!lib.path) {
-    ctx.note(key, `not run: ${lib.reason}`);
-    console.error(`  race series for ${op} not run: ${lib.reason}`);
-    return;
-  }
   const maxStops = 100;
   let stops = 0;
   let racedWhileStopped = 0;
   let completed = false;
   for (let k = 1; k <= maxStops && !completed; k++) {
-    const race = await raceAt(ctx, op, k, lib.path);
+    const race = await raceAt(ctx, op, k, library);
     if (race.completed) {
       completed = true;
       if (race.failed) {

@@ -258,10 +258,4 @@ async function killKind(
   for (const scenario of scenarios) {
     await judgeScenario(ctx, t, { scenario, choice, obligations: counts.obligations });
   }
-  const unforced = scenarios.find((s) => s.forced.notForced)?.forced.notForced;
-  if (unforced && !ctx.figures.forcedWorstCase) {
-    // Said out loud: the sweepers were only released together.
-    ctx.note("forcedWorstCase", `not run: ${unforced}`);
-    console.error(`  forced worst case of cell 5's sweepers not run: ${unforced}`);
-  }
 }

@@ -12,7 +12,7 @@ import { WaitError, waitFor } from "../../harness/wait_for.ts";
 import { exists } from "../../internal/fs.ts";
 import { recorderEnv } from "../../recorder/record.ts";
 import type { CellRun } from "../engine/cell.ts";
-import { OP_MARKS_ENV, recorder } from "../moves/kill_series.ts";
+import { OP_MARKS_ENV, seriesRecorder } from "../moves/kill_series.ts";
 import { RECOVERER } from "./_children.ts";
 
 /** One sweeper's signal files. */
@@ -28,14 +28,12 @@ interface Hold {
 /** Sweepers spawned for a forced race. */
 export interface Sweepers {
   children: Child[];
-  /** Their holds, or why none (no recorder). */
-  holds: Hold[] | string;
+  /** Their holds. */
+  holds: Hold[];
 }
 
 /** How the forced race went. */
 export interface ForcedRace {
-  /** Why it was not forced, when it was not. */
-  notForced?: string;
   /** Sweepers held after their read, before any write. */
   held: number;
   /** Sweepers refused a lock while another was held (they could not read before it wrote). */
@@ -75,7 +73,7 @@ export interface SweeperPlan {
  */
 export async function spawnSweepers(ctx: CellRun, plan: SweeperPlan): Promise<Sweepers> {
   const { dir, dbDir, count, args } = plan;
-  const lib = await recorder();
+  const library = await seriesRecorder("forced race of cell 5's recoverers");
   const children: Child[] = [];
   const holds: Hold[] = [];
   for (let i = 0; i < count; i++) {
@@ -86,25 +84,23 @@ export async function spawnSweepers(ctx: CellRun, plan: SweeperPlan): Promise<Sw
       marks: `${dir}/hold-${name}.marks.jsonl`,
     };
     holds.push(hold);
-    const env = lib.path
-      ? {
-        ...recorderEnv({
-          library: lib.path,
-          watched: dbDir,
-          log: `${dir}/hold-${name}.fsrec.log`,
-          mark: hold.marks,
-          armAfterMarks: 1,
-          stopAt: 1,
-          stopKind: "write",
-          stopFile: hold.stop,
-          refusedFile: hold.refused,
-        }),
-        [OP_MARKS_ENV]: hold.marks,
-      }
-      : {};
+    const env = {
+      ...recorderEnv({
+        library,
+        watched: dbDir,
+        log: `${dir}/hold-${name}.fsrec.log`,
+        mark: hold.marks,
+        armAfterMarks: 1,
+        stopAt: 1,
+        stopKind: "write",
+        stopFile: hold.stop,
+        refusedFile: hold.refused,
+      }),
+      [OP_MARKS_ENV]: hold.marks,
+    };
     children.push(ctx.spawn(RECOVERER, args(name), { env }));
   }
-  return { children, holds: lib.path ? holds : `the recorder is not available: ${lib.reason}` };
+  return { children, holds };
 }
 
 function describeHold(child: Child, hold: Hold, continued: boolean): string {
@@ -131,10 +127,6 @@ export async function raceForced(sweepers: Sweepers, barrier: string): Promise<F
   const { children, holds } = sweepers;
   releaseBarrier(barrier);
   const done = () => children.every((c) => c.exited !== undefined);
-  if (typeof holds === "string") {
-    await waitFor(done, { what: "the racing recoverers to finish", deadlineMs: 60_000 });
-    return { notForced: holds, held: 0, heldOut: 0, finished: children.length, unreached: [] };
-  }
   // Once the stop file exists the sweeper makes no call but its own SIGSTOP: it has not
   // written, and will not until it is continued.
   const isHeld = (i: number) => exists(holds[i]!.stop) && children[i]!.exited === undefined;

@@ -221,8 +221,7 @@ function record(
   ctx.note(label, {
     arrivals: s.arrivals.length,
     states: s.reads[0].obligations.map((o) => o.state).join(" "),
-    forced: s.forced.notForced ??
-      { held: s.forced.held, heldOut: s.forced.heldOut, finished: s.forced.finished },
+    forced: { held: s.forced.held, heldOut: s.forced.heldOut, finished: s.forced.finished },
     booking: s.booking,
   });
   const kills = [
@@ -324,17 +323,15 @@ async function processSteps(t: Deno.TestContext, label: string, s: Scenario): Pr
       );
     },
   );
-  if (!s.forced.notForced) {
-    await t.step(
-      `${label}: forced worst case: each sweeper held after its read until every other had read or was held out by its lock`,
-      () => {
-        // The order could not be shown (a lock the recorder does not see): the suite's failure.
-        if (s.forced.unreached.length) {
-          throw new HarnessError(`not reached by ${s.forced.unreached.join("; ")}`);
-        }
-      },
-    );
-  }
+  await t.step(
+    `${label}: forced worst case: each sweeper held after its read until every other had read or was held out by its lock`,
+    () => {
+      // The order could not be shown (a lock the recorder does not see): the suite's failure.
+      if (s.forced.unreached.length) {
+        throw new HarnessError(`not reached by ${s.forced.unreached.join("; ")}`);
+      }
+    },
+  );
 }
 
 /**

@@ -25,7 +25,7 @@ import {
   walkLockStops,
 } from "../moves/stop_at_lock.ts";
 import { killLanding } from "../moves/kill.ts";
-import { OP_MARKS_ENV, recorder } from "../moves/kill_series.ts";
+import { OP_MARKS_ENV, seriesRecorder } from "../moves/kill_series.ts";
 import { recorderEnv } from "../../recorder/record.ts";
 import { readObligation } from "./state.ts";
 import { copyStoreFiles } from "./sweep_atomicity.ts";
@@ -290,12 +290,7 @@ export async function outboxStops(
 ): Promise<void> {
   const walks = WALKS.filter((w) => ![...listed].some((p) => p.startsWith(`${w.write}:`)));
   if (!walks.length) return;
-  const lib = await recorder();
-  if (!lib.path) {
-    ctx.note("stopSeries", `not run: ${lib.reason}`);
-    console.error(`  cell 5's stop series not run: ${lib.reason}`);
-    return;
-  }
+  const library = await seriesRecorder("stop series of cell 5");
   const base = ctx.run.file("stops");
   const pristine = `${base}/pristine`;
   await Deno.mkdir(pristine, { recursive: true });
@@ -319,6 +314,6 @@ export async function outboxStops(
       ctx.note("stopSeries.markAttempting", "not run: the store has no markUnknown or markFailed");
       continue;
     }
-    await walkStops(ctx, t, walk, { library: lib.path, pristine });
+    await walkStops(ctx, t, walk, { library, pristine });
   }
 }
