@@ -1,17 +1,14 @@
 import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
-import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
 import type { StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore } from "../contract/target.ts";
 import {
-  checkStates,
   parseAcks,
   type PowerLossOptions,
   type PowerLossRun,
   type PowerLossRunOptions,
-  recordAndKill,
-  runFiles,
 } from "../power_loss/record.ts";
+import { writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
 import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import { type BatchEntry, memberOf, writerSessions } from "./batches.ts";
@@ -123,23 +120,26 @@ function resumeBatches(run: PowerLossRunOptions): PowerLossResume<BatchPowerLoss
  * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
  * ```
  */
-export async function powerLossBatchRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
-  const seed = options.seed ?? runSeed();
-  const random = seededRandom(seed);
-  const batches = options.minAcknowledged ?? 10;
-  // The journal holds two lines a batch: the random kill waits for the lines.
-  const run = { ...options, seed, minAcknowledged: 2 * batches };
-  const files = runFiles(run.dir);
-  const selfKill = run.kill === "ack" ? [String(batches + Math.floor(random() * batches))] : [];
-  await recordAndKill(run, files, {
-    script: BATCH_WRITER,
-    args: [files.db, files.acks, WRITER, ...selfKill],
-    what: "journal lines (two a batch)",
-  });
-  return checkStates(run, files, {
-    judge: (db, lines) => judgeState(run, db, parseAcks<BatchEntry>(lines)),
-    resume: resumeBatches(run),
-    acknowledged: (lines) => acknowledgedBatches(parseAcks<BatchEntry>(lines)),
+export function powerLossBatchRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  return writerRun(options, {
+    operations: 10,
+    // Two journal lines a batch: its invocation and its acknowledgement.
+    linesPerOperation: 2,
+    writer: ({ files, run, operations: batches, random }) => ({
+      script: BATCH_WRITER,
+      args: [
+        files.db,
+        files.acks,
+        WRITER,
+        ...(run.kill === "ack" ? [String(batches + Math.floor(random() * batches))] : []),
+      ],
+      what: "journal lines (two a batch)",
+    }),
+    judging: (run) => ({
+      judge: (db, lines) => judgeState(run, db, parseAcks<BatchEntry>(lines)),
+      resume: resumeBatches(run),
+      acknowledged: (lines) => acknowledgedBatches(parseAcks<BatchEntry>(lines)),
+    }),
   });
 }
 

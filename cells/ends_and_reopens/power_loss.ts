@@ -1,18 +1,15 @@
 import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
-import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
 import { soundness, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore } from "../contract/target.ts";
 import { answerOf } from "../contract/typed.ts";
 import {
-  checkStates,
   parseAcks,
   type PowerLossOptions,
   type PowerLossRun,
   type PowerLossRunOptions,
-  recordAndKill,
-  runFiles,
 } from "../power_loss/record.ts";
+import { writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
 import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import { BYSTANDERS, CYCLED, type CycleEntry, refusedAsEnded } from "./cycles.ts";
@@ -161,25 +158,25 @@ function resumeCycles(run: PowerLossRunOptions): PowerLossResume<CycledJudgement
  * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
  * ```
  */
-export async function powerLossEndsRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
-  const seed = options.seed ?? runSeed();
-  const random = seededRandom(seed);
-  const cycles = options.minAcknowledged ?? 6;
-  // The journal holds seven lines a cycle: the random kill waits for the lines.
-  const run = { ...options, seed, minAcknowledged: CYCLE_LINES * cycles };
-  const files = runFiles(run.dir);
-  // A life's reopens count its start: the k-th reopen follows the k-th end.
-  const op = seed % 2 ? "end" : "reopen";
-  const killAt = run.kill === "ack" ? [`${op}@${cycles + Math.floor(random() * cycles)}`] : [];
-  await recordAndKill(run, files, {
-    script: CYCLER,
-    args: [files.db, files.acks, "-", ...killAt],
-    what: "journal lines (seven a cycle)",
-  });
-  return checkStates(run, files, {
-    judge: (db, lines) => judgeState(run.target, db, parseAcks<CycleEntry>(lines)),
-    resume: resumeCycles(run),
-    acknowledged: (lines) => answered(parseAcks<CycleEntry>(lines)),
+export function powerLossEndsRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  return writerRun(options, {
+    operations: 6,
+    linesPerOperation: CYCLE_LINES,
+    writer: ({ files, run, operations: cycles, random }) => {
+      // A life's reopens count its start: the k-th reopen follows the k-th end.
+      const op = run.seed % 2 ? "end" : "reopen";
+      const killAt = run.kill === "ack" ? [`${op}@${cycles + Math.floor(random() * cycles)}`] : [];
+      return {
+        script: CYCLER,
+        args: [files.db, files.acks, "-", ...killAt],
+        what: "journal lines (seven a cycle)",
+      };
+    },
+    judging: (run) => ({
+      judge: (db, lines) => judgeState(run.target, db, parseAcks<CycleEntry>(lines)),
+      resume: resumeCycles(run),
+      acknowledged: (lines) => answered(parseAcks<CycleEntry>(lines)),
+    }),
   });
 }
 

@@ -1,17 +1,14 @@
 import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
-import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import type { StoredSession } from "../contract/target.ts";
 import {
-  checkStates,
   parseAcks,
   type PowerLossOptions,
   type PowerLossRun,
   type PowerLossRunOptions,
-  recordAndKill,
-  runFiles,
 } from "../power_loss/record.ts";
+import { writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
 import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import { type ChainAck, type ResolutionView, resumedChildOf } from "./_chain.ts";
@@ -240,27 +237,26 @@ function resumeChain(run: PowerLossRunOptions): PowerLossResume<ChainJudgement> 
  * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
  * ```
  */
-export async function powerLossResolutionRun(
-  options: PowerLossRunOptions,
-): Promise<PowerLossRun> {
-  const seed = options.seed ?? runSeed();
-  const random = seededRandom(seed);
-  const run = { ...options, seed, minAcknowledged: options.minAcknowledged ?? 14 };
-  const files = runFiles(run.dir);
-  // Two rotations a chain of seven acknowledgements: die after the k-th rotation's commit.
-  const rotations = Math.max(2, Math.round(run.minAcknowledged / 3.5));
-  const env: Record<string, string> = run.kill === "ack"
-    ? { SESSION_DB_CRASH_AT: `${AFTER_COMMIT}@${rotations + Math.floor(random() * 2)}` }
-    : {};
-  await recordAndKill(run, files, {
-    script: CHAIN_ROTATOR,
-    args: [files.db, files.acks],
-    what: "appends and rotations",
-    env,
-  });
-  return checkStates(run, files, {
-    judge: (db, lines) => judgeChains(run.target, db, parseAcks<ChainAck>(lines)),
-    resume: resumeChain(run),
+export function powerLossResolutionRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  return writerRun(options, {
+    operations: 14,
+    writer: ({ files, run, random }) => {
+      // Two rotations a chain of seven acknowledgements: die after the k-th rotation's commit.
+      const rotations = Math.max(2, Math.round(run.minAcknowledged / 3.5));
+      const env: Record<string, string> = run.kill === "ack"
+        ? { SESSION_DB_CRASH_AT: `${AFTER_COMMIT}@${rotations + Math.floor(random() * 2)}` }
+        : {};
+      return {
+        script: CHAIN_ROTATOR,
+        args: [files.db, files.acks],
+        what: "appends and rotations",
+        env,
+      };
+    },
+    judging: (run) => ({
+      judge: (db, lines) => judgeChains(run.target, db, parseAcks<ChainAck>(lines)),
+      resume: resumeChain(run),
+    }),
   });
 }
 
