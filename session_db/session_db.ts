@@ -2,8 +2,7 @@ import { sqliteVersion } from "./sqlite/database.ts";
 import { crashPoint } from "./crash_points.ts";
 import { APPEND_SQL } from "./statements.ts";
 import type { JournalMode } from "./journal_mode.ts";
-import { CompressionSessionClosedError } from "./errors.ts";
-import { type Connection, now } from "./_connection.ts";
+import type { Connection } from "./_connection.ts";
 import { openConnection } from "./_open.ts";
 import {
   MESSAGE_COLUMNS,
@@ -13,9 +12,10 @@ import {
   toMessage,
   toSession,
 } from "./_rows.ts";
-import { checkMessage, checkSessionId, checkText } from "./_validate.ts";
+import { checkMessage, checkSessionId } from "./_validate.ts";
 import { checkInvariants } from "./_invariants.ts";
 import * as handoff from "./_handoff.ts";
+import * as sessions from "./_sessions.ts";
 import * as rotation from "./_rotation.ts";
 import * as rewind from "./_rewind.ts";
 import * as outbox from "./_outbox.ts";
@@ -129,17 +129,7 @@ export class SessionDB {
    * @returns The stored session.
    */
   createSession(id: string, options: NewSession = {}): Session {
-    checkSessionId(id);
-    checkText(options.source, "session source");
-    checkText(options.title, "session title");
-    this.#conn.write("createSession", () => {
-      this.#conn.stmt(APPEND_SQL.createSession).run(
-        id,
-        options.source ?? "cli",
-        now(),
-        options.title ?? null,
-      );
-    });
+    sessions.createSession(this.#conn, id, options);
     return this.getSession(id)!;
   }
 
@@ -162,13 +152,7 @@ export class SessionDB {
    * @returns `true` when this call ended it, `false` when it had already ended.
    */
   endSession(id: string, reason: string): boolean {
-    checkSessionId(id);
-    return this.#conn.write("endSession", () => {
-      this.#conn.requireSession(id);
-      return this.#conn.stmt(
-        "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
-      ).run(now(), reason, id) === 1;
-    });
+    return sessions.endSession(this.#conn, id, reason);
   }
 
   /**
@@ -179,20 +163,7 @@ export class SessionDB {
    * @returns `true` when it was ended and is now open.
    */
   reopenSession(id: string): boolean {
-    checkSessionId(id);
-    return this.#conn.write("reopenSession", () => {
-      const session = this.#conn.requireSession(id);
-      if (session.end_reason === "compression" && this.#conn.continuationOf(id)) {
-        throw new CompressionSessionClosedError(
-          `Cannot reopen session "${id}": it was rotated by compression into "${
-            this.#conn.continuationOf(id)
-          }" (resume that session instead)`,
-        );
-      }
-      return this.#conn.stmt(
-        "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ? AND ended_at IS NOT NULL",
-      ).run(id) === 1;
-    });
+    return sessions.reopenSession(this.#conn, id);
   }
 
   /**

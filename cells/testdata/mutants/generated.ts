@@ -166,6 +166,7 @@ const ROOT = new URL("../../../", import.meta.url);
 /** The files whose write transactions are mutated. */
 const OPERATION_FILES = [
   "session_db.ts",
+  "_sessions.ts",
   "_handoff.ts",
   "_rotation.ts",
   "_rewind.ts",
