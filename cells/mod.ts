@@ -81,6 +81,8 @@ export { powerLossOutboxCell } from "./outbox_exactly_once/power_loss.ts";
 export { powerLossResolutionCell } from "./resume_resolution/power_loss.ts";
 export { powerLossBatchCell } from "./batch_atomicity/power_loss.ts";
 export { powerLossEndsCell } from "./ends_and_reopens/power_loss.ts";
+export { powerLossRenewalCell } from "./lease_renewal/power_loss.ts";
+export { powerLossHandoffCell } from "./pending_handoffs/power_loss.ts";
 
 // What the cells report, and the known failure patterns they diagnose.
 export {

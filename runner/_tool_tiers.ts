@@ -31,10 +31,10 @@ export interface UnitContext {
 
 /**
  * The power-loss cells in units per leg of about equal work (cell 1 and 5, cells 3 and 4,
- * cells 8, 9 and 10), so that slots share a leg's states: each unit is one child and one
- * probe.
+ * cells 8, 9 and 10, cells 11 and 12), so that slots share a leg's states: each unit is one
+ * child and one probe.
  */
-const POWER_LOSS_UNITS: readonly (readonly number[])[] = [[1, 5], [3, 4], [8, 9, 10]];
+const POWER_LOSS_UNITS: readonly (readonly number[])[] = [[1, 5], [3, 4], [8, 9, 10], [11, 12]];
 
 /** Why the sweep of named crash points skips a target that declares none. */
 export const NO_CRASH_POINTS = "the target declares no crash points (export crashPoints())";

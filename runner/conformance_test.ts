@@ -30,10 +30,10 @@ Deno.test("tiers: a store on its own SQLite gets the power-loss cells and the fi
     skipKind: "no-crash-points",
   });
   strictEqual(tierSkip("sweep", caps({ crashPoints: 3 })), undefined);
-  deepStrictEqual(tierUnits("powerloss-cells", caps()), [[1, 5], [3, 4], [8, 9, 10]]);
+  deepStrictEqual(tierUnits("powerloss-cells", caps()), [[1, 5], [3, 4], [8, 9, 10], [11, 12]]);
   const noOutbox = caps();
   noOutbox.cells[5] = { available: false, missing: ["recordObligation"] };
-  deepStrictEqual(tierUnits("powerloss-cells", noOutbox), [[1], [3, 4], [8, 9, 10]]);
+  deepStrictEqual(tierUnits("powerloss-cells", noOutbox), [[1], [3, 4], [8, 9, 10], [11, 12]]);
 });
 
 Deno.test("tiers: without the recorder or an open store, the later tiers say why", () => {

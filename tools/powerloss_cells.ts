@@ -1,5 +1,5 @@
 /**
- * `deno task powerloss-cells`: the power-loss tier's cells (1, 3, 4, 5, 8, 9 and 10) for any target,
+ * `deno task powerloss-cells`: the power-loss tier's cells (1, 3, 4, 5, 8 to 12) for any target,
  * a thin command line over {@linkcode powerLossCellsTier} (`runner/sweep/`): the writer's
  * file-system calls are recorded by the LD_PRELOAD recorder and every state a power loss
  * at each sync point may leave under the profile is judged (the torn last writes
@@ -29,7 +29,7 @@ import { loadAverage } from "./_table.ts";
 import { endStatesRun, statesRequest } from "./_states_run.ts";
 
 /** The power-loss cells. */
-const CELLS = [1, 3, 4, 5, 8, 9, 10];
+const CELLS = [1, 3, 4, 5, 8, 9, 10, 11, 12];
 const JSON_REPORT = ".cache/powerloss-cells/report.json";
 
 /** Environment variables that set a target's durability policy, passed to its writers. */
@@ -43,7 +43,7 @@ const POLICY_ENV = [
 /** The tool's command line (its `--help`). */
 export const POWERLOSS_CELLS_CLI: ToolSpec = {
   usage: "deno task powerloss-cells",
-  summary: `Runs the power-loss tier's cells (1, 3, 4, 5, 8, 9 and 10) for any target on every leg x
+  summary: `Runs the power-loss tier's cells (1, 3, 4, 5, 8 to 12) for any target on every leg x
 library: the writer's file-system calls are recorded by the LD_PRELOAD recorder, it is
 SIGKILLed, and every state a power loss at each sync point may leave under the persistence
 profile is judged (the torn last writes enumerated); a sample of the recovered states is

@@ -3,3 +3,5 @@
 
 /** `children/holder.ts`. */
 export const HOLDER: URL = new URL("./children/holder.ts", import.meta.url);
+/** `children/renewer.ts`. */
+export const RENEWER: URL = new URL("./children/renewer.ts", import.meta.url);

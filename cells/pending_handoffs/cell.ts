@@ -90,7 +90,7 @@ async function pendingRun(
   const started = performance.now();
   const settles = await settlingMethods(ctx);
   const db = ctx.run.file("handoffs.db");
-  const start = await setUpHandoffs(ctx, db, settles);
+  const start = await setUpHandoffs(ctx.target, db, settles);
   // Every kind of handoff at once, before any child changes one: the list judged as set up.
   if (!await judgeLife(ctx, t, { label: "setup", db, start, entries: [] })) return;
   await handoffRounds(ctx, t, { db, start, rounds: options.rounds ?? 3 });

@@ -48,11 +48,11 @@ async function apply(store: Store, id: string, op: Op): Promise<void> {
  * states.
  */
 export async function setUpHandoffs(
-  ctx: CellRun,
+  target: string,
   db: string,
   settles: { complete: boolean; fail: boolean },
 ): Promise<Record<string, HandoffState>> {
-  const store = await openTargetStore(ctx.target, db);
+  const store = await openTargetStore(target, db);
   const states: Record<string, HandoffState> = {};
   try {
     for (const [i, history] of HISTORIES.entries()) {

@@ -23,10 +23,13 @@
  *
  * Each clause's folder holds its power-loss cell (`prefix_durability/power_loss.ts`,
  * `rotation_atomicity/…`, `fork_determinism/…`, `outbox_exactly_once/…`,
- * `resume_resolution/…`, `batch_atomicity/…`, `ends_and_reopens/…`), judging its crash
- * states with the judge of its SIGKILL cell; their shared machinery is here (`record.ts`,
- * `steps.ts`, `resume.ts`, `pattern.ts`), and `../power_loss_cells.ts` gives them all at
- * once.
+ * `resume_resolution/…`, `batch_atomicity/…`, `ends_and_reopens/…`, `lease_renewal/…`,
+ * `pending_handoffs/…`), judging its crash states with the judge of its SIGKILL cell; their
+ * shared machinery is here (`record.ts`, `writer_run.ts` (a cell's writer recorded, killed
+ * after the k-th acknowledgement, every state judged), `steps.ts`, `resume.ts`,
+ * `pattern.ts`), and `../power_loss_cells.ts` gives them all at once. Cells 8 to 12 are
+ * checked against the reference store and their planted mutants by
+ * `cells_8_to_12_itest.ts`.
  *
  * @example
  * ```ts ignore

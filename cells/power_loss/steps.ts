@@ -166,9 +166,9 @@ export async function powerLossCell(
   return defineCell({ ...spec, preloads: true }, options);
 }
 
-/** What sets one of cells 1, 3, 4, 8, 9 and 10 apart in the tier. */
+/** What sets one of cells 1, 3, 4, 8, 9, 10, 11 and 12 apart in the tier. */
 export interface KillCellSpec {
-  id: 1 | 3 | 4 | 8 | 9 | 10;
+  id: 1 | 3 | 4 | 8 | 9 | 10 | 11 | 12;
   title: string;
   /** What its operations are called in the steps, e.g. `appends`. */
   what: string;

@@ -11,6 +11,8 @@ import type { PowerLossOptions } from "../../cells/power_loss/mod.ts";
 import { powerLossBatchCell } from "../../cells/batch_atomicity/power_loss.ts";
 import { powerLossEndsCell } from "../../cells/ends_and_reopens/power_loss.ts";
 import { powerLossForkCell } from "../../cells/fork_determinism/power_loss.ts";
+import { powerLossHandoffCell } from "../../cells/pending_handoffs/power_loss.ts";
+import { powerLossRenewalCell } from "../../cells/lease_renewal/power_loss.ts";
 import { powerLossOutboxCell } from "../../cells/outbox_exactly_once/power_loss.ts";
 import { powerLossPrefixCell } from "../../cells/prefix_durability/power_loss.ts";
 import { powerLossRotationCell } from "../../cells/rotation_atomicity/power_loss.ts";
@@ -35,6 +37,8 @@ export const POWER_LOSS_CELLS: Readonly<
   8: powerLossResolutionCell,
   9: powerLossBatchCell,
   10: powerLossEndsCell,
+  11: powerLossRenewalCell,
+  12: powerLossHandoffCell,
 };
 
 /** The knobs of the named-point sweep (`sweep` tier). */

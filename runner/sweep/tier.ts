@@ -5,7 +5,7 @@
  *   `syscalls-crash` (SIGKILL before every recorded file-system call) and
  *   `syscalls-power-loss` (every power-loss state of every sync point, the torn last
  *   writes enumerated), each with resume after recovery in the recorded-call tiers;
- * - {@linkcode powerLossCellsTier}: the power-loss cells 1, 3, 4, 5, 8, 9 and 10.
+ * - {@linkcode powerLossCellsTier}: the power-loss cells 1, 3, 4, 5 and 8 to 12.
  *
  * Each returns a {@linkcode TierOutcome}: an `Outcome` per clause × leg × library with its
  * status, failed checks, evidence folder, replay command, figures and `judged` count. A
@@ -343,7 +343,7 @@ export async function sweepTier(options: SweepTierOptions): Promise<TierOutcome>
 }
 
 /**
- * The power-loss cells (1, 3, 4, 5, 8, 9, 10) as a tier, on every leg × library asked for: states,
+ * The power-loss cells (1, 3, 4, 5, 8 to 12) as a tier, on every leg × library asked for: states,
  * torn states and resumes judged per cell, a FAIL with its checks and, for a known
  * pattern, its cause and fix.
  *

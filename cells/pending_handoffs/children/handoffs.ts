@@ -1,7 +1,8 @@
 // Cell 12's child, in one of three modes. Each operation is journaled before it is invoked
 // (`inv`) and once the store answered (`ack`), with its sequence number.
 // - `random`: requests, claims, completes and fails handoffs of its sessions (their states
-//   at its start read from a file) in a seeded random order, until it is killed.
+//   at its start read from a file) in a seeded random order, until it is killed (or kills
+//   itself right after its k-th acknowledged operation, when given k).
 // - `script`: creates two sessions and makes a fixed sequence (a re-request after a failure,
 //   a claim, a re-request after a completion), each operation bracketed by marks for the
 //   kill series, then exits.
@@ -10,6 +11,7 @@
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { awaitBarrier } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
+import { killSelf } from "../../../harness/self_kill.ts";
 import {
   CHILD_LIFETIME_MS,
   childArgs,
@@ -22,7 +24,7 @@ import { answerOf } from "../../contract/typed.ts";
 
 const [target, db, mode, prefix, ...rest] = childArgs(
   4,
-  "handoffs.ts <target> <db> <random|script|resume> <file prefix> [<start file> <seed> | <request> <claim>]",
+  "handoffs.ts <target> <db> <random|script|resume> <file prefix> [<start file> <seed> [k] | <request> <claim>]",
 );
 const store = await openStoreFor(target!, db!);
 const journal = new AckWriter(`${prefix}.jsonl`);
@@ -85,9 +87,11 @@ async function randomOps(): Promise<void> {
   const states = JSON.parse(Deno.readTextFileSync(rest[0]!)) as Record<string, string | null>;
   const sessions = Object.keys(states);
   const next = random(Number(rest[1]));
+  const killAfter = rest[2] === undefined ? Infinity : Number(rest[2]);
   const guard = lifetimeGuard();
-  for (;;) {
+  for (let acknowledged = 0;; acknowledged++) {
     guard();
+    if (acknowledged >= killAfter) killSelf();
     const session = sessions[Math.floor(next() * sessions.length)]!;
     const op = choose(states[session]!, next);
     if (await act(op, session) === "true") states[session] = AFTER[op];

@@ -19,8 +19,11 @@ import {
   ENDS_AND_REOPENS_MUTANTS,
   ENDS_AND_REOPENS_TIER_MUTANTS,
 } from "./catalogue_ends_and_reopens.ts";
-import { LEASE_RENEWAL_MUTANTS } from "./catalogue_lease_renewal.ts";
-import { PENDING_HANDOFFS_MUTANTS } from "./catalogue_pending_handoffs.ts";
+import { LEASE_RENEWAL_MUTANTS, LEASE_RENEWAL_TIER_MUTANTS } from "./catalogue_lease_renewal.ts";
+import {
+  PENDING_HANDOFFS_MUTANTS,
+  PENDING_HANDOFFS_TIER_MUTANTS,
+} from "./catalogue_pending_handoffs.ts";
 import { CHECKPOINT_VALIDITY_MUTANTS } from "./catalogue_checkpoint_validity.ts";
 
 /** A cell number. */
@@ -479,7 +482,19 @@ export const TIER_MUTANTS: readonly TierMutantSpec[] = [
       "powerloss-cells": /a fresh process continues \d+ of \d+ recovered states/,
     },
   },
+  {
+    name: "outbox_delivered_unsynced",
+    breaks: "commits markDelivered with synchronous=OFF",
+    cell: 5,
+    tiers: {
+      // The next obligation's attempt syncs it: only a power loss in between loses it.
+      "powerloss-cells":
+        /nothing acknowledged lost in any power-loss state \(\w+\): \d+ acknowledged operations: \d+ of \d+ power-loss states[\s\S]*unsynced-ack-power-loss/,
+    },
+  },
   ...BATCH_ATOMICITY_TIER_MUTANTS,
   ...RESUME_RESOLUTION_TIER_MUTANTS,
   ...ENDS_AND_REOPENS_TIER_MUTANTS,
+  ...LEASE_RENEWAL_TIER_MUTANTS,
+  ...PENDING_HANDOFFS_TIER_MUTANTS,
 ];

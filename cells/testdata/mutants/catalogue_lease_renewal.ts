@@ -1,5 +1,5 @@
 // Cell 11's (lease renewal) mutants, spread into MUTANTS by catalogue.ts.
-import type { MutantSpec } from "./catalogue.ts";
+import type { MutantSpec, TierMutantSpec } from "./catalogue.ts";
 
 /** The mutants cell 11 must catch. */
 export const LEASE_RENEWAL_MUTANTS: readonly MutantSpec[] = [
@@ -34,5 +34,18 @@ export const LEASE_RENEWAL_MUTANTS: readonly MutantSpec[] = [
     expect: "caught",
     clause:
       /^an acknowledged renewal survives a SIGKILL right after it: another holder took over the renewed lock/,
+  },
+];
+
+/** The mutants only cell 11's power-loss variant can catch (a SIGKILL keeps the page cache). */
+export const LEASE_RENEWAL_TIER_MUTANTS: readonly TierMutantSpec[] = [
+  {
+    name: "refresh_sync_off",
+    breaks: "commits each renewal with synchronous=OFF",
+    cell: 11,
+    tiers: {
+      "powerloss-cells":
+        /nothing acknowledged lost in any power-loss state \(\w+\): \d+ acknowledged renewals/,
+    },
   },
 ];

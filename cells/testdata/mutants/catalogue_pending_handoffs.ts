@@ -1,5 +1,5 @@
 // Cell 12's (pending handoffs) mutants, spread into MUTANTS by catalogue.ts.
-import type { MutantSpec } from "./catalogue.ts";
+import type { MutantSpec, TierMutantSpec } from "./catalogue.ts";
 
 /** The mutants cell 12 must catch. */
 export const PENDING_HANDOFFS_MUTANTS: readonly MutantSpec[] = [
@@ -36,5 +36,18 @@ export const PENDING_HANDOFFS_MUTANTS: readonly MutantSpec[] = [
     clause:
       /^requestHandoff #4 killed before sync call \d+ \(re-request after a failure\): listPendingHandoffs lists every pending handoff once, and nothing else: A is pending and not listed/,
     cellOptions: { rounds: 0 },
+  },
+];
+
+/** The mutants only cell 12's power-loss variant can catch (a SIGKILL keeps the page cache). */
+export const PENDING_HANDOFFS_TIER_MUTANTS: readonly TierMutantSpec[] = [
+  {
+    name: "handoff_sync_off",
+    breaks: "commits each handoff request and claim with synchronous=OFF",
+    cell: 12,
+    tiers: {
+      "powerloss-cells":
+        /nothing acknowledged lost in any power-loss state \(\w+\): \d+ acknowledged handoff operations/,
+    },
   },
 ];
