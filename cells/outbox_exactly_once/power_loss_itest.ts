@@ -1,6 +1,7 @@
 // The power-loss cell 5 on this process's leg: the reference store keeping either delivery
 // policy passes; a store whose next life breaks after a recovery (outbox_stale_sequence),
-// and one judged under the policy it does not keep, are caught on the power-loss states.
+// one judged under the policy it does not keep, and one acknowledging a delivery before it
+// is synced (outbox_delivered_unsynced), are caught on the power-loss states.
 import { ok } from "node:assert/strict";
 import { currentLeg } from "../../harness/legs.ts";
 import { powerLossOutboxCell } from "./power_loss.ts";
@@ -13,6 +14,11 @@ const cases = [
   {
     target: mutantTarget("outbox_stale_sequence"),
     expect: /new life: its kill landed, its boot exited 0: .*sender: [\s\S]*markAttempting lost/,
+  },
+  {
+    target: mutantTarget("outbox_delivered_unsynced"),
+    expect:
+      /nothing acknowledged lost in any power-loss state \(\w+\): \d+ acknowledged operations: \d+ of \d+ power-loss states[\s\S]*unsynced-ack-power-loss/,
   },
   {
     target: mutantTarget("amo_declared_keeps_marked"),

@@ -150,6 +150,97 @@ export function senderAtKill(
   };
 }
 
+/** One line of the sender's journal (`children/sender.ts`), written after the store returned. */
+export interface SenderAck {
+  /** The acknowledged call: a recording, an attempt, a send, a delivery. */
+  op: "recorded" | "attempting" | "sent" | "delivered";
+  /** The obligation. */
+  id: string;
+  /** Its content (on `recorded`). */
+  content?: string;
+  /** The attempt's fence (on `attempting` and `sent`). */
+  fence?: number;
+}
+
+/**
+ * The store state an obligation of this history reads back (sent is still attempting).
+ *
+ * @example
+ * ```ts
+ * import { storedState } from "./state.ts";
+ * console.log(storedState("sent"), storedState("delivered")); // attempting delivered
+ * ```
+ */
+export function storedState(kind: ObligationKind): string {
+  return kind === "sent" ? "attempting" : kind;
+}
+
+/** What the sender had acknowledged at an instant, and its store call in flight then. */
+export interface SenderAtInstant extends SenderAtKill {
+  /**
+   * The obligation its next store call writes, which the file may hold one step ahead
+   * (committed, not yet acknowledged): `from` its history's kind (`absent` for a
+   * recording) `to` the next one.
+   */
+  next?: { content: string; from: ObligationKind | "absent"; to: ObligationKind };
+  /** The obligations sent (their `sent` line came before the instant). */
+  sent: Set<string>;
+}
+
+/**
+ * What the sender of `obligations` (contents `effect <i>`, one obligation at a time) had
+ * acknowledged, read from its journal lines before an instant: each recorded obligation
+ * pending, attempting, sent or delivered by its last line; and the call it had made
+ * next, not yet acknowledged (the next recording, the next attempt, or the delivery of
+ * the one sent). After an `attempting` line the next step is a send, outside the store.
+ *
+ * @example
+ * ```ts ignore
+ * const sender = senderFromAcks([{ op: "recorded", id: "ob-1", content: "effect 0" }], 5);
+ * console.log(sender.histories.map((h) => h.kind), sender.next?.content); // pending ×2, effect 1
+ * ```
+ */
+export function senderFromAcks(acks: readonly SenderAck[], obligations: number): SenderAtInstant {
+  const histories: ObligationHistory[] = [];
+  const index = new Map<string, number>();
+  const sent = new Set<string>();
+  let delivered = 0;
+  for (const ack of acks) {
+    if (ack.op === "recorded") {
+      index.set(ack.id, histories.length);
+      histories.push({ content: ack.content ?? "", kind: "pending" });
+      continue;
+    }
+    const at = index.get(ack.id);
+    if (at === undefined) {
+      throw new Error(`The sender journaled ${ack.op} of an unrecorded ${ack.id}`);
+    }
+    histories[at] = { ...histories[at]!, kind: ack.op };
+    if (ack.op === "sent") sent.add(ack.id);
+    if (ack.op === "delivered") delivered++;
+  }
+  const acknowledgedRecorded = histories.length;
+  const last = acks.at(-1);
+  let next: SenderAtInstant["next"];
+  if (acknowledgedRecorded < obligations) {
+    next = { content: `effect ${acknowledgedRecorded}`, from: "absent", to: "pending" };
+    histories.push({ content: next.content, kind: "pending" });
+  } else if (last?.op === "sent") {
+    next = { content: histories[index.get(last.id)!]!.content, from: "sent", to: "delivered" };
+  } else if (last?.op !== "attempting") {
+    const pending = histories.find((h) => h.kind === "pending");
+    if (pending) next = { content: pending.content, from: "pending", to: "attempting" };
+  }
+  return {
+    recorded: histories.length,
+    acknowledgedRecorded,
+    acknowledgedDelivered: delivered,
+    histories,
+    ...(next ? { next } : {}),
+    sent,
+  };
+}
+
 /**
  * Acknowledged recordings absent and acknowledged deliveries not delivered: the sender's,
  * and those of `live` (contents a live process recorded and was acknowledged delivered).

@@ -2,8 +2,9 @@
 // (the obligation id as the idempotency key) and marks it delivered. Its kill points
 // come from SESSION_DB_CRASH_AT: the store's, or its own between the store's calls
 // (recorded, attempting, sent: each acknowledged, the next step not taken). It journals
-// each acknowledged attempt, send and delivery (the fence with them) when given a journal,
-// and with a window of K it marks K obligations attempting before sending the first. The
+// each acknowledged recording (id and content), attempt, send and delivery (the fence
+// with an attempt and a send) when given a journal, and with a window of K it marks K
+// obligations attempting before sending the first. The
 // contents are `<prefix> <i>` (default `effect <i>`), for message references `m<i>` (a
 // later life of the application uses another prefix, so its obligations are new ones).
 // With S sessions (default 1, session `cell5`) obligation i goes to session `cell5-<i % S>`.
@@ -36,13 +37,13 @@ if (barrier && barrier !== "-" && !awaitBarrier(barrier, 120_000, 5)) {
 for (let j = 0; j < sessions; j++) await store.createSession(session(j));
 const recorded = [];
 for (let i = 0; i < Number(count); i++) {
-  recorded.push(
-    await store.recordObligation!({
-      sessionId: session(i),
-      messageRef: ref(i),
-      content: `${prefix} ${i}`,
-    }),
-  );
+  const obligation = await store.recordObligation!({
+    sessionId: session(i),
+    messageRef: ref(i),
+    content: `${prefix} ${i}`,
+  });
+  recorded.push(obligation);
+  journal?.write({ op: "recorded", id: obligation.obligationId, content: obligation.content });
   crashPoint(SENDER_AFTER_RECORD);
 }
 for (let from = 0; from < recorded.length; from += window) {
