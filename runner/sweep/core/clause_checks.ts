@@ -6,8 +6,7 @@
 // typed and changing nothing (13); every session of a rotation chain resolving to its one
 // live tip, and no parent with a continuation reopened as an orphan (8). The probes write,
 // so they run on a copy of the recovered files.
-import { basename, join } from "node:path";
-import { exists } from "../../../internal/fs.ts";
+import { basename, dirname, join } from "node:path";
 import { answerOf, describeAnswer, verdict } from "../../../cells/contract/typed.ts";
 import type { ProgramOp } from "./ops.ts";
 import { ENDABLE, LEASE_HOLDER, LEASE_MS, type SweepStore } from "./runner.ts";
@@ -121,8 +120,11 @@ function checkRefusals(input: ClauseInput): void {
 async function onCopy<T>(db: string, fn: (copy: string) => Promise<T>): Promise<T> {
   const dir = Deno.makeTempDirSync({ prefix: "sweep-probe-" });
   const copy = join(dir, basename(db));
-  for (const suffix of ["", "-journal", "-wal"]) {
-    if (exists(db + suffix)) Deno.copyFileSync(db + suffix, copy + suffix);
+  // Every file the store keeps beside its database (a journal, a WAL, its own side files).
+  for (const entry of Deno.readDirSync(dirname(db))) {
+    if (entry.isFile && entry.name.startsWith(basename(db))) {
+      Deno.copyFileSync(join(dirname(db), entry.name), join(dir, entry.name));
+    }
   }
   try {
     return await fn(copy);
