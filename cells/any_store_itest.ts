@@ -11,7 +11,7 @@ const jsonl = (name: string) => new URL(`./testdata/jsonl_store/${name}.ts`, imp
 const legNamed = (name: LegName) => ({ ...currentLeg(), name });
 
 Deno.test({
-  name: "a store that is not SQLite passes cells 1 and 6 and SKIPs the rest by capability",
+  name: "a store that is not SQLite passes cells 1, 6 and 13 and SKIPs cells 2 to 5 by capability",
   ...options,
   async fn() {
     const leg = legNamed("default");
@@ -25,6 +25,11 @@ Deno.test({
       await CELLS[6]({ target: jsonl("target"), leg, keepEvidence: false, span: 4 }),
     );
     strictEqual(cell6?.status, "PASS", cell6?.detail);
+    // Its core methods are all cell 13 needs: an append to a missing session refused, typed.
+    const [cell13] = await runDefinitions(
+      await CELLS[13]({ target: jsonl("target"), leg, keepEvidence: false }),
+    );
+    strictEqual(cell13?.status, "PASS", cell13?.detail);
     for (const cell of [2, 3, 4, 5] as const) {
       const definitions = await CELLS[cell]({ target: jsonl("target"), leg, keepEvidence: false });
       strictEqual(definitions[0]?.ignore, true, `cell ${cell} ran: ${definitions[0]?.name}`);

@@ -45,6 +45,15 @@ function parseLine(text: string): Line | undefined {
 }
 
 /** Options of {@linkcode JsonlStore.open}. */
+/** An append named a session the store does not hold: a refusal of the store's own type. */
+export class UnknownSessionError extends Error {
+  /** Creates the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "UnknownSessionError";
+  }
+}
+
 export interface JsonlOptions {
   /** Keep a lock file beside the log while open, and refuse to open while it exists. */
   lockFile?: boolean;
@@ -164,7 +173,7 @@ export class JsonlStore {
   appendMessage(sessionId: string, message: CellMessage): number {
     const line = this.#append(() => {
       if (!this.#lines.some((l) => l.t === "session" && l.id === sessionId)) {
-        throw new Error(`Unknown session "${sessionId}"`);
+        throw new UnknownSessionError(`Cannot append to session "${sessionId}": not found`);
       }
       const last = this.#lines.findLast((l) => l.t === "message");
       const id = last?.t === "message" ? last.id + 1 : 1;
