@@ -83,7 +83,18 @@ export interface Inode {
   pending: { seq: number; op: Op }[];
   /** Content now (what a SIGKILL leaves). */
   current: Bytes;
+  /**
+   * Set once a sync of the file failed: the writes pending then were dropped, so the
+   * content now is no longer the durable content plus the pending writes.
+   */
+  faulted: boolean;
 }
+
+/**
+ * The errnos of a sync that reached the device and failed there (EIO, ENOSPC, EDQUOT):
+ * its writes are dropped. Others (EBADF, EINVAL, EROFS) never started one.
+ */
+const WRITEBACK_ERRNOS = new Set([5, 28, 122]);
 
 /** A name change not yet durable. */
 export interface NameChange {
@@ -166,6 +177,7 @@ export class FsModel {
       durable: new Bytes(content),
       pending: [],
       current: new Bytes(content),
+      faulted: false,
     };
   }
 
@@ -193,8 +205,30 @@ export class FsModel {
   #syncInode(inode: Inode): void {
     if (inode.pending.length === 0) return;
     this.durableVersion++;
-    inode.durable = inode.current.clone();
+    if (inode.faulted) {
+      // Only what was written since the failed sync lands; a new object, as a state may
+      // still hold the old one.
+      const next = inode.durable.clone();
+      for (const { op } of inode.pending) next.apply(op);
+      inode.durable = next;
+    } else {
+      inode.durable = inode.current.clone();
+    }
     inode.pending = [];
+  }
+
+  /**
+   * A failed sync of a file (ext4, XFS, Btrfs): the kernel marks the pages it could not
+   * write back clean, so the writes pending then never land, even when a later sync
+   * succeeds; a later write of the same bytes does (it dirties them again).
+   */
+  #failSync(record: LogRecord): void {
+    const inode = this.#handles.get(record.handle);
+    if (!inode || inode.dir || !WRITEBACK_ERRNOS.has(record.extra)) return;
+    if (inode.pending.length === 0) return;
+    this.durableVersion++;
+    inode.pending = [];
+    inode.faulted = true;
   }
 
   /** Makes the pending name changes durable: all of them, or those in one folder. */
@@ -239,7 +273,10 @@ export class FsModel {
       for (const line of lines) this.acks.push(line);
       return;
     }
-    if (record.failed) return;
+    if (record.failed) {
+      if (record.kind === "sync") this.#failSync(record);
+      return;
+    }
     const seq = record.seq;
     switch (record.kind) {
       case "open": {
@@ -360,6 +397,7 @@ export class FsModel {
       case "unmodelled":
       case "overflow":
       case "hello":
+      case "read":
         return;
     }
   }

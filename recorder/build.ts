@@ -20,8 +20,8 @@ import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 
 const SOURCE = new URL("./fs_recorder.c", import.meta.url);
-/** Included by the source (one translation unit in two files). */
-const PART_TWO = new URL("./fs_recorder_io.c", import.meta.url);
+/** Included by the source (one translation unit in several files), by file name. */
+const PARTS = ["fs_recorder_fd.c", "fs_recorder_fault.c", "fs_recorder_io.c"];
 const FLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"];
 const LIBS = ["-ldl", "-lpthread"];
 
@@ -143,10 +143,11 @@ export async function buildRecorder(
   const skip = platformSkipReason();
   if (skip) return { ok: false, reason: skip };
   const cc = options.cc ?? Deno.env.get("CC") ?? "cc";
-  const parts = [await sourceText(SOURCE), await sourceText(PART_TWO)];
+  const parts = [await sourceText(SOURCE)];
+  for (const name of PARTS) parts.push(await sourceText(new URL(`./${name}`, import.meta.url)));
   for (const part of parts) if (typeof part !== "string") return { ok: false, reason: part.reason };
-  const [main, io] = parts as string[];
-  const source = `${main}\0${io}`;
+  const [main, ...included] = parts as string[];
+  const source = [main, ...included].join("\0");
   const hash = (await sha256(new TextEncoder().encode(
     `${cc}\0${FLAGS.join(" ")}\0${LIBS.join(" ")}\0${source}`,
   ))).slice(0, 16);
@@ -162,7 +163,9 @@ export async function buildRecorder(
     // A folder per process: a concurrent build never reads a half-written copy.
     copies = `${dir}/src-${Deno.pid}`;
     await Deno.mkdir(copies, { recursive: true });
-    await Deno.writeTextFile(`${copies}/fs_recorder_io.c`, io!);
+    for (const [i, name] of PARTS.entries()) {
+      await Deno.writeTextFile(`${copies}/${name}`, included[i]!);
+    }
     compiled = `${copies}/fs_recorder.c`;
     await Deno.writeTextFile(compiled, main!);
   }

@@ -10,7 +10,10 @@
  *   power loss each unsynced write or size change is independently kept or dropped
  *   (`subset`), kept ones may land in any order (`reorder`), and a kept write may be torn
  *   at 512-byte sectors aligned on the file offset, each sector kept, dropped or filled
- *   with garbage (`torn`, as SQLite's test6.c).
+ *   with garbage (`torn`, as SQLite's test6.c). A sync of a file that failed at the
+ *   device (EIO, ENOSPC, EDQUOT) drops the writes pending then: they never land, even
+ *   when a later sync succeeds (ext4, XFS and Btrfs mark those pages clean), though a
+ *   SIGKILL state still shows them; bytes written again after it land with the next sync.
  * - Names (creates, renames, unlinks, links, mkdir, rmdir) by profile:
  *   - `posix` (strict): a name change is durable only once its folder is fsynced (or
  *     `sync`); until then each changed name shows any value it had since its last

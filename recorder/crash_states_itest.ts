@@ -14,6 +14,7 @@ function record(seq: number, fields: Partial<LogRecord>): LogRecord {
     kind: "write",
     counted: true,
     failed: false,
+    injected: false,
     handle: 1,
     path: "",
     path2: "",

@@ -32,12 +32,25 @@
 //   FSREC_REFUSED_FILE  created when a lock call on a watched file is refused (EAGAIN or
 //                    EACCES) while armed; a blocking one (F_SETLKW) is tried without waiting
 //                    first, so that a wait is seen: the process was held out by a lock.
+//   FSREC_FAIL_AT    k >= 1: the k-th call of FSREC_FAIL_KIND on a watched file (counted on
+//                    its own, while armed as above) fails instead of being made, with
+//                    FSREC_FAIL_ERRNO; it is logged failed and injected. Kinds: "write"
+//                    (write, pwrite, writev, pwritev and their 64/v2 forms), "sync" (fsync,
+//                    fdatasync), "read" (read, pread, readv, preadv: logged only when failed).
+//   FSREC_FAIL_ERRNO "ENOSPC", "EIO" or "EDQUOT" (default EIO), or a number.
+//   FSREC_FAIL_COUNT n: calls k to k+n-1 fail (default 1; 0: every call from k on, a disk
+//                    that stays full or broken).
+//   FSREC_FAIL_SHORT "1": a failing write of 2 bytes or more writes its first half and
+//                    returns that count (a short write) instead of failing.
+//   FSREC_FAIL_FILE  count only calls on files whose path ends with it ("-wal", "-journal":
+//                    a disk that fills as the WAL or the journal grows).
 //
 // Every record is one writev to the log, under one mutex that is held across the real
 // call, so the log's order is the order the calls took effect. A call that fails is
 // logged with its errno (it counts as a call, so a crash at k leaves exactly k-1 counted
 // records). Only the calling thread ever kills the process, while it holds the mutex,
-// so no record is torn by a crash at k.
+// so no record is torn by a crash at k. Unset, the FSREC_FAIL_* options change nothing:
+// reads are then passed straight on, unlogged.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -75,9 +88,11 @@ enum {
   K_MARK = 15,
   K_OVERFLOW = 16,
   K_HELLO = 17,
+  K_READ = 18,
 };
-enum { F_COUNTED = 1, F_FAILED = 2 };
-enum { CLASS_NONE = 0, CLASS_WRITE = 1, CLASS_SYNC = 2, CLASS_NAME = 3 };
+enum { F_COUNTED = 1, F_FAILED = 2, F_INJECTED = 4 };
+// CLASS_READ is never a crash point: only FSREC_FAIL_KIND read counts reads.
+enum { CLASS_NONE = 0, CLASS_WRITE = 1, CLASS_SYNC = 2, CLASS_NAME = 3, CLASS_READ = 4 };
 enum { SYNC_FSYNC = 0, SYNC_FDATASYNC = 1, SYNC_RANGE = 2, SYNC_MSYNC = 3 };
 
 #define MAGIC 0x31525346u /* "FSR1" */
@@ -136,6 +151,10 @@ static void *(*real_mmap64)(void *, size_t, int, int, int, off_t);
 static ssize_t (*real_copy_file_range)(int, off_t *, int, off_t *, size_t, unsigned int);
 static ssize_t (*real_sendfile64)(int, int, off_t *, size_t);
 static FILE *(*real_fopen64)(const char *, const char *);
+static ssize_t (*real_read)(int, void *, size_t);
+static ssize_t (*real_pread64)(int, void *, size_t, off_t);
+static ssize_t (*real_readv)(int, const struct iovec *, int);
+static ssize_t (*real_preadv64)(int, const struct iovec *, int, off_t);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -163,6 +182,13 @@ static char stop_file[PATH_MAX];
 static int stop_on_writes;
 static uint64_t writes_counted;
 static char refused_file[PATH_MAX];
+static uint64_t fail_at;
+static int fail_class = CLASS_NONE;
+static int fail_errno = EIO;
+static uint64_t fail_count = 1;
+static int fail_short;
+static uint64_t fail_counted;
+static char fail_file[256];
 static struct handle *fds[FD_MAX];
 static struct {
   uintptr_t start;
@@ -171,6 +197,27 @@ static struct {
 } maps[MAP_MAX];
 
 #define LOAD(name, symbol) name = dlsym(RTLD_NEXT, symbol)
+
+// Reads FSREC_FAIL_*: an unknown kind leaves injection off (the log then shows none).
+static void fault_options(void) {
+  const char *at = getenv("FSREC_FAIL_AT");
+  if (at) fail_at = strtoull(at, NULL, 10);
+  const char *kind = getenv("FSREC_FAIL_KIND");
+  if (kind && strcmp(kind, "write") == 0) fail_class = CLASS_WRITE;
+  else if (kind && strcmp(kind, "sync") == 0) fail_class = CLASS_SYNC;
+  else if (kind && strcmp(kind, "read") == 0) fail_class = CLASS_READ;
+  if (fail_class == CLASS_NONE) fail_at = 0;
+  const char *err = getenv("FSREC_FAIL_ERRNO");
+  if (err && strcmp(err, "ENOSPC") == 0) fail_errno = ENOSPC;
+  else if (err && strcmp(err, "EDQUOT") == 0) fail_errno = EDQUOT;
+  else if (err && strcmp(err, "EIO") != 0 && atoi(err) > 0) fail_errno = atoi(err);
+  const char *n = getenv("FSREC_FAIL_COUNT");
+  if (n) fail_count = strtoull(n, NULL, 10);
+  const char *shortened = getenv("FSREC_FAIL_SHORT");
+  fail_short = shortened && shortened[0] == '1';
+  const char *file = getenv("FSREC_FAIL_FILE");
+  if (file) snprintf(fail_file, sizeof fail_file, "%s", file);
+}
 
 static void init(void) {
   LOAD(real_open, "open64");
@@ -205,6 +252,10 @@ static void init(void) {
   LOAD(real_copy_file_range, "copy_file_range");
   LOAD(real_sendfile64, "sendfile64");
   LOAD(real_fopen64, "fopen64");
+  LOAD(real_read, "read");
+  LOAD(real_pread64, "pread64");
+  LOAD(real_readv, "readv");
+  LOAD(real_preadv64, "preadv64");
 
   const char *dir = getenv("FSREC_DIR");
   const char *log = getenv("FSREC_LOG");
@@ -236,6 +287,7 @@ static void init(void) {
   if (kind && strcmp(kind, "write") == 0) crash_class = CLASS_WRITE;
   else if (kind && strcmp(kind, "sync") == 0) crash_class = CLASS_SYNC;
   else if (kind && strcmp(kind, "name") == 0) crash_class = CLASS_NAME;
+  fault_options();
   log_fd = real_open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return;
   // Keep the log's descriptor out of the range a program's own descriptors take.
@@ -438,195 +490,9 @@ static struct handle *tracked(int fd) {
   return __atomic_load_n(&fds[fd], __ATOMIC_ACQUIRE);
 }
 
-static int open_common(int dirfd, const char *path, int flags, mode_t mode) {
-  ENSURE();
-  if (!active) return real_openat(dirfd, path, flags, mode);
-  char full[PATH_MAX];
-  int known = resolve(dirfd, path, full) == 0;
-  int watch_it = known && watched(full);
-  int is_mark = known && mark_path[0] && strcmp(full, mark_path) == 0;
-  if (!watch_it && !is_mark) {
-    int fd = real_openat(dirfd, path, flags, mode);
-    int outside = (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) && !(known && ignored(full));
-    if (fd >= 0 && (outside || tracked(fd))) {
-      int err = errno;
-      pthread_mutex_lock(&lock);
-      set_fd(fd, NULL);
-      if (outside) emit_simple(K_OUTSIDE, 0, known ? full : path, 0, flags, 0, 0);
-      pthread_mutex_unlock(&lock);
-      errno = err;
-    }
-    return fd;
-  }
-  pthread_mutex_lock(&lock);
-  int shm = is_shm(full);
-  int creates = watch_it && !shm && (flags & (O_CREAT | O_TRUNC));
-  if (creates) count(CLASS_NAME);
-  int fd = real_openat(dirfd, path, flags, mode);
-  int err = errno;
-  if (fd >= 0) {
-    struct handle *h = malloc(sizeof *h + strlen(full) + 1);
-    h->id = next_handle++;
-    h->refs = 0;
-    h->mark = is_mark;
-    h->shm = shm;
-    strcpy(h->path, full);
-    set_fd(fd, h);
-    if (watch_it) emit_simple(K_OPEN, creates ? F_COUNTED : 0, full, h->id, flags, mode, 0);
-  } else if (creates) {
-    emit_simple(K_OPEN, F_COUNTED | F_FAILED, full, 0, flags, mode, err);
-  }
-  pthread_mutex_unlock(&lock);
-  errno = err;
-  return fd;
-}
-
-static mode_t mode_of(int flags, va_list ap) {
-  return (flags & (O_CREAT | __O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
-}
-
-int open(const char *path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_of(flags, ap);
-  va_end(ap);
-  return open_common(AT_FDCWD, path, flags, mode);
-}
-int open64(const char *path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_of(flags, ap);
-  va_end(ap);
-  return open_common(AT_FDCWD, path, flags, mode);
-}
-int openat(int dirfd, const char *path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_of(flags, ap);
-  va_end(ap);
-  return open_common(dirfd, path, flags, mode);
-}
-int openat64(int dirfd, const char *path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
-  mode_t mode = mode_of(flags, ap);
-  va_end(ap);
-  return open_common(dirfd, path, flags, mode);
-}
-int __open_2(const char *path, int flags) { return open_common(AT_FDCWD, path, flags, 0); }
-int __open64_2(const char *path, int flags) { return open_common(AT_FDCWD, path, flags, 0); }
-int __openat_2(int d, const char *path, int flags) { return open_common(d, path, flags, 0); }
-int __openat64_2(int d, const char *path, int flags) { return open_common(d, path, flags, 0); }
-int creat(const char *path, mode_t mode) {
-  return open_common(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
-}
-int creat64(const char *path, mode_t mode) {
-  return open_common(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
-}
-
-FILE *fopen64(const char *path, const char *how) {
-  ENSURE();
-  char full[PATH_MAX];
-  if (active && strpbrk(how, "wa+") && resolve(AT_FDCWD, path, full) == 0 && watched(full)) {
-    // stdio writes through glibc's own descriptors: unseen, so not modellable.
-    pthread_mutex_lock(&lock);
-    emit_simple(K_UNMODELLED, 0, full, 0, 0, 0, 0);
-    pthread_mutex_unlock(&lock);
-  }
-  return real_fopen64(path, how);
-}
-FILE *fopen(const char *path, const char *how) { return fopen64(path, how); }
-
-int close(int fd) {
-  ENSURE();
-  if (tracked(fd)) {
-    pthread_mutex_lock(&lock);
-    set_fd(fd, NULL);
-    pthread_mutex_unlock(&lock);
-  }
-  return real_close(fd);
-}
-
-static int dup_into(int from, int to) {
-  if (to >= 0 && active && (tracked(from) || tracked(to))) {
-    pthread_mutex_lock(&lock);
-    set_fd(to, from >= 0 && from < FD_MAX ? fds[from] : NULL);
-    pthread_mutex_unlock(&lock);
-  }
-  return to;
-}
-int dup(int fd) {
-  ENSURE();
-  return dup_into(fd, real_dup(fd));
-}
-int dup2(int fd, int to) {
-  ENSURE();
-  int r = real_dup2(fd, to);
-  return r < 0 ? r : dup_into(fd, r);
-}
-int dup3(int fd, int to, int flags) {
-  ENSURE();
-  int r = real_dup3(fd, to, flags);
-  return r < 0 ? r : dup_into(fd, r);
-}
-// Stops the process just before the FSREC_STOP_AT-th armed lock call on a watched file.
-// The mutex is released first: the process must be able to go on once it is continued.
-static int lock_call(int cmd) {
-  return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW;
-}
-
-static void stop_before_lock(int fd, int cmd) {
-  if (!lock_call(cmd) || stop_on_writes) return;
-  struct handle *h = tracked(fd);
-  if (!h || h->mark) return;
-  pthread_mutex_lock(&lock);
-  int stop = (!arm_marks || marks_now() == arm_marks) && ++locks_counted == stop_at;
-  pthread_mutex_unlock(&lock);
-  if (stop) stop_self();
-}
-
-// A lock request on a watched file while armed, with FSREC_REFUSED_FILE set: a refusal
-// creates the file; a blocking request is tried without waiting first, so that a wait
-// shows as a refusal before it begins. Returns 1 with *r set when the call was made here.
-static int lock_seen(int fd, int cmd, void *arg, int *r) {
-  if (!refused_file[0] || !lock_call(cmd) || !arg) return 0;
-  struct handle *h = tracked(fd);
-  if (!h || h->mark || ((struct flock *)arg)->l_type == F_UNLCK) return 0;
-  if (arm_marks && marks_now() != arm_marks) return 0;
-  int blocking = cmd == F_SETLKW || cmd == F_OFD_SETLKW;
-  *r = real_fcntl(fd, cmd == F_SETLKW ? F_SETLK : cmd == F_OFD_SETLKW ? F_OFD_SETLK : cmd, arg);
-  if (*r == 0 || (errno != EAGAIN && errno != EACCES)) return 1;
-  int err = errno;
-  touch(refused_file);
-  if (blocking) *r = real_fcntl(fd, cmd, arg);
-  else errno = err;
-  return 1;
-}
-
-static int fcntl_common(int fd, int cmd, void *arg) {
-  ENSURE();
-  if (stop_at) stop_before_lock(fd, cmd);
-  int r;
-  if (lock_seen(fd, cmd, arg, &r)) return r;
-  r = real_fcntl(fd, cmd, arg);
-  if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) dup_into(fd, r);
-  return r;
-}
-int fcntl(int fd, int cmd, ...) {
-  va_list ap;
-  va_start(ap, cmd);
-  void *arg = va_arg(ap, void *);
-  va_end(ap);
-  return fcntl_common(fd, cmd, arg);
-}
-int fcntl64(int fd, int cmd, ...) {
-  va_list ap;
-  va_start(ap, cmd);
-  void *arg = va_arg(ap, void *);
-  va_end(ap);
-  return fcntl_common(fd, cmd, arg);
-}
-
-// The data and sync interposers (writes, truncates, syncs, names, mappings) are in the
-// second part of this one translation unit, kept in its own file for size.
+// The interposers are in the other parts of this one translation unit, kept in their own
+// files for size: descriptors and locks; injected faults and reads; writes, truncates,
+// syncs, names and mappings.
+#include "fs_recorder_fd.c"
+#include "fs_recorder_fault.c"
 #include "fs_recorder_io.c"

@@ -1,32 +1,68 @@
-// fs_recorder, part two: included by fs_recorder.c at its end (one translation unit, so
-// it shares the recorder's static state); not compiled on its own.
+// fs_recorder, part four: the data and sync interposers (writes, truncates, syncs, names,
+// mappings); included by fs_recorder.c at its end (one translation unit, so it shares the
+// recorder's static state), not compiled on its own.
+static ssize_t make_write(int fd, const struct iovec *iov, int count_iov, off_t offset,
+                          int flags2, int kind) {
+  switch (kind) {
+  case 0: return real_write(fd, iov[0].iov_base, iov[0].iov_len);
+  case 1: return real_pwrite64(fd, iov[0].iov_base, iov[0].iov_len, offset);
+  case 2: return real_writev(fd, iov, count_iov);
+  case 3: return real_pwritev64(fd, iov, count_iov, offset);
+  default: return real_pwritev64v2(fd, iov, count_iov, offset, flags2);
+  }
+}
+
+// An injected write fault: the first half written (FSREC_FAIL_SHORT, 2 bytes or more),
+// else nothing, failing with FSREC_FAIL_ERRNO. Sets *want to the bytes asked for.
+static ssize_t faulty_write(int fd, const struct iovec *iov, int count_iov, off_t offset,
+                            int flags2, int kind, size_t *want) {
+  *want = iov_bytes(iov, count_iov);
+  struct iovec *part = fail_short && *want >= 2 ? malloc(count_iov * sizeof *part) : NULL;
+  if (part) {
+    int n = trim(iov, count_iov, *want / 2, part);
+    ssize_t r = make_write(fd, part, n, offset, flags2, kind);
+    int err = errno;
+    free(part);
+    errno = err;
+    return r;
+  }
+  errno = fail_errno;
+  return -1;
+}
+
 // A write of `total` bytes at `offset` (-1: the descriptor's position, found afterwards).
 static ssize_t write_common(struct handle *h, int fd, const struct iovec *iov, int count_iov,
                             off_t offset, int flags2, int kind) {
   pthread_mutex_lock(&lock);
-  if (!h->mark && !h->shm) count(CLASS_WRITE);
-  ssize_t r;
-  switch (kind) {
-  case 0: r = real_write(fd, iov[0].iov_base, iov[0].iov_len); break;
-  case 1: r = real_pwrite64(fd, iov[0].iov_base, iov[0].iov_len, offset); break;
-  case 2: r = real_writev(fd, iov, count_iov); break;
-  case 3: r = real_pwritev64(fd, iov, count_iov, offset); break;
-  default: r = real_pwritev64v2(fd, iov, count_iov, offset, flags2); break;
+  int fail = 0;
+  if (!h->mark && !h->shm) {
+    count(CLASS_WRITE);
+    fail = inject(CLASS_WRITE, h->path);
   }
+  size_t want = 0;
+  ssize_t r = fail ? faulty_write(fd, iov, count_iov, offset, flags2, kind, &want)
+                   : make_write(fd, iov, count_iov, offset, flags2, kind);
   int err = errno;
   if (r >= 0 && (kind == 0 || kind == 2 || offset == -1)) {
     off_t end = lseek(fd, 0, SEEK_CUR);
     offset = end >= 0 ? end - r : -1;
+  } else if (r < 0 && fail && offset == -1) {
+    offset = lseek(fd, 0, SEEK_CUR);
   }
+  int injected = fail ? F_INJECTED : 0;
   if (h->mark) {
     if (r > 0) marks_seen++;
     if (r > 0 && shared_marks) __atomic_add_fetch(shared_marks, 1, __ATOMIC_SEQ_CST);
     if (r > 0) emit(K_MARK, 0, NULL, 0, h->id, offset, r, 0, iov, count_iov, (size_t)r);
   } else if (r < 0) {
-    emit_simple(K_WRITE, (h->shm ? 0 : F_COUNTED) | F_FAILED, NULL, h->id, offset, 0, err);
+    int flags = (h->shm ? 0 : F_COUNTED) | F_FAILED | injected;
+    emit_simple(K_WRITE, flags, NULL, h->id, offset, 0, err);
   } else {
+    // A short write keeps the bytes it asked for in `extra`.
     size_t kept = keep_data && !h->shm ? (size_t)r : 0;
-    emit(K_WRITE, h->shm ? 0 : F_COUNTED, NULL, 0, h->id, offset, r, 0, iov, count_iov, kept);
+    int32_t asked = fail ? (int32_t)(want > INT32_MAX ? INT32_MAX : want) : 0;
+    emit(K_WRITE, (h->shm ? 0 : F_COUNTED) | injected, NULL, 0, h->id, offset, r, asked, iov,
+         count_iov, kept);
   }
   pthread_mutex_unlock(&lock);
   errno = err;
@@ -137,12 +173,22 @@ int posix_fallocate(int fd, off_t offset, off_t len) {
   return fallocate_common(fd, 0, offset, len, 1);
 }
 
+// An fsync or fdatasync; an injected fault fails it without making it (the failed sync's
+// form is then kept in `b`, its errno in `extra`).
 static int sync_common(struct handle *h, int how, int r_in, int (*call)(void *), void *arg) {
   pthread_mutex_lock(&lock);
   count(CLASS_SYNC);
-  int r = call ? call(arg) : r_in;
+  int fail = inject(CLASS_SYNC, h->path);
+  int r;
+  if (fail) {
+    r = -1;
+    errno = fail_errno;
+  } else {
+    r = call ? call(arg) : r_in;
+  }
   int err = errno;
-  emit_simple(K_SYNC, F_COUNTED | (r ? F_FAILED : 0), NULL, h->id, 0, 0, r ? err : how);
+  int flags = F_COUNTED | (r ? F_FAILED : 0) | (fail ? F_INJECTED : 0);
+  emit_simple(K_SYNC, flags, NULL, h->id, 0, fail ? how : 0, r ? err : how);
   pthread_mutex_unlock(&lock);
   errno = err;
   return r;

@@ -4,18 +4,19 @@
  * (one `writev` per record, so a SIGKILL from outside can tear only the last one).
  *
  * Record: a 40-byte little-endian header, then the path bytes, then the data bytes.
+ * Reads are logged only when a fault fails them (`read` records, never counted).
  *
  * | offset | type | field |
  * | --- | --- | --- |
  * | 0 | u32 | magic `0x31525346` ("FSR1") |
  * | 4 | u8 | kind ({@linkcode RecordKind}) |
- * | 5 | u8 | flags: 1 counted (a crash point), 2 failed |
+ * | 5 | u8 | flags: 1 counted (a crash point), 2 failed, 4 injected (a fault `FSREC_FAIL_AT` made) |
  * | 6 | u16 | path length (two paths are separated by a NUL) |
  * | 8 | u32 | sequence number |
  * | 12 | u32 | handle (one per successful open; dups share it) |
- * | 16 | i64 | a: offset (write, fallocate), size (truncate), open flags, pid (hello) |
- * | 24 | i64 | b: bytes written, length (fallocate), mode (open), mmap length |
- * | 32 | i32 | extra: errno when failed, else the sync form, fallocate mode, rename flags, -shm |
+ * | 16 | i64 | a: offset (write, read, fallocate), size (truncate), open flags, pid (hello) |
+ * | 24 | i64 | b: bytes written or asked to read, length (fallocate), mode (open), mmap length, the form of an injected failed sync |
+ * | 32 | i32 | extra: errno when failed, else the sync form, fallocate mode, rename flags, -shm, the bytes an injected short write was asked for |
  * | 36 | u32 | data length (the written bytes, when the recorder keeps data) |
  *
  * @example
@@ -47,6 +48,7 @@ export const RecordKind = {
   mark: 15,
   overflow: 16,
   hello: 17,
+  read: 18,
 } as const;
 
 /**
@@ -92,6 +94,11 @@ export interface LogRecord {
   counted: boolean;
   /** Whether the call failed (then `extra` is its errno and it changed nothing). */
   failed: boolean;
+  /**
+   * Whether the recorder injected the outcome (`FSREC_FAIL_AT`): a call failed without
+   * being made, or a short write (not failed; `extra` is the bytes it was asked for).
+   */
+  injected: boolean;
   /** The handle (0 when the call named a path). */
   handle: number;
   /** The path (absolute), or `""`. */
@@ -197,6 +204,7 @@ export function parseLog(bytes: Uint8Array): RecorderLog {
       kind,
       counted: (flags & 1) !== 0,
       failed: (flags & 2) !== 0,
+      injected: (flags & 4) !== 0,
       handle: view.getUint32(at + 12, true),
       path: decoder.decode(nul < 0 ? pathBytes : pathBytes.subarray(0, nul)),
       path2: nul < 0 ? "" : decoder.decode(pathBytes.subarray(nul + 1)),
@@ -284,4 +292,53 @@ export function logProblems(log: RecorderLog): string[] {
     }
   }
   return problems;
+}
+
+/** Errno names of the errors a fault injects or a store commonly meets. */
+const ERRNO_NAMES: Record<number, string> = { 5: "EIO", 28: "ENOSPC", 122: "EDQUOT" };
+
+/**
+ * An errno's name (`EIO`, `ENOSPC`, `EDQUOT`), or `errno <n>` for others.
+ *
+ * @param errno The number.
+ * @returns The name.
+ * @example
+ * ```ts
+ * import { errnoName } from "./log.ts";
+ * console.log(errnoName(28)); // "ENOSPC"
+ * ```
+ */
+export function errnoName(errno: number): string {
+  return ERRNO_NAMES[errno] ?? `errno ${errno}`;
+}
+
+/**
+ * The calls a fault injected, one line each naming the call, its file and its outcome:
+ * `#7 write "/run/db/s.db" at 4096: failed with ENOSPC (injected)`, or a short write
+ * `#7 write "/run/db/s.db" at 0: short, 2048 of 4096 bytes (injected)`.
+ *
+ * @param log The parsed log.
+ * @returns The lines, in log order; `[]` when nothing was injected (the k-th call of the
+ * kind was never made).
+ * @example
+ * ```ts
+ * import { injectedFaults, parseLog } from "./log.ts";
+ * console.log(injectedFaults(parseLog(new Uint8Array(0)))); // []
+ * ```
+ */
+export function injectedFaults(log: RecorderLog): string[] {
+  const paths = new Map<number, string>();
+  const lines: string[] = [];
+  for (const record of log.records) {
+    if (record.kind === "open") paths.set(record.handle, record.path);
+    if (!record.injected) continue;
+    const file = record.path || paths.get(record.handle) || `handle ${record.handle}`;
+    const form = record.kind === "sync" ? ` (${SyncForm[record.b] ?? "sync"})` : "";
+    const at = record.kind === "sync" ? "" : ` at ${record.a}`;
+    const outcome = record.failed
+      ? `failed with ${errnoName(record.extra)}`
+      : `short, ${record.b} of ${record.extra} bytes`;
+    lines.push(`#${record.seq} ${record.kind}${form} "${file}"${at}: ${outcome} (injected)`);
+  }
+  return lines;
 }

@@ -1,7 +1,8 @@
 /**
  * The file-system call recorder for any store: an `LD_PRELOAD` object
  * (`fs_recorder.c`, built by {@linkcode buildRecorder}) records a child's calls on one
- * folder ({@linkcode recorderEnv}) or kills it before the k-th; the log
+ * folder ({@linkcode recorderEnv}), kills it before the k-th or fails the k-th of a kind
+ * (an injected fault, {@linkcode injectedFaults}); the log
  * ({@linkcode readLog}) yields SIGKILL states ({@linkcode killStates}) and power-loss
  * states under a named profile ({@linkcode powerLossStates}) that an oracle opens
  * ({@linkcode writeImage}). Linux/glibc only.
@@ -45,6 +46,8 @@ export {
 export { imageDigest, readFolder, writeImage } from "./image.ts";
 export { RecoveredStates, recoverSqliteFiles, type StateFiles } from "./recovered.ts";
 export {
+  errnoName,
+  injectedFaults,
   type KindName,
   LogError,
   logProblems,
@@ -58,6 +61,10 @@ export {
   CRASH_KINDS,
   type CrashKind,
   denoCacheDir,
+  FAIL_ERRNOS,
+  FAIL_KINDS,
+  type FailErrno,
+  type FailKind,
   recorderEnv,
   type RecorderOptions,
 } from "./record.ts";

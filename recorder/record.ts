@@ -11,6 +11,15 @@
  *   crashAt: 3,
  * });
  * console.log(env.FSREC_CRASH_AT); // "3"
+ * const full = recorderEnv({
+ *   library: "/repo/.cache/recorder/abc/libfsrecorder.so",
+ *   watched: "/tmp/run/db",
+ *   log: "/tmp/run/fs.log",
+ *   failAt: 2,
+ *   failKind: "write",
+ *   failErrno: "ENOSPC",
+ * });
+ * console.log(full.FSREC_FAIL_ERRNO); // "ENOSPC"
  * ```
  *
  * @module
@@ -21,6 +30,18 @@ export type CrashKind = "any" | "write" | "sync" | "name";
 
 /** The crash kinds, by name. */
 export const CRASH_KINDS: readonly CrashKind[] = ["any", "write", "sync", "name"];
+
+/** Which calls an injected fault counts and fails: data writes, fsync/fdatasync, reads. */
+export type FailKind = "write" | "sync" | "read";
+
+/** The fault kinds, by name. */
+export const FAIL_KINDS: readonly FailKind[] = ["write", "sync", "read"];
+
+/** The errors a fault injects: a full disk, a quota, an I/O error. */
+export type FailErrno = "ENOSPC" | "EDQUOT" | "EIO";
+
+/** The injected errors, by name. */
+export const FAIL_ERRNOS: readonly FailErrno[] = ["ENOSPC", "EDQUOT", "EIO"];
 
 /**
  * Options of {@linkcode recorderEnv}.
@@ -72,6 +93,32 @@ export interface RecorderOptions {
    * (a blocking one is tried without waiting first): it was held out by another's lock.
    */
   refusedFile?: string;
+  /**
+   * Fail this call of `failKind` on a watched file instead of making it (1-based, on a
+   * count of its own, counted while armed as `crashAt` is): `write` counts `write`,
+   * `pwrite`, `writev`, `pwritev`; `sync` counts `fsync`, `fdatasync`; `read` counts
+   * `read`, `pread`, `readv`, `preadv`. The log marks the call failed and injected.
+   */
+  failAt?: number;
+  /** Which calls `failAt` counts (required with it). */
+  failKind?: FailKind;
+  /** The error the failing calls return (default `EIO`). */
+  failErrno?: FailErrno;
+  /**
+   * How many calls fail from `failAt` on (default 1); `Infinity`: every later one, a disk
+   * that stays full or broken.
+   */
+  failCount?: number;
+  /**
+   * A failing write of 2 bytes or more writes its first half and returns that count (a
+   * short write) instead of failing; a shorter one fails with `failErrno`.
+   */
+  failShort?: boolean;
+  /**
+   * Count only calls on files whose path ends with this (`-wal`, `-journal`: a disk that
+   * fills as the WAL or the journal grows).
+   */
+  failFile?: string;
 }
 
 /**
@@ -109,7 +156,46 @@ export function recorderEnv(options: RecorderOptions): Record<string, string> {
   if (options.stopKind !== undefined) env.FSREC_STOP_KIND = options.stopKind;
   if (options.refusedFile !== undefined) env.FSREC_REFUSED_FILE = options.refusedFile;
   if (options.armAfterMarks !== undefined) env.FSREC_ARM_MARKS = String(options.armAfterMarks);
+  Object.assign(env, faultEnv(options));
   return env;
+}
+
+/** The `FSREC_FAIL_*` variables of an injected fault, checked. */
+function faultEnv(options: RecorderOptions): Record<string, string> {
+  const { failAt, failKind, failErrno, failCount, failShort, failFile } = options;
+  if (failAt === undefined) {
+    const given = [failKind, failErrno, failCount, failShort, failFile];
+    if (given.some((value) => value !== undefined)) {
+      throw new TypeError(
+        "Invalid fault: failKind, failErrno, failCount, failShort and failFile need failAt",
+      );
+    }
+    return {};
+  }
+  if (!Number.isInteger(failAt) || failAt < 1) {
+    throw new TypeError(`Invalid failAt ${failAt}: use a whole number from 1`);
+  }
+  if (!failKind || !FAIL_KINDS.includes(failKind)) {
+    throw new TypeError(`Invalid failKind "${failKind}": use one of ${FAIL_KINDS.join(", ")}`);
+  }
+  if (failErrno !== undefined && !FAIL_ERRNOS.includes(failErrno)) {
+    throw new TypeError(`Invalid failErrno "${failErrno}": use one of ${FAIL_ERRNOS.join(", ")}`);
+  }
+  const count = failCount ?? 1;
+  if (count !== Infinity && (!Number.isInteger(count) || count < 1)) {
+    throw new TypeError(`Invalid failCount ${count}: use a whole number from 1, or Infinity`);
+  }
+  if (failShort && failKind !== "write") {
+    throw new TypeError(`Invalid fault: failShort applies to writes, not to "${failKind}"`);
+  }
+  return {
+    FSREC_FAIL_AT: String(failAt),
+    FSREC_FAIL_KIND: failKind,
+    FSREC_FAIL_ERRNO: failErrno ?? "EIO",
+    FSREC_FAIL_COUNT: count === Infinity ? "0" : String(count),
+    FSREC_FAIL_SHORT: failShort ? "1" : "0",
+    ...(failFile ? { FSREC_FAIL_FILE: failFile } : {}),
+  };
 }
 
 /**
