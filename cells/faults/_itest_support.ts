@@ -1,0 +1,58 @@
+// What the F2 and F5 integration tests share: a clause run on a named leg of this
+// process's library, in a folder of its own, with no child left behind.
+import { liveChildren } from "../../harness/child.ts";
+import { currentLeg, type LegName } from "../../harness/legs.ts";
+import { isWalResetVulnerable } from "../../session_db/journal_mode.ts";
+import type { FaultClause, FaultVerdict } from "./_types.ts";
+
+/** Test options: the clauses' children outlive a step's resource sanitizer. */
+export const ITEST = { sanitizeResources: false, sanitizeOps: false } as const;
+
+/** The target module at `path` (from the repository's `cells/`), as a `file:` URL. */
+export function cellsTarget(path: string): string {
+  return new URL(`../${path}`, import.meta.url).href;
+}
+
+/** Runs `clause` on `leg` against `target` (quick), and checks no child outlived it. */
+export async function runOn(
+  clause: FaultClause,
+  target: string,
+  leg: LegName,
+): Promise<FaultVerdict> {
+  const dir = Deno.makeTempDirSync({ prefix: `${clause.id}-${leg}-` });
+  const verdict = await clause.run({
+    target,
+    leg: { ...currentLeg(), name: leg },
+    seed: 7,
+    quick: true,
+    dir,
+    recorder: { skip: "not used by this clause" },
+  });
+  if (liveChildren().length) throw new Error(`A child of ${clause.id} outlived its run`);
+  if (verdict.status === "PASS") Deno.removeSync(dir, { recursive: true });
+  return verdict;
+}
+
+/** The verdict in a line, for an assertion's message. */
+export function shown(verdict: FaultVerdict): string {
+  return `${verdict.status}: ${(verdict.checks ?? [verdict.reason ?? ""]).join("\n")}\n${
+    JSON.stringify(verdict.figures)
+  }`;
+}
+
+/**
+ * Whether an SQLite store cannot honour `leg` on this process's library: the reference
+ * keeps the rollback journal where WAL has the reset bug, so its WAL leg is a SKIP.
+ */
+export function walRefused(leg: LegName): boolean {
+  return leg === "wal" && isWalResetVulnerable(currentLeg().sqliteVersion);
+}
+
+/** Asserts a SKIP for a leg not honoured; returns whether it was one. */
+export function skippedLeg(verdict: FaultVerdict, leg: LegName): boolean {
+  if (!walRefused(leg)) return false;
+  if (verdict.status !== "SKIP" || !/^leg wal not honoured/.test(verdict.reason ?? "")) {
+    throw new Error(`Expected a SKIP of leg wal on this library, got ${shown(verdict)}`);
+  }
+  return true;
+}

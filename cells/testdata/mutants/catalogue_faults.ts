@@ -1,0 +1,57 @@
+// The fault tier's mutants: each planted store, what it breaks, the clause that must catch
+// it, and the text of the failed check that shows the catch.
+
+/** A mutant of the fault tier. */
+export interface FaultMutantSpec {
+  /** The module's name in this folder, without `.ts`. */
+  name: string;
+  /** What it breaks, in words. */
+  breaks: string;
+  /** The fault clause that must catch it. */
+  clause: "F1" | "F2" | "F3" | "F4" | "F5";
+  /** Matches one of the clause's failed checks on the mutant. */
+  check: RegExp;
+  /** The legs it is judged on (default: every leg); a store that is not SQLite has one. */
+  legs?: readonly ("default" | "delete" | "wal")[];
+}
+
+/** The mutants the fault clauses must catch. */
+export const FAULT_MUTANTS: readonly FaultMutantSpec[] = [
+  {
+    name: "read_skips_corrupt_rows",
+    breaks: "skips the rows of a corrupt page on read and serves the rest as the transcript",
+    clause: "F2",
+    check:
+      /^page damage \(.*\): the read served a transcript as whole: \d+ of 30 acknowledged messages: \d+ acknowledged missing/,
+  },
+  {
+    name: "jsonl_skips_corrupt_record",
+    breaks: "skips an unparsable record of its log and serves the rest",
+    clause: "F2",
+    check:
+      /^middle record damage \(.*\): the read served a transcript as whole: 29 of 30 acknowledged messages: 1 acknowledged missing/,
+    legs: ["default"],
+  },
+  {
+    name: "open_counter_ids_replace",
+    breaks: "numbers appends from a counter read at open and overwrites with INSERT OR REPLACE",
+    clause: "F5",
+    check: /acknowledged append "[^"]+" \(id \d+, session [^)]+\) is stored (nowhere|as id)/,
+  },
+  {
+    name: "peeks_with_second_descriptor",
+    breaks: "peeks at its file with a second descriptor and closes it, dropping SQLite's locks",
+    clause: "F3",
+    check:
+      /^process A: #\d+ close ".*\/store\.db" \(handle \d+\) while handle \d+ \(descriptor \d+\) holds fcntl locks on it: the process's locks on the file are dropped$/,
+    // In DELETE mode no lock is held between transactions: the peek drops none.
+    legs: ["default", "wal"],
+  },
+  {
+    name: "deletes_stale_sidecars",
+    breaks: "deletes the -wal, -shm and -journal it takes for stale at open",
+    clause: "F4",
+    check:
+      /^process B: #\d+ unlink ".*\/store\.db-(wal|journal)" while process \d+ has it open \(descriptor \d+\): that process goes on with a file no later opener sees$/,
+  },
+];
