@@ -398,6 +398,7 @@ export class FsModel {
       case "overflow":
       case "hello":
       case "read":
+      case "hazard":
         return;
     }
   }

@@ -21,7 +21,12 @@ import { fromFileUrl } from "../internal/path.ts";
 
 const SOURCE = new URL("./fs_recorder.c", import.meta.url);
 /** Included by the source (one translation unit in several files), by file name. */
-const PARTS = ["fs_recorder_fd.c", "fs_recorder_fault.c", "fs_recorder_io.c"];
+const PARTS = [
+  "fs_recorder_hazard.c",
+  "fs_recorder_fd.c",
+  "fs_recorder_fault.c",
+  "fs_recorder_io.c",
+];
 const FLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"];
 const LIBS = ["-ldl", "-lpthread"];
 

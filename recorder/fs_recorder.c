@@ -45,6 +45,10 @@
 //   FSREC_FAIL_FILE  count only calls on files whose path ends with it ("-wal", "-journal":
 //                    a disk that fills as the WAL or the journal grows).
 //
+// Hazards (fs_recorder_hazard.c) are logged as they happen, whatever the options: a
+// close that drops the process's fcntl locks, a second SQLite library, a forked child's
+// use of an inherited descriptor, an unlink or rename of a file another process has open.
+//
 // Every record is one writev to the log, under one mutex that is held across the real
 // call, so the log's order is the order the calls took effect. A call that fails is
 // logged with its errno (it counts as a call, so a crash at k leaves exactly k-1 counted
@@ -89,6 +93,7 @@ enum {
   K_OVERFLOW = 16,
   K_HELLO = 17,
   K_READ = 18,
+  K_HAZARD = 19,
 };
 enum { F_COUNTED = 1, F_FAILED = 2, F_INJECTED = 4 };
 // CLASS_READ is never a crash point: only FSREC_FAIL_KIND read counts reads.
@@ -117,6 +122,9 @@ struct handle {
   int refs;
   int mark;
   int shm; // SQLite's WAL index: mapped, rebuilt on open, never durable state
+  int forked_use; // a forked child's use of it was logged (once per handle)
+  dev_t dev;
+  ino_t ino;
   char path[];
 };
 
@@ -195,6 +203,8 @@ static struct {
   size_t len;
   uint32_t handle;
 } maps[MAP_MAX];
+
+static void hazard_start(void); // fs_recorder_hazard.c: owner pid, fork handlers
 
 #define LOAD(name, symbol) name = dlsym(RTLD_NEXT, symbol)
 
@@ -309,6 +319,7 @@ static void init(void) {
     if (fd >= 0) real_close(fd);
   }
   active = 1;
+  hazard_start();
 }
 
 // The marks written so far: by every process of the log when armed, else by this one.
@@ -485,14 +496,20 @@ static void set_fd(int fd, struct handle *h) {
   if (old && --old->refs == 0) free(old);
 }
 
-static struct handle *tracked(int fd) {
+static struct handle *lookup(int fd) {
   if (!active || fd < 0 || fd >= FD_MAX) return NULL;
   return __atomic_load_n(&fds[fd], __ATOMIC_ACQUIRE);
 }
 
+// A tracked descriptor; in a forked child before exec, its use is a hazard, logged with
+// the interposer's name.
+static struct handle *tracked_in(int fd, const char *func);
+#define tracked(fd) tracked_in(fd, __func__)
+
 // The interposers are in the other parts of this one translation unit, kept in their own
-// files for size: descriptors and locks; injected faults and reads; writes, truncates,
+// files for size: hazards; descriptors and locks; injected faults and reads; writes, truncates,
 // syncs, names and mappings.
+#include "fs_recorder_hazard.c"
 #include "fs_recorder_fd.c"
 #include "fs_recorder_fault.c"
 #include "fs_recorder_io.c"

@@ -34,6 +34,7 @@ static int trim(const struct iovec *iov, int count, size_t keep, struct iovec *o
 // Reads are seen only when they are to fail: any other read is passed on, unlogged.
 // Returns 1 (errno set, the failure logged) when this read of a watched file fails.
 static int read_fails(int fd, off_t offset, size_t n) {
+  if (fork_child) tracked(fd);
   if (fail_class != CLASS_READ) return 0;
   struct handle *h = tracked(fd);
   if (!h || h->mark || h->shm) return 0;

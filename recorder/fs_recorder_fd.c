@@ -34,7 +34,11 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode) {
     h->mark = is_mark;
     h->shm = shm;
     strcpy(h->path, full);
+    h->forked_use = 0;
+    h->dev = 0;
+    h->ino = 0;
     set_fd(fd, h);
+    note_open(fd, h);
     if (watch_it) emit_simple(K_OPEN, creates ? F_COUNTED : 0, full, h->id, flags, mode, 0);
   } else if (creates) {
     emit_simple(K_OPEN, F_COUNTED | F_FAILED, full, 0, flags, mode, err);
@@ -102,8 +106,10 @@ FILE *fopen(const char *path, const char *how) { return fopen64(path, how); }
 
 int close(int fd) {
   ENSURE();
-  if (tracked(fd)) {
+  struct handle *h = lookup(fd);
+  if (h) {
     pthread_mutex_lock(&lock);
+    close_hazard(fd, h);
     set_fd(fd, NULL);
     pthread_mutex_unlock(&lock);
   }
@@ -114,6 +120,7 @@ static int dup_into(int from, int to) {
   if (to >= 0 && active && (tracked(from) || tracked(to))) {
     pthread_mutex_lock(&lock);
     set_fd(to, from >= 0 && from < FD_MAX ? fds[from] : NULL);
+    if (to > max_fd) max_fd = to;
     pthread_mutex_unlock(&lock);
   }
   return to;

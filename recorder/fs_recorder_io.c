@@ -276,6 +276,9 @@ static int name_op(int kind, int dir1, const char *p1, int dir2, const char *p2,
   int wa = active && resolve(dir1, p1, a) == 0 && watched(a);
   int wb = active && p2 && resolve(dir2, p2, b) == 0 && watched(b);
   if (!wa && !wb) return call(arg);
+  if (kind == K_UNLINK || kind == K_RENAME) {
+    pulled_hazards(kind == K_UNLINK ? "unlink" : "rename", wa ? a : "", wb ? b : "");
+  }
   pthread_mutex_lock(&lock);
   int shm = is_shm(wa ? a : b);
   if (p2 && wa != wb) {

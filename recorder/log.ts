@@ -5,6 +5,11 @@
  *
  * Record: a 40-byte little-endian header, then the path bytes, then the data bytes.
  * Reads are logged only when a fault fails them (`read` records, never counted).
+ * Hazards the process commits are `hazard` records, logged just before the call
+ * ({@linkcode hazards} names them): `a` is the {@linkcode HazardCode}, the path the file
+ * (the second library's, for a second SQLite), the second path the call's name (the
+ * first library's), `b` the other handle, the child's pid or the other process's pid,
+ * `extra` the descriptor holding the locks, the parent's pid or the other's descriptor.
  *
  * | offset | type | field |
  * | --- | --- | --- |
@@ -49,6 +54,19 @@ export const RecordKind = {
   overflow: 16,
   hello: 17,
   read: 18,
+  hazard: 19,
+} as const;
+
+/**
+ * What a `hazard` record found (its `a`): a close that drops the process's fcntl locks,
+ * a second SQLite library, a forked child's use of an inherited descriptor, an unlink or
+ * rename of a file another process has open.
+ */
+export const HazardCode = {
+  lockDrop: 1,
+  secondSqlite: 2,
+  forkUse: 3,
+  pulled: 4,
 } as const;
 
 /**
@@ -341,4 +359,44 @@ export function injectedFaults(log: RecorderLog): string[] {
     lines.push(`#${record.seq} ${record.kind}${form} "${file}"${at}: ${outcome} (injected)`);
   }
   return lines;
+}
+
+/**
+ * The hazards the recorded process committed, one line each naming the call:
+ * `#12 close "/run/db/s.db" (handle 3) while handle 2 holds fcntl locks: the process's
+ * locks on the file are dropped`, `#7 unlink "/run/db/s.db-wal" while process 4242 has it
+ * open (descriptor 5): …`.
+ *
+ * @param log The parsed log.
+ * @param codes The hazard codes to keep (default: all).
+ * @returns The lines, in log order; `[]` when none.
+ * @example
+ * ```ts
+ * import { hazards, parseLog } from "./log.ts";
+ * console.log(hazards(parseLog(new Uint8Array(0)))); // []
+ * ```
+ */
+export function hazards(log: RecorderLog, codes?: readonly number[]): string[] {
+  const lines: string[] = [];
+  for (const record of log.records) {
+    if (record.kind !== "hazard" || (codes && !codes.includes(record.a))) continue;
+    lines.push(`#${record.seq} ${describeHazard(record)}`);
+  }
+  return lines;
+}
+
+function describeHazard(record: LogRecord): string {
+  const { path, path2: call, handle, b, extra } = record;
+  switch (record.a) {
+    case HazardCode.lockDrop:
+      return `${call} "${path}" (handle ${handle}) while handle ${b} (descriptor ${extra}) holds fcntl locks on it: the process's locks on the file are dropped`;
+    case HazardCode.secondSqlite:
+      return `dlopen "${path}" while "${call}" is loaded: a second SQLite library in a process that opens the store's files (each keeps its own lock table and drops the other's locks)`;
+    case HazardCode.forkUse:
+      return `${call} "${path}" (handle ${handle}) in process ${b}, forked from ${extra} with it open, before exec: the child uses the parent's descriptor`;
+    case HazardCode.pulled:
+      return `${call} "${path}" while process ${b} has it open (descriptor ${extra}): that process goes on with a file no later opener sees`;
+    default:
+      return `hazard ${record.a} "${path}" (${call})`;
+  }
 }

@@ -1,0 +1,248 @@
+// F3 and F4's run: two store processes under the recorder, each with a log of its own,
+// then a fresh reader. Process A opens the store once and appends in a loop; process B
+// opens, appends, closes, reopens, several times meanwhile; then both close and a fresh
+// process judges every acknowledged append present. A is held (SIGSTOP) just before one
+// of its writes, inside a write transaction, until B is refused a lock: so B's first open
+// always meets A's `-journal` or `-wal` open, whatever the scheduler does. The hazards of both logs name the
+// calls; a lost acknowledgement or a failed process is the consequence another process
+// shows.
+import { join } from "node:path";
+import { readAckJournal } from "../../harness/ack_journal.ts";
+import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
+import { hazards, readLog } from "../../recorder/log.ts";
+import { readPrefix } from "../../internal/fs.ts";
+import type { FaultClauseOptions, FaultVerdict } from "./_types.ts";
+
+const CHILD = new URL("./children/hazard_store.ts", import.meta.url);
+const READY_MS = 30_000;
+const LONG_MS = 30_000;
+/** A's counted call it is held before: past its schema and first appends, in a transaction. */
+const HOLD_AT = 40;
+
+/** What a hazard run judges: the hazard codes of its clause, and the rounds of B. */
+export interface HazardRunSpec {
+  /** The hazard codes the clause fails on (`HazardCode`). */
+  codes: readonly number[];
+  /** What the clause calls the hazards in its reason. */
+  what: string;
+}
+
+interface ChildEnd {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+interface Recorded {
+  dir: string;
+  log: string;
+  stopFile?: string;
+  refusedFile?: string;
+}
+
+function childEnv(options: FaultClauseOptions, recorded?: Recorded) {
+  const env: Record<string, string> = {
+    ...Deno.env.toObject(),
+    NO_COLOR: "1",
+    DENO_SQLITE_PATH: options.leg.library,
+  };
+  delete env.SESSION_DB_CRASH_AT;
+  delete env.LD_PRELOAD;
+  if (options.leg.name === "default") delete env.SESSION_DB_JOURNAL_MODE;
+  else env.SESSION_DB_JOURNAL_MODE = options.leg.name;
+  if (recorded && "path" in options.recorder) {
+    Object.assign(
+      env,
+      recorderEnv({
+        library: options.recorder.path,
+        watched: join(recorded.dir, "db"),
+        log: recorded.log,
+        ignore: [recorded.dir, denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
+        ...(recorded.stopFile
+          ? { stopAt: HOLD_AT, stopKind: "write" as const, stopFile: recorded.stopFile }
+          : {}),
+        ...(recorded.refusedFile ? { refusedFile: recorded.refusedFile } : {}),
+      }),
+    );
+  }
+  return env;
+}
+
+// Deno passes LD_PRELOAD to a child only with an unscoped --allow-run: -A.
+function spawn(options: FaultClauseOptions, args: string[], env: Record<string, string>) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-lock", "-A", CHILD.href, options.target, ...args],
+    env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+async function ended(child: Deno.ChildProcess, deadlineMs: number): Promise<ChildEnd> {
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }, deadlineMs);
+  const output = await child.output();
+  clearTimeout(timer);
+  const decoder = new TextDecoder();
+  const stderr = decoder.decode(output.stderr).trim().split("\n").slice(-3).join(" | ");
+  const code = output.signal ? 128 : output.code;
+  return { code, stdout: decoder.decode(output.stdout), stderr };
+}
+
+async function awaitFile(path: string, deadlineMs: number, alive: () => boolean) {
+  const end = performance.now() + deadlineMs;
+  while (performance.now() < end && alive()) {
+    try {
+      Deno.statSync(path);
+      return true;
+    } catch { /* not yet */ }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return false;
+}
+
+/** The file's journal mode from its header (bytes 18 and 19: 2 is WAL), or `unknown`. */
+function journalModeOf(db: string): string {
+  const header = readPrefix(db, 20);
+  if (!header || header.length < 20) return "unknown";
+  return header[18] === 2 && header[19] === 2 ? "wal" : "delete";
+}
+
+/** The acknowledged appends the fresh reader does not find, one line each. */
+function lostAcks(dir: string, read: Record<string, string[]>): string[] {
+  const lines: string[] = [];
+  for (const process of ["long", "short"]) {
+    let acks: { session: string; id: number; content: string }[] = [];
+    try {
+      acks = readAckJournal(join(dir, `${process}.acks`));
+    } catch { /* none written */ }
+    for (const ack of acks) {
+      if (!read[ack.session]?.includes(ack.content)) {
+        lines.push(
+          `acknowledged append ${ack.id} of session "${ack.session}" is missing on reopen`,
+        );
+      }
+    }
+  }
+  return lines;
+}
+
+/**
+ * Runs A beside B's open-append-close rounds under the recorder and judges the hazards
+ * of `spec.codes` in both logs, lost acknowledgements and failed processes.
+ */
+export async function runHazards(
+  options: FaultClauseOptions,
+  spec: HazardRunSpec,
+): Promise<FaultVerdict> {
+  if ("skip" in options.recorder) {
+    return {
+      status: "SKIP",
+      reason:
+        `the file-system call recorder is not available: ${options.recorder.skip} (fix: install a C compiler and run deno task recorder on glibc Linux)`,
+      judged: 0,
+    };
+  }
+  const dir = join(options.dir, `hazards-${options.leg.name}`);
+  Deno.mkdirSync(join(dir, "db"), { recursive: true });
+  const db = join(dir, "db", "store.db");
+  const file = (name: string) => join(dir, name);
+  const rounds = options.quick ? 4 : 8;
+  const started = performance.now();
+  const long = spawn(
+    options,
+    [db, file("long.acks"), "long", file("long.ready"), file("stop"), "0"],
+    childEnv(options, { dir, log: file("long.log"), stopFile: file("long.held") }),
+  );
+  let longAlive = true;
+  const longEnd = ended(long, READY_MS + LONG_MS).then((end) => {
+    longAlive = false;
+    return end;
+  });
+  const checks: string[] = [];
+  const isReady = await awaitFile(file("long.held"), READY_MS, () => longAlive);
+  let shortEnd: ChildEnd | undefined;
+  if (isReady) {
+    const short = spawn(
+      options,
+      [db, file("short.acks"), "short", file("short.ready"), file("stop"), String(rounds)],
+      childEnv(options, { dir, log: file("short.log"), refusedFile: file("short.refused") }),
+    );
+    let shortAlive = true;
+    const shortDone = ended(short, LONG_MS).then((end) => {
+      shortAlive = false;
+      return end;
+    });
+    // B has opened once A's lock refuses it; A goes on either way once the wait ends.
+    await awaitFile(file("short.refused"), READY_MS, () => shortAlive);
+    try {
+      long.kill("SIGCONT");
+    } catch { /* already gone */ }
+    shortEnd = await shortDone;
+  }
+  Deno.writeTextFileSync(file("stop"), "stop\n");
+  const longDone = await longEnd;
+  for (const [name, end] of [["A (long-lived)", longDone], ["B (reopening)", shortEnd]] as const) {
+    if (end && end.code !== 0) {
+      checks.push(`process ${name} failed with exit code ${end.code}: ${end.stderr}`);
+    }
+  }
+  if (!isReady) {
+    checks.push(`process A never reached its ${HOLD_AT}th write: ${longDone.stderr}`);
+  }
+  const reader = await ended(
+    spawn(
+      options,
+      [db, file("read.acks"), "read", file("r"), file("stop"), "0"],
+      childEnv(options),
+    ),
+    LONG_MS,
+  );
+  let read: Record<string, string[]> = {};
+  if (reader.code === 0) read = JSON.parse(reader.stdout.trim().split("\n").at(-1) ?? "{}");
+  else checks.push(`the fresh reader failed with exit code ${reader.code}: ${reader.stderr}`);
+  const found: string[] = [];
+  let calls = 0;
+  for (const [name, log] of [["A", "long.log"], ["B", "short.log"]] as const) {
+    let parsed;
+    try {
+      parsed = readLog(file(log));
+    } catch {
+      continue;
+    }
+    calls += parsed.records.length;
+    for (const line of hazards(parsed, spec.codes)) found.push(`process ${name}: ${line}`);
+  }
+  checks.unshift(...found);
+  if (reader.code === 0) checks.push(...lostAcks(dir, read));
+  const figures = {
+    journalMode: journalModeOf(db),
+    hazards: found.length,
+    calls,
+    rounds,
+    acknowledged: (read.long?.length ?? 0) + (read.short?.length ?? 0),
+    ms: Math.round(performance.now() - started),
+    logs: [file("long.log"), file("short.log")],
+  };
+  if (calls === 0) {
+    return {
+      status: "ERROR",
+      reason: "the recorder logged no call of either process (is LD_PRELOAD passed on?)",
+      judged: 0,
+      checks,
+      figures,
+    };
+  }
+  if (checks.length === 0) return { status: "PASS", judged: calls, figures };
+  return {
+    status: "FAIL",
+    reason: found.length ? `${spec.what}: ${found[0]}` : checks[0]!,
+    judged: calls,
+    checks,
+    figures,
+  };
+}
