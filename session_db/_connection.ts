@@ -19,6 +19,7 @@ import {
   BusyDeadlineError,
   CompressionSessionClosedError,
   SessionDBClosedError,
+  SessionDBCorruptError,
   SessionDBError,
   SessionDBStorageError,
   SessionEndedError,
@@ -129,6 +130,8 @@ export class Connection {
   #path: string;
   #options: ConnectionOptions;
   #statements = new Map<string, Statement>();
+  /** What showed the file corrupt, once something did: every later write is refused. */
+  #corrupt: string | undefined;
 
   /** Wraps an open database (configured and migrated by `_open.ts`). */
   constructor(db: Database, path: string, options: ConnectionOptions) {
@@ -190,6 +193,11 @@ export class Connection {
         `Cannot ${operation} on session database "${this.#path}": it was opened read-only`,
       );
     }
+    if (this.#corrupt !== undefined) {
+      throw new SessionDBCorruptError(
+        `Cannot ${operation} on session database "${this.#path}": an earlier operation found the file corrupt (${this.#corrupt}); nothing was written: restore it from a backup`,
+      );
+    }
     try {
       return untilNotBusy(
         () => {
@@ -218,7 +226,9 @@ export class Connection {
   /** Names a storage failure (read-only, full, corrupt, I/O) with its fix; else `error`. */
   #storageError(operation: string, error: unknown, wrote = true): unknown {
     if (!(error instanceof SqliteError) || !STORAGE_CODES.has(error.code)) return error;
-    return new SessionDBStorageError(
+    const corrupt = error.code === SQLITE_CORRUPT || error.code === SQLITE_NOTADB;
+    if (corrupt) this.#corrupt ??= `${operation}: ${error.message}`;
+    return new (corrupt ? SessionDBCorruptError : SessionDBStorageError)(
       `Cannot ${operation} on session database "${this.#path}": ${errorDetail(error)}${
         wrote ? "; the transaction was rolled back" : ""
       }`,

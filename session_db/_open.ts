@@ -110,7 +110,10 @@ function configure(
   }
   const requested = options.journalMode ?? journalModeFromEnv() ?? DEFAULT_JOURNAL_MODE;
   const { mode, reason } = applyJournalMode(db, requested, fail, switching);
-  db.exec(`PRAGMA synchronous = ${mode === "wal" ? "FULL" : "EXTRA"}`);
+  // EXTRA in both modes: WAL commits cost the same as under FULL, and a connection whose
+  // switch to WAL failed on an I/O error can journal in rollback mode while the header
+  // says WAL, where only EXTRA syncs the folder after the journal's unlink (the commit).
+  db.exec("PRAGMA synchronous = EXTRA");
   db.exec("PRAGMA foreign_keys = ON");
   return { version, mode, reason };
 }

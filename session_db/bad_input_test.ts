@@ -7,6 +7,7 @@ import {
   BusyDeadlineError,
   InvalidArgumentError,
   SessionDB,
+  SessionDBCorruptError,
   SessionDBOpenError,
   SessionDBStorageError,
 } from "./mod.ts";
@@ -491,6 +492,14 @@ Deno.test("a page corrupted mid-file fails reads with SessionDBStorageError nami
         error instanceof SessionDBStorageError && /read messages/.test(error.message) &&
         /restore it from a backup/.test(error.message),
     );
+    // Met once, the damage refuses every later write: an append beside a damaged page may
+    // never be read back, so it is never acknowledged.
+    assert.throws(
+      () => reopened.appendMessage("s", { role: "user", content: "after the damage" }),
+      (error: unknown) =>
+        error instanceof SessionDBCorruptError && /found the file corrupt/.test(error.message),
+    );
+    assert.throws(() => reopened.createSession("t"), SessionDBCorruptError);
   } finally {
     reopened.close();
   }

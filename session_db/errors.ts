@@ -212,6 +212,20 @@ export class RewindConflictError extends SessionDBError {}
 export class SessionDBStorageError extends SessionDBError {}
 
 /**
+ * The file is corrupt (a damaged page, a foreign header). Once a connection has met the
+ * damage it refuses every later write with this error: a write that lands beside a
+ * damaged page may never be read back, so acknowledging it would lose it.
+ *
+ * @example
+ * ```ts
+ * import { SessionDBCorruptError, SessionDBStorageError } from "./errors.ts";
+ * const error = new SessionDBCorruptError("Cannot append message: the file is corrupt");
+ * console.log(error instanceof SessionDBStorageError); // true: a storage failure too
+ * ```
+ */
+export class SessionDBCorruptError extends SessionDBStorageError {}
+
+/**
  * The write lock stayed busy past the retry deadline.
  *
  * @example

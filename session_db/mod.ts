@@ -48,6 +48,7 @@ export {
   RewindConflictError,
   SchemaVersionError,
   SessionDBClosedError,
+  SessionDBCorruptError,
   SessionDBError,
   SessionDBOpenError,
   SessionDBStorageError,

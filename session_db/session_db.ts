@@ -41,8 +41,9 @@ import type {
  * busy retry; a method returns only after COMMIT returned.
  *
  * Synchronous policy, so that acknowledged means durable even across power loss:
- * `synchronous=EXTRA` in DELETE mode (the journal unlink is followed by a directory
- * sync) and `synchronous=FULL` in WAL mode.
+ * `synchronous=EXTRA` in both modes (in DELETE mode the journal unlink, the commit, is
+ * followed by a directory sync; in WAL mode it costs what FULL does, and it still holds
+ * when a failed switch to WAL left the connection journalling in rollback mode).
  *
  * @example
  * ```ts

@@ -41,7 +41,7 @@ export function openMutant(
   raw.exec("PRAGMA foreign_keys = ON");
   // The store's own synchronous policy, so that a mutant breaks only its one clause and
   // never also loses a commit to power loss (SQLite's default FULL does in DELETE mode).
-  raw.exec(`PRAGMA synchronous = ${store.journalMode === "wal" ? "FULL" : "EXTRA"}`);
+  raw.exec("PRAGMA synchronous = EXTRA");
   const replaced = overrides({ store, raw });
   return new Proxy(store, {
     get(target, key) {
