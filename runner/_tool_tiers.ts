@@ -4,6 +4,7 @@
 import type { LegName } from "../harness/legs.ts";
 import type { SkipKind } from "../cells/engine/report.ts";
 import { powerLossCellsTier, sweepTier } from "./sweep/tier.ts";
+import { faultTier } from "../cells/faults/tier.ts";
 import type { Library } from "./libraries.ts";
 import type { Capabilities } from "./report_schema.ts";
 import type { Outcome, TierName } from "./result.ts";
@@ -48,6 +49,8 @@ export function tierSkip(
   if (tier === "sweep") {
     return caps.crashPoints ? undefined : { reason: NO_CRASH_POINTS, skipKind: "no-crash-points" };
   }
+  // Its clauses that need the recorder SKIP one by one; the others run anywhere.
+  if (tier === "faults") return undefined;
   if (!caps.recorder.ok) {
     return { reason: caps.recorder.reason ?? "the recorder does not build here" };
   }
@@ -88,6 +91,8 @@ export async function runTierUnit(
   };
   const outcome = tier === "powerloss-cells"
     ? await powerLossCellsTier({ ...options, cells: cells ?? [1] })
+    : tier === "faults"
+    ? await faultTier(options)
     : await sweepTier({ ...options, tier });
   const engine = ctx.caps.engine;
   if (outcome.results.length) {

@@ -145,7 +145,8 @@ async function unitLegs(
   const legs: LegName[] = [];
   for (const leg of ctx.legs) {
     // A store whose file is not SQLite has no journal-mode legs beyond its default.
-    const notSqlite = !ctx.caps.sqliteFile && tier.startsWith("syscalls") && leg !== "default";
+    const notSqlite = !ctx.caps.sqliteFile && (tier.startsWith("syscalls") || tier === "faults") &&
+      leg !== "default";
     if (!notSqlite && await honoured(leg, library)) legs.push(leg);
   }
   return tier === "sweep" ? (legs.length ? [legs] : []) : legs.map((leg) => [leg]);

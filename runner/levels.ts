@@ -132,14 +132,47 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
     }
   }
   for (const t of tiers) {
+    if (t.tier === "faults") continue; // HARDENED's
     if (t.status === "SKIP" && !standsIn(t, tiers)) {
       missing.push(`tier ${t.tier}: SKIP (${t.reason ?? "?"})`);
     }
   }
   // A failure of no cell's clause (a process left running, a broken test run) too.
   for (const r of results) {
+    if (r.tier === "faults") continue; // HARDENED's
     if ((r.tier !== "cells" || r.cell === undefined) && failed(r)) {
       missing.push(`${r.clause} on ${where(r)}: ${r.status}`);
+    }
+  }
+  return missing;
+}
+
+/**
+ * What HARDENED adds: the fault tier ran, and every fault clause passed on every honoured
+ * leg × library (an expected failure, XFAIL, is still a failure; a SKIP is no evidence).
+ */
+function hardenedMissing(results: readonly Result[], tiers: readonly TierRun[]): string[] {
+  const run = tiers.find((t) => t.tier === "faults");
+  if (!run || run.status === "SKIP") {
+    return [`tier faults: ${run ? `SKIP (${run.reason ?? "?"})` : "not run"}`];
+  }
+  const missing: string[] = [];
+  for (const leg of honouredLegs(results)) {
+    const rows = results.filter((r) =>
+      r.tier === "faults" && r.leg === leg.leg && r.library === leg.library &&
+      r.machine === leg.machine
+    );
+    if (!rows.length) {
+      missing.push(
+        `the fault clauses on ${leg.leg} × ${leg.library}${
+          leg.machine ? ` on ${leg.machine}` : ""
+        }: not run`,
+      );
+    }
+    for (const r of rows) {
+      if (!passed(r)) {
+        missing.push(`${r.clause} on ${where(r)}: ${r.status}${r.reason ? ` (${r.reason})` : ""}`);
+      }
     }
   }
   return missing;
@@ -151,8 +184,10 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
  * - BASE: cell 1 ran on some leg and passed on every leg the store honours, under
  *   SIGKILL, and no SIGKILL tier failed its clause;
  * - DURABLE: BASE, and cell 1's clause passed on a power-loss tier with none failing;
- * - FULL: DURABLE, every cell passed on every honoured leg, every tier ran (no tier
- *   SKIPPED) and no result failed;
+ * - FULL: DURABLE, every cell passed on every honoured leg, every tier but the fault tier
+ *   ran (no tier SKIPPED) and no result of them failed;
+ * - HARDENED: FULL, and every fault clause (injected errors, corruption, lock hazards,
+ *   pulled files, short-lived processes) passed on every honoured leg;
  * - NONE otherwise.
  *
  * @param results Every result (of one machine, or merged: every machine must reach it).
@@ -170,6 +205,7 @@ export function levelOf(results: readonly Result[], tiers: readonly TierRun[]): 
     ["BASE", baseMissing(results)],
     ["DURABLE", durableMissing(results)],
     ["FULL", fullMissing(results, tiers)],
+    ["HARDENED", hardenedMissing(results, tiers)],
   ];
   let level: Level = "NONE";
   for (const [name, missing] of checks) {

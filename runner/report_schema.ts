@@ -51,7 +51,7 @@ export const REPORT_SCHEMA_VERSION = 2;
  *   LEVELS.indexOf(level) >= LEVELS.indexOf(floor);
  * ```
  */
-export const LEVELS = ["NONE", "BASE", "DURABLE", "FULL"] as const;
+export const LEVELS = ["NONE", "BASE", "DURABLE", "FULL", "HARDENED"] as const;
 
 /**
  * A conformance level.

@@ -66,8 +66,43 @@ function fullResults(): Result[] {
   return out;
 }
 
+/** A fault clause's row on a leg of the system library. */
+const faultRow = (clause: string, leg: string, observed: Status = "PASS"): Result => {
+  const { cell: _, ...row } = result(0, observed, { tier: "faults", clause, leg });
+  return row;
+};
+const FAULT_NAMES = ["F1 injected errors", "F2 corruption fails closed"];
+const faultRows = (observed: Status = "PASS") =>
+  ["default", "delete"].flatMap((leg) => FAULT_NAMES.map((c) => faultRow(c, leg, observed)));
+
+Deno.test("levels: FULL keeps its meaning; HARDENED adds every fault clause on every honoured leg", () => {
+  // FULL without the fault tier: the next level names what is missing.
+  const full = levelOf(fullResults(), ran());
+  assertEquals(full.level, "FULL");
+  assertEquals(full.next?.level, "HARDENED");
+  // A failing fault clause never takes FULL away.
+  assertEquals(levelOf([...fullResults(), ...faultRows("FAIL")], ran()).level, "FULL");
+  assertEquals(levelOf([...fullResults(), ...faultRows()], ran()), { level: "HARDENED" });
+  // A SKIP is no evidence: one clause skipped on one leg keeps the store at FULL.
+  const skipped = faultRows().map((r, i) =>
+    i === 3 ? { ...r, observed: "SKIP" as const, status: "SKIP" as const, reason: "no cc" } : r
+  );
+  const verdict = levelOf([...fullResults(), ...skipped], ran());
+  assertEquals(verdict.level, "FULL");
+  assertEquals(verdict.next?.missing, [
+    "F2 corruption fails closed on faults delete × system: SKIP (no cc)",
+  ]);
+  // A fault tier that did not run is missing too.
+  const noFaults = ran().map((t) =>
+    t.tier === "faults" ? { ...t, status: "SKIP" as const, reason: "not requested" } : t
+  );
+  assertEquals(levelOf([...fullResults(), ...faultRows()], noFaults).next?.missing, [
+    "tier faults: SKIP (not requested)",
+  ]);
+});
+
 Deno.test("levels: every cell and tier passing is FULL", () => {
-  assertEquals(levelOf(fullResults(), ran()), { level: "FULL" });
+  assertEquals(levelOf(fullResults(), ran()).level, "FULL");
   // Cell 2 holds on the default leg only (by design): its SKIP elsewhere is no gap...
   const defaultOnly = (reason: string, atDefault: Status = "PASS", typed = true) =>
     fullResults().map((r) =>
@@ -79,9 +114,10 @@ Deno.test("levels: every cell and tier passing is FULL", () => {
         })
         : result(2, atDefault)
     );
-  assertEquals(levelOf(defaultOnly("default leg only: one predicated UPDATE"), ran()), {
-    level: "FULL",
-  });
+  assertEquals(
+    levelOf(defaultOnly("default leg only: one predicated UPDATE"), ran()).level,
+    "FULL",
+  );
   // ...but it must pass there, and any other SKIP on an honoured leg is one.
   assertEquals(levelOf(defaultOnly("default leg only: x", "SKIP"), ran()).level, "DURABLE");
   const other = levelOf(defaultOnly("the store lacks claimHandoff", "PASS", false), ran());
@@ -166,7 +202,7 @@ Deno.test("levels: a store without crash points reaches FULL once its file-syste
       : t
   );
   const results = fullResults().filter((r) => r.tier !== "sweep");
-  assertEquals(levelOf(results, noPoints), { level: "FULL" });
+  assertEquals(levelOf(results, noPoints).level, "FULL");
   // The kind decides, never the reason's words: the same text without it is a gap.
   const untyped = noPoints.map(({ skipKind: _, ...t }) => t);
   assertEquals(levelOf(results, untyped).level, "DURABLE");
@@ -356,7 +392,7 @@ Deno.test("verdict: nothing judged is SKIP with why, an ERROR is never PASS or F
   const allSkipped = ran().map((t) => ({ ...t, status: "SKIP" as const, reason: "no recorder" }));
   assertMatch(
     verdictOf([], false, allSkipped).why!,
-    /every tier was skipped: cells, sweep, syscalls-crash, syscalls-power-loss, powerloss-cells: no recorder$/,
+    /every tier was skipped: cells, sweep, syscalls-crash, syscalls-power-loss, powerloss-cells, faults: no recorder$/,
   );
   const erred = verdictOf([result(1, "PASS"), result(2, "ERROR", { reason: "kill missed" })]);
   assertEquals(erred.verdict, "ERROR");

@@ -39,6 +39,7 @@ export const TIERS = [
   "syscalls-crash",
   "syscalls-power-loss",
   "powerloss-cells",
+  "faults",
 ] as const;
 
 /**

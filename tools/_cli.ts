@@ -228,7 +228,7 @@ export const FLAGS = {
   requireLevel: {
     name: "--require-level",
     value: "LEVEL",
-    help: "exit 1 below this level: BASE, DURABLE or FULL",
+    help: "exit 1 below this level: BASE, DURABLE, FULL or HARDENED",
   },
   openDeadline: {
     name: "--open-deadline",
@@ -285,7 +285,7 @@ export interface SharedOptions {
   /** `--tiers`. */
   tiers: TierName[];
   /** `--require-level`, when given. */
-  requireLevel?: "BASE" | "DURABLE" | "FULL";
+  requireLevel?: "BASE" | "DURABLE" | "FULL" | "HARDENED";
 }
 
 /** The reference store's target module. */
@@ -352,7 +352,9 @@ export function sharedOptions(
     repeat: flags.int("--repeat", 1, 100_000) ?? 1,
     hogs: flags.int("--hogs", 0, 64) ?? 0,
     tiers: listOf(flags, "--tiers", TIERS, "tier") ?? [...TIERS],
-    ...(level !== undefined ? { requireLevel: level as "BASE" | "DURABLE" | "FULL" } : {}),
+    ...(level !== undefined
+      ? { requireLevel: level as "BASE" | "DURABLE" | "FULL" | "HARDENED" }
+      : {}),
   };
 }
 

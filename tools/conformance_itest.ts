@@ -113,7 +113,7 @@ Deno.test("conformance: nothing judged is SKIP with why (exit 1), never PASS", a
   strictEqual(run.code, 1, run.stdout + run.stderr);
   match(
     run.stdout,
-    /^conformance: SKIP \(every tier was skipped: cells, syscalls-crash, syscalls-power-loss, powerloss-cells: not requested \(--tiers\); sweep: the target declares no crash points \(export crashPoints\(\)\)\), level NONE; no results in [\d.]+ s; /m,
+    /^conformance: SKIP \(every tier was skipped: cells, syscalls-crash, syscalls-power-loss, powerloss-cells, faults: not requested \(--tiers\); sweep: the target declares no crash points \(export crashPoints\(\)\)\), level NONE; no results in [\d.]+ s; /m,
   );
   strictEqual(run.report?.verdict, "SKIP");
   // The levels read the kind the tier set, never its words.

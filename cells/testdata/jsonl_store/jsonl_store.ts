@@ -44,6 +44,19 @@ function parseLine(text: string): Line | undefined {
   return undefined;
 }
 
+/** Runs `run`, turning a failure of the file system (EIO, ENOSPC) into a StorageError. */
+function typedIo<T>(path: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (
+      error instanceof StorageError || error instanceof CorruptStoreError ||
+      error instanceof UnknownSessionError || !(error instanceof Error)
+    ) throw error;
+    throw new StorageError(`Cannot use store "${path}": ${error.message}`, { cause: error });
+  }
+}
+
 /** Options of {@linkcode JsonlStore.open}. */
 /** An append named a session the store does not hold: a refusal of the store's own type. */
 export class UnknownSessionError extends Error {
@@ -54,9 +67,35 @@ export class UnknownSessionError extends Error {
   }
 }
 
+/**
+ * A write or sync of the log failed (a full disk, an I/O error): the append was not made,
+ * and its bytes were cut off again where the file let us.
+ */
+export class StorageError extends Error {
+  /** Creates the error. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "StorageError";
+  }
+}
+
+/** A line before the last whole one does not parse: the log is damaged, never served short. */
+export class CorruptStoreError extends Error {
+  /** Creates the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "CorruptStoreError";
+  }
+}
+
 export interface JsonlOptions {
   /** Keep a lock file beside the log while open, and refuse to open while it exists. */
   lockFile?: boolean;
+  /**
+   * A planted fault for the fault tier's mutant: retry a failed sync once and acknowledge
+   * when the retry succeeds (the retried sync reports the pages clean, their data lost).
+   */
+  retryFailedSync?: boolean;
 }
 
 /** The JSON-lines store. Several processes may share one log: each append holds an
@@ -68,11 +107,13 @@ export class JsonlStore {
   #size = 0;
   #lock: string | undefined;
   #encoder = new TextEncoder();
+  #retryFailedSync: boolean;
 
-  private constructor(file: Deno.FsFile, path: string, lock: string | undefined) {
+  private constructor(file: Deno.FsFile, path: string, options: JsonlOptions & { lock?: string }) {
     this.#file = file;
     this.#path = path;
-    this.#lock = lock;
+    this.#lock = options.lock;
+    this.#retryFailedSync = options.retryFailedSync ?? false;
   }
 
   /** Opens (creating) the log at `path`, dropping a torn last line. */
@@ -87,22 +128,26 @@ export class JsonlStore {
         throw new Error(`Cannot open store "${path}": it is locked (${lock} exists)`);
       }
     }
-    const created = !exists(path);
-    const file = Deno.openSync(path, { read: true, append: true, create: true });
-    // A new file's name is durable only once its folder is synced (strict POSIX).
-    if (created) syncFolder(path);
-    const store = new JsonlStore(file, path, lock);
-    store.#locked(true, () => store.#catchUp());
-    return store;
+    return typedIo(path, () => {
+      const created = !exists(path);
+      const file = Deno.openSync(path, { read: true, append: true, create: true });
+      // A new file's name is durable only once its folder is synced (strict POSIX).
+      if (created) syncFolder(path);
+      const store = new JsonlStore(file, path, { ...options, ...(lock ? { lock } : {}) });
+      store.#locked(true, () => store.#catchUp());
+      return store;
+    });
   }
 
   #locked<T>(exclusive: boolean, run: () => T): T {
-    this.#file.lockSync(exclusive);
-    try {
-      return run();
-    } finally {
-      this.#file.unlockSync();
-    }
+    return typedIo(this.#path, () => {
+      this.#file.lockSync(exclusive);
+      try {
+        return run();
+      } finally {
+        this.#file.unlockSync();
+      }
+    });
   }
 
   /**
@@ -122,8 +167,10 @@ export class JsonlStore {
       line === undefined && lines[i] !== ""
     );
     if (bad !== -1) {
-      throw new Error(
-        `Cannot open store "${this.#path}": line ${this.#lines.length + bad + 1} is corrupt`,
+      throw new CorruptStoreError(
+        `Cannot open store "${this.#path}": line ${
+          this.#lines.length + bad + 1
+        } is corrupt (restore it from a backup)`,
       );
     }
     const complete = lines.slice(0, whole).map((line) => `${line}\n`).join("");
@@ -144,15 +191,41 @@ export class JsonlStore {
       const line = make();
       if (!line) return undefined;
       const bytes = this.#encoder.encode(JSON.stringify(line) + "\n");
-      let written = 0;
-      while (written < bytes.length) {
-        written += this.#file.writeSync(bytes.subarray(written));
-      }
-      this.#file.syncDataSync();
+      this.#write(bytes);
       this.#lines.push(line);
       this.#size += bytes.length;
       return line;
     });
+  }
+
+  /**
+   * Writes and syncs a whole line, or cuts what was written of it and throws: a line whose
+   * write or sync failed is never acknowledged, and never left for the next line to follow.
+   */
+  #write(bytes: Uint8Array): void {
+    try {
+      let written = 0;
+      while (written < bytes.length) {
+        written += this.#file.writeSync(bytes.subarray(written));
+      }
+      this.#sync();
+    } catch (error) {
+      try {
+        this.#file.truncateSync(this.#size);
+      } catch { /* the next open cuts a torn tail */ }
+      throw new StorageError(`Cannot append to store "${this.#path}": ${error}`, {
+        cause: error,
+      });
+    }
+  }
+
+  #sync(): void {
+    try {
+      this.#file.syncDataSync();
+    } catch (error) {
+      if (!this.#retryFailedSync) throw error;
+      this.#file.syncDataSync();
+    }
   }
 
   #read(): Line[] {

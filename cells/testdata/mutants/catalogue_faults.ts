@@ -18,6 +18,21 @@ export interface FaultMutantSpec {
 /** The mutants the fault clauses must catch. */
 export const FAULT_MUTANTS: readonly FaultMutantSpec[] = [
   {
+    name: "swallows_enospc",
+    breaks: "swallows a failed append's storage error (a full disk) and returns a made-up id",
+    clause: "F1",
+    check:
+      /^write ENOSPC \(the disk stays full\) at call \d+ .*: after the fault: acknowledged "fault-[^"]+" is lost$/,
+  },
+  {
+    name: "jsonl_fsync_retry",
+    breaks: "retries a failed fdatasync and acknowledges when the retry succeeds",
+    clause: "F1",
+    check:
+      /^fsync EIO at call \d+ .*: after a power loss \(state \d+\): (acknowledged "fault-[^"]+" is lost|a fresh process cannot open the store: CorruptStoreError)/,
+    legs: ["default"],
+  },
+  {
     name: "read_skips_corrupt_rows",
     breaks: "skips the rows of a corrupt page on read and serves the rest as the transcript",
     clause: "F2",

@@ -1,0 +1,125 @@
+// One run of the fault program under the recorder: a fresh folder, the k-th call of a
+// kind failed (or none, the clean run that counts the calls), a deadline after which the
+// process is killed and the hang named, and what the log and the journal say.
+import { join } from "node:path";
+import { readLog, type RecorderLog } from "../../recorder/log.ts";
+import { denoCacheDir, type FailErrno, type FailKind, recorderEnv } from "../../recorder/record.ts";
+import { legEnv } from "../../harness/legs.ts";
+import { readLines } from "../../runner/sweep/calls/record.ts";
+import type { FaultMark } from "./_program.ts";
+import { parseMarks } from "./_judge.ts";
+import type { FaultClauseOptions } from "./_types.ts";
+
+/** A kind of fault, enumerated over its calls. */
+export interface FaultCase {
+  /** Its name in the report, e.g. `write ENOSPC (the disk stays full)`. */
+  name: string;
+  /** Which calls it counts. */
+  kind: FailKind;
+  /** The error. */
+  errno: FailErrno;
+  /** How many calls fail from the k-th on (`Infinity`: every later one). */
+  count: number;
+  /** A short write instead of a failure. */
+  short?: boolean;
+  /** Only calls on files whose path ends with this. */
+  file?: string;
+}
+
+/** What one run left. */
+export interface FaultRun {
+  /** The run's folder (the store is in `db/`). */
+  dir: string;
+  /** The recorder's log. */
+  log: RecorderLog;
+  /** The program's journal. */
+  marks: FaultMark[];
+  /** The journal's complete lines (the power-loss states cut them). */
+  markLines: string[];
+  /** Whether it had to be killed at the deadline. */
+  hung: boolean;
+  /** How it ended. */
+  status: Deno.CommandStatus;
+  /** The end of its stderr. */
+  stderr: string;
+}
+
+const PROGRAM = new URL("./children/fault_program.ts", import.meta.url);
+/** A run that has not ended after this long hung on its fault. */
+export const RUN_DEADLINE_MS = 20_000;
+
+/**
+ * Runs the program once in `dir`, failing call `k` of `fault` (no fault when `k` is 0).
+ *
+ * @param options The clause's target, leg, seed and recorder.
+ * @param at The folder, the fault and k.
+ * @returns What the run left.
+ */
+export async function faultRun(
+  options: FaultClauseOptions & { recorder: { path: string } },
+  at: { dir: string; fault?: FaultCase; k: number },
+): Promise<FaultRun> {
+  const { dir, fault, k } = at;
+  const db = join(dir, "db");
+  Deno.mkdirSync(db, { recursive: true });
+  const marksPath = join(dir, "marks.jsonl");
+  const logPath = join(dir, "fs.log");
+  const env = recorderEnv({
+    library: options.recorder.path,
+    watched: db,
+    log: logPath,
+    data: true,
+    mark: marksPath,
+    ignore: [denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
+    ...(fault && k > 0
+      ? {
+        failAt: k,
+        failKind: fault.kind,
+        failErrno: fault.errno,
+        failCount: fault.count,
+        ...(fault.short ? { failShort: true } : {}),
+        ...(fault.file ? { failFile: fault.file } : {}),
+      }
+      : {}),
+  });
+  const base: Record<string, string> = { ...Deno.env.toObject(), NO_COLOR: "1", ...env };
+  delete base.SESSION_DB_JOURNAL_MODE;
+  delete base.SESSION_DB_CRASH_AT;
+  Object.assign(base, legEnv(options.leg), { DENO_SQLITE_PATH: options.leg.library });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-lock",
+      "-A",
+      "--unstable-kv",
+      PROGRAM.href,
+      options.target,
+      join(db, "store.db"),
+      marksPath,
+      String(options.seed),
+    ],
+    env: base,
+    clearEnv: true,
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let hung = false;
+  const timer = setTimeout(() => {
+    hung = true;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* ended meanwhile */ }
+  }, RUN_DEADLINE_MS);
+  const output = await child.output();
+  clearTimeout(timer);
+  const markLines = readLines(marksPath);
+  return {
+    dir,
+    log: readLog(logPath),
+    marks: parseMarks(markLines),
+    markLines,
+    hung,
+    status: { success: output.success, code: output.code, signal: output.signal },
+    stderr: new TextDecoder().decode(output.stderr).trim().split("\n").slice(-4).join(" | "),
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * Fault clause F1, injected errors: the recorder fails the k-th write, sync or read of
+ * the fault program (a session, single appends, a batch) instead of making it, for every
+ * k of each kind of fault, and judges what the store did. A failed operation throws a
+ * typed error; a store that hangs fails with the call that hung it; a fresh process
+ * finds every acknowledged write exactly once (now and after a power loss that follows
+ * the error, where the writes pending at a failed sync are lost even when a later sync
+ * succeeded), and its next append is kept or refused with a typed error.
+ *
+ * @example
+ * ```ts ignore
+ * import { injectedErrorsClause } from "./injected_errors.ts";
+ * import { currentLeg } from "../../harness/legs.ts";
+ * const verdict = await injectedErrorsClause.run({
+ *   target: new URL("../reference_target.ts", import.meta.url).href,
+ *   leg: currentLeg(),
+ *   seed: 1,
+ *   quick: true,
+ *   dir: Deno.makeTempDirSync(),
+ *   recorder: { path: "/repo/.cache/recorder/abc/libfsrecorder.so" },
+ * });
+ * console.log(verdict.status);
+ * ```
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { powerLossStates } from "../../recorder/crash_states.ts";
+import { writeImage } from "../../recorder/image.ts";
+import { injectedFaults } from "../../recorder/log.ts";
+import { pool } from "../../runner/sweep/calls/plan.ts";
+import { type FaultCase, type FaultRun, faultRun, RUN_DEADLINE_MS } from "./_fault_run.ts";
+import { afterProblems, parseMarks, promisedBy, stateProblems, untypedErrors } from "./_judge.ts";
+import { type ReadJob, type ReadResult, readStates } from "./_reads.ts";
+import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./_types.ts";
+import { legSkip } from "./_lives.ts";
+import { observeJournalMode } from "../../harness/legs.ts";
+
+/** The kinds of fault F1 enumerates, as the field met them. */
+export const FAULT_CASES: readonly FaultCase[] = [
+  { name: "write ENOSPC (the disk stays full)", kind: "write", errno: "ENOSPC", count: Infinity },
+  { name: "write EIO", kind: "write", errno: "EIO", count: 1 },
+  { name: "short write", kind: "write", errno: "ENOSPC", count: 1, short: true },
+  { name: "fsync EIO", kind: "sync", errno: "EIO", count: 1 },
+  { name: "read EIO", kind: "read", errno: "EIO", count: 1 },
+  {
+    name: "journal growth ENOSPC",
+    kind: "write",
+    errno: "ENOSPC",
+    count: Infinity,
+    file: "-journal",
+  },
+  { name: "WAL growth ENOSPC", kind: "write", errno: "ENOSPC", count: Infinity, file: "-wal" },
+];
+
+/** The most calls of one kind a run is failed at (a program that makes more is sampled). */
+const MAX_K = 400;
+
+type Recorded = FaultClauseOptions & { recorder: { path: string } };
+
+/** One faulted run and where it stands. */
+interface Judged {
+  fault: FaultCase;
+  k: number;
+  run: FaultRun;
+  injected: string[];
+}
+
+/** The k to fail for a case: every one, or in quick mode a stride through them. */
+function nextK(k: number, quick: boolean, kind: FaultCase["kind"]): number {
+  if (!quick || k < 3) return k + 1;
+  return k + (kind === "sync" ? 2 : kind === "read" ? 7 : 4);
+}
+
+/** Runs one case for k = 1, 2, … until its k-th call is never made. */
+async function runCase(options: Recorded, fault: FaultCase): Promise<Judged[]> {
+  const judged: Judged[] = [];
+  for (let k = 1; k <= MAX_K; k = nextK(k, options.quick, fault.kind)) {
+    const dir = Deno.makeTempDirSync({ dir: options.dir, prefix: "run-" });
+    const run = await faultRun(options, { dir, fault, k });
+    const injected = injectedFaults(run.log);
+    if (!injected.length && !run.hung) {
+      Deno.removeSync(dir, { recursive: true });
+      break;
+    }
+    judged.push({ fault, k, run, injected });
+  }
+  return judged;
+}
+
+/** The problems of a run that show without reading its store. */
+function runProblems(j: Judged): string[] {
+  const { run } = j;
+  const problems: string[] = [];
+  if (run.hung) {
+    const last = run.marks.filter((m) => m.at === "intent").at(-1);
+    problems.push(
+      `the store hung for ${RUN_DEADLINE_MS / 1000} s in ${last?.op ?? "open"} after the fault`,
+    );
+  } else if (!run.status.success) {
+    const how = run.status.signal ? `signal ${run.status.signal}` : `exit ${run.status.code}`;
+    problems.push(`the store's process died (${how}) instead of throwing: ${run.stderr}`);
+  }
+  problems.push(...untypedErrors(run.marks));
+  return problems;
+}
+
+/** The read jobs of a run: its files as left (with an append after), and power-loss states. */
+function readJobs(j: Judged, seed: number): { jobs: ReadJob[]; acks: string[][] } {
+  const jobs: ReadJob[] = [{ db: join(j.run.dir, "db", "store.db"), append: afterText(j, seed) }];
+  const acks: string[][] = [j.run.markLines];
+  let n = 0;
+  for (const state of powerLossStates(j.run.log, { profile: "ext4-ordered", lastInstants: 1 })) {
+    if (n === 2) break; // the synced-only state and the everything-kept one
+    const folder = join(j.run.dir, `power-loss-${n++}`);
+    writeImage(state.files, folder);
+    jobs.push({ db: join(folder, "store.db") });
+    acks.push([...state.acks]);
+  }
+  return { jobs, acks };
+}
+
+function afterText(j: Judged, seed: number): string {
+  return `fault-${seed}-after-${j.fault.kind}-${j.k}`;
+}
+
+/** Judges one run from its reads; each problem names the fault that led to it. */
+function judgeRun(
+  j: Judged,
+  reads: { jobs: ReadJob[]; acks: string[][]; results: ReadResult[] },
+  seed: number,
+): string[] {
+  const where = `${j.fault.name} at call ${j.k} (${j.injected[0] ?? "nothing injected"})`;
+  const problems = runProblems(j);
+  for (const [i, result] of reads.results.entries()) {
+    const label = i === 0 ? "after the fault" : `after a power loss (state ${i})`;
+    const promised = promisedBy(parseMarks(reads.acks[i]!));
+    problems.push(...stateProblems(result, promised).map((p) => `${label}: ${p}`));
+    if (i === 0) problems.push(...afterProblems(result, afterText(j, seed)));
+  }
+  return problems.map((p) => `${where}: ${p}`);
+}
+
+/** Runs F1 on one leg. */
+async function run(options: FaultClauseOptions): Promise<FaultVerdict> {
+  if ("skip" in options.recorder) {
+    return { status: "SKIP", reason: options.recorder.skip, judged: 0 };
+  }
+  const recorded = options as Recorded;
+  const clean = await faultRun(recorded, {
+    dir: Deno.makeTempDirSync({ dir: options.dir, prefix: "clean-" }),
+    k: 0,
+  });
+  if (!clean.log.pids.length) {
+    return {
+      status: "SKIP",
+      reason: "the store's children did not load the recorder (LD_PRELOAD): " +
+        "run them as a Linux/glibc Deno process with cc available (deno task recorder)",
+      judged: 0,
+    };
+  }
+  const opened = clean.marks.find((m) => m.op === "open" && m.at !== "intent");
+  if (!clean.status.success || opened?.at !== "ack") {
+    const why = opened?.at === "threw" ? `${opened.name}: ${opened.message}` : clean.stderr;
+    return { status: "FAIL", reason: `the store cannot run the fault program: ${why}`, judged: 0 };
+  }
+  const db = join(clean.dir, "db", "store.db");
+  const skip = legSkip(options.leg, [observeJournalMode(db, "after the clean run", true)]);
+  if (skip) return skip;
+  const runs = (await pool(FAULT_CASES, 2, (fault) => runCase(recorded, fault))).flat();
+  const checks: string[] = [];
+  const figures: Record<string, number> = {};
+  await pool(runs, 2, async (j) => {
+    figures[j.fault.name] = (figures[j.fault.name] ?? 0) + 1;
+    const { jobs, acks } = readJobs(j, options.seed);
+    const results = await readStates(options, jobs);
+    const problems = "failed" in results
+      ? [`${j.fault.name} at call ${j.k}: ${results.failed}`]
+      : judgeRun(j, { jobs, acks, results }, options.seed);
+    checks.push(...problems);
+    if (!problems.length) Deno.removeSync(j.run.dir, { recursive: true });
+  });
+  return verdictOf(checks, runs.length, figures);
+}
+
+function verdictOf(
+  checks: string[],
+  judged: number,
+  figures: Record<string, number>,
+): FaultVerdict {
+  if (!judged) return { status: "FAIL", reason: "no fault was injected: nothing judged", judged };
+  if (!checks.length) return { status: "PASS", judged, figures };
+  // A few lines of each kind of fault, so that every kind that broke the store shows.
+  const kept: string[] = [];
+  for (const fault of FAULT_CASES) {
+    kept.push(...checks.filter((c) => c.startsWith(`${fault.name} at`)).sort().slice(0, 6));
+  }
+  return {
+    status: "FAIL",
+    reason: `${checks.length} problem(s) after injected faults: ${kept[0]}`,
+    checks: kept,
+    judged,
+    figures,
+  };
+}
+
+/** Fault clause F1: injected write, sync and read errors. */
+export const injectedErrorsClause: FaultClause = {
+  id: "F1",
+  name: "F1 injected errors",
+  run,
+};

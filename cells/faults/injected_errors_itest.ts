@@ -1,0 +1,88 @@
+// F1 on the reference store on every leg, on the JSON-lines store, and on its mutants: the
+// quick slice (every kind of fault, a stride through its calls), as the tier's --quick runs.
+import { ok, strictEqual } from "node:assert/strict";
+import { currentLeg, type LegName, LEGS } from "../../harness/legs.ts";
+import { liveChildren } from "../../harness/child.ts";
+import { buildRecorder } from "../../recorder/build.ts";
+import { FAULT_MUTANTS } from "../testdata/mutants/catalogue_faults.ts";
+import { injectedErrorsClause } from "./injected_errors.ts";
+import { cellsTarget, ITEST, shown, skippedLeg } from "./_itest_support.ts";
+import type { FaultVerdict } from "./_types.ts";
+
+const built = await buildRecorder();
+
+async function f1(target: string, leg: LegName): Promise<FaultVerdict> {
+  const dir = Deno.makeTempDirSync({ prefix: `F1-${leg}-` });
+  const verdict = await injectedErrorsClause.run({
+    target,
+    leg: { ...currentLeg(), name: leg },
+    seed: 7,
+    quick: true,
+    dir,
+    recorder: built.ok ? { path: built.path } : { skip: built.reason },
+  });
+  strictEqual(liveChildren().length, 0, "a child outlived the clause");
+  if (verdict.status !== "FAIL") Deno.removeSync(dir, { recursive: true });
+  return verdict;
+}
+
+for (const leg of LEGS) {
+  Deno.test({
+    name: `F1 on the reference store, leg ${leg}: every injected fault judged, none breaks it`,
+    ...ITEST,
+    ignore: !built.ok,
+    async fn() {
+      const verdict = await f1(cellsTarget("reference_target.ts"), leg);
+      if (skippedLeg(verdict, leg)) return;
+      strictEqual(verdict.status, "PASS", shown(verdict));
+      // Each kind of fault reached some call (the -wal and -journal ones by leg).
+      const figures = verdict.figures as Record<string, number>;
+      for (const kind of ["write EIO", "short write", "fsync EIO", "read EIO"]) {
+        ok((figures[kind] ?? 0) > 0, `${kind} never injected: ${shown(verdict)}`);
+      }
+    },
+  });
+}
+
+Deno.test({
+  name: "F1 on the JSON-lines store: typed refusals, nothing acknowledged lost",
+  ...ITEST,
+  ignore: !built.ok,
+  async fn() {
+    const verdict = await f1(cellsTarget("testdata/jsonl_store/target.ts"), "default");
+    strictEqual(verdict.status, "PASS", shown(verdict));
+  },
+});
+
+Deno.test({
+  name: "F1 without the recorder is a SKIP with the reason, never a PASS",
+  ...ITEST,
+  async fn() {
+    const verdict = await injectedErrorsClause.run({
+      target: cellsTarget("reference_target.ts"),
+      leg: currentLeg(),
+      seed: 7,
+      quick: true,
+      dir: Deno.makeTempDirSync(),
+      recorder: { skip: "the recorder needs cc: install a C compiler" },
+    });
+    strictEqual(verdict.status, "SKIP");
+    strictEqual(verdict.reason, "the recorder needs cc: install a C compiler");
+  },
+});
+
+for (const mutant of FAULT_MUTANTS.filter((m) => m.clause === "F1")) {
+  for (const leg of mutant.legs ?? LEGS) {
+    Deno.test({
+      name: `F1 catches ${mutant.name} (${mutant.breaks}), leg ${leg}`,
+      ...ITEST,
+      ignore: !built.ok,
+      async fn() {
+        const verdict = await f1(cellsTarget(`testdata/mutants/${mutant.name}.ts`), leg);
+        if (skippedLeg(verdict, leg)) return;
+        strictEqual(verdict.status, "FAIL", shown(verdict));
+        ok(verdict.checks?.some((check) => mutant.check.test(check)), shown(verdict));
+      },
+    });
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The fault tier: every fault clause (injected errors, corruption, lock hazards, files
+ * pulled from under a writer, short-lived processes) on each leg × library, as report
+ * rows of the `faults` tier. A clause that cannot run here is a SKIP with the reason
+ * and the fix; a clause that judged nothing is never a PASS.
+ *
+ * @example
+ * ```ts ignore
+ * import { faultTier } from "./tier.ts";
+ * const outcome = await faultTier({
+ *   target: new URL("../reference_target.ts", import.meta.url).href,
+ *   legs: ["default"],
+ *   libraries: [{ label: "system", path: "libsqlite3.so.0" }],
+ *   quick: true,
+ *   evidenceDir: Deno.makeTempDirSync(),
+ * });
+ * for (const row of outcome.results) console.log(row.clause, row.leg, row.status);
+ * ```
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { LegName } from "../../harness/legs.ts";
+import { buildRecorder } from "../../recorder/build.ts";
+import { declaredPermissions } from "../contract/target_access.ts";
+import { targetSpecifier } from "../contract/target.ts";
+import type { Outcome, TierOutcome } from "../../runner/result.ts";
+import type { FaultClause, FaultClauseId, FaultClauseOptions, FaultVerdict } from "./_types.ts";
+import { injectedErrorsClause } from "./injected_errors.ts";
+import { corruptionClause } from "./corruption.ts";
+import { lockHazardsClause } from "./lock_hazards.ts";
+import { pulledFilesClause } from "./pulled_files.ts";
+import { shortLivedClause } from "./short_lived.ts";
+
+export type { FaultClause, FaultClauseId, FaultClauseOptions, FaultVerdict } from "./_types.ts";
+
+/** Every fault clause, in report order. */
+export const FAULT_CLAUSES: readonly FaultClause[] = [
+  injectedErrorsClause,
+  corruptionClause,
+  lockHazardsClause,
+  pulledFilesClause,
+  shortLivedClause,
+];
+
+/** Options of {@linkcode faultTier}. */
+export interface FaultTierOptions {
+  /** The target module (a path or URL). */
+  target: string;
+  /** The journal-mode legs. */
+  legs: readonly LegName[];
+  /** The SQLite libraries, by label and path. */
+  libraries: readonly { label: string; path: string }[];
+  /** The slice CI runs: fewer calls and states, the same clauses. */
+  quick?: boolean;
+  /** Where each clause's folder goes; what a FAIL leaves there is its evidence. */
+  evidenceDir: string;
+  /** The seed (default 1). */
+  seed?: number;
+  /** Only these clauses (default every one). */
+  clauses?: readonly FaultClauseId[];
+}
+
+/** The command that replays one clause on one leg × library. */
+function replayOf(o: FaultTierOptions, leg: LegName, library: string): string {
+  return [
+    "deno task conformance --tiers faults",
+    `--target ${o.target}`,
+    `--legs ${leg}`,
+    `--libraries ${library}`,
+    `--seed ${o.seed ?? 1}`,
+    ...(o.quick ? ["--quick"] : []),
+  ].join(" ");
+}
+
+function rowOf(
+  clause: FaultClause,
+  verdict: FaultVerdict,
+  at: { leg: LegName; library: string; seconds: number; replay: string },
+): Outcome {
+  const { status, reason, skipKind, checks, judged, figures } = verdict;
+  return {
+    clause: clause.name,
+    tier: "faults",
+    leg: at.leg,
+    library: at.library,
+    // Nothing judged is never a PASS.
+    status: status === "PASS" && !judged ? "FAIL" : status,
+    ...(status === "PASS" && !judged ? { reason: "nothing was judged" } : {}),
+    ...(reason !== undefined ? { reason } : {}),
+    ...(skipKind ? { skipKind } : {}),
+    ...(checks?.length ? { checks } : {}),
+    judged,
+    ...(figures ? { figures } : {}),
+    seconds: at.seconds,
+    ...(status === "FAIL" ? { replay: verdict.replay ?? at.replay } : {}),
+  };
+}
+
+/** Runs one clause, turning a crash of the suite into an ERROR row. */
+async function runClause(clause: FaultClause, options: FaultClauseOptions): Promise<FaultVerdict> {
+  try {
+    return await clause.run(options);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return { status: "ERROR", reason: `the ${clause.id} run failed: ${why}`, judged: 0 };
+  }
+}
+
+/**
+ * Runs the fault clauses on every leg × library, one after another (each clause already
+ * runs its own processes two at a time).
+ *
+ * @param options The target, legs, libraries and settings.
+ * @returns The tier's run and one row per clause × leg × library.
+ */
+export async function faultTier(options: FaultTierOptions): Promise<TierOutcome> {
+  const started = performance.now();
+  const target = targetSpecifier(options.target);
+  const built = await buildRecorder();
+  const recorder = built.ok ? { path: built.path } : { skip: built.reason };
+  const permissions = await declaredPermissions(target);
+  const clauses = FAULT_CLAUSES.filter((c) => !options.clauses || options.clauses.includes(c.id));
+  const results: Outcome[] = [];
+  for (const library of options.libraries) {
+    for (const leg of options.legs) {
+      for (const clause of clauses) {
+        const dir = join(options.evidenceDir, `faults-${clause.id}-${leg}-${library.label}`);
+        Deno.mkdirSync(dir, { recursive: true });
+        const at = performance.now();
+        const verdict = await runClause(clause, {
+          target,
+          leg: { name: leg, library: library.path, sqliteVersion: library.label },
+          seed: options.seed ?? 1,
+          quick: options.quick ?? false,
+          dir,
+          recorder,
+          ...(permissions ? { permissions } : {}),
+        });
+        const seconds = (performance.now() - at) / 1000;
+        const replay = replayOf(options, leg, library.label);
+        results.push(rowOf(clause, verdict, { leg, library: library.label, seconds, replay }));
+        if (verdict.status !== "FAIL") Deno.removeSync(dir, { recursive: true });
+      }
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { run: { tier: "faults", status: "RAN", seconds }, results };
+}
