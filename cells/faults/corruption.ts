@@ -97,7 +97,8 @@ async function runCorruption(options: FaultClauseOptions): Promise<FaultVerdict>
       : [];
     return legSkip(options.leg, audit) ?? await judgeDamages(options, acks);
   } finally {
-    await reapAll();
+    // Only its own child: other clauses run beside this one in the same process.
+    await reapAll([writer]);
   }
 }
 
