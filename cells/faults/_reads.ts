@@ -2,9 +2,7 @@
 // after it may leave) is opened by a reader child with the cells' narrow permissions and
 // no fault, and what it found comes back typed.
 import { join } from "node:path";
-import { spawnChild } from "../../harness/child.ts";
-import { legEnv } from "../../harness/legs.ts";
-import { targetAccess } from "../contract/target_access.ts";
+import { clauseSpawn } from "./_lives.ts";
 import { settle } from "../../runner/sweep/core/state_child.ts";
 import type { FaultClauseOptions } from "./_types.ts";
 
@@ -51,17 +49,9 @@ export async function readStates(
   const jobsPath = join(options.dir, `reads-${tag}.json`);
   const outPath = join(options.dir, `reads-${tag}.out.json`);
   Deno.writeTextFileSync(jobsPath, JSON.stringify(jobs));
-  const access = targetAccess(options.target);
-  const child = spawnChild({
-    script: READER,
-    args: [options.target, jobsPath, outPath],
-    runDir: options.dir,
-    library: options.leg.library,
-    env: legEnv(options.leg),
-    ...(access.read ? { read: access.read } : {}),
-    ...(access.importHosts ? { importHosts: access.importHosts } : {}),
-    ...(options.permissions ? { permissions: options.permissions } : {}),
-  });
+  // As the cells spawn theirs: the target's deno.json (its import map, its unstable
+  // features), its folder, its declared permissions.
+  const child = clauseSpawn(options)(READER, [jobsPath, outPath]);
   const ended = await settle(child, READ_DEADLINE_MS);
   try {
     if (!ended) return { failed: `the reader hung for ${READ_DEADLINE_MS / 1000} s` };

@@ -19,7 +19,6 @@
  *
  * @module
  */
-import { join } from "node:path";
 import type { LegName } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import { declaredPermissions } from "../contract/target_access.ts";
@@ -125,8 +124,12 @@ export async function faultTier(options: FaultTierOptions): Promise<TierOutcome>
   for (const library of options.libraries) {
     for (const leg of options.legs) {
       for (const clause of clauses) {
-        const dir = join(options.evidenceDir, `faults-${clause.id}-${leg}-${library.label}`);
-        Deno.mkdirSync(dir, { recursive: true });
+        // A folder of its own every run: an earlier run's evidence never mixes in.
+        Deno.mkdirSync(options.evidenceDir, { recursive: true });
+        const dir = Deno.makeTempDirSync({
+          dir: options.evidenceDir,
+          prefix: `faults-${clause.id}-${leg}-${library.label}-`,
+        });
         const at = performance.now();
         const verdict = await runClause(clause, {
           target,
