@@ -21,7 +21,8 @@
 export type { Outcome, TierName, TierOutcome, TierRun } from "./result.ts";
 export { TIERS } from "./result.ts";
 export type { Diagnosis, SkipKind, Status, StoreEngine } from "../cells/engine/report.ts";
-export type { LegName } from "../harness/legs.ts";
+export type { Leg, LegName } from "../harness/legs.ts";
+export type { ChildPermissions } from "../harness/permissions.ts";
 export { type CellsOptions, type LegRun, runCells } from "./cells.ts";
 export {
   type ConformanceEvent,
@@ -56,3 +57,12 @@ export {
   resolveLibraries,
   type ResolveOptions,
 } from "./libraries.ts";
+export {
+  FAULT_CLAUSES,
+  type FaultClause,
+  type FaultClauseId,
+  type FaultClauseOptions,
+  faultTier,
+  type FaultTierOptions,
+  type FaultVerdict,
+} from "../cells/faults/tier.ts";

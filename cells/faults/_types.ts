@@ -4,10 +4,33 @@ import type { SkipKind, Status } from "../engine/report.ts";
 import type { Leg } from "../../harness/legs.ts";
 import type { ChildPermissions } from "../../harness/permissions.ts";
 
-/** The fault clauses, by id. */
+/**
+ * The fault clauses, by id.
+ *
+ * @example
+ * ```ts
+ * import type { FaultClauseId } from "./_types.ts";
+ * const only: FaultClauseId[] = ["F1", "F2"]; // injected errors and corruption
+ * ```
+ */
 export type FaultClauseId = "F1" | "F2" | "F3" | "F4" | "F5";
 
-/** What one fault clause gets. */
+/**
+ * What one fault clause gets.
+ *
+ * @example
+ * ```ts
+ * import type { FaultClauseOptions } from "./_types.ts";
+ * const options: FaultClauseOptions = {
+ *   target: "file:///repo/my_target.ts",
+ *   leg: { name: "wal", library: "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0", sqliteVersion: "3.46.1" },
+ *   seed: 1,
+ *   quick: true,
+ *   dir: "/tmp/f1",
+ *   recorder: { skip: "no C compiler: install cc" },
+ * };
+ * ```
+ */
 export interface FaultClauseOptions {
   /** The target module's specifier (a `file:` URL or a path). */
   target: string;
@@ -25,7 +48,19 @@ export interface FaultClauseOptions {
   permissions?: ChildPermissions;
 }
 
-/** What one fault clause found on one leg. */
+/**
+ * What one fault clause found on one leg.
+ *
+ * @example
+ * ```ts
+ * import type { FaultVerdict } from "./_types.ts";
+ * const lost: FaultVerdict = {
+ *   status: "FAIL",
+ *   checks: ['fsync EIO at call 3 (…): after a power loss (state 1): acknowledged "m4" is lost'],
+ *   judged: 127,
+ * };
+ * ```
+ */
 export interface FaultVerdict {
   /** PASS, FAIL, SKIP (with the reason and the fix), or ERROR (the suite failed). */
   status: Status;
@@ -43,7 +78,19 @@ export interface FaultVerdict {
   replay?: string;
 }
 
-/** A fault clause: its id, its name in the report, and its run on one leg. */
+/**
+ * A fault clause: its id, its name in the report, and its run on one leg.
+ *
+ * @example
+ * ```ts
+ * import type { FaultClause } from "./_types.ts";
+ * const never: FaultClause = {
+ *   id: "F5",
+ *   name: "F5 short-lived processes",
+ *   run: () => Promise.resolve({ status: "SKIP", reason: "an example", judged: 0 }),
+ * };
+ * ```
+ */
 export interface FaultClause {
   /** `F1` to `F5`. */
   id: FaultClauseId;

@@ -33,7 +33,15 @@ import { shortLivedClause } from "./short_lived.ts";
 
 export type { FaultClause, FaultClauseId, FaultClauseOptions, FaultVerdict } from "./_types.ts";
 
-/** Every fault clause, in report order. */
+/**
+ * Every fault clause, in report order.
+ *
+ * @example
+ * ```ts
+ * import { FAULT_CLAUSES } from "./tier.ts";
+ * console.log(FAULT_CLAUSES.map((c) => c.id).join(" ")); // "F1 F2 F3 F4 F5"
+ * ```
+ */
 export const FAULT_CLAUSES: readonly FaultClause[] = [
   injectedErrorsClause,
   corruptionClause,
@@ -42,7 +50,22 @@ export const FAULT_CLAUSES: readonly FaultClause[] = [
   shortLivedClause,
 ];
 
-/** Options of {@linkcode faultTier}. */
+/**
+ * Options of {@linkcode faultTier}.
+ *
+ * @example
+ * ```ts
+ * import type { FaultTierOptions } from "./tier.ts";
+ * const options: FaultTierOptions = {
+ *   target: "my_target.ts",
+ *   legs: ["default", "wal"],
+ *   libraries: [{ label: "system", path: "libsqlite3.so.0" }],
+ *   quick: true,
+ *   evidenceDir: ".cache/evidence",
+ *   clauses: ["F1"],
+ * };
+ * ```
+ */
 export interface FaultTierOptions {
   /** The target module (a path or URL). */
   target: string;
@@ -112,6 +135,17 @@ async function runClause(clause: FaultClause, options: FaultClauseOptions): Prom
  *
  * @param options The target, legs, libraries and settings.
  * @returns The tier's run and one row per clause × leg × library.
+ * @example
+ * ```ts ignore
+ * import { faultTier } from "./tier.ts";
+ * const { results } = await faultTier({
+ *   target: "my_target.ts",
+ *   legs: ["default"],
+ *   libraries: [{ label: "system", path: "libsqlite3.so.0" }],
+ *   evidenceDir: ".cache/evidence",
+ * });
+ * console.log(results.filter((r) => r.status === "FAIL").length);
+ * ```
  */
 export async function faultTier(options: FaultTierOptions): Promise<TierOutcome> {
   const started = performance.now();
