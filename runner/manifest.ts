@@ -29,6 +29,8 @@ import { TIERS } from "./report_schema.ts";
 export interface ManifestEntry extends Expectation {
   /** The cell number (its clause), e.g. `4`. */
   cell?: number;
+  /** The fault clause, `F1` to `F5` (the `faults` tier's rows). */
+  fault?: string;
   /** The tier. */
   tier?: TierName;
   /** The leg. */
@@ -62,7 +64,8 @@ export class ManifestError extends Error {
   }
 }
 
-const KEYS = ["cell", "tier", "leg", "library", "expect", "reason", "link"];
+const KEYS = ["cell", "fault", "tier", "leg", "library", "expect", "reason", "link"];
+const FAULTS = ["F1", "F2", "F3", "F4", "F5"];
 const LIBRARIES = ["system", "fixed", "own", "none"];
 
 /** The manifest path beside a `file:` target: `<module>.expectations.json`. */
@@ -109,6 +112,9 @@ export function parseManifest(path: string, text: string): Manifest {
     }
     if (e.cell !== undefined && !(typeof e.cell === "number" && String(e.cell) in CELLS)) {
       bad(`names an unknown cell ${JSON.stringify(e.cell)}: use ${Object.keys(CELLS).join(", ")}`);
+    }
+    if (e.fault !== undefined && !FAULTS.includes(e.fault as string)) {
+      bad(`names an unknown fault clause ${JSON.stringify(e.fault)}: use ${FAULTS.join(", ")}`);
     }
     if (e.tier !== undefined && !TIERS.includes(e.tier as TierName)) {
       bad(`names an unknown tier ${JSON.stringify(e.tier)}: use ${TIERS.join(", ")}`);
@@ -158,6 +164,8 @@ export function readManifest(path: string | undefined): Manifest | undefined {
 
 function matches(entry: ManifestEntry, result: Result): boolean {
   return (entry.cell === undefined || entry.cell === result.cell) &&
+    (entry.fault === undefined ||
+      result.tier === "faults" && result.clause.startsWith(`${entry.fault} `)) &&
     (entry.tier === undefined || entry.tier === result.tier) &&
     (entry.leg === undefined || entry.leg === result.leg) &&
     (entry.library === undefined || entry.library === result.library);

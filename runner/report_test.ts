@@ -229,6 +229,19 @@ Deno.test("manifest: an expected failure is XFAIL and keeps the run green", () =
   assertEquals(verdictOf(applyManifest([result(4, "FAIL")], undefined), false).verdict, "FAIL");
 });
 
+Deno.test("manifest: a fault entry matches that fault clause's rows only", () => {
+  const manifest = parseManifest(
+    "t.expectations.json",
+    JSON.stringify({ expectations: [{ fault: "F2", expect: "FAIL", reason: "untyped" }] }),
+  );
+  const results = applyManifest([
+    faultRow("F2 corruption fails closed", "default", "FAIL"),
+    faultRow("F1 injected errors", "default", "FAIL"),
+    result(2, "FAIL"),
+  ], manifest);
+  assertEquals(results.map((r) => r.status), ["XFAIL", "FAIL", "FAIL"]);
+});
+
 Deno.test("manifest: an unexpected pass is XPASS and fails only with --strict", () => {
   const manifest = parseManifest("t.expectations.json", MANIFEST);
   const results = applyManifest(
@@ -250,6 +263,7 @@ Deno.test("manifest: an unknown cell, tier, leg or key, or bad JSON, is an error
     ],
     [bad({ tier: "fuzz", expect: "FAIL", reason: "x" }), /unknown tier "fuzz": use cells, sweep/],
     [bad({ leg: "truncate", expect: "FAIL", reason: "x" }), /unknown leg "truncate"/],
+    [bad({ fault: "F9", expect: "FAIL", reason: "x" }), /unknown fault clause "F9": use F1, F2/],
     [bad({ cell: 1, expect: "PASS", reason: "x" }), /expects "PASS": use "FAIL" or "INTERMITTENT"/],
     [bad({ cell: 1, expect: "FAIL" }), /has no reason/],
     [bad({ cells: 1, expect: "FAIL", reason: "x" }), /unknown key "cells"/],
