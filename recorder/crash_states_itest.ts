@@ -3,28 +3,13 @@
 // everything else kept; counted in the stats. A synthetic log, no recorder needed.
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { powerLossStates, type PowerLossStats, tearCuts } from "./crash_states.ts";
-import type { LogRecord, RecorderLog } from "./log.ts";
+import type { RecorderLog } from "./log.ts";
+import { logRecord } from "./_test_helpers.ts";
 
 const W = "/watched";
 const O_CREAT = 0x40;
 
-function record(seq: number, fields: Partial<LogRecord>): LogRecord {
-  return {
-    seq,
-    kind: "write",
-    counted: true,
-    failed: false,
-    injected: false,
-    handle: 1,
-    path: "",
-    path2: "",
-    a: 0,
-    b: 0,
-    extra: 0,
-    data: new Uint8Array(0),
-    ...fields,
-  };
-}
+const record = logRecord;
 
 const text = (s: string) => new TextEncoder().encode(s);
 

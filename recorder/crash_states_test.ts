@@ -4,29 +4,14 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { killEnd, powerLossStates } from "./crash_states.ts";
 import type { LogRecord, RecorderLog } from "./log.ts";
+import { logRecord } from "./_test_helpers.ts";
 
 const W = "/watched";
 const EIO = 5, EBADF = 9;
 const text = (s: string) => new TextEncoder().encode(s);
 const read = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes);
 
-function record(seq: number, fields: Partial<LogRecord>): LogRecord {
-  return {
-    seq,
-    kind: "write",
-    counted: true,
-    failed: false,
-    injected: false,
-    handle: 1,
-    path: "",
-    path2: "",
-    a: 0,
-    b: 0,
-    extra: 0,
-    data: new Uint8Array(0),
-    ...fields,
-  };
-}
+const record = logRecord;
 
 const write = (seq: number, offset: number, s: string) =>
   record(seq, { a: offset, b: s.length, data: text(s) });
