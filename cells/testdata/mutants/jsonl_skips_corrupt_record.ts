@@ -8,6 +8,7 @@
  * @module
  */
 import { JsonlStore } from "../jsonl_store/jsonl_store.ts";
+import { logText } from "./_jsonl.ts";
 
 function parses(line: string): boolean {
   try {
@@ -20,12 +21,7 @@ function parses(line: string): boolean {
 
 /** Opens the mutant: skips unparsable records, then opens the store. */
 export function openStore(path: string): JsonlStore {
-  let text = "";
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
+  const text = logText(path);
   const lines = text.split("\n");
   const tail = lines.pop() ?? ""; // "" after the last newline, or a torn tail
   const kept = lines.filter(parses);

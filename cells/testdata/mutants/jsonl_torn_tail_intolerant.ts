@@ -9,15 +9,11 @@
  * @module
  */
 import { JsonlStore } from "../jsonl_store/jsonl_store.ts";
+import { logText } from "./_jsonl.ts";
 
 /** Opens the mutant: refuses a log whose last line is not whole. */
 export function openStore(path: string): JsonlStore {
-  let text = "";
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
+  const text = logText(path);
   const lines = text.split("\n");
   if (lines.pop() !== "") {
     throw new Error(`Cannot open store "${path}": line ${lines.length + 1} has no newline`);
