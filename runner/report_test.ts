@@ -83,6 +83,17 @@ Deno.test("levels: FULL keeps its meaning; HARDENED adds every fault clause on e
   // A failing fault clause never takes FULL away.
   assertEquals(levelOf([...fullResults(), ...faultRows("FAIL")], ran()).level, "FULL");
   assertEquals(levelOf([...fullResults(), ...faultRows()], ran()), { level: "HARDENED" });
+  // --quick runs the fault tier once per on-disk mode: a leg left out is no gap...
+  const deleteOnly = faultRows().filter((r) => r.leg === "delete");
+  assertEquals(levelOf([...fullResults(), ...deleteOnly], ran()).level, "HARDENED");
+  // ...but a leg it ran on needs every clause, and a library needs some leg.
+  const half = faultRows().filter((r) => !(r.leg === "delete" && r.clause.startsWith("F2")));
+  assertEquals(levelOf([...fullResults(), ...half], ran()).next?.missing, [
+    "F2 corruption fails closed on faults delete × system: not run",
+  ]);
+  assertEquals(levelOf(fullResults(), ran()).next?.missing, [
+    "the fault clauses on system: not run",
+  ]);
   // A SKIP is no evidence: one clause skipped on one leg keeps the store at FULL.
   const skipped = faultRows().map((r, i) =>
     i === 3 ? { ...r, observed: "SKIP" as const, status: "SKIP" as const, reason: "no cc" } : r
