@@ -3,14 +3,17 @@
 // opens, appends, closes, reopens, several times meanwhile; then both close and a fresh
 // process judges every acknowledged append present. A is held (SIGSTOP) just before one
 // of its writes, inside a write transaction, until B is refused a lock: so B's first open
-// always meets A's `-journal` or `-wal` open, whatever the scheduler does. The hazards of both logs name the
-// calls; a lost acknowledgement or a failed process is the consequence another process
-// shows.
+// always meets A's `-journal` or `-wal` open, whatever the scheduler does. The process the
+// recorder stops is whichever makes the calls (a worker the store started, often), so A's
+// whole process tree is continued. The hazards of both logs name the calls; a lost
+// acknowledgement or a failed process is the consequence another process shows; a
+// writer refused with BusyDeadlineError under contention is the contract's typed refusal.
 import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { hazards, readLog } from "../../recorder/log.ts";
 import { readPrefix } from "../../internal/fs.ts";
+import { prepareTree, type ProcessTree } from "../../harness/process_tree.ts";
 import type { FaultClauseOptions, FaultVerdict } from "./_types.ts";
 
 const CHILD = new URL("./children/hazard_store.ts", import.meta.url);
@@ -29,9 +32,16 @@ export interface HazardRunSpec {
 
 interface ChildEnd {
   code: number;
+  /** How it ended, when not well: "failed with exit code 1", "was killed at …". */
+  how: string;
   stdout: string;
   stderr: string;
+  /** The error a store call threw, as the child reported it. */
+  threw?: { name: string; message: string };
 }
+
+/** The only error that may refuse a write under contention (`cells/contract/target.ts`). */
+const BUSY = "BusyDeadlineError";
 
 interface Recorded {
   dir: string;
@@ -68,29 +78,103 @@ function childEnv(options: FaultClauseOptions, recorded?: Recorded) {
   return env;
 }
 
-// Deno passes LD_PRELOAD to a child only with an unscoped --allow-run: -A.
-function spawn(options: FaultClauseOptions, args: string[], env: Record<string, string>) {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-lock", "-A", CHILD.href, options.target, ...args],
-    env,
+/** A store process: it, and the tree it grows (a worker it starts makes the calls). */
+interface Spawned {
+  process: Deno.ChildProcess;
+  tree: ProcessTree | undefined;
+}
+
+// Deno passes LD_PRELOAD to a child only with an unscoped --allow-run: -A. A tree of its
+// own, so that the hold's SIGCONT and a deadline's SIGKILL reach the process that made the
+// calls, which is a worker the store started as often as the child itself.
+function spawn(options: FaultClauseOptions, args: string[], env: Record<string, string>): Spawned {
+  const tree = prepareTree();
+  const process = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-lock",
+      "-A",
+      "--unstable-kv",
+      ...(tree.preload ? [`--preload=${tree.preload}`] : []),
+      CHILD.href,
+      options.target,
+      ...args,
+    ],
+    env: { ...env, ...tree.env },
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  return { process, tree: tree.adopt(process.pid) };
 }
 
-async function ended(child: Deno.ChildProcess, deadlineMs: number): Promise<ChildEnd> {
+/** Continues every process of the tree (the one the recorder stopped is among them). */
+function resume(spawned: Spawned): void {
+  if (spawned.tree) return spawned.tree.resume();
+  try {
+    spawned.process.kill("SIGCONT");
+  } catch { /* already gone */ }
+}
+
+/**
+ * The stderr lines that say what went wrong, without the stack's `at` frames: an
+ * uncaught error's own line carries its name and message.
+ */
+function stderrGist(stderr: string): string {
+  const lines = stderr.trim().split("\n").filter((line) => line.trim() && !/^\s+at /.test(line));
+  return lines.slice(-3).join(" | ").slice(0, 600);
+}
+
+async function ended(spawned: Spawned, deadlineMs: number): Promise<ChildEnd> {
+  const { process, tree } = spawned;
+  let late = false;
   const timer = setTimeout(() => {
+    late = true;
+    tree?.kill();
     try {
-      child.kill("SIGKILL");
+      process.kill("SIGKILL");
     } catch { /* already gone */ }
   }, deadlineMs);
-  const output = await child.output();
+  const output = await process.output();
   clearTimeout(timer);
+  if (tree) {
+    tree.kill(); // what outlived the child (a worker it left) goes with it
+    await tree.settle();
+  }
   const decoder = new TextDecoder();
-  const stderr = decoder.decode(output.stderr).trim().split("\n").slice(-3).join(" | ");
+  const text = decoder.decode(output.stderr);
+  const threw = threwOf(text);
+  const stderr = threw ? `${threw.name}: ${threw.message}` : stderrGist(text);
   const code = output.signal ? 128 : output.code;
-  return { code, stdout: decoder.decode(output.stdout), stderr };
+  const how = late
+    ? `was killed at its ${deadlineMs / 1000} s deadline`
+    : output.signal
+    ? `was killed by ${output.signal}`
+    : `failed with exit code ${code}`;
+  return { code, how, stdout: decoder.decode(output.stdout), stderr, ...(threw ? { threw } : {}) };
+}
+
+/** The child's `{"threw": …}` line, if it wrote one. */
+function threwOf(stderr: string): ChildEnd["threw"] {
+  for (const line of stderr.split("\n").reverse()) {
+    if (!line.startsWith('{"threw"')) continue;
+    try {
+      const { threw } = JSON.parse(line);
+      return { name: String(threw.name), message: String(threw.message) };
+    } catch { /* not the child's line */ }
+  }
+  return undefined;
+}
+
+/**
+ * The check for a writer that ended badly, or `undefined`: a `BusyDeadlineError` is the
+ * typed refusal the contract allows under contention (nothing acknowledged, so nothing
+ * to lose), any other error a store call threw is a failure that says so.
+ */
+function writerCheck(name: string, other: string, end: ChildEnd): string | undefined {
+  if (end.code === 0 || end.threw?.name === BUSY) return undefined;
+  if (!end.threw) return `process ${name} ${end.how}: ${end.stderr}`;
+  return `process ${name} threw ${end.threw.name} while process ${other} wrote the same store, where only an error named ${BUSY} may refuse a write: ${end.threw.message}`;
 }
 
 async function awaitFile(path: string, deadlineMs: number, alive: () => boolean) {
@@ -179,17 +263,18 @@ export async function runHazards(
     });
     // B has opened once A's lock refuses it; A goes on either way once the wait ends.
     await awaitFile(file("short.refused"), READY_MS, () => shortAlive);
-    try {
-      long.kill("SIGCONT");
-    } catch { /* already gone */ }
+    resume(long);
     shortEnd = await shortDone;
   }
   Deno.writeTextFileSync(file("stop"), "stop\n");
   const longDone = await longEnd;
-  for (const [name, end] of [["A (long-lived)", longDone], ["B (reopening)", shortEnd]] as const) {
-    if (end && end.code !== 0) {
-      checks.push(`process ${name} failed with exit code ${end.code}: ${end.stderr}`);
-    }
+  const writers = [["A (long-lived)", "B", longDone], ["B (reopening)", "A", shortEnd]] as const;
+  const refusals: string[] = [];
+  for (const [name, other, end] of writers) {
+    if (!end) continue;
+    const check = writerCheck(name, other, end);
+    if (check) checks.push(check);
+    else if (end.threw) refusals.push(`process ${name}: ${end.stderr}`);
   }
   if (!isReady) {
     checks.push(`process A never reached its ${HOLD_AT}th write: ${longDone.stderr}`);
@@ -204,7 +289,7 @@ export async function runHazards(
   );
   let read: Record<string, string[]> = {};
   if (reader.code === 0) read = JSON.parse(reader.stdout.trim().split("\n").at(-1) ?? "{}");
-  else checks.push(`the fresh reader failed with exit code ${reader.code}: ${reader.stderr}`);
+  else checks.push(`the fresh reader ${reader.how}: ${reader.stderr}`);
   const found: string[] = [];
   let calls = 0;
   for (const [name, log] of [["A", "long.log"], ["B", "short.log"]] as const) {
@@ -225,6 +310,7 @@ export async function runHazards(
     calls,
     rounds,
     acknowledged: (read.long?.length ?? 0) + (read.short?.length ?? 0),
+    ...(refusals.length ? { refusals } : {}),
     ms: Math.round(performance.now() - started),
     logs: [file("long.log"), file("short.log")],
   };
