@@ -226,14 +226,33 @@ export class Connection {
   /** Names a storage failure (read-only, full, corrupt, I/O) with its fix; else `error`. */
   #storageError(operation: string, error: unknown, wrote = true): unknown {
     if (!(error instanceof SqliteError) || !STORAGE_CODES.has(error.code)) return error;
-    const corrupt = error.code === SQLITE_CORRUPT || error.code === SQLITE_NOTADB;
-    if (corrupt) this.#corrupt ??= `${operation}: ${error.message}`;
-    return new (corrupt ? SessionDBCorruptError : SessionDBStorageError)(
+    const malformed = error.code === SQLITE_CORRUPT || error.code === SQLITE_NOTADB;
+    if (malformed && this.#checksSound()) {
+      // SQLite names a failed read of a sound file "malformed" too: not the file's fault.
+      return new SessionDBStorageError(
+        `Cannot ${operation} on session database "${this.#path}": ${error.message}, but the file checks out (quick_check): a read failed (an I/O error: check the disk, then retry)${
+          wrote ? "; the transaction was rolled back" : ""
+        }`,
+        { cause: error },
+      );
+    }
+    if (malformed) this.#corrupt ??= `${operation}: ${error.message}`;
+    return new (malformed ? SessionDBCorruptError : SessionDBStorageError)(
       `Cannot ${operation} on session database "${this.#path}": ${errorDetail(error)}${
         wrote ? "; the transaction was rolled back" : ""
       }`,
       { cause: error },
     );
+  }
+
+  /** Whether SQLite's own check finds the file sound now (a check that fails says no). */
+  #checksSound(): boolean {
+    try {
+      return oneOff(this.database(), "PRAGMA quick_check", (q) => q.value<[string]>()?.[0]) ===
+        "ok";
+    } catch {
+      return false;
+    }
   }
 
   /** Runs a read, naming a storage failure (corrupt page, I/O error) with its fix. */
