@@ -58,7 +58,7 @@ export const RUN_DEADLINE_MS = 20_000;
  */
 export async function faultRun(
   options: FaultClauseOptions & { recorder: { path: string } },
-  at: { dir: string; fault?: FaultCase; k: number },
+  at: { dir: string; fault?: FaultCase; k: number; appends?: number },
 ): Promise<FaultRun> {
   const { dir, fault, k } = at;
   const db = join(dir, "db");
@@ -102,6 +102,7 @@ export async function faultRun(
       join(db, "store.db"),
       marksPath,
       String(options.seed),
+      String(at.appends ?? 4),
     ],
     env: base,
     clearEnv: true,

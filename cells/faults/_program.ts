@@ -19,20 +19,24 @@ export type FaultMark =
 export const FAULT_SESSION = "faults";
 
 /**
- * The program for a seed: a session, four single appends and a batch of two between them
- * (a store without `appendMessages` appends the two one by one, journalled as skipped).
+ * The program for a seed: a session, `appends` single appends (4, the short program every
+ * call of which is failed in turn; more for the sampled long run) and a batch of two in
+ * their middle (a store without `appendMessages` appends the two one by one, journalled
+ * as skipped).
  */
-export function faultProgram(seed: number): FaultOp[] {
+export function faultProgram(seed: number, appends = 4): FaultOp[] {
   const text = (n: string) => `fault-${seed}-${n}`;
   const session = FAULT_SESSION;
-  return [
-    { op: "create", session },
-    { op: "append", session, text: text("1") },
-    { op: "append", session, text: text("2") },
-    { op: "batch", session, texts: [text("3a"), text("3b")] },
-    { op: "append", session, text: text("4") },
-    { op: "append", session, text: text("5") },
-  ];
+  const middle = Math.floor(appends / 2) + 1;
+  const program: FaultOp[] = [{ op: "create", session }];
+  for (let n = 1; n <= appends + 1; n++) {
+    program.push(
+      n === middle
+        ? { op: "batch", session, texts: [text(`${n}a`), text(`${n}b`)] }
+        : { op: "append", session, text: text(String(n)) },
+    );
+  }
+  return program;
 }
 
 /** The texts an operation writes. */

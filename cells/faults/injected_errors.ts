@@ -29,6 +29,7 @@ import { powerLossStates } from "../../recorder/crash_states.ts";
 import { writeImage } from "../../recorder/image.ts";
 import { injectedFaults } from "../../recorder/log.ts";
 import { pool } from "../../runner/sweep/calls/plan.ts";
+import { seededRandom } from "../../harness/seeded_random.ts";
 import { type FaultCase, type FaultRun, faultRun, RUN_DEADLINE_MS } from "./_fault_run.ts";
 import { afterProblems, parseMarks, promisedBy, stateProblems, untypedErrors } from "./_judge.ts";
 import { type ReadJob, type ReadResult, readStates } from "./_reads.ts";
@@ -55,6 +56,9 @@ export const FAULT_CASES: readonly FaultCase[] = [
 
 /** The most calls of one kind a run is failed at (a program that makes more is sampled). */
 const MAX_K = 400;
+/** The long program's appends, and its sampled calls per kind of fault (quick, full). */
+const LONG_APPENDS = 40;
+const LONG_SAMPLES = { quick: 1, full: 4 };
 
 type Recorded = FaultClauseOptions & { recorder: { path: string } };
 
@@ -64,6 +68,8 @@ interface Judged {
   k: number;
   run: FaultRun;
   injected: string[];
+  /** A run of the long program. */
+  long?: boolean;
 }
 
 /** The k to fail for a case: every one, or in quick mode a stride through them. */
@@ -86,6 +92,47 @@ async function runCase(options: Recorded, fault: FaultCase): Promise<Judged[]> {
     judged.push({ fault, k, run, injected });
   }
   return judged;
+}
+
+/** How many calls of a case's kind the clean run made (reads are not logged: a bound). */
+function callsOf(run: FaultRun, fault: FaultCase): number {
+  const paths = new Map<number, string>();
+  let writes = 0, syncs = 0;
+  for (const r of run.log.records) {
+    if (r.kind === "open") paths.set(r.handle, r.path);
+    if (!r.counted || (fault.file && !(paths.get(r.handle) ?? "").endsWith(fault.file))) continue;
+    if (r.kind === "write") writes++;
+    if (r.kind === "sync") syncs++;
+  }
+  return fault.kind === "write" ? writes : fault.kind === "sync" ? syncs : 2 * writes;
+}
+
+/**
+ * The sampled long run: the program with many appends, each kind of fault at a few calls
+ * chosen by the seed (a store whose trouble starts only once its file has grown).
+ */
+async function runLong(options: Recorded): Promise<Judged[]> {
+  const mk = (prefix: string) => Deno.makeTempDirSync({ dir: options.dir, prefix });
+  const clean = await faultRun(options, { dir: mk("long-clean-"), k: 0, appends: LONG_APPENDS });
+  Deno.removeSync(clean.dir, { recursive: true });
+  const random = seededRandom(options.seed);
+  const samples = options.quick ? LONG_SAMPLES.quick : LONG_SAMPLES.full;
+  const picks = FAULT_CASES.flatMap((fault) => {
+    const calls = callsOf(clean, fault);
+    return calls
+      ? Array.from({ length: samples }, () => ({ fault, k: 1 + Math.floor(random() * calls) }))
+      : [];
+  });
+  const judged = await pool(picks, 2, async ({ fault, k }): Promise<Judged | undefined> => {
+    const run = await faultRun(options, { dir: mk("long-run-"), fault, k, appends: LONG_APPENDS });
+    const injected = injectedFaults(run.log);
+    if (!injected.length && !run.hung) {
+      Deno.removeSync(run.dir, { recursive: true });
+      return undefined;
+    }
+    return { fault, k, run, injected, long: true };
+  });
+  return judged.filter((j) => j !== undefined);
 }
 
 /** The problems of a run that show without reading its store. */
@@ -121,7 +168,7 @@ function readJobs(j: Judged, seed: number): { jobs: ReadJob[]; acks: string[][] 
 }
 
 function afterText(j: Judged, seed: number): string {
-  return `fault-${seed}-after-${j.fault.kind}-${j.k}`;
+  return `fault-${seed}-after-${j.fault.kind}-${j.k}${j.long ? "-long" : ""}`;
 }
 
 /** Judges one run from its reads; each problem names the fault that led to it. */
@@ -130,7 +177,9 @@ function judgeRun(
   reads: { jobs: ReadJob[]; acks: string[][]; results: ReadResult[] },
   seed: number,
 ): string[] {
-  const where = `${j.fault.name} at call ${j.k} (${j.injected[0] ?? "nothing injected"})`;
+  const where = `${j.fault.name} at call ${j.k}${j.long ? " of the long run" : ""} (${
+    j.injected[0] ?? "nothing injected"
+  })`;
   const problems = runProblems(j);
   for (const [i, result] of reads.results.entries()) {
     const label = i === 0 ? "after the fault" : `after a power loss (state ${i})`;
@@ -168,6 +217,7 @@ async function run(options: FaultClauseOptions): Promise<FaultVerdict> {
   const skip = legSkip(options.leg, [observeJournalMode(db, "after the clean run", true)]);
   if (skip) return skip;
   const runs = (await pool(FAULT_CASES, 2, (fault) => runCase(recorded, fault))).flat();
+  runs.push(...await runLong(recorded));
   const checks: string[] = [];
   const figures: Record<string, number> = {};
   await pool(runs, 2, async (j) => {

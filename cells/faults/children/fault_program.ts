@@ -7,9 +7,9 @@ import { childArgs, openStoreFor } from "../../contract/child_runtime.ts";
 import type { Store } from "../../contract/target.ts";
 import { type FaultOp, faultProgram, textsOf } from "../_program.ts";
 
-const [target, db, marksPath, seed] = childArgs(
+const [target, db, marksPath, seed, appends] = childArgs(
   4,
-  "fault_program.ts <target> <db> <marks> <seed>",
+  "fault_program.ts <target> <db> <marks> <seed> [appends]",
 );
 const marks = new AckWriter(marksPath!);
 
@@ -45,7 +45,7 @@ await journalled(-1, { op: "open" }, async () => {
 });
 if (store) {
   const opened = store;
-  for (const [i, op] of faultProgram(Number(seed)).entries()) {
+  for (const [i, op] of faultProgram(Number(seed), Number(appends ?? 4)).entries()) {
     if (op.op === "batch" && typeof opened.appendMessages !== "function") {
       marks.write({ i, op: op.op, at: "skipped", why: "no appendMessages" });
       for (const [j, text] of op.texts.entries()) {
