@@ -5,7 +5,7 @@ import { match, ok, strictEqual } from "node:assert/strict";
 import { childPermissions } from "../../targets/python_sqlite3/target.ts";
 import { lockHazardsClause } from "./lock_hazards.ts";
 import { pulledFilesClause } from "./pulled_files.ts";
-import { ITEST, runHazardClause, shown } from "./_hazard_itest_support.ts";
+import { ITEST, runOn, shown } from "./_itest_support.ts";
 
 const peer = (path: string) => new URL(`../../targets/${path}`, import.meta.url).href;
 const hasPython = childPermissions().run?.[0]?.startsWith("/") ?? false;
@@ -16,7 +16,7 @@ for (const clause of [lockHazardsClause, pulledFilesClause]) {
     ignore: !hasPython,
     ...ITEST,
     async fn() {
-      const verdict = await runHazardClause(clause, peer("python_sqlite3/target.ts"), "default");
+      const verdict = await runOn(clause, peer("python_sqlite3/target.ts"), "default");
       strictEqual(verdict.status, "PASS", shown(verdict));
       ok(verdict.judged > 0);
     },
@@ -26,7 +26,7 @@ for (const clause of [lockHazardsClause, pulledFilesClause]) {
     name: `${clause.id} names Deno KV's untyped refusal of a second writer, leg default`,
     ...ITEST,
     async fn() {
-      const verdict = await runHazardClause(clause, peer("deno_kv.ts"), "default");
+      const verdict = await runOn(clause, peer("deno_kv.ts"), "default");
       strictEqual(verdict.status, "FAIL", shown(verdict));
       match(
         verdict.reason ?? "",

@@ -1,8 +1,10 @@
-// What the F2 and F5 integration tests share: a clause run on a named leg of this
-// process's library, in a folder of its own, with no child left behind.
+// What the fault clauses' integration tests share: a clause run on a named leg of this
+// process's library (run the tests again with DENO_SQLITE_PATH set for the other library),
+// under the recorder built once, in a folder of its own, with no child left behind.
 import { liveChildren } from "../../harness/child.ts";
 import { currentLeg, type LegName } from "../../harness/legs.ts";
 import { isWalResetVulnerable } from "../../session_db/journal_mode.ts";
+import { buildRecorder } from "../../recorder/build.ts";
 import type { FaultClause, FaultVerdict } from "./_types.ts";
 
 /** Test options: the clauses' children outlive a step's resource sanitizer. */
@@ -11,6 +13,16 @@ export const ITEST = { sanitizeResources: false, sanitizeOps: false } as const;
 /** The target module at `path` (from the repository's `cells/`), as a `file:` URL. */
 export function cellsTarget(path: string): string {
   return new URL(`../${path}`, import.meta.url).href;
+}
+
+let recorder: Promise<{ path: string } | { skip: string }> | undefined;
+
+/** The recorder, built once per test process (a SKIP reason where it cannot be). */
+export function recorderOption(): Promise<{ path: string } | { skip: string }> {
+  recorder ??= buildRecorder().then((built) =>
+    built.ok ? { path: built.path } : { skip: built.reason }
+  );
+  return recorder;
 }
 
 /** Runs `clause` on `leg` against `target` (quick), and checks no child outlived it. */
@@ -26,7 +38,7 @@ export async function runOn(
     seed: 7,
     quick: true,
     dir,
-    recorder: { skip: "not used by this clause" },
+    recorder: await recorderOption(),
   });
   if (liveChildren().length) throw new Error(`A child of ${clause.id} outlived its run`);
   if (verdict.status === "PASS") Deno.removeSync(dir, { recursive: true });

@@ -2,29 +2,13 @@
 // quick slice (every kind of fault, a stride through its calls), as the tier's --quick runs.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName, LEGS } from "../../harness/legs.ts";
-import { liveChildren } from "../../harness/child.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import { FAULT_MUTANTS } from "../testdata/mutants/catalogue_faults.ts";
 import { injectedErrorsClause } from "./injected_errors.ts";
-import { cellsTarget, ITEST, shown, skippedLeg } from "./_itest_support.ts";
-import type { FaultVerdict } from "./_types.ts";
+import { cellsTarget, ITEST, runOn, shown, skippedLeg } from "./_itest_support.ts";
 
 const built = await buildRecorder();
-
-async function f1(target: string, leg: LegName): Promise<FaultVerdict> {
-  const dir = Deno.makeTempDirSync({ prefix: `F1-${leg}-` });
-  const verdict = await injectedErrorsClause.run({
-    target,
-    leg: { ...currentLeg(), name: leg },
-    seed: 7,
-    quick: true,
-    dir,
-    recorder: built.ok ? { path: built.path } : { skip: built.reason },
-  });
-  strictEqual(liveChildren().length, 0, "a child outlived the clause");
-  if (verdict.status !== "FAIL") Deno.removeSync(dir, { recursive: true });
-  return verdict;
-}
+const f1 = (target: string, leg: LegName) => runOn(injectedErrorsClause, target, leg);
 
 for (const leg of LEGS) {
   Deno.test({

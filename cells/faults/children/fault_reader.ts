@@ -1,7 +1,7 @@
 // The fault tier's reader: a fresh process with no fault opens each state (the files a
 // faulted run left, or a power loss after it may leave), reads the program's session and,
-// when asked, appends once more and reads that back (the store works again once the disk
-// does, or refuses with a typed error).
+// when asked, creates a session of its own, appends to it and reads that back (the store
+// works again once the disk does, or refuses with a typed error).
 import { childArgs, openStoreFor } from "../../contract/child_runtime.ts";
 import { answerOf } from "../../contract/typed.ts";
 import type { Store } from "../../contract/target.ts";
@@ -11,8 +11,14 @@ import type { ReadJob, ReadResult } from "../_reads.ts";
 const [target, jobsPath, outPath] = childArgs(3, "fault_reader.ts <target> <jobs> <out>");
 const jobs = JSON.parse(Deno.readTextFileSync(jobsPath!)) as ReadJob[];
 
-async function texts(store: Store): Promise<NonNullable<ReadResult["read"]>> {
-  const answer = await answerOf(() => store.getMessages(FAULT_SESSION));
+/** The session the extra append goes to: a new one, so the program's fate does not matter. */
+const AFTER_SESSION = `${FAULT_SESSION}-after`;
+
+async function texts(
+  store: Store,
+  session = FAULT_SESSION,
+): Promise<NonNullable<ReadResult["read"]>> {
+  const answer = await answerOf(() => store.getMessages(session));
   if (answer.threw) return { threw: `${answer.name}: ${answer.message}` };
   const rows = answer.value as { id: number; content: string }[];
   return { texts: rows.map((r) => r.content), ids: rows.map((r) => Number(r.id)) };
@@ -34,13 +40,14 @@ async function readOne(job: ReadJob): Promise<ReadResult> {
       : answer.value as string[];
   }
   if (job.append) {
-    const answer = await answerOf(() =>
-      store.appendMessage(FAULT_SESSION, { role: "user", content: job.append! })
-    );
+    const answer = await answerOf(async () => {
+      await store.createSession(AFTER_SESSION);
+      return await store.appendMessage(AFTER_SESSION, { role: "user", content: job.append! });
+    });
     result.append = answer.threw
       ? { threw: { name: answer.name ?? "?", message: answer.message ?? "" } }
       : { acked: true };
-    if (!answer.threw) result.readBack = await texts(store);
+    if (!answer.threw) result.readBack = await texts(store, AFTER_SESSION);
   }
   await answerOf(() => store.close());
   return result;
