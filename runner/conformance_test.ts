@@ -44,6 +44,11 @@ Deno.test("tiers: without the recorder or an open store, the later tiers say why
   deepStrictEqual(tierSkip("powerloss-cells", broken), {
     reason: "the store cannot open: openStore threw: Error: boom",
   });
+  // The fault tier runs without the recorder: its clauses that need it SKIP one by one.
+  strictEqual(tierSkip("faults", noRecorder), undefined);
+  deepStrictEqual(tierSkip("faults", broken), {
+    reason: "the store cannot open: openStore threw: Error: boom",
+  });
 });
 
 Deno.test("--quick: the default leg in the very mode of a named leg is left to it, nothing else", () => {
