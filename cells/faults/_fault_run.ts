@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { readLog, type RecorderLog } from "../../recorder/log.ts";
 import { denoCacheDir, type FailErrno, type FailKind, recorderEnv } from "../../recorder/record.ts";
 import { legEnv } from "../../harness/legs.ts";
-import { prepareTree } from "../../harness/process_tree.ts";
+import { endWithin, spawnRecorded } from "./_recorded_child.ts";
 import { readLines } from "../../runner/sweep/calls/record.ts";
 import type { FaultMark } from "./_program.ts";
 import { parseMarks } from "./_judge.ts";
@@ -88,42 +88,14 @@ export async function faultRun(
   delete base.SESSION_DB_CRASH_AT;
   Object.assign(base, legEnv(options.leg), { DENO_SQLITE_PATH: options.leg.library });
   // A tree of its own, so that a hang kills what the store started too (a worker).
-  const tree = prepareTree();
-  Object.assign(base, tree.env);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-lock",
-      "-A",
-      "--unstable-kv",
-      ...(tree.preload ? [`--preload=${tree.preload}`] : []),
-      PROGRAM.href,
-      options.target,
-      join(db, "store.db"),
-      marksPath,
-      String(options.seed),
-      String(at.appends ?? 4),
-    ],
-    env: base,
-    clearEnv: true,
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const processes = tree.adopt(child.pid);
-  let hung = false;
-  const timer = setTimeout(() => {
-    hung = true;
-    processes?.kill();
-    try {
-      child.kill("SIGKILL");
-    } catch { /* ended meanwhile */ }
-  }, RUN_DEADLINE_MS);
-  const output = await child.output();
-  clearTimeout(timer);
-  if (processes) {
-    processes.kill(); // what outlived the program (a worker it left) goes with it
-    await processes.settle();
-  }
+  const child = spawnRecorded(PROGRAM, [
+    options.target,
+    join(db, "store.db"),
+    marksPath,
+    String(options.seed),
+    String(at.appends ?? 4),
+  ], { env: base, stdout: "null" });
+  const { output, late: hung } = await endWithin(child, RUN_DEADLINE_MS);
   const markLines = readLines(marksPath);
   return {
     dir,

@@ -13,7 +13,7 @@ import { readAckJournal } from "../../harness/ack_journal.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { hazards, readLog } from "../../recorder/log.ts";
 import { readPrefix } from "../../internal/fs.ts";
-import { prepareTree, type ProcessTree } from "../../harness/process_tree.ts";
+import { endWithin, type RecordedChild, spawnRecorded } from "./_recorded_child.ts";
 import type { FaultClauseOptions, FaultVerdict } from "./_types.ts";
 import { legSkip } from "./_lives.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
@@ -80,38 +80,16 @@ function childEnv(options: FaultClauseOptions, recorded?: Recorded) {
   return env;
 }
 
-/** A store process: it, and the tree it grows (a worker it starts makes the calls). */
-interface Spawned {
-  process: Deno.ChildProcess;
-  tree: ProcessTree | undefined;
-}
-
-// Deno passes LD_PRELOAD to a child only with an unscoped --allow-run: -A. A tree of its
-// own, so that the hold's SIGCONT and a deadline's SIGKILL reach the process that made the
-// calls, which is a worker the store started as often as the child itself.
-function spawn(options: FaultClauseOptions, args: string[], env: Record<string, string>): Spawned {
-  const tree = prepareTree();
-  const process = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-lock",
-      "-A",
-      "--unstable-kv",
-      ...(tree.preload ? [`--preload=${tree.preload}`] : []),
-      CHILD.href,
-      options.target,
-      ...args,
-    ],
-    env: { ...env, ...tree.env },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  return { process, tree: tree.adopt(process.pid) };
+function spawn(
+  options: FaultClauseOptions,
+  args: string[],
+  env: Record<string, string>,
+): RecordedChild {
+  return spawnRecorded(CHILD, [options.target, ...args], { env, stdout: "piped" });
 }
 
 /** Continues every process of the tree (the one the recorder stopped is among them). */
-function resume(spawned: Spawned): void {
+function resume(spawned: RecordedChild): void {
   if (spawned.tree) return spawned.tree.resume();
   try {
     spawned.process.kill("SIGCONT");
@@ -127,22 +105,8 @@ function stderrGist(stderr: string): string {
   return lines.slice(-3).join(" | ").slice(0, 600);
 }
 
-async function ended(spawned: Spawned, deadlineMs: number): Promise<ChildEnd> {
-  const { process, tree } = spawned;
-  let late = false;
-  const timer = setTimeout(() => {
-    late = true;
-    tree?.kill();
-    try {
-      process.kill("SIGKILL");
-    } catch { /* already gone */ }
-  }, deadlineMs);
-  const output = await process.output();
-  clearTimeout(timer);
-  if (tree) {
-    tree.kill(); // what outlived the child (a worker it left) goes with it
-    await tree.settle();
-  }
+async function ended(spawned: RecordedChild, deadlineMs: number): Promise<ChildEnd> {
+  const { output, late } = await endWithin(spawned, deadlineMs);
   const decoder = new TextDecoder();
   const text = decoder.decode(output.stderr);
   const threw = threwOf(text);
