@@ -58,6 +58,28 @@ export function untypedErrors(marks: readonly FaultMark[]): string[] {
   );
 }
 
+/**
+ * The problems a faulted run shows without reading its store: it hung (named with the
+ * operation it hung in), it died instead of throwing, or it threw untyped errors.
+ */
+export function processProblems(
+  run: { hung: boolean; status: Deno.CommandStatus; stderr: string; marks: FaultMark[] },
+  deadlineMs: number,
+): string[] {
+  const problems: string[] = [];
+  if (run.hung) {
+    const last = run.marks.filter((m) => m.at === "intent").at(-1);
+    problems.push(
+      `the store hung for ${deadlineMs / 1000} s in ${last?.op ?? "open"} after the fault`,
+    );
+  } else if (!run.status.success) {
+    const how = run.status.signal ? `signal ${run.status.signal}` : `exit ${run.status.code}`;
+    problems.push(`the store's process died (${how}) instead of throwing: ${run.stderr}`);
+  }
+  problems.push(...untypedErrors(run.marks));
+  return problems;
+}
+
 /** What is wrong with the session's messages, judged against what was promised. */
 function messageProblems(
   found: { texts: string[]; ids: number[] },

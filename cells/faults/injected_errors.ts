@@ -31,7 +31,7 @@ import { injectedFaults } from "../../recorder/log.ts";
 import { pool } from "../../runner/sweep/calls/plan.ts";
 import { seededRandom } from "../../harness/seeded_random.ts";
 import { type FaultCase, type FaultRun, faultRun, RUN_DEADLINE_MS } from "./_fault_run.ts";
-import { afterProblems, parseMarks, promisedBy, stateProblems, untypedErrors } from "./_judge.ts";
+import { afterProblems, parseMarks, processProblems, promisedBy, stateProblems } from "./_judge.ts";
 import { type ReadJob, type ReadResult, readStates } from "./_reads.ts";
 import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./_types.ts";
 import { legSkip } from "./_lives.ts";
@@ -135,23 +135,6 @@ async function runLong(options: Recorded): Promise<Judged[]> {
   return judged.filter((j) => j !== undefined);
 }
 
-/** The problems of a run that show without reading its store. */
-function runProblems(j: Judged): string[] {
-  const { run } = j;
-  const problems: string[] = [];
-  if (run.hung) {
-    const last = run.marks.filter((m) => m.at === "intent").at(-1);
-    problems.push(
-      `the store hung for ${RUN_DEADLINE_MS / 1000} s in ${last?.op ?? "open"} after the fault`,
-    );
-  } else if (!run.status.success) {
-    const how = run.status.signal ? `signal ${run.status.signal}` : `exit ${run.status.code}`;
-    problems.push(`the store's process died (${how}) instead of throwing: ${run.stderr}`);
-  }
-  problems.push(...untypedErrors(run.marks));
-  return problems;
-}
-
 /** The read jobs of a run: its files as left (with an append after), and power-loss states. */
 function readJobs(j: Judged, seed: number): { jobs: ReadJob[]; acks: string[][] } {
   const jobs: ReadJob[] = [{ db: join(j.run.dir, "db", "store.db"), append: afterText(j, seed) }];
@@ -180,7 +163,7 @@ function judgeRun(
   const where = `${j.fault.name} at call ${j.k}${j.long ? " of the long run" : ""} (${
     j.injected[0] ?? "nothing injected"
   })`;
-  const problems = runProblems(j);
+  const problems = processProblems(j.run, RUN_DEADLINE_MS);
   for (const [i, result] of reads.results.entries()) {
     const label = i === 0 ? "after the fault" : `after a power loss (state ${i})`;
     const promised = promisedBy(parseMarks(reads.acks[i]!));
