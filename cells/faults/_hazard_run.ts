@@ -14,13 +14,19 @@ import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { hazards, readLog } from "../../recorder/log.ts";
 import { readPrefix } from "../../internal/fs.ts";
 import { endWithin, type RecordedChild, spawnRecorded } from "./_recorded_child.ts";
-import type { FaultClauseOptions, FaultVerdict } from "./_types.ts";
+import type { FaultClauseOptions, FaultVerdict } from "./types.ts";
 import { legSkip } from "./_lives.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
 
 const CHILD = new URL("./children/hazard_store.ts", import.meta.url);
 const READY_MS = 30_000;
 const LONG_MS = 30_000;
+/**
+ * How long A is held for B to be refused its lock. A lock wait the recorder cannot see
+ * (a blocking `flock`, as the JSON-lines store takes) is never a refusal: A is released
+ * after this, and B's deadline counts from then, so a correct store never waits it out.
+ */
+const HOLD_MS = 10_000;
 /** A's counted call it is held before: past its schema and first appends, in a transaction. */
 const HOLD_AT = 40;
 
@@ -209,7 +215,7 @@ export async function runHazards(
     childEnv(options, { dir, log: file("long.log"), stopFile: file("long.held") }),
   );
   let longAlive = true;
-  const longEnd = ended(long, READY_MS + LONG_MS).then((end) => {
+  const longEnd = ended(long, READY_MS + HOLD_MS + LONG_MS).then((end) => {
     longAlive = false;
     return end;
   });
@@ -223,12 +229,12 @@ export async function runHazards(
       childEnv(options, { dir, log: file("short.log"), refusedFile: file("short.refused") }),
     );
     let shortAlive = true;
-    const shortDone = ended(short, LONG_MS).then((end) => {
+    const shortDone = ended(short, HOLD_MS + LONG_MS).then((end) => {
       shortAlive = false;
       return end;
     });
     // B has opened once A's lock refuses it; A goes on either way once the wait ends.
-    await awaitFile(file("short.refused"), READY_MS, () => shortAlive);
+    await awaitFile(file("short.refused"), HOLD_MS, () => shortAlive);
     resume(long);
     shortEnd = await shortDone;
   }

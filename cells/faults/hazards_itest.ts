@@ -23,6 +23,18 @@ for (const clause of [lockHazardsClause, pulledFilesClause]) {
     });
   }
 
+  // A lock wait the recorder cannot see (its blocking flock) must not outlast the hold.
+  Deno.test({
+    name: `${clause.id} passes the JSON-lines store, whose lock is a blocking flock`,
+    ...ITEST,
+    async fn() {
+      const target = cellsTarget("testdata/jsonl_store/target.ts");
+      const verdict = await runOn(clause, target, "default");
+      strictEqual(verdict.status, "PASS", shown(verdict));
+      ok(verdict.judged > 0);
+    },
+  });
+
   for (const mutant of FAULT_MUTANTS.filter((m) => m.clause === clause.id)) {
     for (const leg of mutant.legs ?? LEGS) {
       Deno.test({
