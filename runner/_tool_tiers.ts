@@ -4,7 +4,7 @@
 import type { LegName } from "../harness/legs.ts";
 import type { SkipKind } from "../cells/engine/report.ts";
 import { powerLossCellsTier, sweepTier } from "./sweep/tier.ts";
-import { faultTier } from "../cells/faults/tier.ts";
+import { faultTier } from "./fault_tier.ts";
 import type { Library } from "./libraries.ts";
 import type { Capabilities } from "./report_schema.ts";
 import type { Outcome, TierName } from "./result.ts";

@@ -65,4 +65,4 @@ export {
   faultTier,
   type FaultTierOptions,
   type FaultVerdict,
-} from "../cells/faults/tier.ts";
+} from "./fault_tier.ts";

@@ -6,10 +6,9 @@ import { readLog, type RecorderLog } from "../../recorder/log.ts";
 import { denoCacheDir, type FailErrno, type FailKind, recorderEnv } from "../../recorder/record.ts";
 import { legEnv } from "../../harness/legs.ts";
 import { endWithin, spawnRecorded } from "./_recorded_child.ts";
-import { readLines } from "../../runner/sweep/calls/record.ts";
+import { readAckJournal } from "../../harness/ack_journal.ts";
 import type { FaultMark } from "./_program.ts";
-import { parseMarks } from "./_judge.ts";
-import type { FaultClauseOptions } from "./_types.ts";
+import type { FaultClauseOptions } from "./types.ts";
 
 /** A kind of fault, enumerated over its calls. */
 export interface FaultCase {
@@ -33,10 +32,8 @@ export interface FaultRun {
   dir: string;
   /** The recorder's log. */
   log: RecorderLog;
-  /** The program's journal. */
+  /** The program's journal (a torn last line left out). */
   marks: FaultMark[];
-  /** The journal's complete lines (the power-loss states cut them). */
-  markLines: string[];
   /** Whether it had to be killed at the deadline. */
   hung: boolean;
   /** How it ended. */
@@ -96,12 +93,10 @@ export async function faultRun(
     String(at.appends ?? 4),
   ], { env: base, stdout: "null" });
   const { output, late: hung } = await endWithin(child, RUN_DEADLINE_MS);
-  const markLines = readLines(marksPath);
   return {
     dir,
     log: readLog(logPath),
-    marks: parseMarks(markLines),
-    markLines,
+    marks: readAckJournal<FaultMark>(marksPath),
     hung,
     status: { success: output.success, code: output.code, signal: output.signal },
     stderr: new TextDecoder().decode(output.stderr).trim().split("\n").slice(-4).join(" | "),

@@ -5,7 +5,7 @@ import { liveChildren } from "../../harness/child.ts";
 import { currentLeg, type LegName } from "../../harness/legs.ts";
 import { isWalResetVulnerable } from "../../session_db/journal_mode.ts";
 import { buildRecorder } from "../../recorder/build.ts";
-import type { FaultClause, FaultVerdict } from "./_types.ts";
+import type { FaultClause, FaultVerdict } from "./types.ts";
 
 /** Test options: the clauses' children outlive a step's resource sanitizer. */
 export const ITEST = { sanitizeResources: false, sanitizeOps: false } as const;

@@ -4,7 +4,7 @@
 import type { Child } from "../../harness/child.ts";
 import { spawnFor, type TargetSpawn } from "../engine/run.ts";
 import { type JournalObservation, type Leg, legVerdict } from "../../harness/legs.ts";
-import type { FaultClauseOptions, FaultVerdict } from "./_types.ts";
+import type { FaultClauseOptions, FaultVerdict } from "./types.ts";
 
 /** The spawner of a clause's children, writing only inside `options.dir`. */
 export function clauseSpawn(options: FaultClauseOptions): TargetSpawn {

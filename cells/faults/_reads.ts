@@ -2,9 +2,8 @@
 // after it may leave) is opened by a reader child with the cells' narrow permissions and
 // no fault, and what it found comes back typed.
 import { join } from "node:path";
-import { clauseSpawn } from "./_lives.ts";
-import { settle } from "../../runner/sweep/core/state_child.ts";
-import type { FaultClauseOptions } from "./_types.ts";
+import { clauseSpawn, finished } from "./_lives.ts";
+import type { FaultClauseOptions } from "./types.ts";
 
 /** One state to read. */
 export interface ReadJob {
@@ -52,12 +51,11 @@ export async function readStates(
   // As the cells spawn theirs: the target's deno.json (its import map, its unstable
   // features), its folder, its declared permissions.
   const child = clauseSpawn(options)(READER, [jobsPath, outPath]);
-  const ended = await settle(child, READ_DEADLINE_MS);
+  const { status, timedOut } = await finished(child, READ_DEADLINE_MS);
   try {
-    if (!ended) return { failed: `the reader hung for ${READ_DEADLINE_MS / 1000} s` };
-    const status = child.exited;
-    if (!status?.success) {
-      return { failed: `the reader exited with ${status?.code}: ${child.stderr.slice(-600)}` };
+    if (timedOut) return { failed: `the reader hung for ${READ_DEADLINE_MS / 1000} s` };
+    if (!status.success) {
+      return { failed: `the reader exited with ${status.code}: ${child.stderr.slice(-600)}` };
     }
     return JSON.parse(Deno.readTextFileSync(outPath)) as ReadResult[];
   } finally {

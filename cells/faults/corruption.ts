@@ -7,7 +7,7 @@ import type { StoredMessage } from "../contract/target.ts";
 import { damage, type DamageName, damagesFor } from "./_damage.ts";
 import { childEnd, clauseSpawn, copyFiles, filesOf, finished, legSkip } from "./_lives.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
-import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./_types.ts";
+import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./types.ts";
 
 const LIFE = new URL("./children/corruption_life.ts", import.meta.url);
 const SESSION = "f2";

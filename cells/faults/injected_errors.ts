@@ -28,12 +28,13 @@ import { join } from "node:path";
 import { powerLossStates } from "../../recorder/crash_states.ts";
 import { writeImage } from "../../recorder/image.ts";
 import { injectedFaults } from "../../recorder/log.ts";
-import { pool } from "../../runner/sweep/calls/plan.ts";
+import { pool } from "../../internal/pool.ts";
 import { seededRandom } from "../../harness/seeded_random.ts";
 import { type FaultCase, type FaultRun, faultRun, RUN_DEADLINE_MS } from "./_fault_run.ts";
 import { afterProblems, parseMarks, processProblems, promisedBy, stateProblems } from "./_judge.ts";
 import { type ReadJob, type ReadResult, readStates } from "./_reads.ts";
-import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./_types.ts";
+import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./types.ts";
+import type { FaultMark } from "./_program.ts";
 import { legSkip } from "./_lives.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
 
@@ -136,16 +137,16 @@ async function runLong(options: Recorded): Promise<Judged[]> {
 }
 
 /** The read jobs of a run: its files as left (with an append after), and power-loss states. */
-function readJobs(j: Judged, seed: number): { jobs: ReadJob[]; acks: string[][] } {
+function readJobs(j: Judged, seed: number): { jobs: ReadJob[]; acks: FaultMark[][] } {
   const jobs: ReadJob[] = [{ db: join(j.run.dir, "db", "store.db"), append: afterText(j, seed) }];
-  const acks: string[][] = [j.run.markLines];
+  const acks: FaultMark[][] = [j.run.marks];
   let n = 0;
   for (const state of powerLossStates(j.run.log, { profile: "ext4-ordered", lastInstants: 1 })) {
     if (n === 2) break; // the synced-only state and the everything-kept one
     const folder = join(j.run.dir, `power-loss-${n++}`);
     writeImage(state.files, folder);
     jobs.push({ db: join(folder, "store.db") });
-    acks.push([...state.acks]);
+    acks.push(parseMarks(state.acks));
   }
   return { jobs, acks };
 }
@@ -157,7 +158,7 @@ function afterText(j: Judged, seed: number): string {
 /** Judges one run from its reads; each problem names the fault that led to it. */
 function judgeRun(
   j: Judged,
-  reads: { jobs: ReadJob[]; acks: string[][]; results: ReadResult[] },
+  reads: { jobs: ReadJob[]; acks: FaultMark[][]; results: ReadResult[] },
   seed: number,
 ): string[] {
   const where = `${j.fault.name} at call ${j.k}${j.long ? " of the long run" : ""} (${
@@ -166,7 +167,7 @@ function judgeRun(
   const problems = processProblems(j.run, RUN_DEADLINE_MS);
   for (const [i, result] of reads.results.entries()) {
     const label = i === 0 ? "after the fault" : `after a power loss (state ${i})`;
-    const promised = promisedBy(parseMarks(reads.acks[i]!));
+    const promised = promisedBy(reads.acks[i]!);
     problems.push(...stateProblems(result, promised).map((p) => `${label}: ${p}`));
     if (i === 0) problems.push(...afterProblems(result, afterText(j, seed)));
   }

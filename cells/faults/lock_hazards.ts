@@ -17,7 +17,7 @@
  */
 import { HazardCode } from "../../recorder/log.ts";
 import { runHazards } from "./_hazard_run.ts";
-import type { FaultClause } from "./_types.ts";
+import type { FaultClause } from "./types.ts";
 
 /** F3: a close that drops the process's locks, a second SQLite, a forked child's use. */
 export const lockHazardsClause: FaultClause = {

@@ -14,7 +14,7 @@
  */
 import { HazardCode } from "../../recorder/log.ts";
 import { runHazards } from "./_hazard_run.ts";
-import type { FaultClause } from "./_types.ts";
+import type { FaultClause } from "./types.ts";
 
 /** F4: an unlink or rename of the store's files while another process has them open. */
 export const pulledFilesClause: FaultClause = {

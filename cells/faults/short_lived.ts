@@ -7,7 +7,7 @@ import { waitFor } from "../../harness/wait_for.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
 import { isSqlite } from "./_damage.ts";
 import { childEnd, clauseSpawn, finished, legSkip } from "./_lives.ts";
-import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./_types.ts";
+import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./types.ts";
 import type { StoredMessage } from "../contract/target.ts";
 
 const WRITER = new URL("./children/short_lived_writer.ts", import.meta.url);

@@ -1,5 +1,5 @@
 // The recorded-call sweep's programs (every bounded sequence of the operations a store
-// supports, and the clause programs of cells 10 to 13, in the cells asked for) and a small
+// supports, and the clause programs of cells 10 to 13, in the cells asked for), and the
 // pool that runs work with `jobs` in flight.
 import {
   CLAUSE_PROGRAMS,
@@ -37,20 +37,4 @@ export function programsFor(
   );
 }
 
-/** Runs `work` over `items` with `jobs` in flight; the results in item order. */
-export async function pool<T, R>(
-  items: readonly T[],
-  jobs: number,
-  work: (item: T, i: number) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, worker));
-  return out;
-}
+export { pool } from "../../../internal/pool.ts";

@@ -9,7 +9,7 @@ import type { ChildPermissions } from "../../harness/permissions.ts";
  *
  * @example
  * ```ts
- * import type { FaultClauseId } from "./_types.ts";
+ * import type { FaultClauseId } from "./types.ts";
  * const only: FaultClauseId[] = ["F1", "F2"]; // injected errors and corruption
  * ```
  */
@@ -20,7 +20,7 @@ export type FaultClauseId = "F1" | "F2" | "F3" | "F4" | "F5";
  *
  * @example
  * ```ts
- * import type { FaultClauseOptions } from "./_types.ts";
+ * import type { FaultClauseOptions } from "./types.ts";
  * const options: FaultClauseOptions = {
  *   target: "file:///repo/my_target.ts",
  *   leg: { name: "wal", library: "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0", sqliteVersion: "3.46.1" },
@@ -53,7 +53,7 @@ export interface FaultClauseOptions {
  *
  * @example
  * ```ts
- * import type { FaultVerdict } from "./_types.ts";
+ * import type { FaultVerdict } from "./types.ts";
  * const lost: FaultVerdict = {
  *   status: "FAIL",
  *   checks: ['fsync EIO at call 3 (…): after a power loss (state 1): acknowledged "m4" is lost'],
@@ -83,7 +83,7 @@ export interface FaultVerdict {
  *
  * @example
  * ```ts
- * import type { FaultClause } from "./_types.ts";
+ * import type { FaultClause } from "./types.ts";
  * const never: FaultClause = {
  *   id: "F5",
  *   name: "F5 short-lived processes",

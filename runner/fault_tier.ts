@@ -6,9 +6,9 @@
  *
  * @example
  * ```ts ignore
- * import { faultTier } from "./tier.ts";
+ * import { faultTier } from "./fault_tier.ts";
  * const outcome = await faultTier({
- *   target: new URL("../reference_target.ts", import.meta.url).href,
+ *   target: new URL("../cells/reference_target.ts", import.meta.url).href,
  *   legs: ["default"],
  *   libraries: [{ label: "system", path: "libsqlite3.so.0" }],
  *   quick: true,
@@ -19,26 +19,36 @@
  *
  * @module
  */
-import type { LegName } from "../../harness/legs.ts";
-import { buildRecorder } from "../../recorder/build.ts";
-import { declaredPermissions } from "../contract/target_access.ts";
-import { targetSpecifier } from "../contract/target.ts";
-import type { Outcome, TierOutcome } from "../../runner/result.ts";
-import type { FaultClause, FaultClauseId, FaultClauseOptions, FaultVerdict } from "./_types.ts";
-import { injectedErrorsClause } from "./injected_errors.ts";
-import { corruptionClause } from "./corruption.ts";
-import { lockHazardsClause } from "./lock_hazards.ts";
-import { pulledFilesClause } from "./pulled_files.ts";
-import { shortLivedClause } from "./short_lived.ts";
+import type { LegName } from "../harness/legs.ts";
+import { buildRecorder } from "../recorder/build.ts";
+import { declaredPermissions } from "../cells/contract/target_access.ts";
+import { targetSpecifier } from "../cells/contract/target.ts";
+import type { Outcome, TierOutcome } from "./result.ts";
+import type {
+  FaultClause,
+  FaultClauseId,
+  FaultClauseOptions,
+  FaultVerdict,
+} from "../cells/faults/types.ts";
+import { injectedErrorsClause } from "../cells/faults/injected_errors.ts";
+import { corruptionClause } from "../cells/faults/corruption.ts";
+import { lockHazardsClause } from "../cells/faults/lock_hazards.ts";
+import { pulledFilesClause } from "../cells/faults/pulled_files.ts";
+import { shortLivedClause } from "../cells/faults/short_lived.ts";
 
-export type { FaultClause, FaultClauseId, FaultClauseOptions, FaultVerdict } from "./_types.ts";
+export type {
+  FaultClause,
+  FaultClauseId,
+  FaultClauseOptions,
+  FaultVerdict,
+} from "../cells/faults/types.ts";
 
 /**
  * Every fault clause, in report order.
  *
  * @example
  * ```ts
- * import { FAULT_CLAUSES } from "./tier.ts";
+ * import { FAULT_CLAUSES } from "./fault_tier.ts";
  * console.log(FAULT_CLAUSES.map((c) => c.id).join(" ")); // "F1 F2 F3 F4 F5"
  * ```
  */
@@ -55,7 +65,7 @@ export const FAULT_CLAUSES: readonly FaultClause[] = [
  *
  * @example
  * ```ts
- * import type { FaultTierOptions } from "./tier.ts";
+ * import type { FaultTierOptions } from "./fault_tier.ts";
  * const options: FaultTierOptions = {
  *   target: "my_target.ts",
  *   legs: ["default", "wal"],
@@ -137,7 +147,7 @@ async function runClause(clause: FaultClause, options: FaultClauseOptions): Prom
  * @returns The tier's run and one row per clause × leg × library.
  * @example
  * ```ts ignore
- * import { faultTier } from "./tier.ts";
+ * import { faultTier } from "./fault_tier.ts";
  * const { results } = await faultTier({
  *   target: "my_target.ts",
  *   legs: ["default"],
