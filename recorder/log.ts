@@ -331,6 +331,28 @@ export function errnoName(errno: number): string {
 }
 
 /**
+ * The path each handle of the log was opened on (one handle per successful open: the
+ * calls made through a descriptor name its handle, not its path).
+ *
+ * @param log The parsed log.
+ * @returns Path by handle; a call's file is `path || paths.get(handle)`.
+ * @example
+ * ```ts ignore
+ * import { handlePaths, readLog } from "./log.ts";
+ * const log = readLog("/tmp/run/fs.log");
+ * const paths = handlePaths(log);
+ * for (const r of log.records) console.log(r.kind, r.path || paths.get(r.handle));
+ * ```
+ */
+export function handlePaths(log: RecorderLog): Map<number, string> {
+  const paths = new Map<number, string>();
+  for (const record of log.records) {
+    if (record.kind === "open") paths.set(record.handle, record.path);
+  }
+  return paths;
+}
+
+/**
  * The calls a fault injected, one line each naming the call, its file and its outcome:
  * `#7 write "/run/db/s.db" at 4096: failed with ENOSPC (injected)`, or a short write
  * `#7 write "/run/db/s.db" at 0: short, 2048 of 4096 bytes (injected)`.
@@ -345,10 +367,9 @@ export function errnoName(errno: number): string {
  * ```
  */
 export function injectedFaults(log: RecorderLog): string[] {
-  const paths = new Map<number, string>();
+  const paths = handlePaths(log);
   const lines: string[] = [];
   for (const record of log.records) {
-    if (record.kind === "open") paths.set(record.handle, record.path);
     if (!record.injected) continue;
     const file = record.path || paths.get(record.handle) || `handle ${record.handle}`;
     const form = record.kind === "sync" ? ` (${SyncForm[record.b] ?? "sync"})` : "";

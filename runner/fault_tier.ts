@@ -35,6 +35,8 @@ import { corruptionClause } from "../cells/faults/corruption.ts";
 import { lockHazardsClause } from "../cells/faults/lock_hazards.ts";
 import { pulledFilesClause } from "../cells/faults/pulled_files.ts";
 import { shortLivedClause } from "../cells/faults/short_lived.ts";
+import { survivorsMessage } from "../harness/process_tree.ts";
+import { libraryChild } from "./sweep/tier.ts";
 
 export type {
   FaultClause,
@@ -129,6 +131,58 @@ function rowOf(
   };
 }
 
+/**
+ * F1's second part: the recorded-call sweep's programs (rotations, handoffs, the outbox,
+ * every operation the store has) under the same faults, judged by the sweep's oracle in
+ * a process of the library's own; merged into F1's verdict on its own program.
+ */
+async function withSweepPrograms(
+  verdict: FaultVerdict,
+  options: FaultClauseOptions,
+  at: { label: string; evidenceDir: string },
+): Promise<FaultVerdict> {
+  if (verdict.status === "SKIP" || verdict.status === "ERROR") return verdict;
+  let row: Outcome;
+  try {
+    const result = await libraryChild(
+      {
+        tier: "faults",
+        target: options.target,
+        legs: [options.leg.name],
+        label: at.label,
+        seed: options.seed,
+        quick: options.quick,
+        evidenceDir: at.evidenceDir,
+        replay: "",
+      },
+      options.leg.library,
+      () => {},
+    );
+    row = result.outcomes[0]!;
+    if (result.survivors?.length) {
+      return { ...verdict, status: "ERROR", reason: survivorsMessage(result.survivors, "F1") };
+    }
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return { ...verdict, status: "ERROR", reason: `the sweep's programs under faults: ${why}` };
+  }
+  const checks = [...verdict.checks ?? [], ...row.checks ?? []];
+  const status = verdict.status === "FAIL" || row.status === "FAIL"
+    ? "FAIL"
+    : row.status === "PASS"
+    ? verdict.status
+    : row.status;
+  const reason = verdict.status === "FAIL" ? verdict.reason : row.reason;
+  return {
+    ...verdict,
+    status,
+    ...(reason !== undefined ? { reason } : {}),
+    ...(checks.length ? { checks } : {}),
+    judged: verdict.judged + (row.judged ?? 0),
+    figures: { ...verdict.figures, "sweep programs": row.figures ?? {} },
+  };
+}
+
 /** Runs one clause, turning a crash of the suite into an ERROR row. */
 async function runClause(clause: FaultClause, options: FaultClauseOptions): Promise<FaultVerdict> {
   try {
@@ -175,7 +229,7 @@ export async function faultTier(options: FaultTierOptions): Promise<TierOutcome>
           prefix: `faults-${clause.id}-${leg}-${library.label}-`,
         });
         const at = performance.now();
-        const verdict = await runClause(clause, {
+        const clauseOptions: FaultClauseOptions = {
           target,
           leg: { name: leg, library: library.path, sqliteVersion: library.label },
           seed: options.seed ?? 1,
@@ -183,7 +237,14 @@ export async function faultTier(options: FaultTierOptions): Promise<TierOutcome>
           dir,
           recorder,
           ...(permissions ? { permissions } : {}),
-        });
+        };
+        let verdict = await runClause(clause, clauseOptions);
+        if (clause.id === "F1") {
+          verdict = await withSweepPrograms(verdict, clauseOptions, {
+            label: library.label,
+            evidenceDir: dir,
+          });
+        }
         const seconds = (performance.now() - at) / 1000;
         const replay = replayOf(options, leg, library.label);
         results.push(rowOf(clause, verdict, { leg, library: library.label, seconds, replay }));

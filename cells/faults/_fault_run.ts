@@ -3,28 +3,12 @@
 // process is killed and the hang named, and what the log and the journal say.
 import { join } from "node:path";
 import { readLog, type RecorderLog } from "../../recorder/log.ts";
-import { denoCacheDir, type FailErrno, type FailKind, recorderEnv } from "../../recorder/record.ts";
-import { legEnv } from "../../harness/legs.ts";
-import { endWithin, spawnRecorded } from "./_recorded_child.ts";
+import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
+import { failOptions, type FaultCase } from "./fault_cases.ts";
+import { endWithin, recordedEnv, spawnRecorded } from "../../harness/recorded_child.ts";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import type { FaultMark } from "./_program.ts";
 import type { FaultClauseOptions } from "./types.ts";
-
-/** A kind of fault, enumerated over its calls. */
-export interface FaultCase {
-  /** Its name in the report, e.g. `write ENOSPC (the disk stays full)`. */
-  name: string;
-  /** Which calls it counts. */
-  kind: FailKind;
-  /** The error. */
-  errno: FailErrno;
-  /** How many calls fail from the k-th on (`Infinity`: every later one). */
-  count: number;
-  /** A short write instead of a failure. */
-  short?: boolean;
-  /** Only calls on files whose path ends with this. */
-  file?: string;
-}
 
 /** What one run left. */
 export interface FaultRun {
@@ -69,21 +53,8 @@ export async function faultRun(
     data: true,
     mark: marksPath,
     ignore: [denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
-    ...(fault && k > 0
-      ? {
-        failAt: k,
-        failKind: fault.kind,
-        failErrno: fault.errno,
-        failCount: fault.count,
-        ...(fault.short ? { failShort: true } : {}),
-        ...(fault.file ? { failFile: fault.file } : {}),
-      }
-      : {}),
+    ...(fault && k > 0 ? failOptions(fault, k) : {}),
   });
-  const base: Record<string, string> = { ...Deno.env.toObject(), NO_COLOR: "1", ...env };
-  delete base.SESSION_DB_JOURNAL_MODE;
-  delete base.SESSION_DB_CRASH_AT;
-  Object.assign(base, legEnv(options.leg), { DENO_SQLITE_PATH: options.leg.library });
   // A tree of its own, so that a hang kills what the store started too (a worker).
   const child = spawnRecorded(PROGRAM, [
     options.target,
@@ -91,7 +62,7 @@ export async function faultRun(
     marksPath,
     String(options.seed),
     String(at.appends ?? 4),
-  ], { env: base, stdout: "null" });
+  ], { env: recordedEnv(options.leg, env), stdout: "null" });
   const { output, late: hung } = await endWithin(child, RUN_DEADLINE_MS);
   return {
     dir,

@@ -13,7 +13,12 @@ import { readAckJournal } from "../../harness/ack_journal.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { hazards, readLog } from "../../recorder/log.ts";
 import { readPrefix } from "../../internal/fs.ts";
-import { endWithin, type RecordedChild, spawnRecorded } from "./_recorded_child.ts";
+import {
+  endWithin,
+  type RecordedChild,
+  recordedEnv,
+  spawnRecorded,
+} from "../../harness/recorded_child.ts";
 import type { FaultClauseOptions, FaultVerdict } from "./types.ts";
 import { legSkip } from "./_lives.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
@@ -58,32 +63,21 @@ interface Recorded {
   refusedFile?: string;
 }
 
-function childEnv(options: FaultClauseOptions, recorded?: Recorded) {
-  const env: Record<string, string> = {
-    ...Deno.env.toObject(),
-    NO_COLOR: "1",
-    DENO_SQLITE_PATH: options.leg.library,
-  };
-  delete env.SESSION_DB_CRASH_AT;
-  delete env.LD_PRELOAD;
-  if (options.leg.name === "default") delete env.SESSION_DB_JOURNAL_MODE;
-  else env.SESSION_DB_JOURNAL_MODE = options.leg.name;
-  if (recorded && "path" in options.recorder) {
-    Object.assign(
-      env,
-      recorderEnv({
-        library: options.recorder.path,
-        watched: join(recorded.dir, "db"),
-        log: recorded.log,
-        ignore: [recorded.dir, denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
-        ...(recorded.stopFile
-          ? { stopAt: HOLD_AT, stopKind: "write" as const, stopFile: recorded.stopFile }
-          : {}),
-        ...(recorded.refusedFile ? { refusedFile: recorded.refusedFile } : {}),
-      }),
-    );
-  }
-  return env;
+function childEnv(options: FaultClauseOptions, recorded?: Recorded): Record<string, string> {
+  if (!recorded || !("path" in options.recorder)) return recordedEnv(options.leg, {});
+  return recordedEnv(
+    options.leg,
+    recorderEnv({
+      library: options.recorder.path,
+      watched: join(recorded.dir, "db"),
+      log: recorded.log,
+      ignore: [recorded.dir, denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
+      ...(recorded.stopFile
+        ? { stopAt: HOLD_AT, stopKind: "write" as const, stopFile: recorded.stopFile }
+        : {}),
+      ...(recorded.refusedFile ? { refusedFile: recorded.refusedFile } : {}),
+    }),
+  );
 }
 
 function spawn(

@@ -30,30 +30,14 @@ import { writeImage } from "../../recorder/image.ts";
 import { injectedFaults } from "../../recorder/log.ts";
 import { pool } from "../../internal/pool.ts";
 import { seededRandom } from "../../harness/seeded_random.ts";
-import { type FaultCase, type FaultRun, faultRun, RUN_DEADLINE_MS } from "./_fault_run.ts";
+import { type FaultRun, faultRun, RUN_DEADLINE_MS } from "./_fault_run.ts";
+import { callsOf, FAULT_CASES, type FaultCase, nextCall } from "./fault_cases.ts";
 import { afterProblems, parseMarks, processProblems, promisedBy, stateProblems } from "./_judge.ts";
 import { type ReadJob, type ReadResult, readStates } from "./_reads.ts";
 import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./types.ts";
 import type { FaultMark } from "./_program.ts";
 import { legSkip } from "./_lives.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
-
-/** The kinds of fault F1 enumerates, as the field met them. */
-export const FAULT_CASES: readonly FaultCase[] = [
-  { name: "write ENOSPC (the disk stays full)", kind: "write", errno: "ENOSPC", count: Infinity },
-  { name: "write EIO", kind: "write", errno: "EIO", count: 1 },
-  { name: "short write", kind: "write", errno: "ENOSPC", count: 1, short: true },
-  { name: "fsync EIO", kind: "sync", errno: "EIO", count: 1 },
-  { name: "read EIO", kind: "read", errno: "EIO", count: 1 },
-  {
-    name: "journal growth ENOSPC",
-    kind: "write",
-    errno: "ENOSPC",
-    count: Infinity,
-    file: "-journal",
-  },
-  { name: "WAL growth ENOSPC", kind: "write", errno: "ENOSPC", count: Infinity, file: "-wal" },
-];
 
 /** The most calls of one kind a run is failed at (a program that makes more is sampled). */
 const MAX_K = 400;
@@ -73,16 +57,10 @@ interface Judged {
   long?: boolean;
 }
 
-/** The k to fail for a case: every one, or in quick mode a stride through them. */
-function nextK(k: number, quick: boolean, kind: FaultCase["kind"]): number {
-  if (!quick || k < 3) return k + 1;
-  return k + (kind === "sync" ? 2 : kind === "read" ? 7 : 4);
-}
-
 /** Runs one case for k = 1, 2, … until its k-th call is never made. */
 async function runCase(options: Recorded, fault: FaultCase): Promise<Judged[]> {
   const judged: Judged[] = [];
-  for (let k = 1; k <= MAX_K; k = nextK(k, options.quick, fault.kind)) {
+  for (let k = 1; k <= MAX_K; k = nextCall(k, { quick: options.quick, kind: fault.kind })) {
     const dir = Deno.makeTempDirSync({ dir: options.dir, prefix: "run-" });
     const run = await faultRun(options, { dir, fault, k });
     const injected = injectedFaults(run.log);
@@ -93,19 +71,6 @@ async function runCase(options: Recorded, fault: FaultCase): Promise<Judged[]> {
     judged.push({ fault, k, run, injected });
   }
   return judged;
-}
-
-/** How many calls of a case's kind the clean run made (reads are not logged: a bound). */
-function callsOf(run: FaultRun, fault: FaultCase): number {
-  const paths = new Map<number, string>();
-  let writes = 0, syncs = 0;
-  for (const r of run.log.records) {
-    if (r.kind === "open") paths.set(r.handle, r.path);
-    if (!r.counted || (fault.file && !(paths.get(r.handle) ?? "").endsWith(fault.file))) continue;
-    if (r.kind === "write") writes++;
-    if (r.kind === "sync") syncs++;
-  }
-  return fault.kind === "write" ? writes : fault.kind === "sync" ? syncs : 2 * writes;
 }
 
 /**
@@ -119,7 +84,7 @@ async function runLong(options: Recorded): Promise<Judged[]> {
   const random = seededRandom(options.seed);
   const samples = options.quick ? LONG_SAMPLES.quick : LONG_SAMPLES.full;
   const picks = FAULT_CASES.flatMap((fault) => {
-    const calls = callsOf(clean, fault);
+    const calls = callsOf(clean.log, fault);
     return calls
       ? Array.from({ length: samples }, () => ({ fault, k: 1 + Math.floor(random() * calls) }))
       : [];

@@ -21,6 +21,7 @@ import { runDefinitions } from "../../cells/engine/run_definitions.ts";
 import type { Profile } from "../../recorder/crash_states.ts";
 import type { Outcome, TierName } from "../result.ts";
 import { sweepCalls } from "./calls/calls.ts";
+import { type FaultSweepReport, sweepFaults } from "./calls/faults.ts";
 import { lastSyncImage } from "./points/last_sync.ts";
 import { callOutcomes, cellOutcome, pointOutcomes } from "./core/outcomes.ts";
 import { sweep } from "./points/points.ts";
@@ -128,7 +129,7 @@ export interface LibraryResult {
   /** The typed results. */
   outcomes: Outcome[];
   /** The sweep's own reports (figures beyond the outcomes), for the JSON report. */
-  reports: (SweepReport | CallSweepReport | { skip: string })[];
+  reports: (SweepReport | CallSweepReport | FaultSweepReport | { skip: string })[];
   /** What the share's process started and left running (killed since). */
   survivors?: Survivor[];
 }
@@ -272,6 +273,68 @@ async function cellsShare(r: LibraryRequest, log: (line: string) => void): Promi
 }
 
 /**
+ * The recorded-call sweep's programs under injected faults, one outcome per leg: the
+ * part of clause F1 the fault tier runs here, beside F1's own program.
+ */
+async function faultsShare(r: LibraryRequest, log: (line: string) => void): Promise<LibraryResult> {
+  const result: LibraryResult = { outcomes: [], reports: [] };
+  for (const leg of r.legs) {
+    const started = performance.now();
+    const report = await sweepFaults({
+      target: r.target,
+      leg,
+      seed: r.seed,
+      quick: r.quick,
+      log,
+      ...(r.jobs !== undefined ? { jobs: r.jobs } : {}),
+      ...(r.calls?.programs ? { programs: r.calls.programs } : {}),
+    });
+    result.reports.push(report);
+    result.outcomes.push(
+      faultsOutcome(report, { leg, library: r.label, replay: r.replay, started }),
+    );
+  }
+  return result;
+}
+
+/** One leg's sweep under faults as an F1 row (merged with F1's own program by the tier). */
+function faultsOutcome(
+  report: FaultSweepReport | { skip: string },
+  at: { leg: LegName; library: string; replay: string; started: number },
+): Outcome {
+  const row = {
+    clause: "F1 injected errors",
+    tier: "faults" as const,
+    leg: at.leg,
+    library: at.library,
+    seconds: (performance.now() - at.started) / 1000,
+  };
+  if ("skip" in report) return { ...row, status: "SKIP", reason: report.skip, judged: 0 };
+  const checks = report.failures.map((f) =>
+    `${f.program || "the store"}: ${f.state}: ${f.problems[0] ?? f.kind}`
+  );
+  return {
+    ...row,
+    status: checks.length ? "FAIL" : report.runs ? "PASS" : "FAIL",
+    ...(checks.length
+      ? { reason: `${checks.length} problem(s) in the sweep's programs under faults: ${checks[0]}` }
+      : report.runs
+      ? {}
+      : { reason: "no fault was injected in the sweep's programs: nothing judged" }),
+    ...(checks.length ? { checks: checks.slice(0, 12), replay: at.replay } : {}),
+    ...(report.kept ? { evidence: report.kept } : {}),
+    judged: report.runs,
+    figures: {
+      programs: report.programs,
+      runs: report.runs,
+      states: report.states,
+      resumes: report.resumes.run,
+      ...report.figures,
+    },
+  };
+}
+
+/**
  * Runs one library's share of a tier in this process (whose SQLite library it must be, and
  * whose environment it sets: run it in a process of its own, `children/library.ts`).
  *
@@ -286,6 +349,7 @@ export function runLibrary(
   return withEnv({ CELLS_EVIDENCE_DIR: request.evidenceDir }, () => {
     if (request.tier === "sweep") return pointsShare(request, log);
     if (request.tier === "powerloss-cells") return cellsShare(request, log);
+    if (request.tier === "faults") return faultsShare(request, log);
     return callsShare(request, log);
   });
 }

@@ -121,8 +121,22 @@ async function probeStore(target: string, library: string, seed: number): Promis
   }
 }
 
-/** Runs one library's share in a child with that library; its progress lines go to `log`. */
-async function libraryChild(
+/**
+ * Runs one library's share in a child with that library; its progress lines go to `log`.
+ *
+ * @param request The share.
+ * @param path The library the child loads.
+ * @param log Progress lines.
+ * @returns Its outcomes, reports and what it left running.
+ * @example
+ * ```ts ignore
+ * import { libraryChild } from "./tier.ts";
+ * declare const request: import("./library.ts").LibraryRequest;
+ * const result = await libraryChild(request, "libsqlite3.so.0", console.log);
+ * console.log(result.outcomes.length);
+ * ```
+ */
+export async function libraryChild(
   request: LibraryRequest,
   path: string,
   log: (line: string) => void,

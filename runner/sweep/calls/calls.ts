@@ -39,119 +39,28 @@ import {
 import type { FileSet } from "../../../recorder/image.ts";
 import { logProblems, readLog } from "../../../recorder/log.ts";
 import { powerLossPattern } from "../../../cells/power_loss/pattern.ts";
-import { RecoveredStates } from "../../../recorder/recovered.ts";
-import {
-  journalModeOf,
-  type JournalObservation,
-  observeJournalMode,
-} from "../../../harness/legs.ts";
-import { loadTarget, type StoreOptions } from "../../../cells/contract/target.ts";
-import {
-  acksOf,
-  type CallChildren,
-  readLines,
-  record,
-  type Recording,
-  seedTemplate,
-} from "./record.ts";
-import { type Ack, checkRecovered, CLAUSES } from "../core/oracle.ts";
+import { journalModeOf, observeJournalMode } from "../../../harness/legs.ts";
+import { acksOf, readLines, record, type Recording } from "./record.ts";
+import { CLAUSES } from "../core/oracle.ts";
 import { alsoJudged } from "../core/clause_checks.ts";
-import { parseProgram, type ProgramOp, type SweepStore } from "../core/program.ts";
+import { parseProgram, type ProgramOp } from "../core/program.ts";
 import { failedToSeed, finalReport } from "./report.ts";
-import { pool, programsFor } from "./plan.ts";
-import { type CallCandidate, type ResumeContext, resumeState } from "./resume.ts";
-import { chooseResumes } from "../../../cells/moves/resume.ts";
-import { reference, REFERENCE_TARGET, type References } from "../core/state_child.ts";
-import type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "../core/types.ts";
+import { programsFor } from "./plan.ts";
+import type { CallCandidate } from "./resume.ts";
+import {
+  clauseOf,
+  judge,
+  replay,
+  resumeAll,
+  type Setting,
+  setting,
+  type StateVerdict,
+  tally,
+} from "./setting.ts";
+import type { CallFailure, CallSweepOptions, CallSweepReport } from "../core/types.ts";
 
 export type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "../core/types.ts";
 export { programsFor } from "./plan.ts";
-
-/** What one state's check found (shared by every state recovered to the same files). */
-interface StateVerdict {
-  problems: string[];
-  match?: "without" | "with" | "unchanged";
-}
-
-/** Everything one sweep shares. */
-interface Setting {
-  options: CallSweepOptions;
-  mode: "crash" | "power-loss";
-  children: CallChildren;
-  methods: string[];
-  root: string;
-  template: string;
-  refs: References;
-  cache: RecoveredStates<StateVerdict>;
-  resume: ResumeContext;
-  /** The journal mode of the states, observed before recovery (judged by `legVerdict`). */
-  observations: JournalObservation[];
-  clauses: Record<string, ClauseTally>;
-  counts: { states: number; seconds: number; children: number; childFailures: number };
-  torn: { states: number; tearable: number; instants: number };
-  resumes: { run: number; failed: number; candidates: number };
-}
-
-function tally(s: Setting, clause: string): ClauseTally {
-  return s.clauses[clause] ??= { programs: 0, states: 0, torn: 0, resumes: 0, failures: 0 };
-}
-
-/** The clause a state belongs to: its interrupted operation's (the last one's, in close). */
-function clauseOf(program: readonly ProgramOp[], interrupted: number): string {
-  return CLAUSES[program[Math.min(interrupted, program.length - 1)]!];
-}
-
-function replay(s: Setting, program: string, call: number): string {
-  const o = s.options;
-  const library = Deno.env.get("DENO_SQLITE_PATH");
-  return [
-    "deno task sweep --syscalls",
-    ...(s.mode === "power-loss" ? ["--power-loss"] : []),
-    ...(o.target !== REFERENCE_TARGET ? ["--target", o.target] : []),
-    // The library this process loaded (each library's share runs in a process of its own).
-    ...(library ? ["--libraries", library] : []),
-    "--legs",
-    o.leg ?? "default",
-    "--seed",
-    String(o.seed),
-    ...(s.mode === "power-loss" && o.subsets !== undefined ? ["--subsets", String(o.subsets)] : []),
-    ...(s.mode === "power-loss" && o.profile ? ["--profile", o.profile] : []),
-    "--program",
-    program,
-    "--call",
-    String(call),
-  ].join(" ");
-}
-
-/** Checks one state's files with the oracle; the problems and how it matched. */
-async function judge(
-  s: Setting,
-  program: readonly ProgramOp[],
-  dir: string,
-  acks: readonly Ack[],
-): Promise<StateVerdict> {
-  const problems: string[] = [];
-  const interrupted = acks.length;
-  // A crash after the last acknowledgement (in close) must leave the final state: the
-  // oracle sees it as a repeat of the last operation that changes nothing.
-  const tailEnd = interrupted >= program.length;
-  const checked = tailEnd ? [...program, program.at(-1)!] : [...program];
-  const verdict = await checkRecovered({
-    openStore: s.refs.openStore,
-    state: { id: "", kind: "sequence", point: "syscall:k", k: 0, program: checked },
-    interrupted,
-    acks,
-    db: join(dir, "store.db"),
-    reference: async () => {
-      const ref = await reference(s.refs, program, s.template);
-      return tailEnd
-        ? { snaps: [...ref.snaps, ref.snaps.at(-1)!], results: [...ref.results, undefined] }
-        : ref;
-    },
-    fail: (clause, text) => problems.push(`${clause}: ${text}`),
-  });
-  return { problems, ...(verdict.match ? { match: verdict.match } : {}) };
-}
 
 /** The states of a recording, in the sweep's mode; power-loss counts go to `stats`. */
 function statesOf(
@@ -397,98 +306,6 @@ async function shrink(s: Setting, failure: CallFailure): Promise<CallFailure> {
   return best;
 }
 
-/** The sweep's setting for a target on a leg, with its template seeded; or why not. */
-async function setting(
-  options: CallSweepOptions,
-  recorder: string,
-): Promise<Setting | { failed: string }> {
-  // Under the evidence folder when there is one: a failing run keeps its files there.
-  const evidence = Deno.env.get("CELLS_EVIDENCE_DIR");
-  if (evidence) Deno.mkdirSync(evidence, { recursive: true });
-  const root = Deno.makeTempDirSync({
-    prefix: "sweep-calls-",
-    ...(evidence ? { dir: evidence } : {}),
-  });
-  const leg = options.leg ?? "default";
-  const seeded = await seedTemplate(
-    { target: options.target, leg, seed: options.seed },
-    join(root, "template"),
-  );
-  if ("failed" in seeded) {
-    Deno.removeSync(root, { recursive: true });
-    return seeded;
-  }
-  const module = await loadTarget(options.target);
-  const storeOptions: StoreOptions = leg === "default" ? {} : { journalMode: leg };
-  const openStore = async (path: string) =>
-    await module.openStore(path, storeOptions) as SweepStore;
-  const children: CallChildren = {
-    target: options.target,
-    leg,
-    seed: options.seed,
-    recorder,
-    templateFiles: seeded.files,
-  };
-  const refs: References = { openStore, seed: options.seed, references: new Map(), dir: root };
-  const template = join(root, "template", "store.db");
-  return {
-    options,
-    mode: options.mode ?? "crash",
-    children,
-    methods: seeded.methods,
-    root,
-    template,
-    refs,
-    cache: new RecoveredStates<StateVerdict>(join(root, "scratch")),
-    resume: {
-      children,
-      methods: seeded.methods,
-      openStore,
-      reference: (program) => reference(refs, program, template),
-      dir: root,
-      expected: new Map(),
-    },
-    observations: [observeJournalMode(template, "the seeded store, at rest", true)],
-    clauses: {},
-    counts: { states: 0, seconds: 0, children: 0, childFailures: 0 },
-    torn: { states: 0, tearable: 0, instants: 0 },
-    resumes: { run: 0, failed: 0, candidates: 0 },
-  };
-}
-
-/** Continues the chosen recovered states in fresh processes; their failures. */
-async function resumeAll(
-  s: Setting,
-  candidates: readonly CallCandidate[][],
-): Promise<CallFailure[]> {
-  const perProgram = s.options.resumes ?? 1;
-  const chosen = candidates.flatMap((list) => chooseResumes(list, perProgram, "in order"));
-  s.resumes.candidates = candidates.reduce((n, list) => n + list.length, 0);
-  const results = await pool(chosen, s.options.jobs ?? 2, (c, i) => resumeState(s.resume, c, i));
-  const failures: CallFailure[] = [];
-  for (const [i, result] of results.entries()) {
-    const c = chosen[i]!;
-    const clause = CLAUSES[c.op];
-    s.resumes.run++;
-    tally(s, clause).resumes++;
-    if (!result.problems.length) continue;
-    s.resumes.failed++;
-    tally(s, clause).failures++;
-    failures.push({
-      program: c.program.join("+"),
-      call: c.call,
-      operation: c.from,
-      clause,
-      state: `${c.label}, continued`,
-      kind: "resume",
-      problems: result.problems,
-      replay: replay(s, c.program.join("+"), c.call),
-      evidence: result.dir,
-    });
-  }
-  return failures;
-}
-
 /**
  * The recorded-call sweep on the SQLite library this process loaded: every state of
  * every program in the mode, checked in-process, a sample continued after recovery.
@@ -555,5 +372,5 @@ export async function sweepCalls(
   }
   if (!failures.length) Deno.removeSync(s.root, { recursive: true });
   else log(`  kept: ${s.root}`);
-  return finalReport({ ...s, judged: s.cache.judged }, chosen.length, failures);
+  return finalReport({ ...s, mode, judged: s.cache.judged }, chosen.length, failures);
 }

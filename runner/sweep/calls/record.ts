@@ -5,7 +5,7 @@
 // see every call of the store, whatever it needs.
 import { join } from "node:path";
 import { type FileSet, readFolder, writeImage } from "../../../recorder/image.ts";
-import { denoCacheDir, recorderEnv } from "../../../recorder/record.ts";
+import { denoCacheDir, recorderEnv, type RecorderOptions } from "../../../recorder/record.ts";
 import type { LegName } from "../../../harness/legs.ts";
 import type { Ack } from "../core/oracle.ts";
 import type { ProgramOp } from "../core/program.ts";
@@ -90,6 +90,28 @@ export async function record(
   at: { dir: string; crashAt?: number },
 ): Promise<Recording> {
   const { dir, crashAt } = at;
+  const start = startRecording(c, dir);
+  const env = recorderEnv({
+    ...start.options,
+    data: crashAt === undefined,
+    ...(crashAt !== undefined ? { crashAt } : {}),
+  });
+  const run = await runChild(c, runArgs(c, program, start), env);
+  return { dir, log: start.options.log, marks: start.marks, run };
+}
+
+/** What a recorded run starts from: the template copied into `dir/db`, the recorder's options. */
+export interface RecordingStart {
+  /** The recorder's options (library, watched folder, log, marks, ignored folders). */
+  options: RecorderOptions;
+  /** The marks file (the child's intents and acknowledgements). */
+  marks: string;
+  /** The database. */
+  db: string;
+}
+
+/** Copies the template into `dir/db` and names the run's files; the recorder's options. */
+export function startRecording(c: CallChildren, dir: string): RecordingStart {
   Deno.mkdirSync(join(dir, "db"), { recursive: true });
   writeImage(c.templateFiles, join(dir, "db"));
   const marks = join(dir, "marks.jsonl");
@@ -99,18 +121,26 @@ export async function record(
       Deno.removeSync(path);
     } catch { /* absent */ }
   }
-  const env = recorderEnv({
-    library: c.recorder,
-    watched: join(dir, "db"),
-    log,
-    data: crashAt === undefined,
-    mark: marks,
-    ignore: [dir, denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
-    ...(crashAt !== undefined ? { crashAt } : {}),
-  });
-  const db = join(dir, "db", "store.db");
-  const run = await runChild(c, ["run", db, marks, marks, String(c.seed), program.join("+")], env);
-  return { dir, log, marks, run };
+  return {
+    options: {
+      library: c.recorder,
+      watched: join(dir, "db"),
+      log,
+      mark: marks,
+      ignore: [dir, denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
+    },
+    marks,
+    db: join(dir, "db", "store.db"),
+  };
+}
+
+/** The sweep child's arguments that run `program` on a started recording. */
+export function runArgs(
+  c: CallChildren,
+  program: readonly ProgramOp[],
+  start: RecordingStart,
+): string[] {
+  return ["run", start.db, start.marks, start.marks, String(c.seed), program.join("+")];
 }
 
 /** The acknowledgements among mark lines (intents have no `result`); a torn last line was never one. */

@@ -1,22 +1,32 @@
 // The recorded-call sweep's report: empty, for a store that could not be seeded, and
 // the final one with the leg's verdict (a state observed in another mode than the leg's
 // voids the run's evidence: SKIP, never PASS) and every count.
-import { type JournalObservation, legVerdict } from "../../../harness/legs.ts";
+import { legVerdict } from "../../../harness/legs.ts";
 import { sqliteLibraryPath, sqliteVersion } from "../../../session_db/sqlite/database.ts";
-import type { CallFailure, CallSweepOptions, CallSweepReport, ClauseTally } from "../core/types.ts";
+import type { CallFailure, CallSweepOptions, CallSweepReport } from "../core/types.ts";
+import type { Setting } from "./setting.ts";
 
 /** What a finished sweep counted. */
-export interface Finished {
-  options: CallSweepOptions;
-  mode: "crash" | "power-loss";
-  root: string;
-  observations: JournalObservation[];
-  clauses: Record<string, ClauseTally>;
-  counts: { states: number; seconds: number; children: number; childFailures: number };
-  torn: { states: number; tearable: number; instants: number };
-  resumes: { run: number; failed: number; candidates: number };
-  /** Distinct recovered contents judged. */
-  judged: number;
+export type Finished =
+  & Pick<Setting, "options" | "root" | "observations" | "clauses" | "counts" | "torn" | "resumes">
+  & {
+    mode: "crash" | "power-loss";
+    /** Distinct recovered contents judged. */
+    judged: number;
+  };
+
+/** The failure of a store that could not be seeded, leading with its error. */
+export function seedFailure(reason: string, replay: string): CallFailure {
+  return {
+    program: "",
+    call: 0,
+    operation: -1,
+    clause: "open",
+    state: "the seeded store",
+    kind: "run",
+    problems: [reason],
+    replay,
+  };
 }
 
 /** The report of a sweep that could not seed its store: a FAIL leading with the store's error. */
@@ -27,16 +37,7 @@ export function failedToSeed(
 ): CallSweepReport {
   return {
     ...emptyReport(options, mode),
-    failures: [{
-      program: "",
-      call: 0,
-      operation: -1,
-      clause: "open",
-      state: "the seeded store",
-      kind: "run",
-      problems: [reason],
-      replay: `deno task sweep --syscalls --target ${options.target}`,
-    }],
+    failures: [seedFailure(reason, `deno task sweep --syscalls --target ${options.target}`)],
     ok: false,
   };
 }

@@ -27,7 +27,36 @@ import {
 const USAGE = "sweep.ts setup|owner <target> <db> <seed> | run <target> <db> " +
   "<intents> <acks> <seed> <program> | resume <target> <db> <acks> <seed> <operations>";
 const [mode, target, dbPath] = childArgs(4, USAGE);
-const store = await openStoreFor(target!, dbPath!) as SweepStore;
+
+/**
+ * Under an injected fault an operation (or the open) throws: a run journals what it
+ * threw among its intents, closes what it can and exits with this code, so that the
+ * judge tells a typed refusal from a process that died.
+ */
+const THREW_EXIT = 3;
+
+async function threw(
+  intents: AckWriter | undefined,
+  at: { i: number; op: string; store?: SweepStore },
+  error: unknown,
+): Promise<never> {
+  if (!intents) throw error;
+  const name = error instanceof Error ? error.name : typeof error;
+  const message = error instanceof Error ? error.message : String(error);
+  intents.write({ i: at.i, op: at.op, threw: name, message: message.slice(0, 300) });
+  console.error(`${at.op} threw ${name}: ${message}`);
+  intents.close();
+  try {
+    await at.store?.close();
+  } catch { /* the error above is the one judged */ }
+  Deno.exit(THREW_EXIT);
+}
+
+// A run's journal of intents, opened before the store so that a failed open is journalled.
+const intents = mode === "run" ? new AckWriter(childArgs(7, USAGE)[3]!) : undefined;
+const store = await (openStoreFor(target!, dbPath!) as Promise<SweepStore>).catch((error) =>
+  threw(intents, { i: -1, op: "open" }, error)
+);
 
 /** Whether this process mapped the SQLite library the leg names (unknown without the permission). */
 function loadsLibrary(): boolean | undefined {
@@ -61,17 +90,25 @@ if (mode === "setup") {
   await seedDeadOwner(store, Number(Deno.args[3]));
   await store.close();
 } else if (mode === "run") {
-  const [, , , intentsPath, acksPath, seed, spec] = childArgs(7, USAGE);
+  const [, , , , acksPath, seed, spec] = childArgs(7, USAGE);
   const program = parseProgram(spec!);
-  const intents = new AckWriter(intentsPath!);
   const acks = new AckWriter(acksPath!);
   const runner = new ProgramRunner(store, Number(seed));
   for (const [i, op] of program.entries()) {
-    intents.write({ i, op });
-    const result = await runner.run(op, i);
+    intents!.write({ i, op });
+    let result: unknown;
+    try {
+      result = await runner.run(op, i);
+    } catch (error) {
+      await threw(intents, { i, op, store: store }, error);
+    }
     acks.write({ i, op, result });
   }
-  await store.close();
+  try {
+    await store.close();
+  } catch (error) {
+    await threw(intents, { i: program.length, op: "close" }, error);
+  }
 } else if (mode === "resume") {
   const [, , , acksPath, seed, spec] = childArgs(6, USAGE);
   const acks = new AckWriter(acksPath!);
