@@ -264,6 +264,91 @@ export class FsModel {
     return inode;
   }
 
+  /** An open: a file made (O_CREAT) or emptied (O_TRUNC), and its handle. */
+  #open(record: LogRecord): void {
+    const seq = record.seq;
+    const name = this.#relative(record.path, record);
+    if (isShm(name)) return;
+    let inode = this.names.get(name);
+    const O_CREAT = 0x40, O_TRUNC = 0x200, O_DIRECTORY = 0x10000;
+    if (!inode) {
+      if (!(record.a & O_CREAT)) {
+        throw new ModelError(
+          `Record ${seq} opens "${name}", which the model does not have (a file the baseline lacks, or a call the recorder missed)`,
+        );
+      }
+      inode = this.#inode((record.a & O_DIRECTORY) !== 0, name);
+      this.#setName(seq, name, inode);
+    } else if ((record.a & O_TRUNC) && !inode.dir) {
+      this.#write(inode, seq, { size: 0 });
+    }
+    this.#handles.set(record.handle, inode);
+    return;
+  }
+
+  /** An fallocate: the file grown, or a hole punched (zeros). */
+  #fallocate(record: LogRecord): void {
+    const seq = record.seq;
+    const inode = this.#handles.get(record.handle);
+    if (!inode) return;
+    const mode = record.extra;
+    const KEEP_SIZE = 1, PUNCH_HOLE = 2;
+    if (mode === 0) {
+      const end = record.a + record.b;
+      if (end > inode.current.length) this.#write(inode, seq, { size: end });
+    } else if (mode === (KEEP_SIZE | PUNCH_HOLE)) {
+      const end = Math.min(record.a + record.b, inode.current.length);
+      if (end > record.a) this.#write(inode, seq, { offset: record.a, zeros: end - record.a });
+    } else if (mode !== KEEP_SIZE) {
+      throw new ModelError(
+        `Record ${seq} is a fallocate with mode ${mode}, which the model does not follow`,
+      );
+    }
+    return;
+  }
+
+  /** An fsync or fdatasync of a file or a folder, under the profile. */
+  #sync(record: LogRecord): void {
+    const inode = this.#handles.get(record.handle);
+    if (!inode) return;
+    // sync_file_range flushes no metadata and no disk cache: it guarantees nothing.
+    if (record.extra === 2) return;
+    if (inode.dir) {
+      this.#syncNames(this.#profile === "posix" ? inode.name : undefined);
+      return;
+    }
+    this.#syncInode(inode);
+    // ext4 (data=ordered) commits its one journal on fsync: every earlier name change.
+    if (this.#profile === "ext4-ordered") this.#syncNames();
+    return;
+  }
+
+  /** A rename or link, of a file or a whole folder. */
+  #rename(record: LogRecord): void {
+    const seq = record.seq;
+    const from = this.#relative(record.path, record);
+    const to = this.#relative(record.path2, record);
+    if (isShm(from) && isShm(to)) return;
+    const inode = this.#named(from, record);
+    if (record.kind === "rename" && record.extra !== 0) {
+      throw new ModelError(
+        `Record ${seq} is a renameat2 with flags ${record.extra}, which the model does not follow`,
+      );
+    }
+    if (inode.dir && record.kind === "rename") {
+      for (const [name, child] of [...this.names]) {
+        if (name.startsWith(`${from}/`)) {
+          this.#setName(seq, name, null);
+          this.#setName(seq, `${to}/${name.slice(from.length + 1)}`, child);
+        }
+      }
+      inode.name = to;
+    }
+    this.#setName(seq, to, inode);
+    if (record.kind === "rename" && from !== to) this.#setName(seq, from, null);
+    return;
+  }
+
   /** Advances the replay by one record. */
   apply(record: LogRecord): void {
     if (record.kind === "mark") {
@@ -279,25 +364,8 @@ export class FsModel {
     }
     const seq = record.seq;
     switch (record.kind) {
-      case "open": {
-        const name = this.#relative(record.path, record);
-        if (isShm(name)) return;
-        let inode = this.names.get(name);
-        const O_CREAT = 0x40, O_TRUNC = 0x200, O_DIRECTORY = 0x10000;
-        if (!inode) {
-          if (!(record.a & O_CREAT)) {
-            throw new ModelError(
-              `Record ${seq} opens "${name}", which the model does not have (a file the baseline lacks, or a call the recorder missed)`,
-            );
-          }
-          inode = this.#inode((record.a & O_DIRECTORY) !== 0, name);
-          this.#setName(seq, name, inode);
-        } else if ((record.a & O_TRUNC) && !inode.dir) {
-          this.#write(inode, seq, { size: 0 });
-        }
-        this.#handles.set(record.handle, inode);
-        return;
-      }
+      case "open":
+        return this.#open(record);
       case "write": {
         const inode = this.#handles.get(record.handle);
         if (!inode) return; // the -shm index
@@ -318,38 +386,10 @@ export class FsModel {
         this.#write(inode, seq, { size: record.a });
         return;
       }
-      case "fallocate": {
-        const inode = this.#handles.get(record.handle);
-        if (!inode) return;
-        const mode = record.extra;
-        const KEEP_SIZE = 1, PUNCH_HOLE = 2;
-        if (mode === 0) {
-          const end = record.a + record.b;
-          if (end > inode.current.length) this.#write(inode, seq, { size: end });
-        } else if (mode === (KEEP_SIZE | PUNCH_HOLE)) {
-          const end = Math.min(record.a + record.b, inode.current.length);
-          if (end > record.a) this.#write(inode, seq, { offset: record.a, zeros: end - record.a });
-        } else if (mode !== KEEP_SIZE) {
-          throw new ModelError(
-            `Record ${seq} is a fallocate with mode ${mode}, which the model does not follow`,
-          );
-        }
-        return;
-      }
-      case "sync": {
-        const inode = this.#handles.get(record.handle);
-        if (!inode) return;
-        // sync_file_range flushes no metadata and no disk cache: it guarantees nothing.
-        if (record.extra === 2) return;
-        if (inode.dir) {
-          this.#syncNames(this.#profile === "posix" ? inode.name : undefined);
-          return;
-        }
-        this.#syncInode(inode);
-        // ext4 (data=ordered) commits its one journal on fsync: every earlier name change.
-        if (this.#profile === "ext4-ordered") this.#syncNames();
-        return;
-      }
+      case "fallocate":
+        return this.#fallocate(record);
+      case "sync":
+        return this.#sync(record);
       case "syncAll":
         for (const inode of new Set([...this.names.values(), ...this.#handles.values()])) {
           this.#syncInode(inode);
@@ -369,29 +409,8 @@ export class FsModel {
         return;
       }
       case "rename":
-      case "link": {
-        const from = this.#relative(record.path, record);
-        const to = this.#relative(record.path2, record);
-        if (isShm(from) && isShm(to)) return;
-        const inode = this.#named(from, record);
-        if (record.kind === "rename" && record.extra !== 0) {
-          throw new ModelError(
-            `Record ${seq} is a renameat2 with flags ${record.extra}, which the model does not follow`,
-          );
-        }
-        if (inode.dir && record.kind === "rename") {
-          for (const [name, child] of [...this.names]) {
-            if (name.startsWith(`${from}/`)) {
-              this.#setName(seq, name, null);
-              this.#setName(seq, `${to}/${name.slice(from.length + 1)}`, child);
-            }
-          }
-          inode.name = to;
-        }
-        this.#setName(seq, to, inode);
-        if (record.kind === "rename" && from !== to) this.#setName(seq, from, null);
-        return;
-      }
+      case "link":
+        return this.#rename(record);
       case "mmap":
       case "outside":
       case "unmodelled":

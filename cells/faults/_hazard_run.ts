@@ -181,28 +181,23 @@ function lostAcks(dir: string, read: Record<string, string[]>): string[] {
   return lines;
 }
 
+/** What A and B did: the checks they failed and the typed refusals they met. */
+interface WritersRun {
+  checks: string[];
+  refusals: string[];
+}
+
 /**
- * Runs A beside B's open-append-close rounds under the recorder and judges the hazards
- * of `spec.codes` in both logs, lost acknowledgements and failed processes.
+ * Runs A (long-lived, held at its HOLD_AT-th write) beside B's open-append-close rounds,
+ * both under the recorder; A goes on once B was refused or its wait ended.
  */
-export async function runHazards(
+async function runWriters(
   options: FaultClauseOptions,
-  spec: HazardRunSpec,
-): Promise<FaultVerdict> {
-  if ("skip" in options.recorder) {
-    return {
-      status: "SKIP",
-      reason:
-        `the file-system call recorder is not available: ${options.recorder.skip} (fix: install a C compiler and run deno task recorder on glibc Linux)`,
-      judged: 0,
-    };
-  }
-  const dir = join(options.dir, `hazards-${options.leg.name}`);
-  Deno.mkdirSync(join(dir, "db"), { recursive: true });
+  at: { dir: string; rounds: number },
+): Promise<WritersRun> {
+  const { dir, rounds } = at;
   const db = join(dir, "db", "store.db");
   const file = (name: string) => join(dir, name);
-  const rounds = options.quick ? 4 : 8;
-  const started = performance.now();
   const long = spawn(
     options,
     [db, file("long.acks"), "long", file("long.ready"), file("stop"), "0"],
@@ -245,31 +240,73 @@ export async function runHazards(
   if (!isReady) {
     checks.push(`process A never reached its ${HOLD_AT}th write: ${longDone.stderr}`);
   }
+  return { checks, refusals };
+}
+
+/** A fresh reader's view of what A and B acknowledged, or why it could not read. */
+async function readBack(
+  options: FaultClauseOptions,
+  dir: string,
+): Promise<{ read: Record<string, string[]> } | { failed: string }> {
+  const file = (name: string) => join(dir, name);
   const reader = await ended(
     spawn(
       options,
-      [db, file("read.acks"), "read", file("r"), file("stop"), "0"],
+      [join(dir, "db", "store.db"), file("read.acks"), "read", file("r"), file("stop"), "0"],
       childEnv(options),
     ),
     LONG_MS,
   );
-  let read: Record<string, string[]> = {};
-  if (reader.code === 0) read = JSON.parse(reader.stdout.trim().split("\n").at(-1) ?? "{}");
-  else checks.push(`the fresh reader ${reader.how}: ${reader.stderr}`);
+  if (reader.code !== 0) return { failed: `the fresh reader ${reader.how}: ${reader.stderr}` };
+  return { read: JSON.parse(reader.stdout.trim().split("\n").at(-1) ?? "{}") };
+}
+
+/** The hazards of `codes` in A's and B's logs, and how many calls they recorded. */
+function logHazards(dir: string, codes: readonly number[]): { found: string[]; calls: number } {
   const found: string[] = [];
   let calls = 0;
   for (const [name, log] of [["A", "long.log"], ["B", "short.log"]] as const) {
     let parsed;
     try {
-      parsed = readLog(file(log));
+      parsed = readLog(join(dir, log));
     } catch {
       continue;
     }
     calls += parsed.records.length;
-    for (const line of hazards(parsed, spec.codes)) found.push(`process ${name}: ${line}`);
+    for (const line of hazards(parsed, codes)) found.push(`process ${name}: ${line}`);
   }
+  return { found, calls };
+}
+
+/**
+ * Runs A beside B's open-append-close rounds under the recorder and judges the hazards
+ * of `spec.codes` in both logs, lost acknowledgements and failed processes.
+ */
+export async function runHazards(
+  options: FaultClauseOptions,
+  spec: HazardRunSpec,
+): Promise<FaultVerdict> {
+  if ("skip" in options.recorder) {
+    return {
+      status: "SKIP",
+      reason:
+        `the file-system call recorder is not available: ${options.recorder.skip} (fix: install a C compiler and run deno task recorder on glibc Linux)`,
+      judged: 0,
+    };
+  }
+  const dir = join(options.dir, `hazards-${options.leg.name}`);
+  Deno.mkdirSync(join(dir, "db"), { recursive: true });
+  const db = join(dir, "db", "store.db");
+  const file = (name: string) => join(dir, name);
+  const rounds = options.quick ? 4 : 8;
+  const started = performance.now();
+  const { checks, refusals } = await runWriters(options, { dir, rounds });
+  const back = await readBack(options, dir);
+  const read = "read" in back ? back.read : {};
+  if ("failed" in back) checks.push(back.failed);
+  const { found, calls } = logHazards(dir, spec.codes);
   checks.unshift(...found);
-  if (reader.code === 0) checks.push(...lostAcks(dir, read));
+  if ("read" in back) checks.push(...lostAcks(dir, read));
   const figures = {
     journalMode: journalModeOf(db),
     hazards: found.length,

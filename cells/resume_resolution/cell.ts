@@ -105,7 +105,9 @@ function viewChecks(
   views: readonly (readonly [string, ResolutionView])[],
   state: ChainState,
 ): StateCheck[] {
-  const found = views.map(([where, view]) => viewViolations(truths, view, where, state.sessions));
+  const found = views.map(([where, view]) =>
+    viewViolations(truths, view, { where, sessions: state.sessions })
+  );
   const where = views.map(([w]) => w).join(", ");
   const checks: StateCheck[] = [{
     name: `resolveResumeSessionId gives each chain's live tip (${where})`,

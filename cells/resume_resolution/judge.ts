@@ -101,20 +101,20 @@ function whatIs(id: string, byId: ReadonlyMap<string, StoredSession>): string {
  *
  * @param truths The chains' truths.
  * @param view What one process saw.
- * @param where The process, for the messages (e.g. `fresh process 1`).
- * @param sessions Every session the store lists (to say what a wrong answer is).
+ * @param at The process, for the messages (e.g. `fresh process 1`), and every session the
+ *   store lists (to say what a wrong answer is).
  * @returns `{ resolve, live }` violations.
  * @example
  * ```ts ignore
- * const { resolve } = viewViolations(truths, view, "the test process", sessions);
+ * const { resolve } = viewViolations(truths, view, { where: "the test process", sessions });
  * ```
  */
 export function viewViolations(
   truths: readonly ChainTruth[],
   view: ResolutionView,
-  where: string,
-  sessions: readonly StoredSession[],
+  at: { where: string; sessions: readonly StoredSession[] },
 ): { resolve: string[]; live: string[] } {
+  const { where, sessions } = at;
   const byId = new Map(sessions.map((s) => [s.id, s]));
   const resolve: string[] = [];
   const live: string[] = [];

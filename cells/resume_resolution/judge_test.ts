@@ -62,12 +62,15 @@ Deno.test("viewViolations: every session must resolve to the tip; the live child
     resolved: { "c0-0": "c0-2", "c0-1": "c0-2", "c0-2": "c0-2" },
     live: { "c0-0": null, "c0-1": "c0-2", "c0-2": null },
   };
-  deepStrictEqual(viewViolations([truth], right, "here", whole), { resolve: [], live: [] });
+  deepStrictEqual(viewViolations([truth], right, { where: "here", sessions: whole }), {
+    resolve: [],
+    live: [],
+  });
   const wrong = {
     resolved: { "c0-0": "c0-0", "c0-1": "c0-3", "c0-2": "threw Error: x" },
     live: { "c0-0": "c0-1", "c0-1": "c0-2", "c0-2": null },
   };
-  const found = viewViolations([truth], wrong, "here", whole);
+  const found = viewViolations([truth], wrong, { where: "here", sessions: whole });
   deepStrictEqual(found.resolve, [
     "here: resolveResumeSessionId(c0-0) = c0-0 (ended: compression), expected the live tip c0-2",
     "here: resolveResumeSessionId(c0-1) = c0-3 (no such session), expected the live tip c0-2",
@@ -77,7 +80,10 @@ Deno.test("viewViolations: every session must resolve to the tip; the live child
     "here: findLiveCompressionChild(c0-0) = c0-1 (ended: compression), expected undefined",
   ]);
   // A store without findLiveCompressionChild: nothing judged of it.
-  deepStrictEqual(viewViolations([truth], { resolved: right.resolved }, "here", whole).live, []);
+  deepStrictEqual(
+    viewViolations([truth], { resolved: right.resolved }, { where: "here", sessions: whole }).live,
+    [],
+  );
 });
 
 Deno.test("reopenViolations: orphans reopened, parents with a child refused, nothing else changed", () => {

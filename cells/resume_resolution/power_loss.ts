@@ -72,7 +72,7 @@ function viewChecks(
   views: readonly (readonly [string, ResolutionView])[],
   sessions: readonly StoredSession[],
 ): StateCheck[] {
-  const found = views.map(([where, view]) => viewViolations(truths, view, where, sessions));
+  const found = views.map(([where, view]) => viewViolations(truths, view, { where, sessions }));
   const checks: StateCheck[] = [{
     name: "resolveResumeSessionId gives each chain's live tip in two recoveries",
     violations: found.flatMap((f) => f.resolve),

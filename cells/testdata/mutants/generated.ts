@@ -253,6 +253,78 @@ function splitCode(receiver: string): string {
     }`;
 }
 
+/** (a) Every crash point inside a write site's transaction: split there into two. */
+function splitDrafts(site: WriteSite, body: string): Draft[] {
+  const out: Draft[] = [];
+  for (const point of body.matchAll(/crashPoint\("([\w]+):([\w]+)"\);/g)) {
+    if (point[1] !== site.method) {
+      throw new Error(
+        `Crash point "${point[1]}:${point[2]}" lies in ${site.method}'s transaction`,
+      );
+    }
+    const start = site.body.start + point.index;
+    out.push({
+      id: `split:${point[1]}:${point[2]}`,
+      family: "split",
+      breaks: `commits ${site.method}'s transaction at ${point[2]} and begins another`,
+      methods: site.methods,
+      edits: [{
+        file: site.file,
+        start,
+        end: start + point[0].length,
+        text: splitCode(site.receiver),
+      }],
+    });
+  }
+  return out;
+}
+
+/** (b) Every conjunct of every UPDATE/DELETE inside a write site's transaction, dropped. */
+function whereDrafts(site: WriteSite, src: string, guarded: Span[]): Draft[] {
+  const out: Draft[] = [];
+  const body = src.slice(site.body.start, site.body.end);
+  const statements: { table: string; sql: string; at: number }[] = [];
+  for (const call of body.matchAll(/\.stmt\(\s*(?=["`])/g)) {
+    const literal = literalAt(src, site.body.start + call.index + call[0].length);
+    const head = /^\s*(?:UPDATE|DELETE\s+FROM)\s+(\w+)/i.exec(literal.text);
+    if (!head || /^\s*(BEGIN|COMMIT|ROLLBACK)/.test(literal.text)) continue;
+    statements.push({ table: head[1]!, sql: literal.text, at: literal.start + 1 });
+    guarded.push(literal);
+  }
+  // Names unique within the operation: column, else table.column, else table#k.column.
+  const all = statements.flatMap((statement, i) =>
+    whereConjuncts(statement.sql).map((conjunct) => ({
+      statement,
+      conjunct,
+      k: statements.slice(0, i + 1).filter((s) => s.table === statement.table).length,
+    }))
+  );
+  const count = <T>(list: T[], value: T) => list.filter((v) => v === value).length;
+  for (const { statement, conjunct, k } of all) {
+    const { table } = statement;
+    const name = count(all.map((c) => c.conjunct.column), conjunct.column) === 1
+      ? conjunct.column
+      : count(statements.map((s) => s.table), table) === 1
+      ? `${table}.${conjunct.column}`
+      : `${table}#${k}.${conjunct.column}`;
+    out.push({
+      id: `where:${site.method}:${name}`,
+      family: "where",
+      breaks: `${site.method}: "${oneLine(statement.sql)}" without "${oneLine(conjunct.text)}"`,
+      methods: site.methods,
+      edits: [{
+        file: site.file,
+        start: statement.at + conjunct.start,
+        end: statement.at + conjunct.end,
+        text: `(${conjunct.text} OR 1)`,
+      }],
+    });
+    const checked = checkedConjunct(src, site, statement, conjunct, name);
+    if (checked) out.push(checked);
+  }
+  return out;
+}
+
 function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSite[] } {
   const out: Draft[] = [];
   const sites = OPERATION_FILES.flatMap((file) => writeSites(file, sources.get(file)!));
@@ -260,67 +332,8 @@ function drafts(sources: Map<string, string>): { drafts: Draft[]; sites: WriteSi
   for (const site of sites) {
     const src = sources.get(site.file)!;
     const body = src.slice(site.body.start, site.body.end);
-    // (a) every crash point inside the transaction
-    for (const point of body.matchAll(/crashPoint\("([\w]+):([\w]+)"\);/g)) {
-      if (point[1] !== site.method) {
-        throw new Error(
-          `Crash point "${point[1]}:${point[2]}" lies in ${site.method}'s transaction`,
-        );
-      }
-      const start = site.body.start + point.index;
-      out.push({
-        id: `split:${point[1]}:${point[2]}`,
-        family: "split",
-        breaks: `commits ${site.method}'s transaction at ${point[2]} and begins another`,
-        methods: site.methods,
-        edits: [{
-          file: site.file,
-          start,
-          end: start + point[0].length,
-          text: splitCode(site.receiver),
-        }],
-      });
-    }
-    // (b) every conjunct of every UPDATE/DELETE inside it
-    const statements: { table: string; sql: string; at: number }[] = [];
-    for (const call of body.matchAll(/\.stmt\(\s*(?=["`])/g)) {
-      const literal = literalAt(src, site.body.start + call.index + call[0].length);
-      const head = /^\s*(?:UPDATE|DELETE\s+FROM)\s+(\w+)/i.exec(literal.text);
-      if (!head || /^\s*(BEGIN|COMMIT|ROLLBACK)/.test(literal.text)) continue;
-      statements.push({ table: head[1]!, sql: literal.text, at: literal.start + 1 });
-      guarded.push(literal);
-    }
-    // Names unique within the operation: column, else table.column, else table#k.column.
-    const all = statements.flatMap((statement, i) =>
-      whereConjuncts(statement.sql).map((conjunct) => ({
-        statement,
-        conjunct,
-        k: statements.slice(0, i + 1).filter((s) => s.table === statement.table).length,
-      }))
-    );
-    const count = <T>(list: T[], value: T) => list.filter((v) => v === value).length;
-    for (const { statement, conjunct, k } of all) {
-      const { table } = statement;
-      const name = count(all.map((c) => c.conjunct.column), conjunct.column) === 1
-        ? conjunct.column
-        : count(statements.map((s) => s.table), table) === 1
-        ? `${table}.${conjunct.column}`
-        : `${table}#${k}.${conjunct.column}`;
-      out.push({
-        id: `where:${site.method}:${name}`,
-        family: "where",
-        breaks: `${site.method}: "${oneLine(statement.sql)}" without "${oneLine(conjunct.text)}"`,
-        methods: site.methods,
-        edits: [{
-          file: site.file,
-          start: statement.at + conjunct.start,
-          end: statement.at + conjunct.end,
-          text: `(${conjunct.text} OR 1)`,
-        }],
-      });
-      const checked = checkedConjunct(src, site, statement, conjunct, name);
-      if (checked) out.push(checked);
-    }
+    out.push(...splitDrafts(site, body));
+    out.push(...whereDrafts(site, src, guarded));
     // (e) check-then-act: the guard read in a transaction of its own before the write
     out.push(...checkThenActDraft(site, body));
     // (d) the next message id from a counter recovery can leave stale

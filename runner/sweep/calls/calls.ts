@@ -123,7 +123,7 @@ async function checkProgram(
     let raw: FileSet | undefined;
     const verdict = await s.cache.check(state, `${name}\0${JSON.stringify(acks)}`, (dir) => {
       raw = copied(state.files);
-      return judge(s, program, dir, acks);
+      return judge(s, { program, dir, acks });
     });
     if (verdict.problems.length) {
       clause.failures++;
@@ -227,7 +227,7 @@ async function crossCheck(
     } else {
       const db = join(killDir, "db", "store.db");
       s.observations.push(observeJournalMode(db, `${name}: a child killed before call ${k}`));
-      problems = (await judge(s, program, join(killDir, "db"), acks)).problems;
+      problems = (await judge(s, { program, dir: join(killDir, "db"), acks })).problems;
     }
     if (problems.length) {
       s.counts.childFailures++;

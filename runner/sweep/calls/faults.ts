@@ -293,7 +293,7 @@ async function judgeRun(
     const verdict = await s.cache.check(
       { files: state.files, key },
       `${name}\0${JSON.stringify(acks)}`,
-      (dir) => judge(s, program, dir, acks),
+      (dir) => judge(s, { program, dir, acks }),
     );
     if (verdict.problems.length) {
       failures.push(failure(state.label, acks.length, verdict.problems));

@@ -82,13 +82,12 @@ export function replay(s: Setting, program: string, call: number): string {
   ].join(" ");
 }
 
-/** Checks one state's files with the oracle; the problems and how it matched. */
+/** Checks one state's files (in `state.dir`) with the oracle; the problems and how it matched. */
 export async function judge(
   s: Setting,
-  program: readonly ProgramOp[],
-  dir: string,
-  acks: readonly Ack[],
+  state: { program: readonly ProgramOp[]; dir: string; acks: readonly Ack[] },
 ): Promise<StateVerdict> {
+  const { program, dir, acks } = state;
   const problems: string[] = [];
   const interrupted = acks.length;
   // A crash after the last acknowledgement (in close) must leave the final state: the
