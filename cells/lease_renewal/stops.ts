@@ -104,7 +104,7 @@ function stopAt(
     },
     competitor: {
       what: "the new holder",
-      spawn: () => [spawn("taker")],
+      spawn: (env) => [spawn("taker", env)],
       ready: () => exists(`${prefix}.ready`),
       go: `${prefix}.go`,
       took: () => exists(`${prefix}.took`),

@@ -311,7 +311,7 @@ function stopAt(
     },
     competitor: {
       what: "the new owner",
-      spawn: () => [spawn("owner")],
+      spawn: (env) => [spawn("owner", env)],
       ready: () => exists(`${out}.owner.ready`),
       go,
       took: () => exists(`${out}.owner.took`),

@@ -27,6 +27,11 @@ import { OP_MARKS_ENV } from "./kill_series.ts";
 
 /** How long a competitor may take while a lock-holding actor is stopped; past it the actor goes on. */
 const GRACE_MS = 1_000;
+/**
+ * How long a competitor refused a lock is watched before it counts as held out: a refusal
+ * that passes (a WAL read slot taken by another reader) lets it move within this.
+ */
+const HELD_OUT_MS = 50;
 /** How long every actor may take to reach its stop while one stopped holding a lock may block it. */
 const REACH_MS = 2_000;
 const DEADLINE_MS = 60_000;
@@ -67,15 +72,22 @@ export interface StopActors {
 export interface StopCompetitor {
   /** What the waits call it, e.g. `the new owner`. */
   what: string;
-  /** Spawns it first (and any bystander that must be ready too), its store opened. */
-  spawn(): Child[];
+  /**
+   * Spawns it first (and any bystander that must be ready too), its store opened; `env`
+   * is for the competitor alone: the recorder noting a lock call it is refused, so that a
+   * move held out by the stopped actor's lock is not waited for (see `refused`).
+   */
+  spawn(env: Record<string, string>): Child[];
   /** Whether each has opened its store. */
   ready(): boolean;
   /** Released once the actors are stopped; `<go>.act` once they finished; `<go>.done` once judged. */
   go: string;
   /** Whether it has made its move. */
   took(): boolean;
-  /** Whether its move was refused a lock a stopped actor holds (the grace need not run out). */
+  /**
+   * Whether its move was refused a lock a stopped actor holds (the grace need not run out);
+   * default: the recorder `env` of `spawn` noted a refused lock call since its release.
+   */
   refused?(): boolean;
   /** After its move, the actors still stopped (a bystander dies). */
   whileStopped?(): Promise<void>;
@@ -140,7 +152,12 @@ interface Stop {
 async function openCompetitor(stop: Stop, children: Child[]): Promise<void> {
   const competitor = stop.plan.competitor;
   if (!competitor) return;
-  stop.movers.push(...competitor.spawn());
+  stop.movers.push(...competitor.spawn(recorderEnv({
+    library: stop.plan.library,
+    watched: `${stop.plan.dir}/db`,
+    log: `${stop.plan.dir}/competitor.fsrec.log`,
+    refusedFile: refusedFile(stop),
+  })));
   children.push(...stop.movers);
   await waitFor(() => competitor.ready(), {
     what: `${stop.plan.label}: ${competitor.what} to open the store`,
@@ -257,14 +274,30 @@ function checkActors(stop: Stop, when: "completed" | "after"): void {
   );
 }
 
+/** The file the recorder makes when the competitor is refused a lock call. */
+function refusedFile(stop: Stop): string {
+  return `${stop.plan.dir}/competitor.refused`;
+}
+
 /** Releases the competitor during the stop; whether it moved before the actors went on. */
 async function moveWhileStopped(stop: Stop, stopped: readonly number[]): Promise<boolean> {
   const competitor = stop.plan.competitor;
   if (!competitor) return false;
+  // Only a refusal of its move counts (none while it waited, holding no lock, for the go).
+  try {
+    Deno.removeSync(refusedFile(stop));
+  } catch { /* never refused */ }
+  const refused = competitor.refused ?? (() => exists(refusedFile(stop)));
   releaseBarrier(competitor.go);
   const blocks = blocking(stop, stopped);
+  let refusedAt: number | undefined;
+  const heldOut = () => {
+    if (!refused()) return false;
+    refusedAt ??= performance.now();
+    return performance.now() - refusedAt >= HELD_OUT_MS;
+  };
   try {
-    await waitFor(() => competitor.took() || (blocks && (competitor.refused?.() ?? false)), {
+    await waitFor(() => competitor.took() || (blocks && heldOut()), {
       what: `${stop.plan.label}: ${competitor.what} to move while the actor is stopped`,
       deadlineMs: blocks ? GRACE_MS : DEADLINE_MS,
       intervalMs: 2,
