@@ -14,6 +14,7 @@ import { seriesEnv, seriesRecorder } from "./kill_series.ts";
 import { processStopped } from "./kill.ts";
 import { openTargetStore } from "../contract/target.ts";
 import { RACE_CHILD } from "./_children.ts";
+import { heldOut, refusalEnv, refusedFileOf } from "./_held_out.ts";
 
 /** Whether cells 3 and 4 run the race series: at lock calls, or not at all. */
 export type RaceSeries = "locks" | "off";
@@ -102,7 +103,8 @@ async function startPair(
     children.push(child);
     return child;
   };
-  const racer = start("racer");
+  // The recorder notes a lock call the racer is refused: held out by the stopped actor.
+  const racer = start("racer", refusalEnv(race.library, { dir, who: "racer" }));
   await waitFor(() => exists(`${dir}/racer.json.ready`), {
     what: "the racer to open the store",
     deadlineMs: DEADLINE_MS,
@@ -140,6 +142,7 @@ async function raceAt(ctx: CellRun, op: RaceOp, k: number, library: string): Pro
   const children: Child[] = [];
   try {
     const { actor, racer } = await startPair(ctx, { op, k, dir, library }, children);
+    const held = heldOut(refusedFileOf({ dir, who: "racer" }));
     releaseBarrier(go);
     if (actor.exited !== undefined) {
       await waitFor(() => racer.exited !== undefined, {
@@ -155,12 +158,12 @@ async function raceAt(ctx: CellRun, op: RaceOp, k: number, library: string): Pro
     }
     let raced = false;
     try {
-      await waitFor(() => exists(`${dir}/racer.json`), {
+      await waitFor(() => exists(`${dir}/racer.json`) || held(), {
         what: "the racer to act while the actor is stopped",
         deadlineMs: RACER_GRACE_MS,
         intervalMs: 2,
       });
-      raced = true;
+      raced = exists(`${dir}/racer.json`);
     } catch (error) {
       // Blocked by a lock the stopped actor holds: it acts once the actor goes on.
       if (!(error instanceof WaitError)) throw error;

@@ -24,14 +24,10 @@ import { recorderEnv } from "../../recorder/record.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { holdsLockIn, processStopped } from "./kill.ts";
 import { OP_MARKS_ENV } from "./kill_series.ts";
+import { heldOut, refusalEnv, refusedFileOf } from "./_held_out.ts";
 
 /** How long a competitor may take while a lock-holding actor is stopped; past it the actor goes on. */
 const GRACE_MS = 1_000;
-/**
- * How long a competitor refused a lock is watched before it counts as held out: a refusal
- * that passes (a WAL read slot taken by another reader) lets it move within this.
- */
-const HELD_OUT_MS = 50;
 /** How long every actor may take to reach its stop while one stopped holding a lock may block it. */
 const REACH_MS = 2_000;
 const DEADLINE_MS = 60_000;
@@ -152,12 +148,7 @@ interface Stop {
 async function openCompetitor(stop: Stop, children: Child[]): Promise<void> {
   const competitor = stop.plan.competitor;
   if (!competitor) return;
-  stop.movers.push(...competitor.spawn(recorderEnv({
-    library: stop.plan.library,
-    watched: `${stop.plan.dir}/db`,
-    log: `${stop.plan.dir}/competitor.fsrec.log`,
-    refusedFile: refusedFile(stop),
-  })));
+  stop.movers.push(...competitor.spawn(refusalEnv(stop.plan.library, competitorAt(stop))));
   children.push(...stop.movers);
   await waitFor(() => competitor.ready(), {
     what: `${stop.plan.label}: ${competitor.what} to open the store`,
@@ -274,9 +265,9 @@ function checkActors(stop: Stop, when: "completed" | "after"): void {
   );
 }
 
-/** The file the recorder makes when the competitor is refused a lock call. */
-function refusedFile(stop: Stop): string {
-  return `${stop.plan.dir}/competitor.refused`;
+/** Where the competitor's refusals are noted. */
+function competitorAt(stop: Stop): { dir: string; who: string } {
+  return { dir: stop.plan.dir, who: "competitor" };
 }
 
 /** Releases the competitor during the stop; whether it moved before the actors went on. */
@@ -284,20 +275,12 @@ async function moveWhileStopped(stop: Stop, stopped: readonly number[]): Promise
   const competitor = stop.plan.competitor;
   if (!competitor) return false;
   // Only a refusal of its move counts (none while it waited, holding no lock, for the go).
-  try {
-    Deno.removeSync(refusedFile(stop));
-  } catch { /* never refused */ }
-  const refused = competitor.refused ?? (() => exists(refusedFile(stop)));
+  const file = refusedFileOf(competitorAt(stop));
+  const held = heldOut(file, competitor.refused);
   releaseBarrier(competitor.go);
   const blocks = blocking(stop, stopped);
-  let refusedAt: number | undefined;
-  const heldOut = () => {
-    if (!refused()) return false;
-    refusedAt ??= performance.now();
-    return performance.now() - refusedAt >= HELD_OUT_MS;
-  };
   try {
-    await waitFor(() => competitor.took() || (blocks && heldOut()), {
+    await waitFor(() => competitor.took() || (blocks && held()), {
       what: `${stop.plan.label}: ${competitor.what} to move while the actor is stopped`,
       deadlineMs: blocks ? GRACE_MS : DEADLINE_MS,
       intervalMs: 2,
