@@ -10,7 +10,6 @@ import { type FaultSweepOptions, type FaultSweepReport, sweepFaults } from "./fa
 
 const skip = platformSkipReason();
 const cells = (path: string) => new URL(`../../../cells/${path}`, import.meta.url).href;
-const testdata = (path: string) => new URL(`../testdata/${path}`, import.meta.url).href;
 
 async function run(options: Omit<FaultSweepOptions, "seed"> & { seed?: number }) {
   const report = await sweepFaults({ seed: 1, ...options });
@@ -60,7 +59,7 @@ test("an append that swallows a full disk is caught where its acknowledgement is
 
 test("a claim that swallows a storage error is caught (F1's own program never claims)", async () => {
   const report = await run({
-    target: testdata("claim_swallows_storage_error.ts"),
+    target: cells("testdata/mutants/claim_swallows_storage_error.ts"),
     programs: ["claim"],
   });
   const found = lines(report);
@@ -74,7 +73,7 @@ test("a claim that swallows a storage error is caught (F1's own program never cl
 
 test("an append that waits a full disk out is a hang, named with its operation", async () => {
   const report = await run({
-    target: testdata("append_retries_storage_error.ts"),
+    target: cells("testdata/mutants/append_retries_storage_error.ts"),
     programs: ["append"],
     quick: true,
     deadlineMs: 3_000,

@@ -6,8 +6,8 @@
  * @module
  */
 import { SessionDBStorageError } from "../../../session_db/mod.ts";
-import type { CellMessage, StoreOptions } from "../../../cells/contract/target.ts";
-import { openMutant } from "../../../cells/testdata/mutants/_mutant.ts";
+import type { CellMessage, StoreOptions } from "../../contract/target.ts";
+import { openMutant } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
