@@ -201,13 +201,18 @@ function picksOf(clean: RecorderLog, quick: QuickSlice): { fault: FaultCase; k: 
 function processProblems(run: FaultedRun): string[] {
   const entries = run.marks.flatMap((line) => {
     try {
-      return [JSON.parse(line) as { op: string; threw?: string; message?: string }];
+      return [
+        JSON.parse(line) as { op: string; threw?: string; message?: string; result?: unknown },
+      ];
     } catch {
       return [];
     }
   });
   if (run.hung) {
-    const last = entries.at(-1)?.op ?? "open";
+    // An intent is journalled just before its operation: after an acknowledgement, only
+    // the close is left.
+    const lastEntry = entries.at(-1);
+    const last = lastEntry && "result" in lastEntry ? "close" : lastEntry?.op ?? "open";
     return [`the store hung for ${run.deadlineMs / 1000} s in ${last} after the fault`];
   }
   const threw = entries.find((e) => e.threw !== undefined);
