@@ -121,7 +121,7 @@ export function currentLeg(): Leg {
  * console.log(env.SESSION_DB_JOURNAL_MODE ?? "unset");
  * ```
  */
-export function legEnv(leg: Leg): Record<string, string> {
+export function legEnv(leg: Pick<Leg, "name">): Record<string, string> {
   return leg.name === "default" ? {} : { SESSION_DB_JOURNAL_MODE: leg.name };
 }
 

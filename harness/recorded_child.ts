@@ -19,7 +19,7 @@
  * @module
  */
 import { prepareTree, type ProcessTree } from "./process_tree.ts";
-import type { Leg } from "./legs.ts";
+import { type Leg, legEnv } from "./legs.ts";
 
 /**
  * The whole environment of a store process on a leg: this process's, the leg's journal
@@ -44,8 +44,7 @@ export function recordedEnv(
   delete env.SESSION_DB_CRASH_AT;
   delete env.SESSION_DB_JOURNAL_MODE;
   delete env.LD_PRELOAD;
-  const journal = leg.name === "default" ? {} : { SESSION_DB_JOURNAL_MODE: leg.name };
-  return { ...env, ...journal, DENO_SQLITE_PATH: leg.library, ...recorder };
+  return { ...env, ...legEnv(leg), DENO_SQLITE_PATH: leg.library, ...recorder };
 }
 
 /**

@@ -52,6 +52,8 @@ import {
   judge,
   replay,
   resumeAll,
+  resumeCandidate,
+  runFailure,
   type Setting,
   setting,
   type StateVerdict,
@@ -156,32 +158,6 @@ async function checkProgram(
   return { failures, candidates, last: n };
 }
 
-/** A sound state to continue: the program resumes after what the state holds. */
-function resumeCandidate(
-  program: readonly ProgramOp[],
-  at: {
-    acks: number;
-    verdict: StateVerdict;
-    raw: FileSet;
-    number: number;
-    state: { label: string };
-  },
-): CallCandidate {
-  const interrupted = at.acks;
-  const tailEnd = interrupted >= program.length;
-  return {
-    program,
-    op: program[Math.min(interrupted, program.length - 1)]!,
-    from: tailEnd || at.verdict.match === "with"
-      ? Math.min(interrupted + 1, program.length)
-      : interrupted,
-    files: at.raw,
-    call: at.number,
-    label: at.state.label,
-    landed: at.verdict.match === "with" && !tailEnd,
-  };
-}
-
 /** A power-loss run whose unsynced writes made no torn state: the enumeration failed. */
 function untornFailure(s: Setting, name: string, stats: PowerLossStats): CallFailure {
   return {
@@ -253,19 +229,11 @@ async function sweepProgram(
   program: readonly ProgramOp[],
   recorded?: Promise<Recording>,
 ): Promise<{ failures: CallFailure[]; candidates: CallCandidate[] }> {
-  const name = program.join("+");
   const dir = recorded ? undefined : Deno.makeTempDirSync({ dir: s.root, prefix: "program-" });
   const recording = await (recorded ?? record(s.children, program, { dir: dir! }));
-  const fail = (problems: string[]): CallFailure[] => [{
-    program: name,
-    call: 0,
-    operation: -1,
-    clause: clauseOf(program, 0),
-    state: "the uncrashed run",
-    kind: "run",
-    problems,
-    replay: replay(s, name, 0),
-  }];
+  const fail = (problems: string[]): CallFailure[] => [
+    runFailure(s, program, { state: "the uncrashed run", problems }),
+  ];
   if (!recording.run.status.success) {
     return {
       failures: fail([`the uncrashed run failed: ${recording.run.stderr}`]),

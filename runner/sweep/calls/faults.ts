@@ -47,7 +47,16 @@ import type { CallFailure } from "../core/types.ts";
 import { pool, programsFor } from "./plan.ts";
 import { seedFailure } from "./report.ts";
 import type { CallCandidate } from "./resume.ts";
-import { clauseOf, judge, replay, resumeAll, type Setting, setting } from "./setting.ts";
+import {
+  clauseOf,
+  judge,
+  replay,
+  resumeAll,
+  resumeCandidate,
+  runFailure,
+  type Setting,
+  setting,
+} from "./setting.ts";
 
 /** A faulted run that has not ended after this long hung on its fault. */
 export const FAULT_RUN_DEADLINE_MS = 20_000;
@@ -197,13 +206,19 @@ function picksOf(clean: RecorderLog, quick: QuickSlice): { fault: FaultCase; k: 
   return picks;
 }
 
+/** A line of a faulted run's journal: an intent, an acknowledgement, or what it threw. */
+interface JournalEntry {
+  op: string;
+  result?: unknown;
+  threw?: string;
+  message?: string;
+}
+
 /** What a faulted process did wrong before its files are read: hung, died, untyped error. */
 function processProblems(run: FaultedRun): string[] {
   const entries = run.marks.flatMap((line) => {
     try {
-      return [
-        JSON.parse(line) as { op: string; threw?: string; message?: string; result?: unknown },
-      ];
+      return [JSON.parse(line) as JournalEntry];
     } catch {
       return [];
     }
@@ -216,14 +231,20 @@ function processProblems(run: FaultedRun): string[] {
     return [`the store hung for ${run.deadlineMs / 1000} s in ${last} after the fault`];
   }
   const threw = entries.find((e) => e.threw !== undefined);
-  const untyped = [...(threw ? [threw] : []), ...refusalNames(run.marks)]
-    .filter((e) => GENERIC_ERRORS.has(e.threw!))
-    .map((e) => `${e.op} threw an untyped ${e.threw}${"message" in e ? `: ${e.message}` : ""}`);
   if (!run.status.success && !(run.status.code === THREW_EXIT && threw)) {
     const how = run.status.signal ? `signal ${run.status.signal}` : `exit ${run.status.code}`;
     return [`the store's process died (${how}) instead of throwing: ${run.stderr}`];
   }
-  return untyped;
+  // The error thrown, and a ghost's refusal `faultedAcks` takes for the fault's.
+  const errors = entries.flatMap((e) => {
+    if (e.threw !== undefined) return [{ op: e.op, name: e.threw, message: e.message }];
+    const refused = e.op === "ghost" && "result" in e && isRefusal(e.result);
+    const name = (e.result as { name?: string | null } | null)?.name;
+    return refused && name ? [{ op: e.op, name, message: undefined }] : [];
+  });
+  return errors.filter((e) => GENERIC_ERRORS.has(e.name)).map((e) =>
+    `${e.op} threw an untyped ${e.name}${e.message !== undefined ? `: ${e.message}` : ""}`
+  );
 }
 
 /**
@@ -242,16 +263,6 @@ function faultedAcks(acks: readonly Ack[]): Ack[] {
 function isRefusal(result: unknown): boolean {
   const answer = (result as { answer?: string } | null)?.answer;
   return answer === "refused" || answer === "untyped";
-}
-
-/** The names of the refusals `faultedAcks` took for the fault's (a ghost's error). */
-function refusalNames(lines: readonly string[]): { op: string; threw?: string }[] {
-  return acksOf(lines).flatMap((a) => {
-    const result = a.result as { answer?: string; name?: string | null } | null;
-    return a.op === "ghost" && isRefusal(a.result) && result?.name
-      ? [{ op: a.op, threw: result.name }]
-      : [];
-  });
 }
 
 /** Judges one faulted run: the process, the files it left, the power-loss states after it. */
@@ -303,16 +314,13 @@ async function judgeRun(
     if (verdict.problems.length) {
       failures.push(failure(state.label, acks.length, verdict.problems));
     } else if (i === 0) {
-      const from = verdict.match === "with" ? acks.length + 1 : acks.length;
-      candidate = {
-        program,
-        op: program[Math.min(acks.length, program.length - 1)]!,
-        from: Math.min(from, program.length),
-        files: state.files,
-        call: run.k,
-        label: `${where}, the files left`,
-        landed: verdict.match === "with" && acks.length < program.length,
-      };
+      candidate = resumeCandidate(program, {
+        acks: acks.length,
+        verdict,
+        raw: state.files,
+        number: run.k,
+        state: { label: `${where}, the files left` },
+      });
     }
   }
   return { failures, states: states.length, ...(candidate ? { candidate } : {}) };
@@ -326,27 +334,16 @@ async function faultProgram(
 ): Promise<
   { failures: CallFailure[]; candidates: CallCandidate[]; runs: FaultedRun[]; states: number }
 > {
-  const name = program.join("+");
   const clean = await record(s.children, program, {
     dir: Deno.makeTempDirSync({ dir: s.root, prefix: "clean-" }),
   });
   if (!clean.run.status.success) {
-    const problems = [`the run without a fault failed: ${clean.run.stderr}`];
-    return {
-      failures: [{
-        program: name,
-        call: 0,
-        operation: -1,
-        clause: "injected errors",
-        state: "the run without a fault",
-        kind: "run",
-        problems,
-        replay: replay(s, name, 0),
-      }],
-      candidates: [],
-      runs: [],
-      states: 0,
-    };
+    const failure = runFailure(s, program, {
+      state: "the run without a fault",
+      problems: [`the run without a fault failed: ${clean.run.stderr}`],
+      clause: "injected errors",
+    });
+    return { failures: [failure], candidates: [], runs: [], states: 0 };
   }
   const picks = picksOf(readLog(clean.log), plan.quick);
   Deno.removeSync(clean.dir, { recursive: true });

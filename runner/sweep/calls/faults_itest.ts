@@ -30,6 +30,16 @@ function test(name: string, fn: () => Promise<void>) {
 const lines = (report: FaultSweepReport) =>
   report.failures.map((f) => `${f.kind} ${f.program}: ${f.state}: ${f.problems.join(" / ")}`);
 
+/** Runs a mutant and asserts that one of its failures reads as `shows`. */
+async function caught(
+  options: Omit<FaultSweepOptions, "seed" | "target"> & { mutant: string },
+  shows: RegExp,
+): Promise<void> {
+  const { mutant, ...rest } = options;
+  const found = lines(await run({ target: cells(`testdata/mutants/${mutant}.ts`), ...rest }));
+  assert(found.some((l) => shows.test(l)), found.slice(0, 3).join("\n") || "no failure");
+}
+
 test("the reference store passes a quick slice, every state and second life judged", async () => {
   const report = await run({ target: cells("reference_target.ts"), quick: true });
   assert(!report.failures.length, lines(report).slice(0, 3).join("\n"));
@@ -42,48 +52,25 @@ test("the reference store passes a quick slice, every state and second life judg
   }
 });
 
-test("an append that swallows a full disk is caught where its acknowledgement is lost", async () => {
-  const report = await run({
-    target: cells("testdata/mutants/swallows_enospc.ts"),
-    programs: ["append"],
-  });
-  const found = lines(report);
-  assert(
-    found.some((l) =>
-      /^state append: write ENOSPC \(the disk stays full\) at call \d+ \(#\d+ write .*\(injected\)\), the files left: durability: acknowledged operation 0 \(append\) lost/
-        .test(l)
-    ),
-    found.slice(0, 3).join("\n") || "no failure",
-  );
-});
+test("an append that swallows a full disk is caught where its acknowledgement is lost", () =>
+  caught(
+    { mutant: "swallows_enospc", programs: ["append"] },
+    /^state append: write ENOSPC \(the disk stays full\) at call \d+ \(#\d+ write .*\(injected\)\), the files left: durability: acknowledged operation 0 \(append\) lost/,
+  ));
 
-test("a claim that swallows a storage error is caught (F1's own program never claims)", async () => {
-  const report = await run({
-    target: cells("testdata/mutants/claim_swallows_storage_error.ts"),
-    programs: ["claim"],
-  });
-  const found = lines(report);
-  assert(
-    found.some((l) =>
-      /^state claim: .* at call \d+ .*: durability: acknowledged operation 0 \(claim\) lost/.test(l)
-    ),
-    found.slice(0, 3).join("\n") || "no failure",
-  );
-});
+test("a claim that swallows a storage error is caught (F1's own program never claims)", () =>
+  caught(
+    { mutant: "claim_swallows_storage_error", programs: ["claim"] },
+    /^state claim: .* at call \d+ .*: durability: acknowledged operation 0 \(claim\) lost/,
+  ));
 
-test("an append that waits a full disk out is a hang, named with its operation", async () => {
-  const report = await run({
-    target: cells("testdata/mutants/append_retries_storage_error.ts"),
-    programs: ["append"],
-    quick: true,
-    deadlineMs: 3_000,
-  });
-  const found = lines(report);
-  assert(
-    found.some((l) =>
-      /^run append: write ENOSPC \(the disk stays full\) at call \d+ \(#\d+ write .*\(injected\)\), the faulted process: the store hung for 3 s in append after the fault/
-        .test(l)
-    ),
-    found.slice(0, 3).join("\n") || "no failure",
-  );
-});
+test("an append that waits a full disk out is a hang, named with its operation", () =>
+  caught(
+    {
+      mutant: "append_retries_storage_error",
+      programs: ["append"],
+      quick: true,
+      deadlineMs: 3_000,
+    },
+    /^run append: write ENOSPC \(the disk stays full\) at call \d+ \(#\d+ write .*\(injected\)\), the faulted process: the store hung for 3 s in append after the fault/,
+  ));

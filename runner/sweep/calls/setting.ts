@@ -10,6 +10,7 @@ import { chooseResumes } from "../../../cells/moves/resume.ts";
 import { type CallChildren, seedTemplate } from "./record.ts";
 import { type Ack, checkRecovered, CLAUSES } from "../core/oracle.ts";
 import type { ProgramOp, SweepStore } from "../core/program.ts";
+import type { FileSet } from "../../../recorder/image.ts";
 import { pool } from "./plan.ts";
 import { type CallCandidate, type ResumeContext, resumeState } from "./resume.ts";
 import { reference, REFERENCE_TARGET, type References } from "../core/state_child.ts";
@@ -201,4 +202,49 @@ export async function resumeAll(
     });
   }
   return failures;
+}
+
+/** A sound state to continue: the program resumes after what the state holds. */
+export function resumeCandidate(
+  program: readonly ProgramOp[],
+  at: {
+    acks: number;
+    verdict: StateVerdict;
+    raw: FileSet;
+    number: number;
+    state: { label: string };
+  },
+): CallCandidate {
+  const interrupted = at.acks;
+  const tailEnd = interrupted >= program.length;
+  return {
+    program,
+    op: program[Math.min(interrupted, program.length - 1)]!,
+    from: tailEnd || at.verdict.match === "with"
+      ? Math.min(interrupted + 1, program.length)
+      : interrupted,
+    files: at.raw,
+    call: at.number,
+    label: at.state.label,
+    landed: at.verdict.match === "with" && !tailEnd,
+  };
+}
+
+/** A failure of a program's run as a whole (not of one state): its clause is its first operation's unless named. */
+export function runFailure(
+  s: Setting,
+  program: readonly ProgramOp[],
+  at: { state: string; problems: string[]; clause?: string },
+): CallFailure {
+  const name = program.join("+");
+  return {
+    program: name,
+    call: 0,
+    operation: -1,
+    clause: at.clause ?? clauseOf(program, 0),
+    state: at.state,
+    kind: "run",
+    problems: at.problems,
+    replay: replay(s, name, 0),
+  };
 }
