@@ -29,6 +29,7 @@ import { spawnTree, survivorsFile, survivorsOutcome } from "./_tree_child.ts";
 import { LEG_PERMISSIONS, legChildEnv } from "./leg_child.ts";
 import type { Library } from "./libraries.ts";
 import type { Outcome, TierOutcome } from "./result.ts";
+import { leftToTwin, type LegFound, legFound, twinLeg } from "./_twin_legs.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
@@ -41,6 +42,12 @@ export const CELL_TITLES: Readonly<Record<number, string>> = {
   5: "delivery outbox exactly-once",
   6: "concurrent writers",
   7: "fenced ownership",
+  8: "resume resolution",
+  9: "batch atomicity",
+  10: "ends and reopens",
+  11: "lease renewal",
+  12: "pending handoffs",
+  13: "checkpoint validity",
 };
 
 /**
@@ -111,6 +118,12 @@ export interface CellsOptions {
    * per leg: what it says is final), so that later work need not wait for the whole leg.
    */
   onReport?(run: LegRun, outcome: Outcome): void;
+  /**
+   * Under `--quick`: the default leg runs cell 1 first and, when it ran in the very on-disk
+   * mode of a leg asked for by name that is honoured on the same library, leaves its other
+   * cells to that leg (SKIP of kind `judged-on-twin`); the legs asked for by name run first.
+   */
+  twinDefault?: boolean;
 }
 
 /** What one leg's `deno test` did: its reports, and how it ended. */
@@ -127,8 +140,12 @@ export interface LegResult {
   survivors?: Survivor[];
 }
 
-async function writeTestFile(dir: string, target: string, cells: readonly number[]) {
-  const file = join(dir, "cells_test.ts");
+async function writeTestFile(
+  at: { dir: string; name: string },
+  target: string,
+  cells: readonly number[],
+) {
+  const file = join(at.dir, at.name);
   const mod = new URL("../cells/mod.ts", import.meta.url).href;
   const tree = new URL("../harness/process_tree.ts", import.meta.url).href;
   await Deno.writeTextFile(
@@ -146,12 +163,14 @@ async function writeTestFile(dir: string, target: string, cells: readonly number
   return file;
 }
 
+type Reported = (run: LegRun, outcome: Outcome) => void;
+
 async function runLeg(
   run: LegRun,
-  testFile: string,
-  reportDir: string,
+  at: { testFile: string; reportDir: string; reported?: Reported | undefined },
   options: CellsOptions,
 ): Promise<LegResult> {
+  const { testFile, reportDir, reported } = at;
   const env = legChildEnv(run.library.path, run.leg, {
     CELLS_REPORT_DIR: reportDir,
     CELLS_SURVIVORS: `${reportDir}.survivors`,
@@ -177,7 +196,7 @@ async function runLeg(
       child.kill("SIGKILL");
     } catch { /* exited meanwhile */ }
   }, timeoutMs);
-  const poll = options.onReport ? setInterval(() => watch(run, reportDir, options), 200) : 0;
+  const poll = reported ? setInterval(() => watch(run, reportDir, reported, options), 200) : 0;
   const output = await child.output();
   clearTimeout(timer);
   clearInterval(poll);
@@ -197,8 +216,8 @@ async function runLeg(
 
 const seen = new Set<string>();
 
-/** Hands each new report of a running leg to `onReport` (a half-written one waits). */
-function watch(run: LegRun, reportDir: string, options: CellsOptions): void {
+/** Hands each new report of a running leg to `reported` (a half-written one waits). */
+function watch(run: LegRun, reportDir: string, reported: Reported, options: CellsOptions): void {
   try {
     for (const entry of Deno.readDirSync(reportDir)) {
       const path = join(reportDir, entry.name);
@@ -210,7 +229,7 @@ function watch(run: LegRun, reportDir: string, options: CellsOptions): void {
         continue; // still being written: the next look reads it whole
       }
       seen.add(path);
-      options.onReport?.(run, outcomeOf(report, run, options));
+      reported(run, outcomeOf(report, run, options));
     }
   } catch { /* the folder is gone: the leg ended */ }
 }
@@ -349,24 +368,24 @@ export async function runCells(options: CellsOptions): Promise<TierOutcome> {
   }
   const dir = await Deno.makeTempDir({ prefix: "cells-" });
   const pool = new Pool(options.jobs ?? 2);
+  const units = new LegUnits(options, dir);
   const runs: LegRun[] = [];
   for (let run = 1; run <= (options.repeat ?? 1); run++) {
     for (const library of options.libraries) {
       for (const leg of options.legs) runs.push({ leg, library, run });
     }
   }
+  // The default leg waits for its twin's cell 1: the legs asked for by name go first.
+  if (units.twinning) runs.sort((a, b) => a.run - b.run || rank(a) - rank(b));
   const results: Outcome[] = [];
   try {
-    const testFile = await writeTestFile(dir, options.target, options.cells);
     await Promise.all(runs.map((run) =>
       pool.run(async () => {
-        const reportDir = await Deno.makeTempDir({ dir, prefix: "report-" });
-        const result = await runLeg(run, testFile, reportDir, options);
-        if (options.attachDir) await keepAttachments(reportDir, run, options.attachDir);
-        await Deno.remove(reportDir, { recursive: true }).catch(() => {});
-        const outcomes = legOutcomes(run, result, options);
+        const { outcomes, seconds } = units.twinning && run.leg === "default"
+          ? await units.twinned(run)
+          : await units.unit(run, options.cells);
         results.push(...outcomes);
-        options.onLeg?.(run, outcomes, result.seconds);
+        options.onLeg?.(run, outcomes, seconds);
       }, 1)
     ));
   } finally {
@@ -380,6 +399,86 @@ export async function runCells(options: CellsOptions): Promise<TierOutcome> {
     run: { tier: "cells", status: "RAN", seconds: (performance.now() - started) / 1000 },
     results,
   };
+}
+
+/** One `deno test` of some cells on a leg, and the default leg left to its twin. */
+class LegUnits {
+  /** Whether the default leg may be left to a twin (`twinDefault`, and legs to be one). */
+  readonly twinning: boolean;
+  #options: CellsOptions;
+  #dir: string;
+  #firsts = new Map<string, PromiseWithResolvers<LegFound>>();
+  #testFiles = new Map<string, Promise<string>>();
+
+  constructor(options: CellsOptions, dir: string) {
+    this.#options = options;
+    this.#dir = dir;
+    this.twinning = (options.twinDefault ?? false) && options.cells.includes(1) &&
+      options.cells.length > 1 && options.legs.some((leg) => leg !== "default");
+  }
+
+  /** What cell 1 found on `leg` of the run's library and repetition, once it reported. */
+  #first(run: LegRun, leg: string): PromiseWithResolvers<LegFound> {
+    const key = `${run.run}|${run.library.label}|${leg}`;
+    if (!this.#firsts.has(key)) this.#firsts.set(key, Promise.withResolvers<LegFound>());
+    return this.#firsts.get(key)!;
+  }
+
+  #reported = (run: LegRun, outcome: Outcome) => {
+    if (outcome.cell === 1) this.#first(run, run.leg).resolve(legFound(outcome));
+    this.#options.onReport?.(run, outcome);
+  };
+
+  /** Runs `cells` on the leg in one `deno test`. */
+  async unit(run: LegRun, cells: readonly number[]) {
+    const options = this.#options;
+    const key = cells.join(",");
+    if (!this.#testFiles.has(key)) {
+      const size = this.#testFiles.size;
+      const name = size ? `cells_${size}_test.ts` : "cells_test.ts";
+      this.#testFiles.set(key, writeTestFile({ dir: this.#dir, name }, options.target, cells));
+    }
+    const testFile = await this.#testFiles.get(key)!;
+    const reportDir = await Deno.makeTempDir({ dir: this.#dir, prefix: "report-" });
+    const reported = options.onReport || this.twinning ? this.#reported : undefined;
+    const result = await runLeg(run, { testFile, reportDir, reported }, options);
+    if (options.attachDir) await keepAttachments(reportDir, run, options.attachDir);
+    await Deno.remove(reportDir, { recursive: true }).catch(() => {});
+    const outcomes = legOutcomes(run, result, { ...options, cells });
+    this.#first(run, run.leg).resolve(legFound(outcomes.find((o) => o.cell === 1)));
+    return { outcomes, seconds: result.seconds };
+  }
+
+  /** The default leg's cell 1, then its other cells unless its twin judges them. */
+  async twinned(run: LegRun) {
+    const options = this.#options;
+    const head = await this.unit(run, [1]);
+    const found = legFound(head.outcomes.find((o) => o.cell === 1));
+    const named = new Map<string, LegFound>();
+    for (const leg of options.legs) {
+      if (leg !== "default") named.set(leg, await this.#first(run, leg).promise);
+    }
+    const twin = twinLeg(found, named);
+    const rest = options.cells.filter((cell) => cell !== 1);
+    const tail = twin === undefined ? await this.unit(run, rest) : {
+      outcomes: rest.map((cell) =>
+        leftToTwin({
+          clause: `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
+          cell,
+          leg: run.leg,
+          library: run.library.label,
+          replay: cellReplay(options.target, cell, { ...run, seed: options.seed }),
+          ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
+        }, { leg: twin, mode: found.mode! })
+      ),
+      seconds: 0,
+    };
+    return { outcomes: [...head.outcomes, ...tail.outcomes], seconds: head.seconds + tail.seconds };
+  }
+}
+
+function rank(run: LegRun): number {
+  return run.leg === "default" ? 1 : 0;
 }
 
 /** Copies the cells' attachments (plots) beside the JSON report, named by library. */

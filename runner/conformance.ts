@@ -20,6 +20,7 @@ import { Pool } from "./_pool.ts";
 import { runTierUnit, tierSkip, tierUnits, type ToolTier } from "./_tool_tiers.ts";
 import { detectCapabilities } from "./capabilities.ts";
 import { CELL_TITLES, type LegRun, runCells } from "./cells.ts";
+import { type LegFound, legFound, twinLeg } from "./_twin_legs.ts";
 import { hostLibrary, type Library, libraryAxis } from "./libraries.ts";
 import { levelOf } from "./levels.ts";
 import { applyManifest, type Manifest } from "./manifest.ts";
@@ -112,7 +113,7 @@ export interface ConformanceOptions {
   build?: boolean;
   /** Short spans and fewer states: a smoke run. */
   quick?: boolean;
-  /** Legs of the cells and units of the other tiers run at once, each (default 2). */
+  /** Legs of the cells and units of the other tiers run at once, each (default 2, 3 when quick). */
   jobs?: number;
   /** Whether an XPASS fails the run. */
   strict?: boolean;
@@ -209,26 +210,7 @@ async function toolTier(
   return { run: { tier, status: "RAN", seconds }, results };
 }
 
-/** Per leg × library: whether cell 1 ran there, and the one on-disk mode it observed. */
-export interface LegFound {
-  /** Cell 1 ran (not SKIPPED). */
-  honoured: boolean;
-  /** The on-disk mode of every kill's observation, when they all agree. */
-  mode?: string;
-}
-
-/**
- * Under `--quick`: whether the default leg ran in the very mode of a leg asked for by name
- * on the same library, so that the later tiers would do that leg's work twice there (the
- * full run does both: a store may set up its default differently, its `synchronous`, say).
- *
- * @param found The default leg.
- * @param named The legs asked for by name on the same library.
- * @returns Whether the default leg is left to its twin.
- */
-export function isTwin(found: LegFound, named: readonly LegFound[]): boolean {
-  return found.mode !== undefined && named.some((n) => n.honoured && n.mode === found.mode);
-}
+const jobsOf = (options: ConformanceOptions) => options.jobs ?? (options.quick ? 3 : 2);
 
 interface CellsTierContext {
   target: string;
@@ -294,13 +276,8 @@ function cellsTier(
     if (!waiting.has(key)) waiting.set(key, Promise.withResolvers<LegFound>());
     return waiting.get(key)!;
   };
-  const found = (run: LegRun, cell1: Outcome | undefined) => {
-    const modes = Object.keys(cell1?.figures?.legObservations ?? {});
-    slot(run.leg, run.library.label).resolve({
-      honoured: cell1 !== undefined && cell1.status !== "SKIP",
-      ...(modes.length === 1 ? { mode: modes[0] } : {}),
-    });
-  };
+  const found = (run: LegRun, cell1: Outcome | undefined) =>
+    slot(run.leg, run.library.label).resolve(legFound(cell1));
   const outcome = runCells({
     target: ctx.target,
     cells,
@@ -308,9 +285,10 @@ function cellsTier(
     libraries: ctx.libraries,
     engine: ctx.caps.engine,
     ...(ctx.caps.openError ? { openError: ctx.caps.openError } : {}),
-    jobs: options.jobs ?? 2,
+    jobs: jobsOf(options),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     env: { CELLS_EVIDENCE_DIR: evidenceDir, ...(options.quick ? { CELLS_SPAN: "0.25" } : {}) },
+    twinDefault: options.quick ?? false,
     // Cell 1 runs first in its leg: the later tiers may start there once it reported.
     onReport(run, outcome) {
       if (outcome.cell === 1) found(run, outcome);
@@ -333,8 +311,9 @@ function cellsTier(
     const found = await slot(leg, library).promise;
     if (!found.honoured) return false;
     if (!options.quick || leg !== "default" || !found.mode) return true;
-    const named = ctx.legs.filter((l) => l !== "default").map((l) => slot(l, library).promise);
-    return !isTwin(found, await Promise.all(named));
+    const named = new Map<string, LegFound>();
+    for (const l of ctx.legs) if (l !== "default") named.set(l, await slot(l, library).promise);
+    return twinLeg(found, named) === undefined;
   };
   return { outcome, honoured };
 }
@@ -384,7 +363,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   };
   const tiers = options.tiers ?? TIERS;
   const cells = cellsTier(ctx, options, evidenceDir);
-  const pool = new Pool(options.jobs ?? 2);
+  const pool = new Pool(jobsOf(options));
   const others = TIERS.filter((t): t is ToolTier => t !== "cells").map((tier) =>
     tiers.includes(tier)
       ? toolTier(tier, ctx, cells.honoured, pool, options, evidenceDir)

@@ -3,7 +3,7 @@
 // open has every later tier skipped with its own error (its cells tier is the FAIL).
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { tierSkip, tierUnits } from "./_tool_tiers.ts";
-import { isTwin } from "./conformance.ts";
+import { legFound, twinLeg } from "./_twin_legs.ts";
 import type { Capabilities } from "./report_schema.ts";
 
 const caps = (extra: Partial<Capabilities> = {}): Capabilities => ({
@@ -52,14 +52,60 @@ Deno.test("tiers: without the recorder or an open store, the later tiers say why
 });
 
 Deno.test("--quick: the default leg in the very mode of a named leg is left to it, nothing else", () => {
+  const named = (...found: [string, { honoured: boolean; mode?: string }][]) => new Map(found);
   // The reference on SQLite 3.40.1: its default is DELETE, the delete leg too.
   strictEqual(
-    isTwin({ honoured: true, mode: "delete" }, [{ honoured: true, mode: "delete" }]),
-    true,
+    twinLeg(
+      { honoured: true, mode: "delete" },
+      named(["delete", { honoured: true, mode: "delete" }]),
+    ),
+    "delete",
+  );
+  strictEqual(
+    twinLeg(
+      { honoured: true, mode: "wal" },
+      named(["delete", { honoured: true, mode: "delete" }], ["wal", {
+        honoured: true,
+        mode: "wal",
+      }]),
+    ),
+    "wal",
   );
   // The named twin did not run (not honoured): the default leg keeps its work.
-  strictEqual(isTwin({ honoured: true, mode: "wal" }, [{ honoured: false }]), false);
-  strictEqual(isTwin({ honoured: true, mode: "wal" }, [{ honoured: true, mode: "delete" }]), false);
-  // Observations in two modes: no twin.
-  strictEqual(isTwin({ honoured: true }, [{ honoured: true, mode: "delete" }]), false);
+  strictEqual(
+    twinLeg({ honoured: true, mode: "wal" }, named(["wal", { honoured: false }])),
+    undefined,
+  );
+  strictEqual(
+    twinLeg({ honoured: true, mode: "wal" }, named(["delete", { honoured: true, mode: "delete" }])),
+    undefined,
+  );
+  // Observations in two modes, or a default leg that did not run: no twin.
+  strictEqual(
+    twinLeg({ honoured: true }, named(["delete", { honoured: true, mode: "delete" }])),
+    undefined,
+  );
+  strictEqual(
+    twinLeg(
+      { honoured: false, mode: "delete" },
+      named(["delete", { honoured: true, mode: "delete" }]),
+    ),
+    undefined,
+  );
+});
+
+Deno.test("--quick: what cell 1 found on a leg: honoured unless SKIPPED, its one observed mode", () => {
+  const cell1 = (status: "PASS" | "SKIP", legObservations: Record<string, number>) => ({
+    clause: "1 prefix durability",
+    cell: 1,
+    tier: "cells" as const,
+    leg: "default",
+    library: "system",
+    status,
+    figures: { legObservations },
+  });
+  deepStrictEqual(legFound(cell1("PASS", { wal: 5 })), { honoured: true, mode: "wal" });
+  deepStrictEqual(legFound(cell1("PASS", { wal: 3, delete: 2 })), { honoured: true });
+  deepStrictEqual(legFound(cell1("SKIP", {})), { honoured: false });
+  deepStrictEqual(legFound(undefined), { honoured: false });
 });

@@ -14,6 +14,7 @@
 import { CELLS } from "../cells/register.ts";
 import type { Level, Result, TierName, TierRun } from "./report_schema.ts";
 import { LEVELS } from "./report_schema.ts";
+import { legFound } from "./_twin_legs.ts";
 
 const passed = (r: Result) => r.status === "PASS" || r.status === "XPASS";
 const failed = (r: Result) => r.status === "FAIL" || r.status === "XFAIL" || r.status === "ERROR";
@@ -102,8 +103,9 @@ function durableMissing(results: readonly Result[]): string[] {
 
 /**
  * What FULL adds: every cell passes on every honoured leg (a cell that holds on the
- * default leg only, by design, passes there instead), every tier ran, nothing failed
- * (nothing left running either).
+ * default leg only, by design, passes there instead; a default-leg cell `--quick` left to
+ * the named leg of the same mode passes there), every tier ran, nothing failed (nothing
+ * left running either).
  */
 function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): string[] {
   const missing: string[] = [];
@@ -121,6 +123,16 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
         const atDefault = on("default");
         if (atDefault && passed(atDefault)) continue;
         r = atDefault;
+      }
+      // Under --quick a default-leg cell may be left to its twin: it must pass there.
+      if (r && r.observed === "SKIP" && r.skipKind === "judged-on-twin") {
+        const mode = legFound(leg).mode;
+        const twins = honouredLegs(results).filter((o) =>
+          o.leg !== leg.leg && o.library === leg.library && o.machine === leg.machine &&
+          mode !== undefined && legFound(o).mode === mode
+        );
+        const judged = twins.map((t) => on(t.leg)).find((x) => x !== undefined && passed(x));
+        if (judged) continue;
       }
       if (!r || !passed(r)) {
         missing.push(

@@ -140,6 +140,30 @@ Deno.test("levels: every cell and tier passing is FULL", () => {
   assertEquals(levelOf(untyped, ran()).level, "DURABLE");
 });
 
+Deno.test("levels: a default-leg cell --quick left to its twin must pass on the twin", () => {
+  // Cell 1 saw the default leg and the delete leg both run in DELETE.
+  const observed = (r: Result) =>
+    r.tier === "cells" && r.cell === 1 ? { ...r, figures: { legObservations: { delete: 5 } } } : r;
+  const twinned = (onTwin: Status, mode = "delete") =>
+    fullResults().map(observed).map((r) => {
+      if (r.tier !== "cells" || r.cell === 1) {
+        return r.leg === "default" && r.cell === 1
+          ? { ...r, figures: { legObservations: { [mode]: 5 } } }
+          : r;
+      }
+      if (r.leg === "default") {
+        return result(r.cell!, "SKIP", { reason: "--quick: left", skipKind: "judged-on-twin" });
+      }
+      return r.cell === 4 ? result(4, onTwin, { leg: "delete" }) : r;
+    });
+  assertEquals(levelOf(twinned("PASS"), ran()).level, "FULL");
+  // A FAIL on the twin is a gap on both legs; a default leg in another mode has no twin.
+  assertEquals(levelOf(twinned("FAIL"), ran()).level, "DURABLE");
+  const apart = levelOf(twinned("PASS", "wal"), ran());
+  assertEquals(apart.level, "DURABLE");
+  assertEquals(apart.next?.missing.length, 12);
+});
+
 Deno.test("levels: a process left running after a leg keeps the store below FULL", () => {
   const left = result(0, "FAIL", { clause: "no survivors", leg: "delete" });
   delete left.cell;

@@ -19,7 +19,9 @@ export const DEFAULT_LEG_ONLY = "default leg only";
  * - `default-leg-only`: the cell's clause does not depend on the journal mode, so it runs
  *   on the default leg only (it must pass there instead);
  * - `no-crash-points`: the target declares no crash points, so the sweep of named points
- *   has nothing to move through (the file-system call tier crashes it instead).
+ *   has nothing to move through (the file-system call tier crashes it instead);
+ * - `judged-on-twin`: under `--quick`, a default-leg cell left to the leg asked for by name
+ *   that ran in the very on-disk mode on the same library (the runner sets it, no cell).
  *
  * @example
  * ```ts
@@ -27,7 +29,7 @@ export const DEFAULT_LEG_ONLY = "default leg only";
  * const kind: SkipKind = "default-leg-only";
  * ```
  */
-export type SkipKind = "default-leg-only" | "no-crash-points";
+export type SkipKind = "default-leg-only" | "no-crash-points" | "judged-on-twin";
 
 /**
  * The one status vocabulary of every judged result: a cell's report, a tier's outcome

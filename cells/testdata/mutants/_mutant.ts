@@ -37,7 +37,9 @@ export function openMutant(
     options.journalMode ? { journalMode: options.journalMode } : {},
   );
   const raw = new Database(path);
-  raw.setBusyTimeout(5000);
+  // As long as the reference's appends wait out a busy lock: a mutant differs only in its
+  // planted defect, never by giving up on a lock a loaded machine holds longer.
+  raw.setBusyTimeout(60_000);
   raw.exec("PRAGMA foreign_keys = ON");
   // The store's own synchronous policy, so that a mutant breaks only its one clause and
   // never also loses a commit to power loss (SQLite's default FULL does in DELETE mode).
