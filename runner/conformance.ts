@@ -113,7 +113,7 @@ export interface ConformanceOptions {
   build?: boolean;
   /** Short spans and fewer states: a smoke run. */
   quick?: boolean;
-  /** Legs of the cells and units of the other tiers run at once, each (default 2, 3 when quick). */
+  /** Legs of the cells and units of the other tiers run at once, each (default 2). */
   jobs?: number;
   /** Whether an XPASS fails the run. */
   strict?: boolean;
@@ -210,8 +210,6 @@ async function toolTier(
   return { run: { tier, status: "RAN", seconds }, results };
 }
 
-const jobsOf = (options: ConformanceOptions) => options.jobs ?? (options.quick ? 3 : 2);
-
 interface CellsTierContext {
   target: string;
   caps: Capabilities;
@@ -285,7 +283,7 @@ function cellsTier(
     libraries: ctx.libraries,
     engine: ctx.caps.engine,
     ...(ctx.caps.openError ? { openError: ctx.caps.openError } : {}),
-    jobs: jobsOf(options),
+    jobs: options.jobs ?? 2,
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     env: { CELLS_EVIDENCE_DIR: evidenceDir, ...(options.quick ? { CELLS_SPAN: "0.25" } : {}) },
     twinDefault: options.quick ?? false,
@@ -363,7 +361,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   };
   const tiers = options.tiers ?? TIERS;
   const cells = cellsTier(ctx, options, evidenceDir);
-  const pool = new Pool(jobsOf(options));
+  const pool = new Pool(options.jobs ?? 2);
   const others = TIERS.filter((t): t is ToolTier => t !== "cells").map((tier) =>
     tiers.includes(tier)
       ? toolTier(tier, ctx, cells.honoured, pool, options, evidenceDir)

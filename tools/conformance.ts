@@ -56,7 +56,7 @@ turns known failures into XFAIL. --merge joins reports from several machines int
     FLAGS.legs,
     FLAGS.libraries,
     FLAGS.seed,
-    { ...FLAGS.jobs, default: "2, or 3 with --quick" },
+    FLAGS.jobs,
     FLAGS.quick,
     FLAGS.requireLevel,
     jsonFlag(".cache/conformance/report.json"),
@@ -251,8 +251,7 @@ async function run(args: string[]): Promise<number> {
       libraries: shared.libraries,
       build: !flags.has("--no-build"),
       quick: shared.quick,
-      // A quick run's shorter units leave a third of two cores idle between them at 2.
-      jobs: flags.int("--jobs", 1, 64) ?? (shared.quick ? 3 : 2),
+      jobs: shared.jobs,
       strict: flags.has("--strict"),
       ...(shared.seed !== undefined ? { seed: shared.seed } : {}),
       machine: machineOf(flags.string("--machine")),
