@@ -2,7 +2,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { consumeOnceCell } from "./consume_once/cell.ts";
 import { prefixDurabilityCell } from "./prefix_durability/cell.ts";
-import { runDefinitions } from "./engine/run_definitions.ts";
+import { type DefinitionOutcome, runDefinitions } from "./engine/run_definitions.ts";
 import { liveChildren } from "../harness/child.ts";
 import { DatabaseSync } from "node:sqlite";
 import { currentLeg } from "../harness/legs.ts";
@@ -12,44 +12,53 @@ const options = { sanitizeResources: false, sanitizeOps: false };
 // The default leg, which every SQLite honours: each case is judged, never skipped.
 const leg = { ...currentLeg(), name: "default" as const };
 
-Deno.test({
-  name: "a claimant that throws (exit 1) fails cell 2 with its stderr",
-  ...options,
-  async fn() {
-    const [outcome] = await runDefinitions(
-      await consumeOnceCell({ target: faulty("claim_throws"), keepEvidence: false, leg }),
-    );
-    strictEqual(outcome?.status, "FAIL");
-    ok(outcome.detail?.includes("crashed (neither won nor lost)"), outcome.detail);
-    ok(outcome.detail?.includes("exited with code 1"), outcome.detail);
-    ok(outcome.detail?.includes("claimant exploded"), "the claimant's stderr is missing");
-    strictEqual(liveChildren().length, 0, "a child outlived its test");
-  },
+/** A test of faulty targets: `body`, then no child of theirs may be left running. */
+function faultTest(name: string, body: () => Promise<void>): void {
+  Deno.test({
+    name,
+    ...options,
+    async fn() {
+      await body();
+      strictEqual(liveChildren().length, 0, "a child outlived its test");
+    },
+  });
+}
+
+/** Asserts a FAIL whose detail names every one of `phrases`. */
+function failedNaming(outcome: DefinitionOutcome | undefined, phrases: readonly string[]) {
+  strictEqual(outcome?.status, "FAIL");
+  for (const phrase of phrases) ok(outcome.detail?.includes(phrase), outcome.detail);
+}
+
+faultTest("a claimant that throws (exit 1) fails cell 2 with its stderr", async () => {
+  const [outcome] = await runDefinitions(
+    await consumeOnceCell({ target: faulty("claim_throws"), keepEvidence: false, leg }),
+  );
+  failedNaming(outcome, ["crashed (neither won nor lost)", "exited with code 1"]);
+  ok(outcome!.detail?.includes("claimant exploded"), "the claimant's stderr is missing");
 });
 
-Deno.test({
-  name: "a writer that dies before the kill window fails cell 1 at once with its stderr",
-  ...options,
-  async fn() {
+faultTest(
+  "a writer that dies before the kill window fails cell 1 at once with its stderr",
+  async () => {
     const started = performance.now();
     const [outcome] = await runDefinitions(
       await prefixDurabilityCell({ target: faulty("writer_dies"), keepEvidence: false, leg }),
     );
-    strictEqual(outcome?.status, "FAIL");
-    ok(outcome.detail?.includes("writer died: the disk is on fire"), outcome.detail);
-    ok(outcome.detail?.includes("Gave up waiting for 200 acknowledged appends"), outcome.detail);
+    failedNaming(outcome, [
+      "writer died: the disk is on fire",
+      "Gave up waiting for 200 acknowledged appends",
+    ]);
     ok(
       performance.now() - started < 20_000,
       "it waited for the deadline instead of failing at once",
     );
-    strictEqual(liveChildren().length, 0, "a child outlived its test");
   },
-});
+);
 
-Deno.test({
-  name: "a writer that floods stderr fails cell 1 at once with a bounded tail of it",
-  ...options,
-  async fn() {
+faultTest(
+  "a writer that floods stderr fails cell 1 at once with a bounded tail of it",
+  async () => {
     const definitions = await prefixDurabilityCell({
       target: faulty("writer_floods"),
       keepEvidence: false,
@@ -63,17 +72,15 @@ Deno.test({
     // 8 MiB went out; the message keeps at most the 64 KiB tail plus its own words.
     ok(outcome.detail!.length < 70_000, `the message is ${outcome.detail!.length} characters`);
     ok(performance.now() - started < 20_000, "it waited for the deadline instead");
-    strictEqual(liveChildren().length, 0, "a child outlived its test");
   },
-});
+);
 
 // The three cases that wait out a deadline run side by side, so the suite waits once.
 // The deadlines leave a child time to start on a loaded machine (its stderr must be in
 // the message); the children hang for 60 s, so failing long before is the deadline.
-Deno.test({
-  name: "hanging children fail their cells at the deadline with their stderr, and are killed",
-  ...options,
-  async fn() {
+faultTest(
+  "hanging children fail their cells at the deadline with their stderr, and are killed",
+  async () => {
     const timed = async (definitions: Promise<Deno.TestDefinition[]>) => {
       const ready = await definitions;
       const started = performance.now();
@@ -105,41 +112,36 @@ Deno.test({
         overallDeadlineMs: 2500,
       })),
     ]);
-    const detail = (o: typeof hangs) => o.outcome?.detail ?? "";
-
-    strictEqual(hangs.outcome?.status, "FAIL", "hanging writer");
-    ok(detail(hangs).includes("Gave up waiting for 200 acknowledged appends"), detail(hangs));
-    ok(detail(hangs).includes("last observed: 3 acknowledged this round"), detail(hangs));
-    ok(detail(hangs).includes("still running"), detail(hangs));
-    ok(detail(hangs).includes("writer stuck: the disk stopped answering"), detail(hangs));
-    ok(hangs.elapsed < 20_000, `hanging writer: ${Math.round(hangs.elapsed)} ms`);
-
-    strictEqual(barrier.outcome?.status, "FAIL", "claimants stuck before the barrier");
-    ok(
-      detail(barrier).includes("did not finish within its overall deadline of 2500 ms"),
-      detail(barrier),
-    );
+    // Each FAILed, its detail names each phrase, and it ended long before its children would.
+    const failedFast = (run: typeof hangs, names: [string, string], phrases: string[]) => {
+      const detail = run.outcome?.detail ?? "";
+      strictEqual(run.outcome?.status, "FAIL", names[0]);
+      for (const phrase of phrases) ok(detail.includes(phrase), detail);
+      ok(run.elapsed < 20_000, `${names[1]}: ${Math.round(run.elapsed)} ms`);
+    };
+    const overran = "did not finish within its overall deadline of 2500 ms";
+    failedFast(hangs, ["hanging writer", "hanging writer"], [
+      "Gave up waiting for 200 acknowledged appends",
+      "last observed: 3 acknowledged this round",
+      "still running",
+      "writer stuck: the disk stopped answering",
+    ]);
     // Two claimants and the child writing beside their race.
-    ok(detail(barrier).includes("3 child(ren) still running"), detail(barrier));
-    ok(detail(barrier).includes("stuck before the barrier"), detail(barrier));
-    ok(barrier.elapsed < 20_000, `stuck claimants: ${Math.round(barrier.elapsed)} ms`);
-
-    strictEqual(overall.outcome?.status, "FAIL", "overall deadline");
-    ok(
-      detail(overall).includes("did not finish within its overall deadline of 2500 ms"),
-      detail(overall),
-    );
-    ok(detail(overall).includes("writer stuck: the disk stopped answering"), detail(overall));
-    ok(overall.elapsed < 20_000, `overall deadline: ${Math.round(overall.elapsed)} ms`);
-
-    strictEqual(liveChildren().length, 0, "a child outlived its test");
+    failedFast(barrier, ["claimants stuck before the barrier", "stuck claimants"], [
+      overran,
+      "3 child(ren) still running",
+      "stuck before the barrier",
+    ]);
+    failedFast(overall, ["overall deadline", "overall deadline"], [
+      overran,
+      "writer stuck: the disk stopped answering",
+    ]);
   },
-});
+);
 
-Deno.test({
-  name: "a store whose openStore never returns fails within the open deadline, named",
-  ...options,
-  async fn() {
+faultTest(
+  "a store whose openStore never returns fails within the open deadline, named",
+  async () => {
     const started = performance.now();
     const [outcome] = await runDefinitions(
       await prefixDurabilityCell({
@@ -150,21 +152,23 @@ Deno.test({
       }),
     );
     const elapsed = performance.now() - started;
-    strictEqual(outcome?.status, "FAIL");
-    ok(outcome.detail?.startsWith("Gave up waiting for the store of "), outcome.detail);
-    ok(outcome.detail?.includes("open_hangs.ts to open"), outcome.detail);
-    ok(outcome.detail?.includes("still running after 2500 ms"), outcome.detail);
-    ok(outcome.detail?.includes("open deadline 2500 ms"), outcome.detail);
-    ok(outcome.detail?.includes("open hangs: waiting for a lock"), "the child's stderr is missing");
+    failedNaming(outcome, [
+      "open_hangs.ts to open",
+      "still running after 2500 ms",
+      "open deadline 2500 ms",
+    ]);
+    ok(outcome!.detail?.startsWith("Gave up waiting for the store of "), outcome!.detail);
+    ok(
+      outcome!.detail?.includes("open hangs: waiting for a lock"),
+      "the child's stderr is missing",
+    );
     ok(elapsed < 20_000, `it took ${Math.round(elapsed)} ms`);
-    strictEqual(liveChildren().length, 0, "a child outlived its test");
   },
-});
+);
 
-Deno.test({
-  name: "a store whose openStore throws fails every cell at once, leading with its own error",
-  ...options,
-  async fn() {
+faultTest(
+  "a store whose openStore throws fails every cell at once, leading with its own error",
+  async () => {
     for (const cell of [prefixDurabilityCell, consumeOnceCell]) {
       const started = performance.now();
       const [outcome] = await runDefinitions(
@@ -187,9 +191,8 @@ Deno.test({
     ok(exits.detail?.includes("the probe child exited with code 1 after"), exits.detail);
     ok(exits.detail?.includes("is not mine, giving up"), exits.detail);
     ok(!/deadline/.test(exits.detail ?? ""), exits.detail);
-    strictEqual(liveChildren().length, 0, "a child outlived its test");
   },
-});
+);
 
 Deno.test({
   name:

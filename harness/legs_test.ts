@@ -3,6 +3,14 @@ import { Database } from "../session_db/sqlite/database.ts";
 import { currentLeg, LegError, legVerdict, observeJournalMode, parseLeg } from "./legs.ts";
 import { tempDir } from "../session_db/_test_helpers.ts";
 
+/** A database `s.db` in `dir`, in DELETE mode with one table, left open. */
+function deleteModeDb(dir: string): { path: string; db: Database } {
+  const path = `${dir}/s.db`;
+  const db = new Database(path);
+  db.exec("PRAGMA journal_mode = delete; CREATE TABLE t (x)");
+  return { path, db };
+}
+
 Deno.test("parseLeg accepts the three legs and rejects anything else with the fix", () => {
   strictEqual(parseLeg(undefined), "default");
   strictEqual(parseLeg(""), "default");
@@ -40,10 +48,7 @@ Deno.test("observeJournalMode tells WAL, DELETE, TRUNCATE and PERSIST apart from
 
 Deno.test("mid-operation, an empty or unsynced journal is any rollback mode's, not TRUNCATE or PERSIST", () => {
   using tmp = tempDir();
-  const dir = tmp.path;
-  const path = `${dir}/s.db`;
-  const db = new Database(path);
-  db.exec("PRAGMA journal_mode = delete; CREATE TABLE t (x)");
+  const { path, db } = deleteModeDb(tmp.path);
   db.close();
   Deno.writeFileSync(`${path}-journal`, new Uint8Array(0));
   strictEqual(observeJournalMode(path, "x", false).mode, "delete");
@@ -55,10 +60,7 @@ Deno.test("mid-operation, an empty or unsynced journal is any rollback mode's, n
 
 Deno.test("a transaction left open across an acknowledgement reads as in flight, not PERSIST at rest", () => {
   using tmp = tempDir();
-  const dir = tmp.path;
-  const path = `${dir}/s.db`;
-  const db = new Database(path);
-  db.exec("PRAGMA journal_mode = delete; CREATE TABLE t (x)");
+  const { path, db } = deleteModeDb(tmp.path);
   // An INSERT before its COMMIT: SQLite has written a journal header whose magic stays zero
   // until the journal is synced, as a store that acknowledges before COMMIT leaves it.
   db.exec("BEGIN IMMEDIATE; INSERT INTO t VALUES (1)");
@@ -68,9 +70,9 @@ Deno.test("a transaction left open across an acknowledgement reads as in flight,
   strictEqual(seen.mode, "delete");
   ok(seen.detail?.includes("left open"), seen.detail);
   // PERSIST's COMMIT zeroes the whole header: at rest that is PERSIST's.
-  const persist = new Database(`${dir}/p.db`);
+  const persist = new Database(`${tmp.path}/p.db`);
   persist.exec("PRAGMA journal_mode = persist; CREATE TABLE t (x); INSERT INTO t VALUES (1)");
-  strictEqual(observeJournalMode(`${dir}/p.db`, "x", true).mode, "persist");
+  strictEqual(observeJournalMode(`${tmp.path}/p.db`, "x", true).mode, "persist");
   persist.close();
 });
 

@@ -43,61 +43,69 @@ async function grow(mode: "wait" | "selfkill"): Promise<{ child: Child; daemons:
   return { child, daemons };
 }
 
-Deno.test({
-  name: "a kill takes the child's whole tree, setsid and orphaned descendants included",
-  ignore: !linux,
-  async fn() {
-    const { child, daemons } = await grow("wait");
-    try {
-      for (const pid of daemons) ok(state(pid), `daemon ${pid} runs before the kill`);
-      await killWhileAlive(child);
-      // Frozen and killed with the child: nothing of the tree is left running.
-      await waitFor(() => daemons.every((pid) => state(pid) === undefined), {
-        what: "the daemons to be gone",
-        deadlineMs: 5_000,
-      });
-    } finally {
-      deepStrictEqual(await reapAll([child]), []);
-    }
-  },
-});
+/**
+ * A test on a grown tree (Linux only): `body` gets its child and daemons; the child is
+ * reaped after, whatever happened, and nothing of the tree may survive it.
+ */
+function treeTest(
+  name: string,
+  mode: "wait" | "selfkill",
+  body: (tree: { child: Child; daemons: number[] }) => Promise<void>,
+): void {
+  Deno.test({
+    name,
+    ignore: !linux,
+    async fn() {
+      const tree = await grow(mode);
+      try {
+        await body(tree);
+      } finally {
+        deepStrictEqual(await reapAll([tree.child]), []);
+      }
+    },
+  });
+}
 
-Deno.test({
-  name: "SIGSTOP stops the whole tree and SIGCONT continues it",
-  ignore: !linux,
-  async fn() {
-    const { child, daemons } = await grow("wait");
-    try {
-      child.signal("SIGSTOP");
-      for (const pid of [child.pid, ...daemons]) strictEqual(state(pid), "T", `pid ${pid}`);
-      child.signal("SIGCONT");
-      await waitFor(() => [child.pid, ...daemons].every((pid) => state(pid) !== "T"), {
-        what: "the tree to run again",
-        deadlineMs: 5_000,
-      });
-    } finally {
-      deepStrictEqual(await reapAll([child]), []);
-    }
+treeTest(
+  "a kill takes the child's whole tree, setsid and orphaned descendants included",
+  "wait",
+  async ({ child, daemons }) => {
+    for (const pid of daemons) ok(state(pid), `daemon ${pid} runs before the kill`);
+    await killWhileAlive(child);
+    // Frozen and killed with the child: nothing of the tree is left running.
+    await waitFor(() => daemons.every((pid) => state(pid) === undefined), {
+      what: "the daemons to be gone",
+      deadlineMs: 5_000,
+    });
   },
-});
+);
 
-Deno.test({
-  name: "a crash point's self-kill takes the child's whole tree",
-  ignore: !linux,
-  async fn() {
-    const { child, daemons } = await grow("selfkill");
-    try {
-      const status = await child.status;
-      strictEqual(status.signal, "SIGKILL", child.describe());
-      await waitFor(() => daemons.every((pid) => state(pid) === undefined), {
-        what: "the daemons to die with the child",
-        deadlineMs: 2_000,
-      });
-    } finally {
-      deepStrictEqual(await reapAll([child]), []);
-    }
+treeTest(
+  "SIGSTOP stops the whole tree and SIGCONT continues it",
+  "wait",
+  async ({ child, daemons }) => {
+    child.signal("SIGSTOP");
+    for (const pid of [child.pid, ...daemons]) strictEqual(state(pid), "T", `pid ${pid}`);
+    child.signal("SIGCONT");
+    await waitFor(() => [child.pid, ...daemons].every((pid) => state(pid) !== "T"), {
+      what: "the tree to run again",
+      deadlineMs: 5_000,
+    });
   },
-});
+);
+
+treeTest(
+  "a crash point's self-kill takes the child's whole tree",
+  "selfkill",
+  async ({ child, daemons }) => {
+    const status = await child.status;
+    strictEqual(status.signal, "SIGKILL", child.describe());
+    await waitFor(() => daemons.every((pid) => state(pid) === undefined), {
+      what: "the daemons to die with the child",
+      deadlineMs: 2_000,
+    });
+  },
+);
 
 Deno.test({
   name: "this machine keeps trees by a mechanism",

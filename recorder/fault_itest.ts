@@ -146,13 +146,9 @@ Deno.test({
     "fault: after a failed fsync its writes are lost at a power loss though a later fsync succeeds",
   ignore,
   async fn() {
-    const faulted = await steps(
-      { failAt: 1, failKind: "sync", data: true },
-      "w:one",
-      "s",
-      "w:two",
-      "s",
-    );
+    // The first fsync fails; the data is recorded for the power-loss states.
+    const failedSync = { failAt: 1, failKind: "sync", data: true } as const;
+    const faulted = await steps(failedSync, "w:one", "s", "w:two", "s");
     deepStrictEqual(faulted.outcomes, [3, EIO, 3, 0]);
     match(injectedFaults(faulted.log)[0]!, /^#\d+ sync \(fsync\) ".*\/db\/f": failed with EIO/);
     // A SIGKILL keeps the page cache: both writes; a power loss keeps only the second.
@@ -161,15 +157,7 @@ Deno.test({
     // Without the fault both survive; with it, bytes written again after it land.
     const clean = await steps({ data: true }, "w:one", "s", "w:two", "s");
     strictEqual(syncedAtEnd(clean.log), "onetwo");
-    const rewritten = await steps(
-      { failAt: 1, failKind: "sync", data: true },
-      "w:one",
-      "d",
-      "at:0",
-      "w:one",
-      "w:two",
-      "d",
-    );
+    const rewritten = await steps(failedSync, "w:one", "d", "at:0", "w:one", "w:two", "d");
     deepStrictEqual(rewritten.outcomes, [3, EIO, 0, 3, 3, 0]);
     strictEqual(syncedAtEnd(rewritten.log), "onetwo");
   },

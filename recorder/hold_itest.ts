@@ -2,7 +2,8 @@
 // which cell 5 forces its sweepers' worst-case interleave.
 import { ok, strictEqual } from "node:assert/strict";
 import { buildRecorder } from "./build.ts";
-import { denoCacheDir, recorderEnv, type RecorderOptions } from "./record.ts";
+import type { RecorderOptions } from "./record.ts";
+import { recorderFolder } from "./_test_helpers.ts";
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 
@@ -20,20 +21,15 @@ function spawn(args: string[], env: Record<string, string> = {}) {
   }).spawn();
 }
 
+/** A run folder whose recorder arms after the first mark in `marks.jsonl`. */
 function folder(options: Partial<RecorderOptions>) {
-  const run = Deno.makeTempDirSync();
-  Deno.mkdirSync(`${run}/db`);
-  const marks = `${run}/marks.jsonl`;
-  const env = recorderEnv({
-    library,
-    watched: `${run}/db`,
-    log: `${run}/fs.log`,
-    mark: marks,
-    ignore: [denoCacheDir(), run],
+  const marksIn = (run: string) => `${run}/marks.jsonl`;
+  const { run, env } = recorderFolder(library, (run) => ({
+    mark: marksIn(run),
     armAfterMarks: 1,
     ...options,
-  });
-  return { run, marks, env };
+  }));
+  return { run, marks: marksIn(run), env };
 }
 
 async function until(what: string, condition: () => boolean): Promise<void> {

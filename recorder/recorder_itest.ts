@@ -2,7 +2,8 @@ import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { buildRecorder } from "./build.ts";
 import { killEnd, killStates, powerLossStates } from "./crash_states.ts";
 import { logProblems, readLog } from "./log.ts";
-import { denoCacheDir, recorderEnv, type RecorderOptions } from "./record.ts";
+import { denoCacheDir, type RecorderOptions } from "./record.ts";
+import { recorderFolder } from "./_test_helpers.ts";
 import { fromFileUrl } from "../internal/path.ts";
 
 const built = await buildRecorder();
@@ -28,17 +29,7 @@ async function runChild(
 
 /** A run folder with an empty watched `db/` and the recorder's environment for it. */
 function runFolder(options: Partial<RecorderOptions> = {}) {
-  const run = Deno.makeTempDirSync();
-  Deno.mkdirSync(`${run}/db`);
-  const log = `${run}/fs.log`;
-  const env = recorderEnv({
-    library,
-    watched: `${run}/db`,
-    log,
-    ignore: [denoCacheDir(), run],
-    ...options,
-  });
-  return { run, log, env };
+  return recorderFolder(library, () => options);
 }
 
 const FS_CALLS = new URL("./testdata/fs_calls.ts", import.meta.url);
@@ -67,41 +58,46 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "recorder: a write outside the watched folder and the ignore list is a problem",
-  ignore: !!ignore,
-  async fn() {
-    const { run, log, env } = runFolder({ ignore: [denoCacheDir()] });
-    const output = await runChild(FS_CALLS, ["write", `${run}/db`, `${run}/outside.txt`], env);
-    assert(output.success, new TextDecoder().decode(output.stderr));
-    const problems = logProblems(readLog(log));
-    assert(problems.some((p) => p.includes("outside.txt")), problems.join("\n"));
+// What the recorder cannot vouch for is a problem of its log, never a pass.
+const PROBLEMS: {
+  name: string;
+  options: Partial<RecorderOptions>;
+  args: (run: string) => string[];
+  problem: string;
+}[] = [
+  {
+    name: "a write outside the watched folder and the ignore list is a problem",
+    options: { ignore: [denoCacheDir()] },
+    args: (run) => ["write", `${run}/db`, `${run}/outside.txt`],
+    problem: "outside.txt",
   },
-});
+  {
+    name: "a log past its bound is a problem, never a pass",
+    options: { data: true, maxBytes: 200 },
+    args: (run) => ["write", `${run}/db`, `${run}/outside.txt`],
+    problem: "passed its bound",
+  },
+  {
+    name: "a call it cannot model (a symlink into the folder) is a problem",
+    options: {},
+    args: (run) => ["symlink", `${run}/db`],
+    problem: "cannot model",
+  },
+];
 
-Deno.test({
-  name: "recorder: a log past its bound is a problem, never a pass",
-  ignore: !!ignore,
-  async fn() {
-    const { run, log, env } = runFolder({ data: true, maxBytes: 200 });
-    const output = await runChild(FS_CALLS, ["write", `${run}/db`, `${run}/outside.txt`], env);
-    assert(output.success, new TextDecoder().decode(output.stderr));
-    const problems = logProblems(readLog(log));
-    assert(problems.some((p) => p.includes("passed its bound")), problems.join("\n"));
-  },
-});
-
-Deno.test({
-  name: "recorder: a call it cannot model (a symlink into the folder) is a problem",
-  ignore: !!ignore,
-  async fn() {
-    const { run, log, env } = runFolder();
-    const output = await runChild(FS_CALLS, ["symlink", `${run}/db`], env);
-    assert(output.success, new TextDecoder().decode(output.stderr));
-    const problems = logProblems(readLog(log));
-    assert(problems.some((p) => p.includes("cannot model")), problems.join("\n"));
-  },
-});
+for (const { name, options, args, problem } of PROBLEMS) {
+  Deno.test({
+    name: `recorder: ${name}`,
+    ignore: !!ignore,
+    async fn() {
+      const { run, log, env } = runFolder(options);
+      const output = await runChild(FS_CALLS, args(run), env);
+      assert(output.success, new TextDecoder().decode(output.stderr));
+      const problems = logProblems(readLog(log));
+      assert(problems.some((p) => p.includes(problem)), problems.join("\n"));
+    },
+  });
+}
 
 Deno.test({
   name: "recorder: a crash at k gives SIGKILL and exactly k-1 recorded calls",

@@ -30,25 +30,12 @@ import { LEG_PERMISSIONS, legChildEnv } from "./leg_child.ts";
 import type { Library } from "./libraries.ts";
 import type { Outcome, TierOutcome } from "./result.ts";
 import { leftToTwin, type LegFound, legFound, twinLeg } from "./_twin_legs.ts";
+import { CELL_TITLES as CELL_TITLES_BY_NUMBER } from "../cells/contract/target.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
-/** The cells' titles, for outcomes of cells that reported nothing. */
-export const CELL_TITLES: Readonly<Record<number, string>> = {
-  1: "prefix durability",
-  2: "consume-once",
-  3: "rotation atomicity",
-  4: "fork determinism",
-  5: "delivery outbox exactly-once",
-  6: "concurrent writers",
-  7: "fenced ownership",
-  8: "resume resolution",
-  9: "batch atomicity",
-  10: "ends and reopens",
-  11: "lease renewal",
-  12: "pending handoffs",
-  13: "checkpoint validity",
-};
+/** The cells' titles, for outcomes of cells that reported nothing (indexed by any number). */
+export const CELL_TITLES: Readonly<Record<number, string>> = CELL_TITLES_BY_NUMBER;
 
 /**
  * One leg on one library, in one repetition.

@@ -47,6 +47,23 @@ function assertIntact(path: string, acked: Acked): void {
   }
 }
 
+/**
+ * Acknowledges three appends in `dir/name`, runs `use` on a store opened there (closed
+ * after), and asserts the acknowledged appends intact. Returns the file.
+ */
+function afterAcknowledged(dir: string, name: string, use: (db: SessionDB) => void): string {
+  const path = join(dir, name);
+  const acked = acknowledge(path);
+  const db = SessionDB.open(path);
+  try {
+    use(db);
+  } finally {
+    db.close();
+  }
+  assertIntact(path, acked);
+  return path;
+}
+
 function throwsWith(fn: () => unknown, type: abstract new (...args: never[]) => Error): string {
   try {
     fn();
@@ -233,10 +250,7 @@ Deno.test("a truncated database is a SessionDBOpenError and is left as it was", 
 
 Deno.test("invalid session ids and roles are InvalidArgumentError; acknowledged rows intact", () => {
   using dir = tempDir();
-  const path = join(dir.path, "args.db");
-  const acked = acknowledge(path);
-  const db = SessionDB.open(path);
-  try {
+  const path = afterAcknowledged(dir.path, "args.db", (db) => {
     const cases: [() => unknown, RegExp][] = [
       [() => db.appendMessage("", { role: "user", content: "x" }), /non-empty string/],
       [() => db.createSession("x".repeat(257)), /257 characters is over the limit of 256/],
@@ -249,10 +263,7 @@ Deno.test("invalid session ids and roles are InvalidArgumentError; acknowledged 
     for (const [call, problem] of cases) {
       assert.match(throwsWith(call, InvalidArgumentError), problem);
     }
-  } finally {
-    db.close();
-  }
-  assertIntact(path, acked);
+  });
   const check = SessionDB.open(path, { readonly: true });
   assert.deepEqual(check.listSessions().map((session) => session.id), ["s"]);
   check.close();
@@ -295,10 +306,7 @@ Deno.test("content with NUL characters and 10 MB round-trips exactly", () => {
 
 Deno.test("lone surrogates are InvalidArgumentError, never silently replaced", () => {
   using dir = tempDir();
-  const path = join(dir.path, "surrogates.db");
-  const acked = acknowledge(path);
-  const db = SessionDB.open(path);
-  try {
+  afterAcknowledged(dir.path, "surrogates.db", (db) => {
     const high = "before \uD800 after";
     const low = "\uDC00";
     const cases: [() => unknown, RegExp][] = [
@@ -333,10 +341,7 @@ Deno.test("lone surrogates are InvalidArgumentError, never silently replaced", (
     db.appendMessage("s", { role: "user", content: "𝄞" });
     assert.deepEqual(db.getMessages("s").map((m) => m.content), ["m0", "m1", "m2", "𝄞"]);
     assert.deepEqual(db.listObligations(), []);
-  } finally {
-    db.close();
-  }
-  assertIntact(path, acked);
+  });
 });
 
 Deno.test("SQL-looking content, ids and titles are stored verbatim", () => {

@@ -6,13 +6,13 @@ import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { checkSteps } from "../engine/state_check.ts";
 import { startTallies, tally } from "../engine/tally.ts";
-import { awaitCrash, killLanding } from "../moves/kill.ts";
+import { crashAtPoint, killLanding } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
 import { raceSeriesOf } from "../moves/race.ts";
 import { RESUMED_OPS, resumedStep } from "../moves/resume.ts";
 import { answerOf, describeAnswer } from "../contract/typed.ts";
-import { CELL_METHODS, loadTarget, openTargetStore } from "../contract/target.ts";
+import { loadTarget, openTargetStore } from "../contract/target.ts";
 import type { BatchEntry } from "./batches.ts";
 import { recoverAndJudge } from "./judge.ts";
 import { BATCH_WRITER } from "./_children.ts";
@@ -63,9 +63,6 @@ export interface BatchAtomicityOptions extends CellOptions {
 export function batchAtomicityCell(options: BatchAtomicityOptions): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 9,
-    title: "batch atomicity",
-    legs: "all",
-    requires: CELL_METHODS[9],
     // The kill series inside a batch loads the recorder (LD_PRELOAD).
     preloads: true,
     run: (ctx, t) => batchRun({ ctx, t, options }),
@@ -229,15 +226,15 @@ async function crashPointKills(cell: BatchRun, points: readonly string[]): Promi
   const { ctx, t } = cell;
   ctx.note("crashPoints", points);
   for (const point of points) {
-    const db = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
-    const files = { db, journals: { w0: `${db}.journal-w0.jsonl` } };
-    const crasher = ctx.spawn(BATCH_WRITER, [db, files.journals.w0, "w0"], {
-      env: { SESSION_DB_CRASH_AT: `${point}@${occurrenceAt(point)}` },
+    const { db, acksPath } = await crashAtPoint({ ctx, t }, {
+      point,
+      nth: occurrenceAt(point),
+      script: BATCH_WRITER,
+      args: ({ db, acksPath }) => [db, acksPath, "w0"],
+      journal: "journal-w0.jsonl",
+      who: "writer",
     });
-    const killed = await awaitCrash(ctx, crasher, { point, db, acksPath: files.journals.w0 });
-    await t.step(`${point}: the writer died there by SIGKILL`, () => {
-      ok(killed, crasher.describe());
-    });
+    const files = { db, journals: { w0: acksPath } };
     tally(ctx, "acknowledgedOps", acksIn(files.journals.w0));
     await judgeFile(cell, files, point);
     await resumeFile(cell, files, point);

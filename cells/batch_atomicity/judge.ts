@@ -3,7 +3,7 @@
 // id acknowledged before it was invoked; nothing duplicated or reordered; messageCount
 // agrees with the rows; recovery is deterministic and the file sound.
 import { readAckJournal } from "../../harness/ack_journal.ts";
-import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
+import { checkOf, soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore, type Store, type StoredMessage } from "../contract/target.ts";
 import { type BatchEntry, type BatchMember, memberOf, writerSessions } from "./batches.ts";
 
@@ -223,11 +223,6 @@ export function judgeBatches(state: BatchState): StateJudgement {
   const { batches, stray } = recoveredBatches(read);
   const { invs, acks } = journalled(state.journals);
   const lost = lostAcks(acks, batches);
-  const check = (name: string, violations: string[]): StateCheck => ({
-    name,
-    violations,
-    missing: [],
-  });
   const checks: StateCheck[] = [
     {
       name: `every acknowledged batch wholly present: ${acks.length} acknowledged`,
@@ -235,15 +230,15 @@ export function judgeBatches(state: BatchState): StateJudgement {
       violations: [],
       missing: lost.length ? [`${lost.length} acknowledged batch(es) lost, first: ${lost[0]}`] : [],
     },
-    check(
+    checkOf(
       `every batch all or nothing: ${batches.size} present`,
       partialBatches(batches, invs, stray),
     ),
-    check("batch ids increasing and contiguous in the id order", scatteredBatches(batches)),
-    check("every batch after each id acknowledged before it", earlyBatches(batches, invs, acks)),
-    check("nothing duplicated or reordered", duplicatedOrReordered(read)),
-    ...(read.counts ? [check("messageCount equals the active rows", countsDiffer(read))] : []),
-    check("recovery deterministic, integrity ok, invariants hold", [...state.soundness]),
+    checkOf("batch ids increasing and contiguous in the id order", scatteredBatches(batches)),
+    checkOf("every batch after each id acknowledged before it", earlyBatches(batches, invs, acks)),
+    checkOf("nothing duplicated or reordered", duplicatedOrReordered(read)),
+    ...(read.counts ? [checkOf("messageCount equals the active rows", countsDiffer(read))] : []),
+    checkOf("recovery deterministic, integrity ok, invariants hold", [...state.soundness]),
   ];
   return { checks, lost: lost.length };
 }

@@ -8,9 +8,9 @@ import {
   type PowerLossRun,
   type PowerLossRunOptions,
 } from "../power_loss/record.ts";
-import { writerRun } from "../power_loss/writer_run.ts";
+import { countAckEntries, writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
-import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
+import { type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import { type BatchEntry, memberOf, writerSessions } from "./batches.ts";
 import { recoverAndJudge } from "./judge.ts";
 import { BATCH_WRITER } from "./_children.ts";
@@ -46,11 +46,6 @@ function writeJournal(path: string, entries: readonly BatchEntry[]): void {
   Deno.writeTextFileSync(path, entries.map((e) => `${JSON.stringify(e)}\n`).join(""));
 }
 
-/** The acknowledgement entries among a journal's lines (the others are invocations). */
-function acknowledgedBatches(lines: readonly BatchEntry[]): number {
-  return lines.filter((entry) => entry.k === "ack").length;
-}
-
 /**
  * Judges one state with cell 9's judge: the journal lines before its instant (each batch's
  * invocation and acknowledgement) are the writer's journal.
@@ -74,19 +69,14 @@ async function judgeState(
  */
 function resumeBatches(run: PowerLossRunOptions): PowerLossResume<BatchPowerLossJudgement> {
   return {
-    landed: (judged, acks) => judged.recovered > acknowledgedBatches(parseAcks(acks)),
-    async continue(dir, acks) {
-      const db = join(dir, "db", "store.db");
-      const more = join(dir, "acks.jsonl");
-      const why = await powerLossLife(run, {
-        dir,
-        script: BATCH_WRITER,
-        args: [db, more, WRITER, String(SECOND_LIFE)],
-        acks: more,
-        // Two lines a batch: its invocation and its acknowledgement.
-        k: 2 * SECOND_LIFE,
-      });
-      if (why) return [why];
+    landed: (judged, acks) => judged.recovered > countAckEntries(acks),
+    // Two lines a batch: its invocation and its acknowledgement.
+    life: ({ db, acks }) => ({
+      script: BATCH_WRITER,
+      args: [db, acks, WRITER, String(SECOND_LIFE)],
+      k: 2 * SECOND_LIFE,
+    }),
+    async judge({ dir, db, acks: more }, acks) {
       const both = join(dir, "both-journal.jsonl");
       writeJournal(both, [...parseAcks<BatchEntry>(acks), ...readAckJournal<BatchEntry>(more)]);
       return problemsOf((await recoverAndJudge(run.target, db, { [WRITER]: both })).checks);
@@ -138,7 +128,7 @@ export function powerLossBatchRun(options: PowerLossRunOptions): Promise<PowerLo
     judging: (run) => ({
       judge: (db, lines) => judgeState(run, db, parseAcks<BatchEntry>(lines)),
       resume: resumeBatches(run),
-      acknowledged: (lines) => acknowledgedBatches(parseAcks<BatchEntry>(lines)),
+      acknowledged: countAckEntries,
     }),
   });
 }
@@ -165,10 +155,7 @@ export function powerLossBatchRun(options: PowerLossRunOptions): Promise<PowerLo
 export function powerLossBatchCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
   return powerLossKillCell({
     id: 9,
-    title: "power-loss batch atomicity",
     what: "batches",
-    kills: ["ack", "random"],
-    ackPoints: [],
     run: powerLossBatchRun,
   }, options);
 }

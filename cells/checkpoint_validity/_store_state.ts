@@ -1,6 +1,7 @@
 // The valid store cell 13 starts from, and what a fresh process reads of a store: every
 // session's messages, which sessions exist, and the store's own invariant report.
-import { openTargetStore, type Store } from "../contract/target.ts";
+import type { Store } from "../contract/target.ts";
+import { withStore } from "../contract/with_store.ts";
 import { answerOf } from "../contract/typed.ts";
 
 /** The sessions of the valid store, and the order their messages are appended in. */
@@ -35,9 +36,8 @@ export interface Built {
  * const { ids } = await buildValidStore(ctx.target, db);
  * ```
  */
-export async function buildValidStore(target: string, db: string): Promise<Built> {
-  const store = await openTargetStore(target, db);
-  try {
+export function buildValidStore(target: string, db: string): Promise<Built> {
+  return withStore(target, db, async (store) => {
     const ids: Record<string, number[]> = {};
     for (const session of VALID_SESSIONS) {
       await store.createSession(session);
@@ -56,9 +56,7 @@ export async function buildValidStore(target: string, db: string): Promise<Built
         listSessions: has("listSessions"),
       },
     };
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** What a fresh process reads of a store. */
@@ -82,13 +80,12 @@ export interface StoreState {
  * const before = await readStoreState(ctx.target, db, ["ghost"]);
  * ```
  */
-export async function readStoreState(
+export function readStoreState(
   target: string,
   db: string,
   probed: readonly string[],
 ): Promise<StoreState> {
-  const store = await openTargetStore(target, db);
-  try {
+  return withStore(target, db, async (store) => {
     const listed = store.listSessions ? (await store.listSessions()).map((s) => s.id).sort() : null;
     const exists: Record<string, boolean | null> = {};
     for (const id of probed) {
@@ -104,7 +101,5 @@ export async function readStoreState(
     }
     const invariants = store.checkInvariants ? await store.checkInvariants() : null;
     return { messages, listed, exists, invariants };
-  } finally {
-    await store.close();
-  }
+  });
 }

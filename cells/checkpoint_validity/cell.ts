@@ -1,7 +1,6 @@
 import { defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { startTallies } from "../engine/tally.ts";
-import { CELL_METHODS } from "../contract/target.ts";
 import { refusedWrites } from "./writes.ts";
 import { foundOnDisk } from "./on_disk.ts";
 import { refusalSeries } from "./series.ts";
@@ -46,9 +45,6 @@ export function checkpointValidityCell(
 ): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 13,
-    title: "checkpoint validity",
-    legs: "all",
-    requires: CELL_METHODS[13],
     // The kill series inside each refusal loads the recorder (LD_PRELOAD).
     preloads: true,
     run: async (ctx, t) => {

@@ -12,7 +12,7 @@ import {
 } from "./roles.ts";
 import { spanOf } from "../engine/span.ts";
 import { startTallies } from "../engine/tally.ts";
-import { CELL_METHODS, openTargetStore } from "../contract/target.ts";
+import { openTargetStore } from "../contract/target.ts";
 
 /**
  * Options of {@linkcode concurrentWritersCell}.
@@ -96,9 +96,6 @@ export function concurrentWritersCell(
   const span = spanOf(options.span);
   return defineCell({
     id: 6,
-    title: "concurrent writers",
-    legs: "all",
-    requires: CELL_METHODS[6],
     run: (ctx, t) => concurrentRun({ ctx, t, options }, span),
   }, options);
 }

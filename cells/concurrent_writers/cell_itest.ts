@@ -5,8 +5,8 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { currentLeg } from "../../harness/legs.ts";
 import { realTimeViolations, type TimedAppend, unfinished } from "./role_journal.ts";
 import { cdf, lineChart } from "./svg.ts";
-import { concurrentWritersCell } from "./cell.ts";
-import { runDefinitions } from "../engine/run_definitions.ts";
+import { concurrentWritersCell, type ConcurrentWritersOptions } from "./cell.ts";
+import { type DefinitionOutcome, runDefinitions } from "../engine/run_definitions.ts";
 
 const append = (role: string, seq: number, id: number, t0: number, t1: number): TimedAppend => ({
   role,
@@ -53,23 +53,35 @@ Deno.test("the SVG plots are standalone documents with one path per series", () 
   deepStrictEqual(cdf([3, 1, 2]), [[1, 1 / 3], [2, 2 / 3], [3, 1], [3, 1]]);
 });
 
+/**
+ * A short cell 6 (no kills) on the target at `path`, with `options`: its outcome, or
+ * `skipped` (printed) off the default leg.
+ */
+async function shortRun(
+  path: string,
+  options: Partial<ConcurrentWritersOptions>,
+): Promise<DefinitionOutcome | undefined | "skipped"> {
+  const definitions = await concurrentWritersCell({
+    target: new URL(path, import.meta.url),
+    span: 0.4,
+    kills: 0,
+    ...options,
+    keepEvidence: false,
+  });
+  const [outcome] = await runDefinitions(definitions);
+  if (outcome?.status !== "SKIP") return outcome;
+  ok(currentLeg().name !== "default", `the default leg was skipped: ${outcome.detail}`);
+  console.log(`  SKIP: ${outcome.detail}`);
+  return "skipped";
+}
+
 Deno.test({
   name: "cell 6 fails when the WAL grows past the bound the user set",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
-    const definitions = await concurrentWritersCell({
-      target: new URL("../reference_target.ts", import.meta.url),
-      span: 0.4,
-      kills: 0,
-      walBoundBytes: 0,
-      keepEvidence: false,
-    });
-    const [outcome] = await runDefinitions(definitions);
-    if (outcome?.status === "SKIP") {
-      ok(currentLeg().name !== "default", `the default leg was skipped: ${outcome.detail}`);
-      return void console.log(`  SKIP: ${outcome.detail}`);
-    }
+    const outcome = await shortRun("../reference_target.ts", { walBoundBytes: 0 });
+    if (outcome === "skipped") return;
     if (outcome?.status === "PASS") {
       // Only a file that never had a WAL stays within a bound of 0 bytes.
       ok(currentLeg().name !== "wal", "the WAL leg passed a WAL bound of 0 bytes");
@@ -90,18 +102,10 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     // No periodic holds and no kills: only the window stands between the mutant and a PASS.
-    const definitions = await concurrentWritersCell({
-      target: new URL("../testdata/mutants/append_swallows_busy.ts", import.meta.url),
-      span: 0.4,
-      kills: 0,
+    const outcome = await shortRun("../testdata/mutants/append_swallows_busy.ts", {
       lockHoldMs: 0,
-      keepEvidence: false,
     });
-    const [outcome] = await runDefinitions(definitions);
-    if (outcome?.status === "SKIP") {
-      ok(currentLeg().name !== "default", `the default leg was skipped: ${outcome.detail}`);
-      return void console.log(`  SKIP: ${outcome.detail}`);
-    }
+    if (outcome === "skipped") return;
     ok(
       /^every acknowledged operation survives: \d+ acknowledged: \d+ acknowledged append\(s\) lost/
         .test(outcome?.detail ?? ""),

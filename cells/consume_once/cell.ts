@@ -1,18 +1,18 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { countReady, releaseBarrier } from "../../harness/barrier.ts";
-import { type Child, classifyExit, reapAll, TIMED_OUT } from "../../harness/child.ts";
+import { type Child, classifyExit, TIMED_OUT } from "../../harness/child.ts";
 import { HarnessError } from "../../harness/harness_error.ts";
 import { integrityIfSqlite } from "../../harness/db_audit.ts";
-import { waitFor } from "../../harness/wait_for.ts";
 import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
-import { killAfterLastWrite } from "../moves/kill.ts";
+import { killAfterLastWrite, killAfterLastWriteThenRead } from "../moves/kill.ts";
+import { handoffStates } from "../contract/with_store.ts";
+import { releasedTogether } from "../moves/released_together.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { diagnosed } from "../engine/diagnoses.ts";
 import { claimSeries } from "./claim_series.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
 import { raceSeriesOf } from "../moves/race.ts";
-import { CELL_METHODS, loadTarget, openTargetStore } from "../contract/target.ts";
+import { loadTarget, openTargetStore } from "../contract/target.ts";
 import { CLAIMANT } from "./_children.ts";
 
 /**
@@ -64,9 +64,6 @@ export interface ConsumeOnceOptions extends CellOptions {
 export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 2,
-    title: "consume-once",
-    legs: "all",
-    requires: CELL_METHODS[2],
     // The claim's worst case stops the claimants under the recorder (LD_PRELOAD).
     preloads: true,
     run: (ctx, t) => consumeRun({ ctx, t, options, db: ctx.run.file("store.db") }),
@@ -131,23 +128,10 @@ async function raceClaimants(cell: ConsumeRun, round: number, session: string): 
   const dir = ctx.run.file(`round-${round}`);
   await Deno.mkdir(dir);
   const barrier = `${dir}/go`;
-  const children: Child[] = [];
-  try {
-    for (let i = 0; i < claimants; i++) {
-      children.push(ctx.spawn(CLAIMANT, [db, dir, `c${i}`, barrier, session]));
-    }
-    await waitFor(() => countReady(dir) >= claimants, {
-      what: `${claimants} claimants ready`,
-      deadlineMs: 60_000,
-      children,
-      observed: () => `${countReady(dir)} ready`,
-    });
-    releaseBarrier(barrier);
-    await Promise.all(children.map((child) => child.status));
-  } finally {
-    await reapAll(children);
-  }
-  return children;
+  return await releasedTogether(
+    (i) => ctx.spawn(CLAIMANT, [db, dir, `c${i}`, barrier, session]),
+    { count: claimants, what: "claimants", dir, barrier },
+  );
 }
 
 /**
@@ -329,30 +313,15 @@ async function resumeClaims(
 ): Promise<void> {
   const { db, session, others } = raced;
   const fresh = `${session}-resumed`;
-  let answers: unknown[] = [];
-  let failed: unknown;
-  try {
-    answers = await killAfterLastWrite(ctx, db, {
-      writes: [
-        { method: "createSession", session: fresh },
-        { method: "requestHandoff", session: fresh },
-        { method: "claimHandoff", session: fresh },
-      ],
-    });
-  } catch (error) {
-    failed = error;
-  }
-  const states: Record<string, string | null> = {};
-  if (failed === undefined) {
-    const check = await openTargetStore(ctx.target, db);
-    try {
-      for (const id of [fresh, session, others.claimed, others.parked, others.idle]) {
-        states[id] = await check.getHandoffState!(id);
-      }
-    } finally {
-      await check.close();
-    }
-  }
+  const read = [fresh, session, others.claimed, others.parked, others.idle];
+  const { answers, read: states = {}, failed } = await killAfterLastWriteThenRead(ctx, db, {
+    writes: [
+      { method: "createSession", session: fresh },
+      { method: "requestHandoff", session: fresh },
+      { method: "claimHandoff", session: fresh },
+    ],
+    read: (store) => handoffStates(store, read),
+  });
   tally(ctx, "acknowledgedOps", answers.length);
   tally(ctx, "lost", answers[2] === true && states[fresh] !== "running" ? 1 : 0);
   await step("resumed: a new handoff is parked and claimed, both lives' claims kept", () => {

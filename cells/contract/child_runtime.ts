@@ -2,6 +2,7 @@
 import { openTargetStore, type Store } from "./target.ts";
 import { TIMED_OUT } from "../../harness/child.ts";
 import { AckWriter } from "../../harness/ack_journal.ts";
+import { awaitBarrier, signalReady } from "../../harness/barrier.ts";
 
 /** A child gives up on its own after this long (the parent's deadlines are shorter). */
 export const CHILD_LIFETIME_MS = 90_000;
@@ -29,6 +30,40 @@ export function lifetimeGuard(): () => void {
 export function waitToBeKilled(readyPath: string): void {
   Deno.writeTextFileSync(readyPath, "ready");
   setInterval(lifetimeGuard(), 1000);
+}
+
+/** Where a racing child waits to be released with the others, and who it is in messages. */
+export interface Release {
+  /** The run folder its ready file goes to. */
+  runDir: string;
+  /** Its name (its ready file's). */
+  name: string;
+  /** The barrier file. */
+  barrier: string;
+  /** Who it is in the timeout message, e.g. `claimant c0`. */
+  who: string;
+}
+
+/**
+ * Signals this child ready and waits for the barrier, longer than the parent waits for
+ * every child to be ready (a slow start of the others never times this one out first);
+ * exits with TIMED_OUT when it is never released.
+ *
+ * @param release Its run folder, name, barrier, and who it is in messages.
+ * @example
+ * ```ts ignore
+ * import { awaitRelease } from "./child_runtime.ts";
+ * awaitRelease({ runDir, name: "c0", barrier: `${runDir}/go`, who: "claimant c0" });
+ * ```
+ */
+export function awaitRelease(release: Release): void {
+  signalReady(release.runDir, release.name);
+  if (!awaitBarrier(release.barrier, CHILD_LIFETIME_MS)) {
+    console.error(
+      `${release.who}: the barrier was not released within ${CHILD_LIFETIME_MS} ms`,
+    );
+    Deno.exit(TIMED_OUT);
+  }
 }
 
 /** The command-line arguments, checked for count. */

@@ -265,6 +265,32 @@ export const CELL_METHODS: Readonly<
 };
 
 /**
+ * Each cell's short title, by cell number: the one name a cell goes by in its test's
+ * name, its report and the runner's tables (a power-loss cell is `power-loss <title>`).
+ *
+ * @example
+ * ```ts
+ * import { CELL_TITLES } from "./target.ts";
+ * console.log(`cell 5 ${CELL_TITLES[5]}`); // cell 5 delivery outbox exactly-once
+ * ```
+ */
+export const CELL_TITLES: Readonly<Record<CellNumber, string>> = {
+  1: "prefix durability",
+  2: "consume-once",
+  3: "rotation atomicity",
+  4: "fork determinism",
+  5: "delivery outbox exactly-once",
+  6: "concurrent writers",
+  7: "fenced ownership",
+  8: "resume resolution",
+  9: "batch atomicity",
+  10: "ends and reopens",
+  11: "lease renewal",
+  12: "pending handoffs",
+  13: "checkpoint validity",
+};
+
+/**
  * The methods a cell also exercises when the store has them (cell 7's handoff and outbox
  * owners), beyond {@linkcode CELL_METHODS}: the generated mutants change these too.
  *

@@ -8,14 +8,13 @@ import { checkSteps, soundness } from "../engine/state_check.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { killLanding } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
-import { answerOf } from "../contract/typed.ts";
-import { CELL_METHODS, openTargetStore } from "../contract/target.ts";
-import { BYSTANDERS, CYCLED, type CycleEntry } from "./cycles.ts";
+import type { CycleEntry } from "./cycles.ts";
 import { type CycledState, judgeCycled } from "./judge.ts";
 import { races } from "./race.ts";
 import { racerSeries } from "./ensure_series.ts";
 import { raceSeriesOf } from "../moves/race.ts";
 import { CYCLER } from "./_children.ts";
+import { probeAppends, readPass } from "./_reads.ts";
 
 /**
  * Options of {@linkcode endsAndReopensCell}.
@@ -65,9 +64,6 @@ export interface EndsAndReopensOptions extends CellOptions {
 export function endsAndReopensCell(options: EndsAndReopensOptions): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 10,
-    title: "ends and reopens",
-    legs: "all",
-    requires: CELL_METHODS[10],
     // The kill series inside an end and a reopen loads the recorder (LD_PRELOAD).
     preloads: true,
     run: (ctx, t) => endsRun({ ctx, t, options, counted: new Map() }),
@@ -153,38 +149,6 @@ async function randomLife(cell: EndsRun, files: Files): Promise<void> {
   ctx.observeLeg(files.db, "random kill");
 }
 
-/** One recovery pass: the session's rows and end, and the store's invariants. */
-async function readCycled(target: string, db: string) {
-  const store = await openTargetStore(target, db);
-  try {
-    const rows = (await store.getMessages(CYCLED)).map(({ id, content }) => ({ id, content }));
-    const found = store.getSession ? await store.getSession(CYCLED) : undefined;
-    const session = found ? { endedAt: found.endedAt, endReason: found.endReason } : undefined;
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
-    return { rows, session, invariants };
-  } finally {
-    await store.close();
-  }
-}
-
-/** Appends from a fresh process to the session and to the two beside it, after the reads. */
-async function probeAppends(target: string, db: string, content: string) {
-  const store = await openTargetStore(target, db);
-  try {
-    const append = (session: string) =>
-      answerOf(() => store.appendMessage(session, { role: "user", content }));
-    const probe = await append(CYCLED);
-    const open = await append(BYSTANDERS.open);
-    const ended = await append(BYSTANDERS.ended);
-    const endedReason = store.getSession
-      ? (await store.getSession(BYSTANDERS.ended))?.endReason ?? null
-      : undefined;
-    return { probe, bystanders: { open, ended, endedReason } };
-  } finally {
-    await store.close();
-  }
-}
-
 /**
  * Judges the file in steps named with `label`: two passes, then an append from a fresh
  * process (journaled when taken, so later states must keep it).
@@ -192,10 +156,14 @@ async function probeAppends(target: string, db: string, content: string) {
 async function judgeFile(cell: EndsRun, files: Files, label: string): Promise<void> {
   const { ctx, t } = cell;
   const journal = readAckJournal<CycleEntry>(files.journal);
-  const first = await readCycled(ctx.target, files.db);
-  const second = await readCycled(ctx.target, files.db);
+  const first = await readPass(ctx.target, files.db);
+  const second = await readPass(ctx.target, files.db);
   const content = `probe:${label}`;
-  const { probe, bystanders } = await probeAppends(ctx.target, files.db, content);
+  // The bystanders were made before any kill: one not found lost its end.
+  const { probe, bystanders } = await probeAppends(ctx.target, files.db, {
+    content,
+    notFound: null,
+  });
   if (!probe.threw) {
     const writer = new AckWriter(files.journal);
     writer.write({ op: "append", content, answer: probe } satisfies CycleEntry);

@@ -3,7 +3,7 @@
 // other (ended and refusing appends, or open and taking them), never half; the first
 // reason stays; no refused append left a row and every acknowledged one is there;
 // recovery is deterministic and the file sound.
-import { type StateCheck, type StateJudgement } from "../engine/state_check.ts";
+import { checkOf, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
 import type { StoredMessage } from "../contract/target.ts";
 import { AGAIN, type CycleEntry, KEPT, refusedAsEnded } from "./cycles.ts";
@@ -176,21 +176,16 @@ export function judgeCycled(journal: readonly CycleEntry[], state: CycledState):
   const lostEnd = expected.state !== "either" && seen !== "untyped" && seen !== expected.state;
   const reason = state.session?.endReason ?? null;
   const appends = appendProblems(journal, state);
-  const check = (name: string, violations: string[]): StateCheck => ({
-    name,
-    violations,
-    missing: [],
-  });
   const checks: StateCheck[] = [
-    check("the store's answers", wrongAnswers(journal)),
+    checkOf("the store's answers", wrongAnswers(journal)),
     {
       name: `an acknowledged end or reopen survives: expected ${expected.state}`,
       pattern: "ack-before-commit",
       violations: [],
       missing: lostEnd ? [`the session is ${seen}`] : [],
     },
-    check("one state or the other: ended refuses appends, open takes them", halfStates(state)),
-    check(
+    checkOf("one state or the other: ended refuses appends, open takes them", halfStates(state)),
+    checkOf(
       "the first reason stays",
       reason === AGAIN
         ? [`endReason is "${AGAIN}", the second endSession's`]
@@ -198,11 +193,11 @@ export function judgeCycled(journal: readonly CycleEntry[], state: CycledState):
         ? [`endReason ${JSON.stringify(reason)}, ended with "${expected.reason}"`]
         : [],
     ),
-    check("no refused append left a row; every acknowledged append there", appends),
+    checkOf("no refused append left a row; every acknowledged append there", appends),
     ...(state.bystanders
-      ? [check("the sessions beside it untouched", bystanderProblems(state.bystanders))]
+      ? [checkOf("the sessions beside it untouched", bystanderProblems(state.bystanders))]
       : []),
-    check("recovery deterministic, integrity ok, invariants hold", [...state.soundness]),
+    checkOf("recovery deterministic, integrity ok, invariants hold", [...state.soundness]),
   ];
   const lost = (lostEnd ? 1 : 0) + appends.filter((p) => p.startsWith("acknowledged")).length;
   return { checks, lost };

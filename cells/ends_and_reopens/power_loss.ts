@@ -1,8 +1,5 @@
-import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { soundness, type StateJudgement } from "../engine/state_check.ts";
-import { openTargetStore } from "../contract/target.ts";
-import { answerOf } from "../contract/typed.ts";
 import {
   parseAcks,
   type PowerLossOptions,
@@ -11,10 +8,11 @@ import {
 } from "../power_loss/record.ts";
 import { writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
-import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
-import { BYSTANDERS, CYCLED, type CycleEntry, refusedAsEnded } from "./cycles.ts";
+import { type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
+import { type CycleEntry, refusedAsEnded } from "./cycles.ts";
 import { type CycledState, expectedState, judgeCycled } from "./judge.ts";
 import { CYCLER } from "./_children.ts";
+import { probeAppends, readPass } from "./_reads.ts";
 
 /** Journal lines of one cycle: append, end (invoked, answered), end again, refused, reopen. */
 const CYCLE_LINES = 7;
@@ -29,38 +27,6 @@ function answered(entries: readonly CycleEntry[]): number {
   return entries.filter((entry) => entry.op !== "inv").length;
 }
 
-/** One recovery pass: the session's rows and end, and the store's invariants. */
-async function readPass(target: string, db: string) {
-  const store = await openTargetStore(target, db);
-  try {
-    const rows = (await store.getMessages(CYCLED)).map(({ id, content }) => ({ id, content }));
-    const found = store.getSession ? await store.getSession(CYCLED) : undefined;
-    const session = found ? { endedAt: found.endedAt, endReason: found.endReason } : undefined;
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
-    return { rows, session, invariants };
-  } finally {
-    await store.close();
-  }
-}
-
-/** Appends from a fresh open to the session and to the two beside it. */
-async function probes(target: string, db: string) {
-  const store = await openTargetStore(target, db);
-  try {
-    const append = (id: string) =>
-      answerOf(() => store.appendMessage(id, { role: "user", content: "probe:power-loss" }));
-    const probe = await append(CYCLED);
-    const open = await append(BYSTANDERS.open);
-    const ended = await append(BYSTANDERS.ended);
-    const endedReason = store.getSession
-      ? (await store.getSession(BYSTANDERS.ended))?.endReason
-      : undefined;
-    return { probe, bystanders: { open, ended, endedReason } };
-  } finally {
-    await store.close();
-  }
-}
-
 /** Two recovery passes, then appends from a fresh open: what cell 10's judge reads. */
 async function readCycled(target: string, db: string): Promise<CycledState> {
   const first = await readPass(target, db);
@@ -68,7 +34,8 @@ async function readCycled(target: string, db: string): Promise<CycledState> {
   return {
     rows: first.rows,
     session: first.session,
-    ...await probes(target, db),
+    // A state may come before the bystanders were made: one not found is not judged.
+    ...await probeAppends(target, db, { content: "probe:power-loss", notFound: undefined }),
     soundness: soundness(db, [first, second], first.invariants),
   };
 }
@@ -117,18 +84,13 @@ async function judgeState(
 function resumeCycles(run: PowerLossRunOptions): PowerLossResume<CycledJudgement> {
   return {
     landed: (judged) => judged.landed,
-    async continue(dir, acks) {
-      const db = join(dir, "db", "store.db");
-      const more = join(dir, "acks.jsonl");
-      const why = await powerLossLife(run, {
-        dir,
-        script: CYCLER,
-        args: [db, more, "-", "end@1"],
-        acks: more,
-        // It kills itself right after its first end: never more lines than a cycle and a start.
-        k: CYCLE_LINES + 2,
-      });
-      if (why) return [why];
+    // It kills itself right after its first end: never more lines than a cycle and a start.
+    life: ({ db, acks }) => ({
+      script: CYCLER,
+      args: [db, acks, "-", "end@1"],
+      k: CYCLE_LINES + 2,
+    }),
+    async judge({ db, acks: more }, acks) {
       const both = [...parseAcks<CycleEntry>(acks), ...readAckJournal<CycleEntry>(more)];
       return problemsOf(judgeCycled(both, await readCycled(run.target, db)).checks);
     },
@@ -202,10 +164,7 @@ export function powerLossEndsRun(options: PowerLossRunOptions): Promise<PowerLos
 export function powerLossEndsCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
   return powerLossKillCell({
     id: 10,
-    title: "power-loss ends and reopens",
     what: "calls (ends, reopens, appends)",
-    kills: ["ack", "random"],
-    ackPoints: [],
     run: powerLossEndsRun,
   }, options);
 }

@@ -4,12 +4,11 @@
 // open session and `reopenSession` of an ended one: every racer returns, exactly one gets
 // `true`, and the session is in the state the winner left (the winner's reason).
 import { ok } from "node:assert/strict";
-import { countReady, releaseBarrier } from "../../harness/barrier.ts";
-import { type Child, reapAll, TIMED_OUT } from "../../harness/child.ts";
+import { type Child, TIMED_OUT } from "../../harness/child.ts";
 import { HarnessError } from "../../harness/harness_error.ts";
-import { waitFor } from "../../harness/wait_for.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { tally } from "../engine/tally.ts";
+import { releasedTogether } from "../moves/released_together.ts";
 import { judgeRace, prepareRace, type RacedOp, racerName } from "./_race_state.ts";
 import { ENSURER } from "./_children.ts";
 
@@ -23,23 +22,10 @@ async function race(
   const barrier = `${dir}/go`;
   const session = plan.op === "ensure" ? `ensured-${plan.round}` : `${plan.op}-raced-${plan.round}`;
   await prepareRace(ctx.target, plan.db, { op: plan.op, session });
-  const children: Child[] = [];
-  try {
-    for (let i = 0; i < plan.racers; i++) {
-      const args = [plan.db, dir, racerName(i), barrier, session, plan.op];
-      children.push(ctx.spawn(ENSURER, args));
-    }
-    await waitFor(() => countReady(dir) >= plan.racers, {
-      what: `${plan.racers} racers ready`,
-      deadlineMs: 60_000,
-      children,
-      observed: () => `${countReady(dir)} ready`,
-    });
-    releaseBarrier(barrier);
-    await Promise.all(children.map((child) => child.status));
-  } finally {
-    await reapAll(children);
-  }
+  const children = await releasedTogether(
+    (i) => ctx.spawn(ENSURER, [plan.db, dir, racerName(i), barrier, session, plan.op]),
+    { count: plan.racers, what: "racers", dir, barrier },
+  );
   return { children, session };
 }
 

@@ -4,6 +4,7 @@ import type { Child, SpawnOptions } from "../../harness/child.ts";
 import type { JournalObservation, Leg } from "../../harness/legs.ts";
 import type { RunDir } from "../../harness/evidence.ts";
 import type { StoreEngine } from "./report.ts";
+import type { CellNumber } from "../contract/target.ts";
 
 /** What a cell's run gets. */
 export interface CellRun {
@@ -46,18 +47,24 @@ export interface CellRun {
   observeLeg(db: string, at: string, quiescent?: boolean): JournalObservation;
 }
 
-/** A cell's definition. */
+/**
+ * A cell's definition. Its title, legs and required methods follow from its number (its
+ * title in `CELL_TITLES`, every leg, its methods in `CELL_METHODS`) unless it names its own.
+ */
 export interface CellSpec {
   /** The cell number. */
-  id: number;
-  /** Short name, e.g. `prefix durability`. */
-  title: string;
-  /** `default`: runs on the default leg only (say why in `legReason`). */
-  legs: "all" | "default";
+  id: CellNumber;
+  /** Short name, e.g. `prefix durability` (default: the cell's in `CELL_TITLES`). */
+  title?: string;
+  /** `default`: runs on the default leg only (say why in `legReason`); default `all`. */
+  legs?: "all" | "default";
   /** Why the cell runs on the default leg only. */
   legReason?: string;
-  /** Store methods the cell needs; a store without them is skipped. */
-  requires: readonly string[];
+  /**
+   * Store methods the cell needs; a store without them is skipped (default: the cell's
+   * in `CELL_METHODS`).
+   */
+  requires?: readonly string[];
   /** Whether its children may run under the LD_PRELOAD recorder (needs an unscoped run). */
   preloads?: boolean;
   /** Groups of methods of which the cell needs at least one each (else skipped). */
@@ -65,3 +72,6 @@ export interface CellSpec {
   /** The probe itself: throws on a violated clause. */
   run(ctx: CellRun, t: Deno.TestContext): Promise<void>;
 }
+
+/** A cell's definition with its defaults filled in: what the engine gates and runs. */
+export type DefinedCell = CellSpec & Required<Pick<CellSpec, "title" | "legs" | "requires">>;

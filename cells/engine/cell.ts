@@ -6,21 +6,31 @@
 import { currentLeg, type Leg } from "../../harness/legs.ts";
 import { type ChildPermissions, widenedFlags } from "../../harness/permissions.ts";
 import { treeLibraries } from "../../harness/process_tree.ts";
-import { targetSpecifier } from "../contract/target.ts";
+import { CELL_METHODS, CELL_TITLES, targetSpecifier } from "../contract/target.ts";
 import { targetAccess } from "../contract/target_access.ts";
 import type { CellOptions } from "./options.ts";
 import { CellReporter } from "./outcome.ts";
 import { gateCell } from "./gate.ts";
 import { runCell } from "./run.ts";
-import type { CellSpec } from "./_types.ts";
+import type { CellSpec, DefinedCell } from "./_types.ts";
 import { engineLabel } from "./probe_store.ts";
 
 export { CELL_DEADLINE_MS } from "./run.ts";
-export type { CellRun, CellSpec } from "./_types.ts";
+export type { CellRun, CellSpec, DefinedCell } from "./_types.ts";
 
 /** The last part of a target's specifier, without its extension: the default label. */
 function labelOf(target: string): string {
   return target.split("/").at(-1)?.replace(/\.[jt]s$/, "") ?? target;
+}
+
+/** A cell's definition with what it leaves out taken from its number: title, every leg, methods. */
+function definedCell(spec: CellSpec): DefinedCell {
+  return {
+    ...spec,
+    title: spec.title ?? CELL_TITLES[spec.id],
+    legs: spec.legs ?? "all",
+    requires: spec.requires ?? CELL_METHODS[spec.id],
+  };
 }
 
 /** A cell's one test when its store cannot open (or its target load): a FAIL leading with why. */
@@ -57,7 +67,7 @@ function suiteHost(): string[] | false {
  * the test process holds fails every cell).
  */
 function cellPermissions(
-  spec: CellSpec,
+  spec: DefinedCell,
   scope: { leg: Leg; target: string; permissions: ChildPermissions | undefined },
 ): Deno.PermissionOptionsObject {
   const { leg, target, permissions } = scope;
@@ -82,16 +92,25 @@ function cellPermissions(
  * what it runs on, and the on-disk mode is audited): the test's name says what the store
  * ran on; a store that cannot open FAILS with its own error; a leg the store does not
  * honour, or a store without the cell's methods, gives an ignored test whose name carries
- * the reason.
+ * the reason. The cell's title, legs and methods default to those of its number.
  *
- * @param spec The cell.
+ * @param cell The cell.
  * @param options Target and leg.
  * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { defineCell } from "./cell.ts";
+ * const target = new URL("../reference_target.ts", import.meta.url);
+ * // Cell 1's title, legs and methods, with a probe of its own.
+ * const tests = await defineCell({ id: 1, run: async (ctx) => ctx.note("ran", true) }, { target });
+ * for (const test of tests) Deno.test(test);
+ * ```
  */
 export async function defineCell(
-  spec: CellSpec,
+  cell: CellSpec,
   options: CellOptions,
 ): Promise<Deno.TestDefinition[]> {
+  const spec = definedCell(cell);
   const requested = options.leg ?? currentLeg();
   const target = targetSpecifier(options.target);
   const label = options.label ?? labelOf(target);

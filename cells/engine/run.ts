@@ -21,7 +21,7 @@ import {
 } from "../../harness/legs.ts";
 import type { ChildPermissions } from "../../harness/permissions.ts";
 import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
-import type { CellRun, CellSpec } from "./_types.ts";
+import type { CellRun, DefinedCell } from "./_types.ts";
 import {
   CellFailure,
   type CellReporter,
@@ -194,7 +194,7 @@ function observedModes(observations: readonly JournalObservation[]): Record<stri
 
 /** A promise that rejects at the overall deadline, naming the children still running. */
 function overallDeadline(
-  spec: CellSpec,
+  spec: DefinedCell,
   deadlineMs: number,
   context: Context,
 ): { deadline: Promise<never>; clear(): void } {
@@ -220,7 +220,7 @@ function overallDeadline(
  * failed), raced against the overall deadline.
  */
 async function probeWithin(
-  spec: CellSpec,
+  spec: DefinedCell,
   context: Context,
   t: Deno.TestContext,
   failedChecks: FailedCheck[],
@@ -298,7 +298,7 @@ async function failed(
  * ```
  */
 export async function runCell(
-  spec: CellSpec,
+  spec: DefinedCell,
   setup: RunSetup,
   t: Deno.TestContext,
 ): Promise<void> {

@@ -51,6 +51,22 @@ export function passesDiffer(first: unknown, second: unknown): string | null {
 }
 
 /**
+ * A check with no acknowledged work to miss: its name and its violations.
+ *
+ * @param name The check's name.
+ * @param violations What breaks it.
+ * @returns The check.
+ * @example
+ * ```ts
+ * import { checkOf } from "./state_check.ts";
+ * console.log(checkOf("no stray rows", [])); // { name: "no stray rows", violations: [], missing: [] }
+ * ```
+ */
+export function checkOf(name: string, violations: string[]): StateCheck {
+  return { name, violations, missing: [] };
+}
+
+/**
  * What every recovered file must show whatever the clause: two recovery passes that read
  * the same, `integrity_check` ok, no violation of the store's own invariants.
  *

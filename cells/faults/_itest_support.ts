@@ -1,8 +1,10 @@
 // What the fault clauses' integration tests share: a clause run on a named leg of this
 // process's library (run the tests again with DENO_SQLITE_PATH set for the other library),
 // under the recorder built once, in a folder of its own, with no child left behind.
+import { ok, strictEqual } from "node:assert/strict";
 import { liveChildren } from "../../harness/child.ts";
-import { currentLeg, type LegName } from "../../harness/legs.ts";
+import { currentLeg, type LegName, LEGS } from "../../harness/legs.ts";
+import { FAULT_MUTANTS } from "../testdata/mutants/catalogue_faults.ts";
 import { isWalResetVulnerable } from "../../session_db/journal_mode.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import type { FaultClause, FaultVerdict } from "./types.ts";
@@ -67,4 +69,30 @@ export function skippedLeg(verdict: FaultVerdict, leg: LegName): boolean {
     throw new Error(`Expected a SKIP of leg wal on this library, got ${shown(verdict)}`);
   }
   return true;
+}
+
+/**
+ * Registers a test per mutant of `clause` and leg it runs on: `run` must catch it (a FAIL
+ * whose checks name the mutant's check), or SKIP a leg the library does not honour.
+ */
+export function testCatches(
+  clause: string,
+  run: (target: string, leg: LegName) => Promise<FaultVerdict>,
+  extra: { ignore?: boolean } = {},
+): void {
+  for (const mutant of FAULT_MUTANTS.filter((m) => m.clause === clause)) {
+    for (const leg of mutant.legs ?? LEGS) {
+      Deno.test({
+        name: `${clause} catches ${mutant.name} (${mutant.breaks}), leg ${leg}`,
+        ...ITEST,
+        ...extra,
+        async fn() {
+          const verdict = await run(cellsTarget(`testdata/mutants/${mutant.name}.ts`), leg);
+          if (skippedLeg(verdict, leg)) return;
+          strictEqual(verdict.status, "FAIL", shown(verdict));
+          ok(verdict.checks?.some((check) => mutant.check.test(check)), shown(verdict));
+        },
+      });
+    }
+  }
 }

@@ -1,9 +1,8 @@
 // F2 on the reference store on every leg, on the JSON-lines store, and on its mutants.
-import { ok, strictEqual } from "node:assert/strict";
+import { strictEqual } from "node:assert/strict";
 import { LEGS } from "../../harness/legs.ts";
-import { FAULT_MUTANTS } from "../testdata/mutants/catalogue_faults.ts";
 import { corruptionClause } from "./corruption.ts";
-import { cellsTarget, ITEST, runOn, shown, skippedLeg } from "./_itest_support.ts";
+import { cellsTarget, ITEST, runOn, shown, skippedLeg, testCatches } from "./_itest_support.ts";
 
 for (const leg of LEGS) {
   Deno.test({
@@ -34,18 +33,4 @@ Deno.test({
   },
 });
 
-for (const mutant of FAULT_MUTANTS.filter((m) => m.clause === "F2")) {
-  for (const leg of mutant.legs ?? LEGS) {
-    Deno.test({
-      name: `F2 catches ${mutant.name} (${mutant.breaks}), leg ${leg}`,
-      ...ITEST,
-      async fn() {
-        const target = cellsTarget(`testdata/mutants/${mutant.name}.ts`);
-        const verdict = await runOn(corruptionClause, target, leg);
-        if (skippedLeg(verdict, leg)) return;
-        strictEqual(verdict.status, "FAIL", shown(verdict));
-        ok(verdict.checks?.some((check) => mutant.check.test(check)), shown(verdict));
-      },
-    });
-  }
-}
+testCatches("F2", (target, leg) => runOn(corruptionClause, target, leg));

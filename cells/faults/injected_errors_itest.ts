@@ -3,9 +3,8 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName, LEGS } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
-import { FAULT_MUTANTS } from "../testdata/mutants/catalogue_faults.ts";
 import { injectedErrorsClause } from "./injected_errors.ts";
-import { cellsTarget, ITEST, runOn, shown, skippedLeg } from "./_itest_support.ts";
+import { cellsTarget, ITEST, runOn, shown, skippedLeg, testCatches } from "./_itest_support.ts";
 
 const built = await buildRecorder();
 const f1 = (target: string, leg: LegName) => runOn(injectedErrorsClause, target, leg);
@@ -55,18 +54,4 @@ Deno.test({
   },
 });
 
-for (const mutant of FAULT_MUTANTS.filter((m) => m.clause === "F1")) {
-  for (const leg of mutant.legs ?? LEGS) {
-    Deno.test({
-      name: `F1 catches ${mutant.name} (${mutant.breaks}), leg ${leg}`,
-      ...ITEST,
-      ignore: !built.ok,
-      async fn() {
-        const verdict = await f1(cellsTarget(`testdata/mutants/${mutant.name}.ts`), leg);
-        if (skippedLeg(verdict, leg)) return;
-        strictEqual(verdict.status, "FAIL", shown(verdict));
-        ok(verdict.checks?.some((check) => mutant.check.test(check)), shown(verdict));
-      },
-    });
-  }
-}
+testCatches("F1", f1, { ignore: !built.ok });

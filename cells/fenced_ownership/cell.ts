@@ -8,11 +8,12 @@ import type { CellOptions } from "../engine/options.ts";
 import { settlementGuards } from "./settlement.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
 import { raceSeriesOf } from "../moves/race.ts";
-import { processStopped } from "../moves/kill.ts";
+import { stopChild } from "../moves/kill.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { spanOf } from "../engine/span.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
-import { CELL_METHODS, openTargetStore, type Store, type StoreMethod } from "../contract/target.ts";
+import { openTargetStore, type Store, type StoreMethod } from "../contract/target.ts";
+import { continuations, invariantsOf, withStore } from "../contract/with_store.ts";
 import { STALE_OWNER } from "./_children.ts";
 
 /**
@@ -116,25 +117,14 @@ interface Outcome {
   invariants: string[];
 }
 
-async function finalState(target: string, scenario: Scenario, obligationId?: string) {
-  const store = await openTargetStore(target, scenario.db);
-  try {
-    const sessions = (await store.listSessions!()).map((s) => ({
-      id: s.id,
-      parentSessionId: s.parentSessionId,
-      endReason: s.endReason,
-    })).sort((a, b) => a.id.localeCompare(b.id));
-    const children: Record<string, (string | null)[]> = {};
-    for (const s of sessions) {
-      if (s.parentSessionId) {
-        children[s.id] = (await store.getMessages(s.id)).map((m) => m.content);
-      }
-    }
+function finalState(target: string, scenario: Scenario, obligationId?: string) {
+  return withStore(target, scenario.db, async (store) => {
+    const { sessions, children } = await continuations(store);
     const handoff = scenario.owner === "handoffClaim"
       ? await store.getHandoffState!(scenario.session)
       : undefined;
     const obligation = obligationId ? await store.getObligation!(obligationId) : undefined;
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+    const invariants = await invariantsOf(store);
     return {
       state: {
         sessions,
@@ -146,9 +136,7 @@ async function finalState(target: string, scenario: Scenario, obligationId?: str
       },
       invariants,
     };
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** The stale owner as it runs: its child, what it took, and its files. */
@@ -240,14 +228,8 @@ async function stopPastLease(
     deadlineMs: 30_000,
     children: [child],
   });
-  child.signal("SIGSTOP");
-  // The signal is asynchronous: the beat at the stop is read once the owner is frozen.
-  await waitFor(() => processStopped(child.pid) !== false, {
-    what: `${scenario.label}: the owner (pid ${child.pid}) to be stopped (state T)`,
-    deadlineMs: 30_000,
-    intervalMs: 1,
-    children: [child],
-  });
+  // The beat at the stop is read once the owner is frozen.
+  await stopChild(child, `${scenario.label}: the owner`);
   const beatAtStop = beats(file("beat"));
   // Past its lease (a bounded wait on the clock: the lease is time).
   const expiry = Math.max(acquired.at + leaseMs, Date.now() + 100) + 50;
@@ -470,9 +452,6 @@ export function fencedOwnershipCell(
 ): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 7,
-    title: "fenced ownership",
-    legs: "all",
-    requires: CELL_METHODS[7],
     // The stops inside the fenced writes load the recorder (LD_PRELOAD).
     preloads: true,
     run: (ctx, t) => fencedRun({ ctx, t, options }),

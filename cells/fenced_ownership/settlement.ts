@@ -4,7 +4,8 @@
 import { ok } from "node:assert/strict";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import type { CellRun } from "../engine/cell.ts";
-import { killAfterLastWrite, killReadyAndObserve } from "../moves/kill.ts";
+import { killAfterLastWriteThenRead, killReadyAndObserve } from "../moves/kill.ts";
+import { handoffStates } from "../contract/with_store.ts";
 import { readObligation } from "../outbox_exactly_once/state.ts";
 import { tally } from "../engine/tally.ts";
 import { openTargetStore } from "../contract/target.ts";
@@ -21,27 +22,13 @@ async function resumeHandoffs(
   db: string,
 ): Promise<void> {
   const { ctx, t } = cell;
-  let answers: unknown[] = [];
-  let failed: unknown;
-  try {
-    answers = await killAfterLastWrite(ctx, db, {
-      writes: [
-        { method: "requestHandoff", session: "D" },
-        { method: "claimHandoff", session: "D" },
-      ],
-    });
-  } catch (error) {
-    failed = error;
-  }
-  const states: Record<string, string | null> = {};
-  if (failed === undefined) {
-    const store = await openTargetStore(ctx.target, db);
-    try {
-      for (const s of ["A", "B", "C", "D"]) states[s] = await store.getHandoffState!(s);
-    } finally {
-      await store.close();
-    }
-  }
+  const { answers, read: states = {}, failed } = await killAfterLastWriteThenRead(ctx, db, {
+    writes: [
+      { method: "requestHandoff", session: "D" },
+      { method: "claimHandoff", session: "D" },
+    ],
+    read: (store) => handoffStates(store, ["A", "B", "C", "D"]),
+  });
   await t.step(`${label}, resumed: the failed handoff is parked and claimed again`, () => {
     if (failed !== undefined) throw failed;
     ok(

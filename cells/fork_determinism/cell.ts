@@ -5,18 +5,13 @@ import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { type EditJudgement, type EditStep, judgeEdits } from "./judge.ts";
 import { resumedStep } from "../moves/resume.ts";
-import { awaitCrash, killAfterAcks, killReadyAndObserve } from "../moves/kill.ts";
+import { crashAtPoint, killAfterAcks, killReadyAndObserve } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { raceSeries, raceSeriesOf } from "../moves/race.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
 import { checkSteps } from "../engine/state_check.ts";
 import { startTallies, tally } from "../engine/tally.ts";
-import {
-  CELL_METHODS,
-  loadTarget,
-  openTargetStore,
-  type StoredMessage,
-} from "../contract/target.ts";
+import { loadTarget, openTargetStore, type StoredMessage } from "../contract/target.ts";
 import { EDITOR } from "./_children.ts";
 
 /** Steps a resumed editor takes: a fork falls on every seventh step. */
@@ -246,9 +241,6 @@ export function forkDeterminismCell(
 ): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 4,
-    title: "fork determinism",
-    legs: "all",
-    requires: CELL_METHODS[4],
     requiresOneOf: [["getSession", "listSessions"]],
     preloads: true,
     run: (ctx, t) => forkRun({ ctx, t, options }),
@@ -404,33 +396,31 @@ async function crashPointKills(cell: ForkRun, points: readonly string[]): Promis
   ctx.note("crashPoints", points);
   for (const point of points) {
     const op = point.startsWith("rewind") ? "rewind" : "fork";
-    const pointDb = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
-    const files = {
-      db: pointDb,
-      acksPath: `${pointDb}.acks.jsonl`,
-      intentsPath: `${pointDb}.intents.jsonl`,
-    };
+    const intentsOf = (db: string) => `${db}.intents.jsonl`;
     // @2: one step of the kind is acknowledged, the second dies at the point.
-    const crasher = ctx.spawn(
-      EDITOR,
-      [files.db, files.acksPath, files.intentsPath, String(ctx.seed)],
-      { env: { SESSION_DB_CRASH_AT: `${point}@2` } },
-    );
-    const killed = await awaitCrash(ctx, crasher, { point, ...files });
-    await t.step(`${point}: the child died there by SIGKILL`, () => {
-      ok(killed, crasher.describe());
-      const acks = readAckJournal<EditStep>(files.acksPath);
-      const inflight = readAckJournal<EditStep>(files.intentsPath).at(-1);
-      ok(
-        acks.filter((a) => a.op === op).length === 1,
-        `expected one acknowledged ${op} before the crash`,
-      );
-      ok(
-        inflight?.op === op && inflight.s > (acks.at(-1)?.s ?? -1),
-        `the step in flight is ${JSON.stringify(inflight)}, not a ${op}`,
-      );
+    const crashed = await crashAtPoint({ ctx, t }, {
+      point,
+      nth: 2,
+      script: EDITOR,
+      args: ({ db, acksPath }) => [db, acksPath, intentsOf(db), String(ctx.seed)],
+      check: ({ db, acksPath }) => inflightAt(op, { acksPath, intentsPath: intentsOf(db) }),
     });
+    const files = { ...crashed, intentsPath: intentsOf(crashed.db) };
     const judged = await checkRun(cell, point, files);
     await resumeRun(cell, point, { ...files, judged });
   }
+}
+
+/** Asserts one step of `op` acknowledged before the crash, and a step of `op` in flight. */
+function inflightAt(op: "rewind" | "fork", files: { acksPath: string; intentsPath: string }) {
+  const acks = readAckJournal<EditStep>(files.acksPath);
+  const inflight = readAckJournal<EditStep>(files.intentsPath).at(-1);
+  ok(
+    acks.filter((a) => a.op === op).length === 1,
+    `expected one acknowledged ${op} before the crash`,
+  );
+  ok(
+    inflight?.op === op && inflight.s > (acks.at(-1)?.s ?? -1),
+    `the step in flight is ${JSON.stringify(inflight)}, not a ${op}`,
+  );
 }

@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
-import { runSeed } from "../../harness/seeded_random.ts";
 import { type EditJudgement, type EditStep, judgeEdits } from "./judge.ts";
-import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
+import { type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 
 /** Edit steps the second life acknowledges on a recovered store before it is SIGKILLed. */
 const SECOND_LIFE = 3;
@@ -28,41 +27,32 @@ function resumeEdits(
 ): PowerLossResume<EditJudgement> {
   return {
     landed: (judged) => inflightLanded(judged),
-    async continue(dir, acks, judged) {
-      const db = join(dir, "db", "store.db");
-      const more = join(dir, "acks.jsonl");
-      const intents = join(dir, "intents.jsonl");
+    life: ({ dir, db, acks }) => {
       const first = Math.max(-1, ...journaled.map((step) => step.s)) + 1;
-      const args = [db, more, intents, String(run.seed + 1), "-", String(first)];
-      const why = await powerLossLife(run, {
-        dir,
-        script: EDITOR,
-        args,
-        acks: more,
-        k: SECOND_LIFE,
-      });
-      if (why) return [why];
+      const intents = join(dir, "intents.jsonl");
+      const args = [db, acks, intents, String(run.seed + 1), "-", String(first)];
+      return { script: EDITOR, args, k: SECOND_LIFE };
+    },
+    async judge({ dir, db, acks: more }, acks, judged) {
       const recovered = [
         ...parseAcks<EditStep>(acks),
         ...(inflightLanded(judged) ? [judged.inflight!] : []),
       ];
       const judgedAgain = await judgeEdits(run.target, db, {
         acks: [...recovered, ...readAckJournal<EditStep>(more)],
-        intents: [...recovered, ...readAckJournal<EditStep>(intents)],
+        intents: [...recovered, ...readAckJournal<EditStep>(join(dir, "intents.jsonl"))],
       });
       return problemsOf(judgedAgain.checks);
     },
   };
 }
 import {
-  checkStates,
   parseAcks,
   type PowerLossOptions,
   type PowerLossRun,
   type PowerLossRunOptions,
-  recordAndKill,
-  runFiles,
 } from "../power_loss/record.ts";
+import { ackCrashEnv, writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
 import { EDITOR } from "./_children.ts";
 
@@ -93,33 +83,30 @@ const FORK_COMMIT = "forkSession:afterCommit";
  * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
  * ```
  */
-export async function powerLossForkRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
-  // One seed, reported with the run: the editor's steps, the kill point and the states.
-  const seed = options.seed ?? runSeed();
-  const run = { ...options, seed, minAcknowledged: options.minAcknowledged ?? 30 };
-  const files = runFiles(run.dir);
-  const intents = join(run.dir, "intents.jsonl");
-  // A fork every 7 steps, a rewind about as often: die after the k-th commit of one.
-  const point = seed % 2 ? REWIND_COMMIT : FORK_COMMIT;
-  const k = Math.max(2, Math.round(run.minAcknowledged / 7)) + (seed >> 1) % 3;
-  const env: Record<string, string> = run.kill === "ack"
-    ? { SESSION_DB_CRASH_AT: `${point}@${k}` }
-    : {};
-  await recordAndKill(run, files, {
-    script: EDITOR,
-    args: [files.db, files.acks, intents, String(seed)],
-    what: "edit steps",
-    env,
-  });
-  const journaled = readAckJournal<EditStep>(intents);
-  return checkStates(run, files, {
-    judge: (db, lines) => {
-      // Steps run one at a time: before a state's instant at most the step after its
-      // last acknowledgement was in flight.
-      const acks = parseAcks<EditStep>(lines);
-      return judgeEdits(run.target, db, { acks, intents: journaled.slice(0, acks.length + 1) });
+export function powerLossForkRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  // The editor's steps and the kill point follow the run's seed.
+  const intents = join(options.dir, "intents.jsonl");
+  return writerRun(options, {
+    operations: 30,
+    writer: ({ files, run }) => {
+      // A fork every 7 steps, a rewind about as often: die after the k-th commit of one.
+      const point = run.seed % 2 ? REWIND_COMMIT : FORK_COMMIT;
+      const k = Math.max(2, Math.round(run.minAcknowledged / 7)) + (run.seed >> 1) % 3;
+      const args = [files.db, files.acks, intents, String(run.seed)];
+      return { script: EDITOR, args, what: "edit steps", env: ackCrashEnv(run, point, () => k) };
     },
-    resume: resumeEdits(run, journaled),
+    judging: (run) => {
+      const journaled = readAckJournal<EditStep>(intents);
+      return {
+        judge: (db, lines) => {
+          // Steps run one at a time: before a state's instant at most the step after its
+          // last acknowledgement was in flight.
+          const acks = parseAcks<EditStep>(lines);
+          return judgeEdits(run.target, db, { acks, intents: journaled.slice(0, acks.length + 1) });
+        },
+        resume: resumeEdits(run, journaled),
+      };
+    },
   });
 }
 
@@ -143,7 +130,6 @@ export async function powerLossForkRun(options: PowerLossRunOptions): Promise<Po
 export function powerLossForkCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
   return powerLossKillCell({
     id: 4,
-    title: "power-loss fork determinism",
     what: "edit steps",
     kills: ["random", "ack"],
     ackPoints: [REWIND_COMMIT, FORK_COMMIT],

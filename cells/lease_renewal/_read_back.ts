@@ -1,6 +1,7 @@
 // Reads a recovered file from this process: what cell 11 compares across two fresh reads.
 import { integrityIfSqlite } from "../../harness/db_audit.ts";
-import { openTargetStore, type Store } from "../contract/target.ts";
+import type { Store } from "../contract/target.ts";
+import { continuations, invariantsOf, withStore } from "../contract/with_store.ts";
 import { type ReadBack, recoveredProblems } from "./judge.ts";
 
 /**
@@ -12,23 +13,12 @@ export async function readBack(
   db: string,
   extra?: (store: Store) => Promise<Record<string, unknown>>,
 ): Promise<ReadBack> {
-  const store = await openTargetStore(target, db);
-  try {
-    const sessions = (await store.listSessions!()).map((s) => ({
-      id: s.id,
-      parentSessionId: s.parentSessionId,
-      endReason: s.endReason,
-    })).sort((a, b) => a.id.localeCompare(b.id));
-    const children: Record<string, (string | null)[]> = {};
-    for (const s of sessions) {
-      if (s.parentSessionId) children[s.id] = (await store.getMessages(s.id)).map((m) => m.content);
-    }
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+  return await withStore(target, db, async (store) => {
+    const { sessions, children } = await continuations(store);
+    const invariants = await invariantsOf(store);
     const answers = extra ? await extra(store) : undefined;
     return { sessions, children, invariants, ...(answers ? { answers } : {}) };
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /**

@@ -2,7 +2,6 @@ import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { raceSeriesOf } from "../moves/race.ts";
-import { CELL_METHODS } from "../contract/target.ts";
 import { fencedRenewals } from "./fence.ts";
 import { durableRenewal } from "./durable.ts";
 import { renewalStops } from "./stops.ts";
@@ -58,9 +57,6 @@ export interface LeaseRenewalOptions extends CellOptions {
 export function leaseRenewalCell(options: LeaseRenewalOptions): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 11,
-    title: "lease renewal",
-    legs: "all",
-    requires: CELL_METHODS[11],
     // The stops inside the renewal load the recorder (LD_PRELOAD).
     preloads: true,
     run: (ctx, t) => renewalRun(ctx, t, options),

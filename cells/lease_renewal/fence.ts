@@ -8,7 +8,7 @@ import { HarnessError } from "../../harness/harness_error.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { tally } from "../engine/tally.ts";
-import { processStopped } from "../moves/kill.ts";
+import { stopChild } from "../moves/kill.ts";
 import { readReport } from "../moves/stop_at_lock.ts";
 import { type Answer, answerOf } from "../contract/typed.ts";
 import { openTargetStore, type Store } from "../contract/target.ts";
@@ -74,13 +74,7 @@ async function startHolder(fence: Fence): Promise<{ child: Child; at: number }> 
 /** SIGSTOPs the holder (asserted stopped), waits past its lease; returns the beats made stopped. */
 async function stopPastLease(fence: Fence, holder: { child: Child; at: number }): Promise<number> {
   const { child, at } = holder;
-  child.signal("SIGSTOP");
-  await waitFor(() => processStopped(child.pid) !== false, {
-    what: `${fence.order}: the holder (pid ${child.pid}) to be stopped (state T)`,
-    deadlineMs: 30_000,
-    intervalMs: 1,
-    children: [child],
-  });
+  await stopChild(child, `${fence.order}: the holder`);
   const beatAtStop = beats(fence);
   // Past its lease (a bounded wait on the clock: the lease is time).
   const expiry = Math.max(at + fence.leaseMs, Date.now() + 100) + 50;

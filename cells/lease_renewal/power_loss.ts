@@ -9,7 +9,7 @@ import {
   type PowerLossRunOptions,
 } from "../power_loss/record.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
-import { writerRun } from "../power_loss/writer_run.ts";
+import { countAckEntries, writerRun } from "../power_loss/writer_run.ts";
 import { staleRenewalProblem } from "./judge.ts";
 import { type RenewalEntry, RENEWER_LEASE_MS } from "./_renewals.ts";
 import { recovered } from "./_read_back.ts";
@@ -141,7 +141,7 @@ export function powerLossRenewalRun(options: PowerLossRunOptions): Promise<Power
     },
     judging: (run) => ({
       judge: (db, lines) => judgeRenewals(run.target, db, parseAcks<RenewalEntry>(lines)),
-      acknowledged: (lines) => parseAcks<RenewalEntry>(lines).filter((e) => e.k === "ack").length,
+      acknowledged: countAckEntries,
     }),
   });
 }
@@ -167,10 +167,7 @@ export function powerLossRenewalRun(options: PowerLossRunOptions): Promise<Power
 export function powerLossRenewalCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
   return powerLossKillCell({
     id: 11,
-    title: "power-loss lease renewal",
     what: "renewals",
-    kills: ["ack", "random"],
-    ackPoints: [],
     run: powerLossRenewalRun,
   }, options);
 }

@@ -14,7 +14,7 @@ import {
   walkLockStops,
 } from "../moves/stop_at_lock.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
-import { openTargetStore } from "../contract/target.ts";
+import { withStore } from "../contract/with_store.ts";
 import { staleRenewalProblem } from "./judge.ts";
 import { recovered } from "./_read_back.ts";
 import { HOLDER } from "./_children.ts";
@@ -84,15 +84,11 @@ function stopAt(
     label,
     dir,
     library: run.library,
-    async setup(db) {
-      const store = await openTargetStore(ctx.target, db);
-      try {
+    setup: (db) =>
+      withStore(ctx.target, db, async (store) => {
         await store.createSession(SESSION);
         await store.appendMessage(SESSION, { role: "user", content: "work before the renewal" });
-      } finally {
-        await store.close();
-      }
-    },
+      }),
     actors: {
       what: "the holder",
       spawn: (env) => spawn("actor", env),

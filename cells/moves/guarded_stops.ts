@@ -62,6 +62,8 @@ const obligationIs = (want: string) => async (store: Store, shared: Record<strin
 };
 const sessionAbsent = (id: string) => async (store: Store) =>
   (await store.listSessions!()).some((s) => s.id === id) ? `${id} exists` : undefined;
+const staleKept = (content: string, trace: string) => async (store: Store) =>
+  (await store.getMessages(SESSION)).some((m) => m.content === content) ? trace : undefined;
 
 /** The scenarios, by name. */
 export const STOP_SCENARIOS: Record<string, StopScenario> = {
@@ -112,20 +114,14 @@ export const STOP_SCENARIOS: Record<string, StopScenario> = {
     write: "appendMessage",
     what: "an append to a session rotated meanwhile",
     refused: true,
-    async trace(store) {
-      const found = (await store.getMessages(SESSION)).some((m) => m.content === "stale append");
-      return found ? "the rotated session holds the stale append" : undefined;
-    },
+    trace: staleKept("stale append", "the rotated session holds the stale append"),
   },
   batchEnded: {
     name: "batchEnded",
     write: "appendMessages",
     what: "a batch to a session ended meanwhile",
     refused: true,
-    async trace(store) {
-      const found = (await store.getMessages(SESSION)).some((m) => m.content === "stale batch");
-      return found ? "the ended session holds the stale batch" : undefined;
-    },
+    trace: staleKept("stale batch", "the ended session holds the stale batch"),
   },
   fork: {
     name: "fork",

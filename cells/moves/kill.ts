@@ -1,5 +1,6 @@
 // The kill moves the cells share: a random kill once enough is acknowledged and a run to
 // a named crash point, each observing the journal mode the writer ran in.
+import { ok } from "node:assert/strict";
 import { countAcks, readAckJournal } from "../../harness/ack_journal.ts";
 import { releaseBarrier } from "../../harness/barrier.ts";
 import {
@@ -17,6 +18,8 @@ import { exists } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { tally } from "../engine/tally.ts";
 import { LAST_WRITE } from "./_children.ts";
+import type { Store } from "../contract/target.ts";
+import { withStore } from "../contract/with_store.ts";
 
 /**
  * {@linkcode killWhileAlive}, telling why a kill did not land. The cells' children never
@@ -127,6 +130,27 @@ export function processStopped(pid: number): boolean | undefined {
   const stat = procText(`/proc/${pid}/stat`);
   if (stat === undefined) return undefined;
   return stat !== null && stat.slice(stat.lastIndexOf(") ") + 2)[0] === "T";
+}
+
+/**
+ * SIGSTOPs `child` and waits (bounded) until it is seen stopped (state `T`): the signal is
+ * asynchronous, so what the child did up to the stop is read only after this returns.
+ *
+ * @param child The child.
+ * @param who Who it is in the wait's message, e.g. `the holder`.
+ * @example
+ * ```ts ignore
+ * await stopChild(holder, "the holder");
+ * ```
+ */
+export async function stopChild(child: Child, who: string): Promise<void> {
+  child.signal("SIGSTOP");
+  await waitFor(() => processStopped(child.pid) !== false, {
+    what: `${who} (pid ${child.pid}) to be stopped (state T)`,
+    deadlineMs: 30_000,
+    intervalMs: 1,
+    children: [child],
+  });
 }
 
 /**
@@ -302,6 +326,42 @@ export async function killAfterLastWrite(
   return answers();
 }
 
+/** What {@linkcode killAfterLastWriteThenRead} found: the answers and the read, or the failure. */
+export interface LastWriteRead<T> {
+  /** The store's answers to the writes (none when they failed). */
+  answers: unknown[];
+  /** What a fresh open read of the file the kill left (nothing when the writes failed). */
+  read?: T;
+  /** Why the writes failed, for the step that judges them to throw. */
+  failed?: unknown;
+}
+
+/**
+ * {@linkcode killAfterLastWrite}, then `read` through a fresh open of the file it left. A
+ * failure of the writes is returned, not thrown, and nothing is read.
+ *
+ * @example
+ * ```ts ignore
+ * const { answers, read, failed } = await killAfterLastWriteThenRead(ctx, db, {
+ *   writes: [{ method: "requestHandoff", session: "D" }, { method: "claimHandoff", session: "D" }],
+ *   read: (store) => store.getHandoffState!("D"),
+ * });
+ * ```
+ */
+export async function killAfterLastWriteThenRead<T>(
+  ctx: CellRun,
+  db: string,
+  plan: LastWritePlan & { read: (store: Store) => Promise<T> },
+): Promise<LastWriteRead<T>> {
+  let answers: unknown[];
+  try {
+    answers = await killAfterLastWrite(ctx, db, plan);
+  } catch (failed) {
+    return { answers: [], failed };
+  }
+  return { answers, read: await withStore(ctx.target, db, plan.read) };
+}
+
 /** Where {@linkcode awaitCrash}'s child was armed to die. */
 export interface ArmedCrash {
   /** The crash point (`SESSION_DB_CRASH_AT`). */
@@ -337,4 +397,55 @@ export async function awaitCrash(
   tally(ctx, "sigkills", killed ? 1 : 0);
   if (killed) ctx.observeLeg(db, point);
   return killed;
+}
+
+/** A child {@linkcode crashAtPoint} arms to die at a crash point. */
+export interface PointCrash {
+  /** The crash point. */
+  point: string;
+  /** Which time it dies there (`SESSION_DB_CRASH_AT=<point>@<nth>`). */
+  nth: number;
+  /** The child script. */
+  script: URL;
+  /** Its arguments after the target, given its database and journal. */
+  args: (files: { db: string; acksPath: string }) => string[];
+  /** Its journal's suffix after the database's name (default `acks.jsonl`). */
+  journal?: string;
+  /** What the child is called in the step's name (default `child`). */
+  who?: string;
+  /** More assertions of the step, once it died, on its files. */
+  check?: (files: { db: string; acksPath: string }) => void;
+}
+
+/**
+ * Spawns a child on a database of its own (named after the point) armed to die at
+ * `crash.point`, waits for it, and asserts in a step that it died there by SIGKILL.
+ *
+ * @example
+ * ```ts ignore
+ * const files = await crashAtPoint({ ctx, t }, {
+ *   point: "publishCompressionChild:afterCommit",
+ *   nth: 2,
+ *   script: ROTATOR,
+ *   args: ({ db, acksPath }) => [db, acksPath, "0"],
+ * });
+ * ```
+ */
+export async function crashAtPoint(
+  cell: { ctx: CellRun; t: Deno.TestContext },
+  crash: PointCrash,
+): Promise<{ db: string; acksPath: string }> {
+  const { ctx, t } = cell;
+  const { point, nth, journal = "acks.jsonl", who = "child" } = crash;
+  const db = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
+  const files = { db, acksPath: `${db}.${journal}` };
+  const crasher = ctx.spawn(crash.script, crash.args(files), {
+    env: { SESSION_DB_CRASH_AT: `${point}@${nth}` },
+  });
+  const killed = await awaitCrash(ctx, crasher, { point, ...files });
+  await t.step(`${point}: the ${who} died there by SIGKILL`, () => {
+    ok(killed, crasher.describe());
+    crash.check?.(files);
+  });
+  return files;
 }

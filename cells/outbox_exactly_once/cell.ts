@@ -22,7 +22,7 @@ import {
   type ScenarioCounts,
   type ScenarioKind,
 } from "./scenario.ts";
-import { CELL_METHODS, loadTarget } from "../contract/target.ts";
+import { loadTarget } from "../contract/target.ts";
 import { RECOVERER, SENDER } from "./_children.ts";
 
 export { type RecoveredOutbox, recoverOutbox } from "./state.ts";
@@ -158,9 +158,6 @@ export function outboxExactlyOnceCell(
   const counts = validCounts(options);
   return defineCell({
     id: 5,
-    title: "delivery outbox exactly-once",
-    legs: "all",
-    requires: CELL_METHODS[5],
     // The sweepers' hold and the sweep's kill series run through the LD_PRELOAD recorder.
     preloads: true,
     run: (ctx, t) => outboxRun({ ctx, t, options, counts }),

@@ -11,7 +11,7 @@ import { MUTANTS, mutantTarget } from "../testdata/mutants/catalogue.ts";
 import { generateMutants } from "../testdata/mutants/generated.ts";
 import { defineCell } from "../engine/cell.ts";
 import { outboxStops } from "./stops.ts";
-import { CELL_METHODS, loadTarget } from "../contract/target.ts";
+import { loadTarget } from "../contract/target.ts";
 
 for (
   const name of ["amo_declared_keeps_marked", "marked_drops_maybe_sent", "amo_sweep_without_cas"]
@@ -87,8 +87,6 @@ Deno.test({
         await defineCell({
           id: 5,
           title: "delivery outbox stops",
-          legs: "all",
-          requires: CELL_METHODS[5],
           preloads: true,
           run: (ctx, t) => outboxStops(ctx, t, listed),
         }, { target: mutant.target, keepEvidence: false }),

@@ -10,6 +10,18 @@ const CONTENT: Record<string, string> = { a: "effect 0", b: "effect 1", c: "back
 const contentOf = (id: string) => CONTENT[id];
 const send = (id: string) => ({ id, action: "send" });
 
+/** Runs `use` on a fresh store file holding `pages` in a folder of its own, removed after. */
+function withStoreFolder(use: (dir: string, db: string) => void): void {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const db = `${dir}/store.db`;
+    Deno.writeTextFileSync(db, "pages");
+    use(dir, db);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
 Deno.test("claimsCheck: one sweep taking the whole owed set beside empty ones passes", () => {
   const check = claimsCheck("claims", [
     { name: "r0", claims: [] },
@@ -91,10 +103,7 @@ Deno.test("judgeOutbox: a resend behind a zero-width marker fails the marker che
 });
 
 Deno.test("store folder: every entry beside the database, SQLite's idle files aside", () => {
-  const dir = Deno.makeTempDirSync();
-  try {
-    const db = `${dir}/store.db`;
-    Deno.writeTextFileSync(db, "pages");
+  withStoreFolder((dir, db) => {
     Deno.writeTextFileSync(`${db}-shm`, "shared memory");
     Deno.writeFileSync(`${db}-wal`, new Uint8Array());
     const before = snapshotStoreFolder(db);
@@ -122,16 +131,11 @@ Deno.test("store folder: every entry beside the database, SQLite's idle files as
     deepStrictEqual(changes.length, 2);
     match(changes[0]!, /^locks\/owner went from 2 to 4 bytes/);
     match(changes[1]!, /^outbox-state\.json changed at byte 9 \(11 bytes, sha256 \w+ → \w+\)$/);
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("store folder: an -shm, -wal or -journal of another name is the store's own", () => {
-  const dir = Deno.makeTempDirSync();
-  try {
-    const db = `${dir}/store.db`;
-    Deno.writeTextFileSync(db, "pages");
+  withStoreFolder((dir, db) => {
     const before = snapshotStoreFolder(db);
     Deno.writeTextFileSync(`${dir}/side.db-shm`, "x");
     Deno.writeFileSync(`${dir}/side.db-wal`, new Uint8Array());
@@ -140,7 +144,5 @@ Deno.test("store folder: an -shm, -wal or -journal of another name is the store'
       "side.db-wal created",
     ]);
     deepStrictEqual(fileEntry(new Uint8Array()).digest, "e3b0c44298fc1c14");
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
+  });
 });

@@ -39,7 +39,7 @@ import {
   violationsOf,
 } from "../engine/state_check.ts";
 import { seededRandom } from "../../harness/seeded_random.ts";
-import { CELL_METHODS, type DeliveryPolicy, loadTarget } from "../contract/target.ts";
+import { type DeliveryPolicy, loadTarget } from "../contract/target.ts";
 import { declaredPermissions } from "../contract/target_access.ts";
 import { spawnFor } from "../engine/run.ts";
 import { RECOVERER, SENDER } from "./_children.ts";
@@ -425,9 +425,6 @@ export function powerLossOutboxCell(
 ): Promise<Deno.TestDefinition[]> {
   return powerLossCell({
     id: 5,
-    title: "power-loss delivery outbox exactly-once",
-    legs: "all",
-    requires: CELL_METHODS[5],
     async run(ctx, t) {
       const listed = (await loadTarget(ctx.target)).crashPoints?.() ?? [];
       for (const point of OUTBOX_POINTS) {

@@ -13,12 +13,8 @@ import {
   terminalStates,
 } from "./delivery_policy.ts";
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
-import {
-  type DeliveryPolicy,
-  openTargetStore,
-  type Store,
-  type StoredObligation,
-} from "../contract/target.ts";
+import type { DeliveryPolicy, Store, StoredObligation } from "../contract/target.ts";
+import { invariantsOf, withStore } from "../contract/with_store.ts";
 
 /**
  * One obligation as the store reads it back: through `getObligation` when the store has
@@ -46,9 +42,8 @@ export async function readObligation(
  * console.log(obligations.length, invariants); // 0 []
  * ```
  */
-export async function recoverOutbox(target: string, db: string): Promise<RecoveredOutbox> {
-  const store = await openTargetStore(target, db);
-  try {
+export function recoverOutbox(target: string, db: string): Promise<RecoveredOutbox> {
+  return withStore(target, db, async (store) => {
     const obligations = (await store.listObligations!()).map((o) => ({
       obligationId: o.obligationId,
       content: o.content,
@@ -56,11 +51,8 @@ export async function recoverOutbox(target: string, db: string): Promise<Recover
       deliveryFence: o.deliveryFence,
       lastError: o.lastError ?? null,
     })).sort((a, b) => a.content.localeCompare(b.content));
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
-    return { obligations, invariants };
-  } finally {
-    await store.close();
-  }
+    return { obligations, invariants: await invariantsOf(store) };
+  });
 }
 
 /**

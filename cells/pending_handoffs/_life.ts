@@ -8,15 +8,9 @@ import { waitFor } from "../../harness/wait_for.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { tally } from "../engine/tally.ts";
 import { killReadyAndObserve } from "../moves/kill.ts";
-import { openTargetStore } from "../contract/target.ts";
-import {
-  type HandoffEntry,
-  type HandoffState,
-  listProblems,
-  possibleStates,
-  stateProblems,
-} from "./judge.ts";
-import { type HandoffRead, readTwice } from "./_read.ts";
+import { withStore } from "../contract/with_store.ts";
+import type { HandoffEntry, HandoffState } from "./judge.ts";
+import { type HandoffRead, judgedRead } from "./_read.ts";
 import { HANDOFFS } from "./_children.ts";
 
 /** A life to judge: its label, file, sessions, their states before it, its journals. */
@@ -36,9 +30,7 @@ export async function judgeLife(
   t: Deno.TestContext,
   life: Life,
 ): Promise<HandoffRead | undefined> {
-  const possible = possibleStates(life.start, life.entries);
-  const { read, problems } = await readTwice(ctx.target, life.db, Object.keys(life.start));
-  const lost = stateProblems(possible, read.states);
+  const { read, problems, lost, wrong } = await judgedRead(ctx.target, life.db, life);
   tally(ctx, "acknowledgedOps", life.entries.filter((e) => e.k === "ack").length);
   tally(ctx, "lost", lost.length);
   const steps = [
@@ -48,7 +40,6 @@ export async function judgeLife(
     await t.step(
       `${life.label}: listPendingHandoffs lists every pending handoff once, and nothing else`,
       () => {
-        const wrong = listProblems(read.listed, read.states, possible);
         ok(wrong.length === 0, `${wrong.join("; ")} (listed: ${JSON.stringify(read.listed)})`);
       },
     ),
@@ -60,13 +51,12 @@ export async function judgeLife(
 }
 
 /** Whether `id` is listed by a fresh open of `db`. */
-async function listedNow(ctx: CellRun, db: string, id: string): Promise<boolean> {
-  const store = await openTargetStore(ctx.target, db);
-  try {
-    return (await store.listPendingHandoffs!()).some((s) => s.id === id);
-  } finally {
-    await store.close();
-  }
+function listedNow(ctx: CellRun, db: string, id: string): Promise<boolean> {
+  return withStore(
+    ctx.target,
+    db,
+    async (store) => (await store.listPendingHandoffs!()).some((s) => s.id === id),
+  );
 }
 
 /**

@@ -1,8 +1,14 @@
 // Reads a handoff file from this process: each session's state, the pending list, the
 // store's invariants; twice, by two fresh opens.
 import { integrityIfSqlite } from "../../harness/db_audit.ts";
-import { openTargetStore } from "../contract/target.ts";
-import type { HandoffState } from "./judge.ts";
+import { invariantsOf, withStore } from "../contract/with_store.ts";
+import {
+  type HandoffEntry,
+  type HandoffState,
+  listProblems,
+  possibleStates,
+  stateProblems,
+} from "./judge.ts";
 
 /** What one fresh open reads. */
 export interface HandoffRead {
@@ -15,21 +21,17 @@ export interface HandoffRead {
 }
 
 /** One fresh open of `db`: the states of `sessions`, the list, the invariants. */
-export async function readHandoffs(
+export function readHandoffs(
   target: string,
   db: string,
   sessions: readonly string[],
 ): Promise<HandoffRead> {
-  const store = await openTargetStore(target, db);
-  try {
+  return withStore(target, db, async (store) => {
     const states: Record<string, HandoffState> = {};
     for (const id of sessions) states[id] = await store.getHandoffState!(id);
     const listed = (await store.listPendingHandoffs!()).map((s) => s.id);
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
-    return { states, listed, invariants };
-  } finally {
-    await store.close();
-  }
+    return { states, listed, invariants: await invariantsOf(store) };
+  });
 }
 
 /**
@@ -51,4 +53,31 @@ export async function readTwice(
   if (integrity !== undefined && integrity !== "ok") problems.push(`integrity_check: ${integrity}`);
   if (read.invariants.length) problems.push(`invariants: ${read.invariants.join("; ")}`);
   return { read, problems };
+}
+
+/** A file read twice and held against its journal. */
+export interface JudgedRead {
+  /** The first read. */
+  read: HandoffRead;
+  /** The two reads differ, the integrity check, the invariants. */
+  problems: string[];
+  /** Sessions in a state no sequence of the acknowledged operations leaves. */
+  lost: string[];
+  /** What `listPendingHandoffs` lists wrong, against the states. */
+  wrong: string[];
+}
+
+/**
+ * Reads `db` twice ({@linkcode readTwice}) and holds it against the operations journaled
+ * since `start`: which sessions lost an acknowledged operation, what the list has wrong.
+ */
+export async function judgedRead(
+  target: string,
+  db: string,
+  journal: { start: Readonly<Record<string, HandoffState>>; entries: readonly HandoffEntry[] },
+): Promise<JudgedRead> {
+  const possible = possibleStates(journal.start, journal.entries);
+  const { read, problems } = await readTwice(target, db, Object.keys(journal.start));
+  const lost = stateProblems(possible, read.states);
+  return { read, problems, lost, wrong: listProblems(read.listed, read.states, possible) };
 }

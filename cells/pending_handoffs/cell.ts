@@ -2,7 +2,7 @@ import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { startTallies } from "../engine/tally.ts";
 import { seriesKind } from "../moves/kill_series.ts";
-import { CELL_METHODS, openTargetStore, type StoreMethod } from "../contract/target.ts";
+import { openTargetStore, type StoreMethod } from "../contract/target.ts";
 import { handoffRounds, setUpHandoffs } from "./rounds.ts";
 import { handoffSeries } from "./series.ts";
 import { judgeLife } from "./_life.ts";
@@ -60,9 +60,6 @@ export function pendingHandoffsCell(
 ): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 12,
-    title: "pending handoffs",
-    legs: "all",
-    requires: CELL_METHODS[12],
     // The kill series loads the recorder (LD_PRELOAD).
     preloads: true,
     run: (ctx, t) => pendingRun(ctx, t, options),

@@ -9,16 +9,10 @@ import {
   type PowerLossRunOptions,
 } from "../power_loss/record.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
-import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
-import { writerRun } from "../power_loss/writer_run.ts";
-import {
-  type HandoffEntry,
-  type HandoffState,
-  listProblems,
-  possibleStates,
-  stateProblems,
-} from "./judge.ts";
-import { readTwice } from "./_read.ts";
+import { type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
+import { countAckEntries, writerRun } from "../power_loss/writer_run.ts";
+import { type HandoffEntry, type HandoffState, possibleStates } from "./judge.ts";
+import { judgedRead } from "./_read.ts";
 import { setUpHandoffs } from "./rounds.ts";
 import { HANDOFFS } from "./_children.ts";
 
@@ -57,10 +51,7 @@ async function judgeHandoffs(
   start: Readonly<Record<string, HandoffState>>,
   entries: readonly HandoffEntry[],
 ): Promise<HandoffJudgement> {
-  const possible = possibleStates(start, entries);
-  const { read, problems } = await readTwice(target, db, Object.keys(start));
-  const lost = stateProblems(possible, read.states);
-  const wrong = listProblems(read.listed, read.states, possible);
+  const { read, problems, lost, wrong } = await judgedRead(target, db, { start, entries });
   const checks: StateCheck[] = [
     { name: "acknowledged handoffs survive the power loss", violations: [], missing: lost },
     {
@@ -86,20 +77,19 @@ async function judgeHandoffs(
 function resumeHandoffs(run: PowerLossRunOptions & { seed: number }) {
   const resume: PowerLossResume<HandoffJudgement> = {
     landed: (judged) => judged.landed,
-    async continue(dir, _acks, judged) {
-      const db = join(dir, "db", "store.db");
+    life: ({ dir, db }, judged) => {
       const prefix = join(dir, "more");
       Deno.writeTextFileSync(`${prefix}.start.json`, JSON.stringify(judged.states));
-      const why = await powerLossLife(run, {
-        dir,
+      return {
         script: HANDOFFS,
         args: [db, "random", prefix, `${prefix}.start.json`, String(run.seed + 1), "3"],
         acks: `${prefix}.jsonl`,
         // Two lines an operation: its invocation and its answer; it kills itself after them.
         k: 2 * SECOND_LIFE,
-      });
-      if (why) return [why];
-      const more = readAckJournal<HandoffEntry>(`${prefix}.jsonl`);
+      };
+    },
+    async judge({ dir, db }, _acks, judged) {
+      const more = readAckJournal<HandoffEntry>(`${join(dir, "more")}.jsonl`);
       return problemsOf((await judgeHandoffs(run.target, db, judged.states, more)).checks);
     },
   };
@@ -167,7 +157,7 @@ export function powerLossHandoffRun(options: PowerLossRunOptions): Promise<Power
     judging: (run) => ({
       judge: (db, lines) => judgeHandoffs(run.target, db, start, parseAcks<HandoffEntry>(lines)),
       resume: resumeHandoffs(run),
-      acknowledged: (lines) => parseAcks<HandoffEntry>(lines).filter((e) => e.k === "ack").length,
+      acknowledged: countAckEntries,
     }),
   });
 }
@@ -194,10 +184,7 @@ export function powerLossHandoffRun(options: PowerLossRunOptions): Promise<Power
 export function powerLossHandoffCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
   return powerLossKillCell({
     id: 12,
-    title: "power-loss pending handoffs",
     what: "handoff operations",
-    kills: ["ack", "random"],
-    ackPoints: [],
     run: powerLossHandoffRun,
   }, options);
 }

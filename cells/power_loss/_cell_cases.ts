@@ -25,6 +25,8 @@ export interface PowerLossCellCases {
   define: (options: PowerLossOptions) => Promise<Deno.TestDefinition[]>;
   /** Options of every run (sizes, evidence). */
   options: Partial<PowerLossOptions>;
+  /** Other stores than the reference that must pass, after it. */
+  passing?: readonly URL[];
   /** The mutants it must catch. */
   caught: readonly CaughtMutant[];
 }
@@ -82,7 +84,11 @@ export function registerPowerLossCases(table: readonly PowerLossCellCases[]): vo
   const reference = new URL("../reference_target.ts", import.meta.url);
   for (const cells of table) {
     const cases = [
-      { target: reference, expect: "PASS" as const, options: cells.options },
+      ...[reference, ...cells.passing ?? []].map((target) => ({
+        target,
+        expect: "PASS" as const,
+        options: cells.options,
+      })),
       ...cells.caught.map((m) => ({
         target: mutantTarget(m.name),
         expect: m.expect,

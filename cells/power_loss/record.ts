@@ -565,7 +565,7 @@ export async function checkStates<J extends StateJudgement>(
     run.diagnoses = pattern ? [diagnosis(pattern)] : [];
   }
   if (resume) {
-    run.resumes = await resumeStates(options.dir, candidates, {
+    run.resumes = await resumeStates(options, candidates, {
       count: options.resumes ?? 3,
       resume,
     });

@@ -13,21 +13,65 @@ import { spawnFor } from "../engine/run.ts";
 import { chooseResumes, continueState, type ResumeCandidate, secondLife } from "../moves/resume.ts";
 import type { PowerLossRunOptions } from "./_types.ts";
 
+/** A recovered state's folder, as its second life finds it. */
+export interface LifeFiles {
+  /** The folder: the second life's run folder. */
+  dir: string;
+  /** The database as the crash left it (`<dir>/db/store.db`). */
+  db: string;
+  /** The second life's acknowledgement journal (`<dir>/acks.jsonl`). */
+  acks: string;
+}
+
+/** The writer of a second life and when it dies. */
+export interface SecondWriter {
+  /** The writer script. */
+  script: URL;
+  /** Its arguments after the target. */
+  args: string[];
+  /** Its acknowledgement journal, when not the folder's `acks.jsonl`. */
+  acks?: string;
+  /** Acknowledged operations after which it is SIGKILLed (unless it kills itself first). */
+  k: number;
+}
+
 /**
  * How a power-loss cell continues a recovered state: whether a judgement shows the
- * in-flight operation landed, and the second life itself (its problems, `[]` when the
- * store holds both lives' acknowledged work and the clause).
+ * in-flight operation landed, the second life's writer, and the judge of what both lives
+ * left (its problems, `[]` when the store holds both lives' acknowledged work and the
+ * clause).
  */
 export interface PowerLossResume<J extends StateJudgement = StateJudgement> {
   /** Whether the in-flight operation is in the recovered state without its acknowledgement. */
   landed(judged: J, acks: readonly string[]): boolean;
   /** Whether the clause's writer can continue a sound state (default: every one can). */
   resumable?(judged: J): boolean;
-  /**
-   * Continues the state in `dir` (its files under `dir/db/` as the crash left them) in a
-   * fresh process, then judges what that left: the problems.
-   */
-  continue(dir: string, acks: readonly string[], judged: J): Promise<string[]>;
+  /** The writer that continues the state in `files` (and anything it needs written first). */
+  life(files: LifeFiles, judged: J): SecondWriter;
+  /** Judges what the second life left, with the first life's acknowledgements: the problems. */
+  judge(files: LifeFiles, acks: readonly string[], judged: J): Promise<string[]>;
+}
+
+/** The files of the recovered state in `dir`. */
+function lifeFiles(dir: string): LifeFiles {
+  return { dir, db: join(dir, "db", "store.db"), acks: join(dir, "acks.jsonl") };
+}
+
+/** Continues one state in `dir` in a fresh process, then judges it: the problems. */
+async function continueLife<J extends StateJudgement>(
+  options: PowerLossRunOptions,
+  dir: string,
+  state: { candidate: PowerLossCandidate<J>; resume: PowerLossResume<J> },
+): Promise<string[]> {
+  const { candidate, resume } = state;
+  const files = lifeFiles(dir);
+  const why = await powerLossLife(options, {
+    dir,
+    acks: files.acks,
+    ...resume.life(files, candidate.judged),
+  });
+  if (why) return [why];
+  return await resume.judge(files, candidate.acks, candidate.judged);
 }
 
 /** Every violation and every missing piece of acknowledged work of the checks, in order. */
@@ -59,23 +103,24 @@ export interface ResumeTally {
  * Continues the chosen states one after another (`count` of the candidates); a failing one
  * keeps its folder.
  *
- * @param dir The run's folder (the states go under `resumes/`).
+ * @param options The run (its folder: the states go under `resumes/`; leg, target).
  * @param candidates The sound recovered states.
  * @param plan How many to continue, and how.
  * @returns How the resumes went.
  */
 export async function resumeStates<J extends StateJudgement>(
-  dir: string,
+  options: PowerLossRunOptions,
   candidates: readonly PowerLossCandidate<J>[],
   plan: { count: number; resume: PowerLossResume<J> },
 ): Promise<ResumeTally> {
+  const { dir } = options;
   const chosen = chooseResumes(candidates, plan.count);
   const tally: ResumeTally = { candidates: candidates.length, run: 0, failed: 0 };
   for (const [i, candidate] of chosen.entries()) {
     const stateDir = join(dir, "resumes", String(i));
     const problems = await continueState(candidate, stateDir, async (stateDir) => {
       try {
-        return await plan.resume.continue(stateDir, candidate.acks, candidate.judged);
+        return await continueLife(options, stateDir, { candidate, resume: plan.resume });
       } catch (error) {
         return [`cannot continue: ${error instanceof Error ? error.message : String(error)}`];
       }

@@ -4,9 +4,9 @@
 // lives), a SKIP with the reason where the recorder cannot run, and the cell of cells 1, 3
 // and 4 that runs one recorded run per kill.
 import { ok } from "node:assert/strict";
-import { type CellRun, defineCell } from "../engine/cell.ts";
+import { type CellRun, type CellSpec, defineCell } from "../engine/cell.ts";
 import { diagnosed, diagnosisLines } from "../engine/diagnoses.ts";
-import { CELL_METHODS, loadTarget } from "../contract/target.ts";
+import { CELL_TITLES, loadTarget } from "../contract/target.ts";
 import {
   type PowerLossKill,
   type PowerLossOptions,
@@ -149,53 +149,78 @@ export async function powerLossSteps(
 
 /**
  * The test definitions of a power-loss cell: a SKIP with the reason when the recorder
- * cannot run here (never counted as a pass), else the cell.
+ * cannot run here (never counted as a pass), else the cell. Its title defaults to
+ * `power-loss <the cell's title>`; legs and methods default as in {@linkcode defineCell}.
+ *
+ * @param spec The cell.
+ * @param options Target, leg, states.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossCell } from "./steps.ts";
+ * const target = new URL("../reference_target.ts", import.meta.url);
+ * const tests = await powerLossCell({ id: 1, run: async (ctx) => ctx.note("ran", true) }, { target });
+ * for (const test of tests) Deno.test(test);
+ * ```
  */
 export async function powerLossCell(
-  spec: Parameters<typeof defineCell>[0],
+  spec: CellSpec,
   options: PowerLossOptions,
 ): Promise<Deno.TestDefinition[]> {
+  const title = spec.title ?? `power-loss ${CELL_TITLES[spec.id]}`;
   const { reason } = await powerLossRecorder();
   if (reason) {
     return [{
-      name: `cell ${spec.id} ${spec.title} SKIP: ${reason}`,
+      name: `cell ${spec.id} ${title} SKIP: ${reason}`,
       ignore: true,
       fn: () => {},
     }];
   }
-  return defineCell({ ...spec, preloads: true }, options);
+  return defineCell({ ...spec, title, preloads: true }, options);
 }
 
 /** What sets one of cells 1, 3, 4, 8, 9, 10, 11 and 12 apart in the tier. */
 export interface KillCellSpec {
   id: 1 | 3 | 4 | 8 | 9 | 10 | 11 | 12;
-  title: string;
+  /** Default: `power-loss <the cell's title>`. */
+  title?: string;
   /** What its operations are called in the steps, e.g. `appends`. */
   what: string;
-  /** Its kills, in order, when the options name none. */
-  kills: readonly PowerLossKill[];
-  /** The crash points the `ack` kill needs the target to list (skipped otherwise). */
-  ackPoints: readonly string[];
+  /** Its kills, in order, when the options name none (default: `ack`, then `random`). */
+  kills?: readonly PowerLossKill[];
+  /** The crash points the `ack` kill needs the target to list (skipped otherwise; default none). */
+  ackPoints?: readonly string[];
   /** One recorded run. */
   run: (options: PowerLossRunOptions) => Promise<PowerLossRun>;
 }
 
-/** A cell that runs one recorded run per kill on the current leg and asserts each. */
+/**
+ * A cell that runs one recorded run per kill on the current leg and asserts each.
+ *
+ * @param spec The cell: its number, what its operations are called, its run, its kills.
+ * @param options Target, leg, kills, states.
+ * @returns The test definitions.
+ * @example
+ * ```ts ignore
+ * import { powerLossKillCell } from "./steps.ts";
+ * import { powerLossPrefixRun } from "../prefix_durability/power_loss.ts";
+ * const target = new URL("../reference_target.ts", import.meta.url);
+ * const spec = { id: 1, what: "appends", run: powerLossPrefixRun } as const;
+ * for (const test of await powerLossKillCell(spec, { target })) Deno.test(test);
+ * ```
+ */
 export function powerLossKillCell(
   spec: KillCellSpec,
   options: PowerLossOptions,
 ): Promise<Deno.TestDefinition[]> {
+  const { kills = ["ack", "random"], ackPoints = [] } = spec;
   return powerLossCell({
     id: spec.id,
-    title: spec.title,
-    legs: "all",
-    requires: CELL_METHODS[spec.id],
+    ...(spec.title ? { title: spec.title } : {}),
     async run(ctx, t) {
-      const points = spec.ackPoints.length
-        ? (await loadTarget(ctx.target)).crashPoints?.() ?? []
-        : [];
-      for (const kill of options.kills ?? spec.kills) {
-        if (kill === "ack" && !spec.ackPoints.every((p) => points.includes(p))) continue;
+      const points = ackPoints.length ? (await loadTarget(ctx.target)).crashPoints?.() ?? [] : [];
+      for (const kill of options.kills ?? kills) {
+        if (kill === "ack" && !ackPoints.every((p) => points.includes(p))) continue;
         const run = await spec.run({
           ...options,
           leg: ctx.leg,

@@ -5,6 +5,7 @@ import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
 import type { StateJudgement } from "../engine/state_check.ts";
 import {
   checkStates,
+  parseAcks,
   type PowerLossRun,
   type PowerLossRunOptions,
   recordAndKill,
@@ -90,4 +91,42 @@ export async function writerRun<J extends StateJudgement>(
   }
   await recordAndKill(run, files, spec.writer({ files, run, operations, random }));
   return checkStates(run, files, spec.judging(run));
+}
+
+/**
+ * The acknowledgements among the lines of a journal that also notes each invocation: the
+ * entries marked `k: "ack"` (a writer's `acknowledged` count in `StateJudging`).
+ *
+ * @param lines The journal lines.
+ * @returns How many acknowledge an operation.
+ * @example
+ * ```ts
+ * import { countAckEntries } from "./writer_run.ts";
+ * console.log(countAckEntries(['{"k":"inv"}', '{"k":"ack"}', '{"k":"inv"}'])); // 1
+ * ```
+ */
+export function countAckEntries(lines: readonly string[]): number {
+  return parseAcks<{ k?: string }>(lines).filter((entry) => entry.k === "ack").length;
+}
+
+/**
+ * The environment of a writer whose `ack` kill is one of the store's crash points: it dies
+ * the `nth()`-th time it gets to `point` (drawn for that kill only); none for the others.
+ *
+ * @param run The run (its kill).
+ * @param point The crash point, e.g. `publishCompressionChild:afterCommit`.
+ * @param nth Which time it dies there.
+ * @returns The writer's extra environment.
+ * @example
+ * ```ts ignore
+ * import { ackCrashEnv } from "./writer_run.ts";
+ * const env = ackCrashEnv(run, "appendMessage:afterCommit", () => 10);
+ * ```
+ */
+export function ackCrashEnv(
+  run: WriterRunOptions,
+  point: string,
+  nth: () => number,
+): Record<string, string> {
+  return run.kill === "ack" ? { SESSION_DB_CRASH_AT: `${point}@${nth()}` } : {};
 }

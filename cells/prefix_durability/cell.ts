@@ -11,7 +11,7 @@ import { startTallies, tally } from "../engine/tally.ts";
 import { killAfterLastWrite, killLanding } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { RESUMED_OPS, resumedStep } from "../moves/resume.ts";
-import { CELL_METHODS, loadTarget, openTargetStore } from "../contract/target.ts";
+import { loadTarget, openTargetStore } from "../contract/target.ts";
 import { PREFIX_WRITER } from "./_children.ts";
 
 export { recoverMessages } from "./judge.ts";
@@ -67,9 +67,6 @@ export function prefixDurabilityCell(
 ): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 1,
-    title: "prefix durability",
-    legs: "all",
-    requires: CELL_METHODS[1],
     // The kill series inside an append loads the recorder (LD_PRELOAD).
     preloads: true,
     run: (ctx, t) => prefixRun({ ctx, t, options }),

@@ -1,18 +1,14 @@
-import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
-import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
 import {
-  checkStates,
   parseAcks,
   type PowerLossOptions,
   type PowerLossRun,
   type PowerLossRunOptions,
-  recordAndKill,
-  runFiles,
 } from "../power_loss/record.ts";
+import { writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
 import { type Append, judgePrefix, type PrefixJudgement } from "./judge.ts";
-import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
+import { type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import { PREFIX_WRITER } from "./_children.ts";
 
 /** Appends the second life acknowledges on a recovered state before it is SIGKILLed. */
@@ -26,17 +22,8 @@ const SECOND_LIFE = 3;
 function resumeAppends(run: PowerLossRunOptions): PowerLossResume<PrefixJudgement> {
   return {
     landed: (judged, acks) => judged.rows.length > acks.length,
-    async continue(dir, acks) {
-      const db = join(dir, "db", "store.db");
-      const more = join(dir, "acks.jsonl");
-      const why = await powerLossLife(run, {
-        dir,
-        script: PREFIX_WRITER,
-        args: [db, more],
-        acks: more,
-        k: SECOND_LIFE,
-      });
-      if (why) return [why];
+    life: ({ db, acks }) => ({ script: PREFIX_WRITER, args: [db, acks], k: SECOND_LIFE }),
+    async judge({ db, acks: more }, acks) {
       const both = [...parseAcks<Append>(acks), ...readAckJournal<Append>(more)];
       return problemsOf((await judgePrefix(run.target, db, both)).checks);
     },
@@ -66,22 +53,19 @@ function resumeAppends(run: PowerLossRunOptions): PowerLossResume<PrefixJudgemen
  * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
  * ```
  */
-export async function powerLossPrefixRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
-  // One seed, reported with the run: the kill point and the random states.
-  const seed = options.seed ?? runSeed();
-  const random = seededRandom(seed);
-  const run = { ...options, seed, minAcknowledged: options.minAcknowledged ?? 40 };
-  const files = runFiles(run.dir);
-  const threshold = run.minAcknowledged;
-  const selfKill = run.kill === "ack" ? [String(threshold + Math.floor(random() * threshold))] : [];
-  await recordAndKill(run, files, {
-    script: PREFIX_WRITER,
-    args: [files.db, files.acks, ...selfKill],
-    what: "appends",
-  });
-  return checkStates(run, files, {
-    judge: (db, lines) => judgePrefix(run.target, db, parseAcks<Append>(lines)),
-    resume: resumeAppends(run),
+export function powerLossPrefixRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  return writerRun(options, {
+    operations: 40,
+    writer: ({ files, operations, random, run }) => {
+      const selfKill = run.kill === "ack"
+        ? [String(operations + Math.floor(random() * operations))]
+        : [];
+      return { script: PREFIX_WRITER, args: [files.db, files.acks, ...selfKill], what: "appends" };
+    },
+    judging: (run) => ({
+      judge: (db, lines) => judgePrefix(run.target, db, parseAcks<Append>(lines)),
+      resume: resumeAppends(run),
+    }),
   });
 }
 
@@ -106,10 +90,7 @@ export async function powerLossPrefixRun(options: PowerLossRunOptions): Promise<
 export function powerLossPrefixCell(options: PowerLossOptions): Promise<Deno.TestDefinition[]> {
   return powerLossKillCell({
     id: 1,
-    title: "power-loss prefix durability",
     what: "appends",
-    kills: ["ack", "random"],
-    ackPoints: [],
     run: powerLossPrefixRun,
   }, options);
 }

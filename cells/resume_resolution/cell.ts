@@ -1,38 +1,29 @@
-import { ok } from "node:assert/strict";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { reapAll } from "../../harness/child.ts";
 import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { checkSteps, soundness, type StateCheck } from "../engine/state_check.ts";
 import { startTallies, tally } from "../engine/tally.ts";
-import { CELL_METHODS, loadTarget } from "../contract/target.ts";
-import { awaitCrash, killAfterAcks } from "../moves/kill.ts";
+import { loadTarget } from "../contract/target.ts";
+import { crashAtPoint, killAfterAcks } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { resumedStep } from "../moves/resume.ts";
 import { raceSeriesOf } from "../moves/race.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
 import { type ChainAck, resumedChildOf } from "./_chain.ts";
 import { CHAIN_ROTATOR, RESOLVER, RESUMER } from "./_children.ts";
-import {
-  type ChainTruth,
-  chainTruth,
-  endedAppendViolations,
-  firstLifeChains,
-  missingAppends,
-  reopenViolations,
-  resumedViolations,
-  viewViolations,
-} from "./judge.ts";
+import { chainTruth, missingAppends, reopenViolations, resumedViolations } from "./judge.ts";
 import { liveHolderOrphan } from "./live_holder.ts";
+import { type ChainState, readState, takeLock, viewHere } from "./state.ts";
 import {
-  type ChainState,
-  probeEndedAppends,
-  readState,
-  reopenOrphans,
-  takeLock,
-  viewHere,
-  withStore,
-} from "./state.ts";
+  endedAndSoundChecks,
+  recoverChains,
+  type RecoveredChains,
+  type ResumePlan,
+  resumePlanOf,
+  viewChecks,
+} from "./_recovery.ts";
+import { withStore } from "../contract/with_store.ts";
 import type { ResolutionView } from "./_chain.ts";
 import { untilExited } from "../moves/kill.ts";
 
@@ -71,18 +62,6 @@ interface LifeFiles {
   acksPath: string;
 }
 
-/** What a resumed life continues: the in-flight chain as the crash left it. */
-interface ResumePlan {
-  /** The chain's root. */
-  root: string;
-  /** Its sessions up to its live tip. */
-  upToTip: string[];
-  /** Its live tip. */
-  tip: string;
-  /** The highest message id in the chain, stored or acknowledged. */
-  floor: number;
-}
-
 /** Two fresh processes resolving `ids` at once, each printing its view. */
 async function freshViews(ctx: CellRun, db: string, ids: readonly string[]) {
   const children = [0, 1].map(() => ctx.spawn(RESOLVER, [db, JSON.stringify(ids)]));
@@ -99,34 +78,9 @@ async function freshViews(ctx: CellRun, db: string, ids: readonly string[]) {
   });
 }
 
-/** The resolution checks over every view of one state. */
-function viewChecks(
-  truths: readonly ChainTruth[],
-  views: readonly (readonly [string, ResolutionView])[],
-  state: ChainState,
-): StateCheck[] {
-  const found = views.map(([where, view]) =>
-    viewViolations(truths, view, { where, sessions: state.sessions })
-  );
-  const where = views.map(([w]) => w).join(", ");
-  const checks: StateCheck[] = [{
-    name: `resolveResumeSessionId gives each chain's live tip (${where})`,
-    violations: found.flatMap((f) => f.resolve),
-    missing: [],
-  }];
-  if (views[0]?.[1].live) {
-    checks.push({
-      name: "findLiveCompressionChild names the live continuation exactly when there is one",
-      violations: found.flatMap((f) => f.live),
-      missing: [],
-    });
-  }
-  return checks;
-}
-
 /** The orphan recovery's check, or `undefined` when the store offers none. */
 function reopenCheck(
-  calls: Awaited<ReturnType<typeof reopenOrphans>>,
+  calls: RecoveredChains["calls"],
   before: ChainState,
   after: ChainState,
 ): StateCheck[] {
@@ -137,13 +91,6 @@ function reopenCheck(
     violations: reopenViolations(calls, before, after),
     missing: [],
   }];
-}
-
-/** The highest message id a chain holds or was acknowledged. */
-function floorOf(upToTip: readonly string[], state: ChainState, acks: readonly ChainAck[]) {
-  const stored = upToTip.flatMap((id) => (state.messages[id] ?? []).map((m) => m.id));
-  const acked = acks.flatMap((a) => a.op === "append" ? [a.id] : []);
-  return Math.max(0, ...stored, ...acked);
 }
 
 /**
@@ -159,18 +106,13 @@ async function checkState(
   const { ctx, t } = cell;
   const { db, acksPath } = files;
   const acks = readAckJournal<ChainAck>(acksPath);
-  const first = await readState(ctx.target, db);
-  const second = await readState(ctx.target, db);
-  const calls = await reopenOrphans(ctx.target, db, first.sessions);
-  const state = calls?.length ? await readState(ctx.target, db) : second;
-  const acked = new Set(acks.flatMap((a) => a.op === "rotate" ? [a.parentId] : []));
-  const truths = firstLifeChains(state.sessions, acks)
-    .map((chain) => chainTruth(chain, state.sessions, acked));
+  const recovered = await recoverChains(ctx.target, db, acks);
+  const { second, calls, state, truths } = recovered;
   const missing = missingAppends(acks, state.messages);
   tally(ctx, "acknowledgedOps", acks.length);
   tally(ctx, "lost", missing.length);
-  const inFlight = truths.findLast((truth) => truth.tip !== undefined);
-  const lock = inFlight ? await takeLock(ctx.target, db, inFlight.tip!) : undefined;
+  const plan = resumePlanOf(truths, state, acks);
+  const lock = plan ? await takeLock(ctx.target, db, plan.tip) : undefined;
   const ids = truths.flatMap((truth) => truth.upToTip);
   const views: [string, ResolutionView][] = [
     ["this process", await viewHere(ctx.target, db, ids)],
@@ -185,8 +127,7 @@ async function checkState(
   // Optional methods the store lacks are named, never counted as judged.
   if (!views[0]![1].live) ctx.note("findLiveCompressionChild", "absent: not judged");
   if (!calls) ctx.note("reopenOrphanedCompressionSession", "absent: own recovery judged");
-  const ended = truths.flatMap((truth) => truth.upToTip.slice(0, -1));
-  const probes = await probeEndedAppends(ctx.target, db, ended);
+  const lastChecks = await endedAndSoundChecks(ctx.target, db, recovered);
   ctx.note(`${label}.tips`, truths.map((truth) => truth.tip ?? "none"));
   await checkSteps(t, [
     ...reopenCheck(calls, second, state),
@@ -199,31 +140,15 @@ async function checkState(
       name: "a fresh holder takes the in-flight tip's lock at once (no lock outlives its holder)",
       violations: lock && lock.taken !== true
         ? [
-          `tryAcquireCompressionLock(${inFlight?.tip}) by another holder returned ${lock.taken} (${lock.tookMs} ms) after the rotator holding it was killed`,
+          `tryAcquireCompressionLock(${plan?.tip}) by another holder returned ${lock.taken} (${lock.tookMs} ms) after the rotator holding it was killed`,
         ]
         : [],
       missing: [],
     },
-    ...viewChecks(truths, views, state),
-    {
-      name: "appends to ended parents refused with CompressionSessionClosedError, changing nothing",
-      violations: endedAppendViolations(probes),
-      missing: [],
-    },
-    {
-      name: "recovery deterministic, integrity and invariants",
-      violations: soundness(db, [first, second], state.invariants),
-      missing: [],
-    },
+    ...viewChecks(truths, views, { sessions: state.sessions }),
+    ...lastChecks,
   ], `${label}: `);
-  if (!inFlight) return undefined;
-  const tip = inFlight.tip!;
-  return {
-    root: inFlight.chain[0]!,
-    upToTip: inFlight.upToTip,
-    tip,
-    floor: floorOf(inFlight.upToTip, state, acks),
-  };
+  return plan;
 }
 
 /**
@@ -263,7 +188,7 @@ async function resumeState(
       violations: resumedViolations({ ...plan, acks, truth, messages: first.messages }),
       missing: lost,
     },
-    ...viewChecks([truth], views, first),
+    ...viewChecks([truth], views, { sessions: first.sessions }),
     {
       name: "recovery deterministic, integrity and invariants",
       violations: soundness(db, [first, second], first.invariants),
@@ -321,15 +246,8 @@ async function crashPointKills(cell: ResolutionRun, points: readonly string[]): 
   const { ctx, t } = cell;
   ctx.note("crashPoints", points);
   for (const point of points) {
-    const db = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
-    const files = { db, acksPath: `${db}.acks.jsonl` };
-    const crasher = ctx.spawn(CHAIN_ROTATOR, [db, files.acksPath], {
-      env: { SESSION_DB_CRASH_AT: `${point}@2` },
-    });
-    const killed = await awaitCrash(ctx, crasher, { point, ...files });
-    await t.step(`${point}: the child died there by SIGKILL`, () => {
-      ok(killed, crasher.describe());
-    });
+    const args = ({ db, acksPath }: LifeFiles) => [db, acksPath];
+    const files = await crashAtPoint({ ctx, t }, { point, nth: 2, script: CHAIN_ROTATOR, args });
     await judgeLife(cell, point, files);
   }
 }
@@ -366,9 +284,6 @@ export function resumeResolutionCell(
 ): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 8,
-    title: "resume resolution",
-    legs: "all",
-    requires: CELL_METHODS[8],
     preloads: true,
     run: (ctx, t) => resolutionRun({ ctx, t, options }),
   }, options);

@@ -16,7 +16,8 @@ import { killLanding, killReadyAndObserve } from "../moves/kill.ts";
 import { LOCK_TTL_MS } from "../rotation_atomicity/children/lock_taker.ts";
 import { ORPHAN_HOLDER, REOPENER } from "./_children.ts";
 import { reopenViolations } from "./judge.ts";
-import { type ChainState, readState, takeLock, withStore } from "./state.ts";
+import { type ChainState, readState, takeLock } from "./state.ts";
+import { withStore } from "../contract/with_store.ts";
 
 const SESSION = "legacy";
 const ROTATED = "rotated";

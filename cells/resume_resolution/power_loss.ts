@@ -1,6 +1,5 @@
-import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
-import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
+import type { StateCheck, StateJudgement } from "../engine/state_check.ts";
 import type { StoredSession } from "../contract/target.ts";
 import {
   parseAcks,
@@ -8,40 +7,22 @@ import {
   type PowerLossRun,
   type PowerLossRunOptions,
 } from "../power_loss/record.ts";
-import { writerRun } from "../power_loss/writer_run.ts";
+import { ackCrashEnv, writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
-import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
-import { type ChainAck, type ResolutionView, resumedChildOf } from "./_chain.ts";
+import { type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
+import { type ChainAck, resumedChildOf } from "./_chain.ts";
+import { chainTruth, missingAppends, reopenViolations, resumedViolations } from "./judge.ts";
+import { type ChainState, readState, takeLock, viewHere } from "./state.ts";
 import {
-  type ChainTruth,
-  chainTruth,
-  endedAppendViolations,
-  firstLifeChains,
-  missingAppends,
-  reopenViolations,
-  resumedViolations,
-  viewViolations,
-} from "./judge.ts";
-import {
-  type ChainState,
-  probeEndedAppends,
-  readState,
-  reopenOrphans,
-  takeLock,
-  viewHere,
-} from "./state.ts";
+  endedAndSoundChecks,
+  recoverChains,
+  type ResumePlan,
+  resumePlanOf,
+  viewChecks,
+} from "./_recovery.ts";
 import { CHAIN_ROTATOR, RESUMER } from "./_children.ts";
 
 const AFTER_COMMIT = "publishCompressionChild:afterCommit";
-
-/** The in-flight chain a second life continues, as the judge found it. */
-interface ResumePlan {
-  root: string;
-  upToTip: string[];
-  tip: string;
-  /** The highest message id the chain holds or was acknowledged. */
-  floor: number;
-}
 
 /** Cell 8's judgement of one state, with what a second life continues. */
 interface ChainJudgement extends StateJudgement {
@@ -66,27 +47,8 @@ function lostRotations(acks: readonly ChainAck[], sessions: readonly StoredSessi
   );
 }
 
-/** The resolution checks of two recoveries (this process's two opens). */
-function viewChecks(
-  truths: readonly ChainTruth[],
-  views: readonly (readonly [string, ResolutionView])[],
-  sessions: readonly StoredSession[],
-): StateCheck[] {
-  const found = views.map(([where, view]) => viewViolations(truths, view, { where, sessions }));
-  const checks: StateCheck[] = [{
-    name: "resolveResumeSessionId gives each chain's live tip in two recoveries",
-    violations: found.flatMap((f) => f.resolve),
-    missing: [],
-  }];
-  if (views[0]?.[1].live) {
-    checks.push({
-      name: "findLiveCompressionChild names the live continuation exactly when there is one",
-      violations: found.flatMap((f) => f.live),
-      missing: [],
-    });
-  }
-  return checks;
-}
+/** Where the resolution checks read their views: this process's two opens. */
+const TWO = "in two recoveries";
 
 /** Two fresh opens' views of how `ids` resolve. */
 async function twoViews(target: string, db: string, ids: readonly string[]) {
@@ -94,16 +56,6 @@ async function twoViews(target: string, db: string, ids: readonly string[]) {
     ["first recovery", await viewHere(target, db, ids)],
     ["second recovery", await viewHere(target, db, ids)],
   ] as const;
-}
-
-/** What the in-flight chain's second life continues, when the state has a chain. */
-function planOf(truths: readonly ChainTruth[], state: ChainState, acks: readonly ChainAck[]) {
-  const inFlight = truths.findLast((truth) => truth.tip !== undefined);
-  if (!inFlight) return undefined;
-  const stored = inFlight.upToTip.flatMap((id) => (state.messages[id] ?? []).map((m) => m.id));
-  const acked = acks.flatMap((a) => a.op === "append" ? [a.id] : []);
-  const floor = Math.max(0, ...stored, ...acked);
-  return { root: inFlight.chain[0]!, upToTip: inFlight.upToTip, tip: inFlight.tip!, floor };
 }
 
 /** Whether the state holds an append or a rotation nobody acknowledged yet. */
@@ -129,22 +81,12 @@ async function judgeChains(
   db: string,
   acks: readonly ChainAck[],
 ): Promise<ChainJudgement> {
-  const first = await readState(target, db);
-  const second = await readState(target, db);
-  const calls = await reopenOrphans(target, db, first.sessions);
-  const state = calls?.length ? await readState(target, db) : second;
-  const acked = new Set(acks.flatMap((a) => a.op === "rotate" ? [a.parentId] : []));
-  const truths = firstLifeChains(state.sessions, acks)
-    .map((chain) => chainTruth(chain, state.sessions, acked));
+  const recovered = await recoverChains(target, db, acks);
+  const { second, calls, state, truths } = recovered;
   const lost = [...missingAppends(acks, state.messages), ...lostRotations(acks, state.sessions)];
-  const plan = planOf(truths, state, acks);
+  const plan = resumePlanOf(truths, state, acks);
   const lock = plan ? await takeLock(target, db, plan.tip) : undefined;
   const views = await twoViews(target, db, truths.flatMap((truth) => truth.upToTip));
-  const probes = await probeEndedAppends(
-    target,
-    db,
-    truths.flatMap((truth) => truth.upToTip.slice(0, -1)),
-  );
   const checks: StateCheck[] = [
     ...(calls === undefined ? [] : [{
       name: "reopenOrphanedCompressionSession reopens every orphan, refuses the others",
@@ -163,17 +105,8 @@ async function judgeChains(
         : [],
       missing: [],
     },
-    ...viewChecks(truths, views, state.sessions),
-    {
-      name: "appends to ended parents refused with CompressionSessionClosedError, changing nothing",
-      violations: endedAppendViolations(probes),
-      missing: [],
-    },
-    {
-      name: "recovery deterministic, integrity and invariants",
-      violations: soundness(db, [first, second], state.invariants),
-      missing: [],
-    },
+    ...viewChecks(truths, views, { sessions: state.sessions, where: TWO }),
+    ...await endedAndSoundChecks(target, db, recovered),
   ];
   return { checks, lost: lost.length, landed: landedOf(state, acks), ...(plan ? { plan } : {}) };
 }
@@ -187,19 +120,14 @@ function resumeChain(run: PowerLossRunOptions): PowerLossResume<ChainJudgement> 
   return {
     landed: (judged) => judged.landed,
     resumable: (judged) => judged.plan !== undefined,
-    async continue(dir, acks, judged) {
+    // It journals five acknowledgements and kills itself after the last.
+    life: ({ db, acks }, judged) => ({
+      script: RESUMER,
+      args: [db, acks, judged.plan!.root],
+      k: 5,
+    }),
+    async judge({ db, acks: more }, acks, judged) {
       const plan = judged.plan!;
-      const db = join(dir, "db", "store.db");
-      const more = join(dir, "acks.jsonl");
-      const why = await powerLossLife(run, {
-        dir,
-        script: RESUMER,
-        args: [db, more, plan.root],
-        acks: more,
-        // It journals five acknowledgements and kills itself after the last.
-        k: 5,
-      });
-      if (why) return [why];
       const resumed = readAckJournal<ChainAck>(more);
       const state = await readState(run.target, db);
       const chain = [...plan.upToTip, resumedChildOf(plan.tip)];
@@ -208,7 +136,7 @@ function resumeChain(run: PowerLossRunOptions): PowerLossResume<ChainJudgement> 
       return [
         ...resumedViolations({ ...plan, acks: resumed, truth, messages: state.messages }),
         ...missingAppends(parseAcks<ChainAck>(acks), state.messages),
-        ...problemsOf(viewChecks([truth], views, state.sessions)),
+        ...problemsOf(viewChecks([truth], views, { sessions: state.sessions, where: TWO })),
       ];
     },
   };
@@ -243,9 +171,7 @@ export function powerLossResolutionRun(options: PowerLossRunOptions): Promise<Po
     writer: ({ files, run, random }) => {
       // Two rotations a chain of seven acknowledgements: die after the k-th rotation's commit.
       const rotations = Math.max(2, Math.round(run.minAcknowledged / 3.5));
-      const env: Record<string, string> = run.kill === "ack"
-        ? { SESSION_DB_CRASH_AT: `${AFTER_COMMIT}@${rotations + Math.floor(random() * 2)}` }
-        : {};
+      const env = ackCrashEnv(run, AFTER_COMMIT, () => rotations + Math.floor(random() * 2));
       return {
         script: CHAIN_ROTATOR,
         args: [files.db, files.acks],
@@ -283,7 +209,6 @@ export function powerLossResolutionCell(
 ): Promise<Deno.TestDefinition[]> {
   return powerLossKillCell({
     id: 8,
-    title: "power-loss resume resolution",
     what: "appends and rotations",
     kills: ["random", "ack"],
     ackPoints: [AFTER_COMMIT],

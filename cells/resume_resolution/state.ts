@@ -1,7 +1,8 @@
 // Cell 8's reads and probes of a recovered file from the test process, each through a
 // fresh open of the target's store: the sessions and messages, the orphan recovery, the
 // dead rotator's lock, the appends to ended parents, one process's resolution view.
-import { openTargetStore, type Store, type StoredSession } from "../contract/target.ts";
+import type { StoredSession } from "../contract/target.ts";
+import { invariantsOf, sortedSessions, withStore } from "../contract/with_store.ts";
 import { answerOf } from "../contract/typed.ts";
 import { LOCK_TTL_MS } from "../rotation_atomicity/children/lock_taker.ts";
 import { orphans } from "../rotation_atomicity/judge.ts";
@@ -18,36 +19,10 @@ export interface ChainState {
   invariants: string[];
 }
 
-/**
- * Runs `use` on the target's store at `db`, closing it after.
- *
- * @param target The target.
- * @param db The database.
- * @param use What to do with the store.
- * @returns What `use` returned.
- */
-export async function withStore<T>(
-  target: string,
-  db: string,
-  use: (store: Store) => Promise<T>,
-): Promise<T> {
-  const store = await openTargetStore(target, db);
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
-}
-
 /** Reads every session and its messages (and the invariants), writing nothing. */
 export function readState(target: string, db: string): Promise<ChainState> {
   return withStore(target, db, async (store) => {
-    const sessions = (await store.listSessions!()).map((s) => ({
-      id: s.id,
-      parentSessionId: s.parentSessionId,
-      endedAt: s.endedAt,
-      endReason: s.endReason,
-    })).sort((a, b) => a.id.localeCompare(b.id));
+    const sessions = await sortedSessions(store);
     const messages: Record<string, MessageRow[]> = {};
     for (const s of sessions) {
       messages[s.id] = (await store.getMessages(s.id)).map((m) => ({
@@ -55,8 +30,7 @@ export function readState(target: string, db: string): Promise<ChainState> {
         content: m.content,
       }));
     }
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
-    return { sessions, messages, invariants };
+    return { sessions, messages, invariants: await invariantsOf(store) };
   });
 }
 

@@ -3,7 +3,7 @@ import { readAckJournal } from "../../harness/ack_journal.ts";
 import { LOCK_TTL_MS } from "./children/lock_taker.ts";
 import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
-import { awaitCrash, killAfterAcks, killReadyAndObserve } from "../moves/kill.ts";
+import { crashAtPoint, killAfterAcks, killReadyAndObserve } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { raceSeries, raceSeriesOf } from "../moves/race.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
@@ -13,7 +13,8 @@ import { diagnosed } from "../engine/diagnoses.ts";
 import { RESUMED_OPS, resumedStep } from "../moves/resume.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { answerOf, describeAnswer, verdict } from "../contract/typed.ts";
-import { CELL_METHODS, loadTarget, openTargetStore, type Store } from "../contract/target.ts";
+import { loadTarget } from "../contract/target.ts";
+import { withStore } from "../contract/with_store.ts";
 import { LOCK_HOLDER, LOCK_TAKER, ROTATOR } from "./_children.ts";
 
 /**
@@ -141,7 +142,7 @@ async function takeOver(
     },
   );
   const recovered = await recover(ctx.target, db, []);
-  const free = await withStore(ctx, db, async (store) => {
+  const free = await withStore(ctx.target, db, async (store) => {
     const prober = `cell3-after:pid=${Deno.pid}`;
     const took = await store.tryAcquireCompressionLock!(parentId, prober, LOCK_TTL_MS);
     if (took) await store.releaseCompressionLock!(parentId, prober);
@@ -164,16 +165,6 @@ async function takeOver(
 
 /** The resumed rotator's session prefix. */
 const RESUMED = "r-";
-
-/** Runs `use` on the target's store at `db`, closing it after. */
-async function withStore<T>(ctx: CellRun, db: string, use: (store: Store) => Promise<T>) {
-  const store = await openTargetStore(ctx.target, db);
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
-}
 
 /** After a killed rotation: take over the in-flight parent when it is still open. */
 async function takeOverInFlight(
@@ -237,7 +228,7 @@ async function bystander(ctx: CellRun, t: Deno.TestContext): Promise<void> {
   const holder = `cell3-bystander:pid=${Deno.pid}`;
   // Each probe is another holder: one that took the lock must not hide the next one.
   const prober = (n: number) => `cell3-prober-${n}:pid=${Deno.pid}`;
-  const seen = await withStore(ctx, ctx.run.file("bystander.db"), async (store) => {
+  const seen = await withStore(ctx.target, ctx.run.file("bystander.db"), async (store) => {
     for (const [id, turns] of [["kept", 3], ["rotated", 1]] as const) {
       await store.createSession(id);
       for (let i = 0; i < turns; i++) {
@@ -319,9 +310,6 @@ export function rotationAtomicityCell(
 ): Promise<Deno.TestDefinition[]> {
   return defineCell({
     id: 3,
-    title: "rotation atomicity",
-    legs: "all",
-    requires: CELL_METHODS[3],
     preloads: true,
     run: (ctx, t) => rotationRun({ ctx, t, options }),
   }, options);
@@ -404,15 +392,12 @@ async function crashPointKills(cell: RotationRun, points: readonly string[]): Pr
   const { ctx, t } = cell;
   ctx.note("crashPoints", points);
   for (const point of points) {
-    const pointDb = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
-    const files = { db: pointDb, acksPath: `${pointDb}.acks.jsonl` };
     // @2: the first rotation is acknowledged, the second dies at the point.
-    const crasher = ctx.spawn(ROTATOR, [files.db, files.acksPath, "0"], {
-      env: { SESSION_DB_CRASH_AT: `${point}@2` },
-    });
-    const killed = await awaitCrash(ctx, crasher, { point, ...files });
-    await t.step(`${point}: the child died there by SIGKILL`, () => {
-      ok(killed, crasher.describe());
+    const files = await crashAtPoint({ ctx, t }, {
+      point,
+      nth: 2,
+      script: ROTATOR,
+      args: ({ db, acksPath }) => [db, acksPath, "0"],
     });
     await checkRun(cell, point, files);
     await resumeRun(cell, point, files);

@@ -3,7 +3,13 @@
 // `child-i` is whole or absent, never a parent ended by compression without its child,
 // the whole ones a prefix, each acknowledged one whole.
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
-import { openTargetStore, type StoredSession } from "../contract/target.ts";
+import type { StoredSession } from "../contract/target.ts";
+import {
+  continuationContents,
+  invariantsOf,
+  sortedSessions,
+  withStore,
+} from "../contract/with_store.ts";
 
 /** An acknowledged rotation of the rotator, as journaled. */
 export type Rotation = { i: number; parentId: string; childId: string };
@@ -21,21 +27,10 @@ export async function recover(
   db: string,
   probe: readonly string[],
 ): Promise<Recovered> {
-  const store = await openTargetStore(target, db);
-  try {
-    const sessions = (await store.listSessions!()).map((s) => ({
-      id: s.id,
-      parentSessionId: s.parentSessionId,
-      endedAt: s.endedAt,
-      endReason: s.endReason,
-    })).sort((a, b) => a.id.localeCompare(b.id));
-    const summaries: Record<string, (string | null)[]> = {};
-    for (const s of sessions) {
-      if (s.parentSessionId) {
-        summaries[s.id] = (await store.getMessages(s.id)).map((m) => m.content);
-      }
-    }
-    const invariants = store.checkInvariants ? await store.checkInvariants() : [];
+  return await withStore(target, db, async (store) => {
+    const sessions = await sortedSessions(store);
+    const summaries = await continuationContents(store, sessions);
+    const invariants = await invariantsOf(store);
     const appendError: Record<string, string> = {};
     for (const parentId of probe) {
       try {
@@ -46,9 +41,7 @@ export async function recover(
       }
     }
     return { sessions, summaries, appendError, invariants };
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** The orphan query through the store: parents ended by compression with no child. */

@@ -1,18 +1,14 @@
-import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
-import { runSeed, seededRandom } from "../../harness/seeded_random.ts";
 import {
-  checkStates,
   parseAcks,
   type PowerLossOptions,
   type PowerLossRun,
   type PowerLossRunOptions,
-  recordAndKill,
-  runFiles,
 } from "../power_loss/record.ts";
+import { ackCrashEnv, writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
 import { judgeRotations, type Rotation, type RotationJudgement } from "./judge.ts";
-import { powerLossLife, type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
+import { type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import type { StoredSession } from "../contract/target.ts";
 import { ROTATOR } from "./_children.ts";
 
@@ -38,20 +34,12 @@ function wholeRotations(sessions: readonly StoredSession[]): number {
 function resumeRotations(run: PowerLossRunOptions): PowerLossResume<RotationJudgement> {
   return {
     landed: (judged, acks) => wholeRotations(judged.sessions) > acks.length,
-    async continue(dir, acks, judged) {
-      const db = join(dir, "db", "store.db");
-      const more = join(dir, "acks.jsonl");
+    life: ({ db, acks }, judged) => {
       const start = String(wholeRotations(judged.sessions));
-      const why = await powerLossLife(run, {
-        dir,
-        script: ROTATOR,
-        args: [db, more, start],
-        acks: more,
-        k: SECOND_LIFE,
-      });
-      if (why) return [why];
-      const first = parseAcks<Rotation>(acks);
-      const both = [...first, ...readAckJournal<Rotation>(more)];
+      return { script: ROTATOR, args: [db, acks, start], k: SECOND_LIFE };
+    },
+    async judge({ db, acks: more }, acks) {
+      const both = [...parseAcks<Rotation>(acks), ...readAckJournal<Rotation>(more)];
       return problemsOf((await judgeRotations(run.target, db, { acks: both })).checks);
     },
   };
@@ -82,25 +70,22 @@ const AFTER_COMMIT = "publishCompressionChild:afterCommit";
  * console.log(run.losingStates, run.corruptStates, run.statesChecked, run.resumes.run);
  * ```
  */
-export async function powerLossRotationRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
-  const seed = options.seed ?? runSeed();
-  const random = seededRandom(seed);
-  const run = { ...options, seed, minAcknowledged: options.minAcknowledged ?? 15 };
-  const files = runFiles(run.dir);
-  const threshold = run.minAcknowledged;
-  // The "ack" kill dies right after a rotation's COMMIT returned, before it is journaled.
-  const env: Record<string, string> = run.kill === "ack"
-    ? { SESSION_DB_CRASH_AT: `${AFTER_COMMIT}@${threshold + Math.floor(random() * threshold)}` }
-    : {};
-  await recordAndKill(run, files, {
-    script: ROTATOR,
-    args: [files.db, files.acks, "0"],
-    what: "rotations",
-    env,
-  });
-  return checkStates(run, files, {
-    judge: (db, lines) => judgeRotations(run.target, db, { acks: parseAcks<Rotation>(lines) }),
-    resume: resumeRotations(run),
+export function powerLossRotationRun(options: PowerLossRunOptions): Promise<PowerLossRun> {
+  return writerRun(options, {
+    operations: 15,
+    writer: ({ files, operations, random, run }) => {
+      // The "ack" kill dies right after a rotation's COMMIT returned, before it is journaled.
+      const env = ackCrashEnv(
+        run,
+        AFTER_COMMIT,
+        () => operations + Math.floor(random() * operations),
+      );
+      return { script: ROTATOR, args: [files.db, files.acks, "0"], what: "rotations", env };
+    },
+    judging: (run) => ({
+      judge: (db, lines) => judgeRotations(run.target, db, { acks: parseAcks<Rotation>(lines) }),
+      resume: resumeRotations(run),
+    }),
   });
 }
 
@@ -125,7 +110,6 @@ export function powerLossRotationCell(
 ): Promise<Deno.TestDefinition[]> {
   return powerLossKillCell({
     id: 3,
-    title: "power-loss rotation atomicity",
     what: "rotations",
     kills: ["random", "ack"],
     ackPoints: [AFTER_COMMIT],

@@ -5,16 +5,10 @@
  *
  * @module
  */
-import { SessionDB } from "../../session_db/mod.ts";
-import type { Store, StoreOptions } from "../contract/target.ts";
+import { CELL_METHODS, type Store, type StoreOptions } from "../contract/target.ts";
+import { openReferenceSubset } from "./_reference_subset.ts";
 
-/** Opens the store: the core methods only. */
+/** Opens the store: the core methods only (those cell 1 needs). */
 export function openStore(path: string, options: StoreOptions): Store {
-  const db = SessionDB.open(path, options.journalMode ? { journalMode: options.journalMode } : {});
-  return {
-    createSession: (id) => db.createSession(id),
-    appendMessage: (sessionId, message) => db.appendMessage(sessionId, message),
-    getMessages: (sessionId, read) => db.getMessages(sessionId, read),
-    close: () => db.close(),
-  };
+  return openReferenceSubset(path, options, CELL_METHODS[1]);
 }

@@ -5,29 +5,11 @@
  *
  * @module
  */
-import { SessionDB } from "../../session_db/mod.ts";
-import type { Store, StoreOptions } from "../contract/target.ts";
+import { CELL_METHODS, type Store, type StoreOptions } from "../contract/target.ts";
+import { openReferenceSubset } from "./_reference_subset.ts";
 
-/** Opens the store: every method of the reference store but the outbox's. */
+/** Opens the store: what cells 1 to 4 need, `checkInvariants` and `getSession`; no outbox. */
 export function openStore(path: string, options: StoreOptions): Store {
-  const db = SessionDB.open(path, options.journalMode ? { journalMode: options.journalMode } : {});
-  return {
-    createSession: (id) => db.createSession(id),
-    appendMessage: (sessionId, message) => db.appendMessage(sessionId, message),
-    getMessages: (sessionId, read) => db.getMessages(sessionId, read),
-    close: () => db.close(),
-    checkInvariants: () => db.checkInvariants(),
-    requestHandoff: (sessionId, platform) => db.requestHandoff(sessionId, platform),
-    claimHandoff: (sessionId) => db.claimHandoff(sessionId),
-    getHandoffState: (sessionId) => db.getHandoffState(sessionId),
-    getSession: (id) => db.getSession(id),
-    listSessions: () => db.listSessions(),
-    tryAcquireCompressionLock: (sessionId, holder, ttlMs) =>
-      db.tryAcquireCompressionLock(sessionId, holder, ttlMs),
-    publishCompressionChild: (publish) => db.publishCompressionChild(publish),
-    releaseCompressionLock: (sessionId, holder) => db.releaseCompressionLock(sessionId, holder),
-    rewindToMessage: (sessionId, targetId, rewind) =>
-      db.rewindToMessage(sessionId, targetId, rewind),
-    forkSession: (sessionId, atMessageId, newId) => db.forkSession(sessionId, atMessageId, newId),
-  };
+  const methods = new Set(([1, 2, 3, 4] as const).flatMap((cell) => CELL_METHODS[cell]));
+  return openReferenceSubset(path, options, [...methods, "checkInvariants", "getSession"]);
 }

@@ -101,14 +101,16 @@ test("sweepTier: a DELETE + FULL power-loss FAIL names its checks, cause, fix, r
   ok(cell1!.evidence !== undefined, "no evidence kept");
 });
 
+/** The power-loss tier's cell 1 on the target at `path` (8 instants), asserted `status`. */
+async function cell1Outcome(path: string, status: Outcome["status"]): Promise<Outcome> {
+  const tier = await powerLossCellsTier({ ...base(path), cells: [1], powerLoss: { instants: 8 } });
+  const [cell1] = tier.results;
+  deepStrictEqual(cell1?.status, status, show(tier.results));
+  return cell1!;
+}
+
 test("powerLossCellsTier: the cells' FAIL carries the pattern; states, torn states and resumes are counted", async () => {
-  const bad = await powerLossCellsTier({
-    ...base("cells/testdata/mutants/delete_full.ts"),
-    cells: [1],
-    powerLoss: { instants: 8 },
-  });
-  const [cell1] = bad.results;
-  deepStrictEqual(cell1?.status, "FAIL", show(bad.results));
+  const cell1 = await cell1Outcome("cells/testdata/mutants/delete_full.ts", "FAIL");
   deepStrictEqual(cell1!.diagnoses?.map((d) => d.pattern), ["delete-full-power-loss"]);
   ok(
     cell1!.checks!.some((c) => /diagnosis delete-full-power-loss: /.test(c)),
@@ -119,13 +121,7 @@ test("powerLossCellsTier: the cells' FAIL carries the pattern; states, torn stat
       cell1!.replay.includes(" --libraries system --cells 1"),
     cell1!.replay,
   );
-  const good = await powerLossCellsTier({
-    ...base("cells/reference_target.ts"),
-    cells: [1],
-    powerLoss: { instants: 8 },
-  });
-  const [ref] = good.results;
-  deepStrictEqual(ref?.status, "PASS", show(good.results));
+  const ref = await cell1Outcome("cells/reference_target.ts", "PASS");
   ok((ref!.judged ?? 0) > 0, "nothing judged");
   ok(
     Number(ref!.figures?.tornStates) > 0 && Number(ref!.figures?.resumes) > 0,

@@ -2,25 +2,15 @@
 // call on the session: `ensure` (ensureSession, then appends its name: exit 0), `end`
 // (endSession with its name as the reason) or `reopen` (exit 0 when it returned true, 10
 // when false). 3 is a barrier timeout; any other code (an error the store threw) a failure.
-import { awaitBarrier, signalReady } from "../../../harness/barrier.ts";
-import { LOST, TIMED_OUT, WON } from "../../../harness/child.ts";
-import {
-  CHILD_LIFETIME_MS,
-  childArgs,
-  marked,
-  openStoreFor,
-} from "../../contract/child_runtime.ts";
+import { LOST, WON } from "../../../harness/child.ts";
+import { awaitRelease, childArgs, marked, openStoreFor } from "../../contract/child_runtime.ts";
 
 const [target, dbPath, runDir, name, barrier, session, op = "ensure"] = childArgs(
   6,
   "ensurer.ts <target> <db> <run dir> <name> <barrier> <session> [ensure|end|reopen]",
 );
 const store = await openStoreFor(target!, dbPath!);
-signalReady(runDir!, name!);
-if (!awaitBarrier(barrier!, CHILD_LIFETIME_MS)) {
-  console.error(`racer ${name}: the barrier was not released within ${CHILD_LIFETIME_MS} ms`);
-  Deno.exit(TIMED_OUT);
-}
+awaitRelease({ runDir: runDir!, name: name!, barrier: barrier!, who: `racer ${name}` });
 // Marked for the racer series, which stops it inside the call (a no-op otherwise).
 const call = () =>
   op === "end"

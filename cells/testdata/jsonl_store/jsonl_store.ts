@@ -8,20 +8,11 @@
  * @module
  */
 import type { CellMessage, StoredMessage, StoredSession } from "../../contract/target.ts";
+import { exists } from "../../../internal/fs.ts";
 
 type Line =
   | { t: "session"; id: string; at: number }
   | { t: "message"; id: number; session: string; role: string; content: string };
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
 
 function syncFolder(path: string): void {
   const folder = Deno.openSync(path.slice(0, path.lastIndexOf("/")) || ".", { read: true });

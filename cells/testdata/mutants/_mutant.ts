@@ -69,6 +69,42 @@ export function openMutant(
 }
 
 /**
+ * {@linkcode openMutant} whose own connection does not sync (`PRAGMA synchronous = OFF`):
+ * the replaced methods' commits may be lost to a power loss, the reference's are not.
+ *
+ * @param path The database file.
+ * @param options The leg's journal mode.
+ * @param overrides The replaced methods.
+ * @returns A store that behaves like SessionDB except for `overrides`.
+ */
+export function openUnsyncedMutant(
+  path: string,
+  options: StoreOptions,
+  overrides: (parts: MutantParts) => Record<string, (...args: never[]) => unknown>,
+): SessionDB {
+  return openMutant(path, options, (parts) => {
+    parts.raw.exec("PRAGMA synchronous = OFF");
+    return overrides(parts);
+  });
+}
+
+/**
+ * Puts the file at `path` in `mode` from a connection of its own, closed after.
+ *
+ * @param path The database file.
+ * @param mode The journal mode, e.g. `WAL`.
+ */
+export function setJournalMode(path: string, mode: "WAL" | "DELETE"): void {
+  const raw = new Database(path);
+  try {
+    raw.setBusyTimeout(5000);
+    raw.exec(`PRAGMA journal_mode = ${mode}`);
+  } finally {
+    raw.close();
+  }
+}
+
+/**
  * The reference store's crash points, minus those of the methods a mutant replaced,
  * plus the mutant's own.
  *
@@ -126,6 +162,30 @@ export function insertAppend(
   const id = Number(raw.lastInsertRowId);
   raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?").run(sessionId);
   return id;
+}
+
+/**
+ * `reopenOrphanedCompressionSession` in one IMMEDIATE transaction with only the guard a
+ * mutant keeps: refused (`false`) when `refuse` says so (read inside the transaction),
+ * else a session ended by compression is reopened.
+ *
+ * @param raw The mutant's connection.
+ * @param sessionId The session to reopen.
+ * @param refuse The guard kept.
+ * @returns Whether the session was reopened.
+ */
+export function reopenCompressed(
+  raw: Database,
+  sessionId: string,
+  refuse: () => boolean,
+): boolean {
+  return raw.transaction(() => {
+    if (refuse()) return false;
+    return raw.prepare(
+      `UPDATE sessions SET ended_at = NULL, end_reason = NULL
+       WHERE id = ? AND end_reason = 'compression'`,
+    ).run(sessionId) === 1;
+  }).immediate();
 }
 
 /**

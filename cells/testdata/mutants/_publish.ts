@@ -26,10 +26,9 @@ export function publishWith(
       "SELECT holder, expires_at FROM compression_locks WHERE session_id = ?",
     ).get<{ holder: string; expires_at: number }>(publish.parentId);
     if (!leaseOk(lock, t)) throw new Error(`lock of ${publish.parentId} not held`);
-    const ended = raw.prepare(
-      "UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ? AND ended_at IS NULL",
-    ).run(t, publish.parentId);
-    if (ended !== 1) throw new SessionEndedError(`${publish.parentId} already ended`);
+    if (endParent(raw, publish, t) !== 1) {
+      throw new SessionEndedError(`${publish.parentId} already ended`);
+    }
     insertChild(raw, publish, t);
   }).immediate();
   return { id: publish.childId };
@@ -53,4 +52,34 @@ export function insertChild(raw: Database, publish: Publish, t: number): void {
       "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
     ).run(publish.childId, m.role, m.content, t);
   }
+}
+
+/**
+ * Refuses (throws) a rotation whose holder does not hold the parent's lease at `t`, as the
+ * reference store checks it (inside the caller's transaction).
+ *
+ * @param raw The mutant's connection.
+ * @param publish The rotation.
+ * @param t The time, in seconds.
+ */
+export function requireLock(raw: Database, publish: Publish, t: number): void {
+  const lock = raw.prepare(
+    "SELECT holder FROM compression_locks WHERE session_id = ? AND expires_at > ?",
+  ).value<[string]>(publish.parentId, t);
+  if (lock?.[0] !== publish.holder) throw new Error("lock not held");
+}
+
+/**
+ * Ends a rotation's parent by compression unless it already ended (inside the caller's
+ * transaction), as the reference store does.
+ *
+ * @param raw The mutant's connection.
+ * @param publish The rotation.
+ * @param t The time, in seconds.
+ * @returns The rows changed: 1, or 0 when the parent had already ended.
+ */
+export function endParent(raw: Database, publish: Publish, t: number): number {
+  return raw.prepare(
+    "UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ? AND ended_at IS NULL",
+  ).run(t, publish.parentId);
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import type { StoreOptions } from "../../contract/target.ts";
-import { mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
+import { insertAppend, mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
@@ -15,14 +15,7 @@ export function openStore(path: string, options: StoreOptions): unknown {
       if (raw.inTransaction) raw.exec("COMMIT");
       raw.exec("BEGIN IMMEDIATE");
       refuseUnwritable(raw, sessionId);
-      raw.prepare(
-        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
-      ).run(sessionId, message.role, message.content, Date.now() / 1000);
-      const id = Number(raw.lastInsertRowId);
-      raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?").run(
-        sessionId,
-      );
-      return id; // acknowledged, not committed
+      return insertAppend(raw, sessionId, message); // acknowledged, not committed
     },
   }));
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import type { StoreOptions } from "../../contract/target.ts";
-import { mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
+import { insertAppend, mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
 
 const BATCH = 50;
 
@@ -20,13 +20,7 @@ export function openStore(path: string, options: StoreOptions): unknown {
         pending = 0;
       }
       refuseUnwritable(raw, sessionId);
-      raw.prepare(
-        "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
-      ).run(sessionId, message.role, message.content, Date.now() / 1000);
-      const id = Number(raw.lastInsertRowId);
-      raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?").run(
-        sessionId,
-      );
+      const id = insertAppend(raw, sessionId, message);
       if (++pending === BATCH) raw.exec("COMMIT");
       return id; // acknowledged; committed with the batch
     },

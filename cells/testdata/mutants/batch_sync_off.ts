@@ -7,21 +7,23 @@
  * @module
  */
 import type { StoreOptions } from "../../contract/target.ts";
-import { insertAppend, mutantCrashPoints, openMutant, refuseUnwritable } from "./_mutant.ts";
+import {
+  insertAppend,
+  mutantCrashPoints,
+  openUnsyncedMutant,
+  refuseUnwritable,
+} from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
-  return openMutant(path, options, ({ raw }) => {
-    raw.exec("PRAGMA synchronous = OFF");
-    return {
-      appendMessages(sessionId: string, messages: { role: string; content: string }[]) {
-        return raw.transaction(() => {
-          refuseUnwritable(raw, sessionId);
-          return messages.map((message) => insertAppend(raw, sessionId, message));
-        }).immediate();
-      },
-    };
-  });
+  return openUnsyncedMutant(path, options, ({ raw }) => ({
+    appendMessages(sessionId: string, messages: { role: string; content: string }[]) {
+      return raw.transaction(() => {
+        refuseUnwritable(raw, sessionId);
+        return messages.map((message) => insertAppend(raw, sessionId, message));
+      }).immediate();
+    },
+  }));
 }
 
 /** The crash points it honours: none inside a batch. */

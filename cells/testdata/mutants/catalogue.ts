@@ -53,35 +53,63 @@ export interface MutantSpec {
   cellOptions?: Readonly<Record<string, unknown>>;
 }
 
+/** How a store that loses acknowledged appends is judged: cell 1's durability check fails. */
+const LOSES_APPENDS = {
+  cells: [1],
+  expect: "caught",
+  clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+} as const satisfies Omit<MutantSpec, "name" | "breaks">;
+
+/** How a store that runs in WAL on the delete leg is judged: every cell SKIPs that leg. */
+const IN_WAL_ON_DELETE = {
+  cells: [1, 3, 4, 5],
+  expect: "skipped",
+  clause: /^leg delete not honoured: .*probe \(killed while open\): wal/,
+  leg: "delete",
+} as const satisfies Omit<MutantSpec, "name" | "breaks">;
+
+/**
+ * A cell 7 mutant whose stale owner's act is accepted: caught by the step that expects it
+ * refused, for that owner alone (`orders`: the scenarios' pattern, e.g. `(?:expired|before)`).
+ */
+function staleActAccepted(
+  name: string,
+  mutant: { breaks: string; owner: string; orders: string; act: string },
+): MutantSpec {
+  const { breaks, owner, orders, act } = mutant;
+  return {
+    name,
+    breaks,
+    cells: [7],
+    expect: "caught",
+    clause: new RegExp(
+      `^${owner} · ${orders}: the stale ${act} is refused with a typed error: .* was accepted`,
+    ),
+    cellOptions: { owners: [owner] },
+  };
+}
+
 /** Every mutant under `cells/testdata/mutants/`. */
 export const MUTANTS: readonly MutantSpec[] = [
   {
     name: "ack_before_commit",
     breaks: "acknowledges an append before its COMMIT",
-    cells: [1],
-    expect: "caught",
-    clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+    ...LOSES_APPENDS,
   },
   {
     name: "worker_ack_before_commit",
     breaks: "a worker process acknowledges a write before its COMMIT",
-    cells: [1],
-    expect: "caught",
-    clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+    ...LOSES_APPENDS,
   },
   {
     name: "daemon_writes_after_kill",
     breaks: "a daemon in its own session writes acknowledged appends after its parent died",
-    cells: [1],
-    expect: "caught",
-    clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+    ...LOSES_APPENDS,
   },
   {
     name: "batch_commit_50",
     breaks: "commits appends in batches of 50",
-    cells: [1],
-    expect: "caught",
-    clause: /^nothing acknowledged lost: \d+ acknowledged: \d+ acknowledged append\(s\) lost/,
+    ...LOSES_APPENDS,
   },
   {
     name: "recovery_wrong_order",
@@ -187,10 +215,7 @@ export const MUTANTS: readonly MutantSpec[] = [
   {
     name: "mode_switched_in_close",
     breaks: "runs in WAL and switches to the requested DELETE only in close()",
-    cells: [1, 3, 4, 5],
-    expect: "skipped",
-    clause: /^leg delete not honoured: .*probe \(killed while open\): wal/,
-    leg: "delete",
+    ...IN_WAL_ON_DELETE,
   },
   {
     name: "append_swallows_busy",
@@ -223,49 +248,34 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause:
       /^real-time order: acknowledged before invoked means the smaller id: \w+ #\d+ \(id \d+\) was acknowledged/,
   },
-  {
-    name: "publish_ignores_lease",
+  staleActAccepted("publish_ignores_lease", {
     breaks: "publishes a rotation without checking the compression lock",
-    cells: [7],
-    expect: "caught",
-    clause:
-      /^compressionLock · (?:expired|before): the stale publishCompressionChild is refused with a typed error: .* was accepted/,
-    cellOptions: { owners: ["compressionLock"] },
-  },
-  {
-    name: "publish_ignores_expiry",
+    owner: "compressionLock",
+    orders: "(?:expired|before)",
+    act: "publishCompressionChild",
+  }),
+  staleActAccepted("publish_ignores_expiry", {
     breaks: "publishes a rotation for the lock's holder even after its lease expired",
-    cells: [7],
-    expect: "caught",
-    clause:
-      /^compressionLock · expired: the stale publishCompressionChild is refused with a typed error: .* was accepted/,
-    cellOptions: { owners: ["compressionLock"] },
-  },
-  {
-    name: "complete_handoff_ignores_owner",
+    owner: "compressionLock",
+    orders: "expired",
+    act: "publishCompressionChild",
+  }),
+  staleActAccepted("complete_handoff_ignores_owner", {
     breaks: "completes a running handoff whoever claimed it",
-    cells: [7],
-    expect: "caught",
-    clause:
-      /^handoffClaim · (?:before|after): the stale completeHandoff is refused with a typed error: .* was accepted/,
-    cellOptions: { owners: ["handoffClaim"] },
-  },
-  {
-    name: "mark_delivered_ignores_fence",
+    owner: "handoffClaim",
+    orders: "(?:before|after)",
+    act: "completeHandoff",
+  }),
+  staleActAccepted("mark_delivered_ignores_fence", {
     breaks: "marks an obligation delivered by id, ignoring fence and state",
-    cells: [7],
-    expect: "caught",
-    clause:
-      /^outboxAttempt · after: the stale markDelivered is refused with a typed error: .* was accepted/,
-    cellOptions: { owners: ["outboxAttempt"] },
-  },
+    owner: "outboxAttempt",
+    orders: "after",
+    act: "markDelivered",
+  }),
   {
     name: "resolver_ignores_mode",
     breaks: "ignores the requested journal mode (always WAL)",
-    cells: [1, 3, 4, 5],
-    expect: "skipped",
-    clause: /^leg delete not honoured: .*probe \(killed while open\): wal/,
-    leg: "delete",
+    ...IN_WAL_ON_DELETE,
   },
   // Cell 5's delivery-policy mutants (_policy_mutant.ts), per policy: an unmarked duplicate,
   // a maybe-sent obligation dropped, a claim without compare-and-swap, a later boot that

@@ -8,32 +8,29 @@
  */
 import { SessionNotFoundError } from "../../../session_db/mod.ts";
 import type { StoreOptions } from "../../contract/target.ts";
-import { mutantCrashPoints, openMutant } from "./_mutant.ts";
+import { mutantCrashPoints, openUnsyncedMutant } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
-  return openMutant(path, options, ({ raw }) => {
-    raw.exec("PRAGMA synchronous = OFF");
-    return {
-      requestHandoff: (sessionId: string, platform: string) =>
-        raw.transaction(() => {
-          if (!raw.prepare("SELECT 1 FROM sessions WHERE id = ?").value(sessionId)) {
-            throw new SessionNotFoundError(`Unknown session "${sessionId}"`);
-          }
-          return raw.prepare(
-            `UPDATE sessions SET handoff_state = 'pending', handoff_platform = ?, handoff_error = NULL
-             WHERE id = ? AND (handoff_state IS NULL OR handoff_state IN ('completed', 'failed'))`,
-          ).run(platform, sessionId) === 1;
-        }).immediate(),
-      claimHandoff: (sessionId: string) =>
-        raw.transaction(() =>
-          raw.prepare(
-            `UPDATE sessions SET handoff_state = 'running', handoff_owner_pid = ?
-             WHERE id = ? AND handoff_state = 'pending'`,
-          ).run(Deno.pid, sessionId) === 1
-        ).immediate(),
-    };
-  });
+  return openUnsyncedMutant(path, options, ({ raw }) => ({
+    requestHandoff: (sessionId: string, platform: string) =>
+      raw.transaction(() => {
+        if (!raw.prepare("SELECT 1 FROM sessions WHERE id = ?").value(sessionId)) {
+          throw new SessionNotFoundError(`Unknown session "${sessionId}"`);
+        }
+        return raw.prepare(
+          `UPDATE sessions SET handoff_state = 'pending', handoff_platform = ?, handoff_error = NULL
+           WHERE id = ? AND (handoff_state IS NULL OR handoff_state IN ('completed', 'failed'))`,
+        ).run(platform, sessionId) === 1;
+      }).immediate(),
+    claimHandoff: (sessionId: string) =>
+      raw.transaction(() =>
+        raw.prepare(
+          `UPDATE sessions SET handoff_state = 'running', handoff_owner_pid = ?
+           WHERE id = ? AND handoff_state = 'pending'`,
+        ).run(Deno.pid, sessionId) === 1
+      ).immediate(),
+  }));
 }
 
 /** The crash points it honours: none in a request or a claim. */

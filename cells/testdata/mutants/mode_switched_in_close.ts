@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { Database, type SessionDB } from "../../../session_db/mod.ts";
+import type { SessionDB } from "../../../session_db/mod.ts";
+import { setJournalMode } from "./_mutant.ts";
 import type { StoreOptions } from "../../contract/target.ts";
 import { openStore as openInWal } from "./resolver_ignores_mode.ts";
 
@@ -22,13 +23,7 @@ export function openStore(path: string, options: StoreOptions): SessionDB {
       return () => {
         target.close();
         if (options.journalMode !== "delete") return;
-        const again = new Database(path);
-        try {
-          again.setBusyTimeout(5000);
-          again.exec("PRAGMA journal_mode = DELETE");
-        } finally {
-          again.close();
-        }
+        setJournalMode(path, "DELETE");
       };
     },
   });

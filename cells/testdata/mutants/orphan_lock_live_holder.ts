@@ -6,21 +6,20 @@
  * @module
  */
 import type { StoreOptions } from "../../contract/target.ts";
-import { mutantCrashPoints, openMutant } from "./_mutant.ts";
+import { mutantCrashPoints, openMutant, reopenCompressed } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
   return openMutant(path, options, ({ raw }) => ({
     reopenOrphanedCompressionSession(sessionId: string) {
-      return raw.transaction(() => {
-        const child = raw.prepare("SELECT 1 FROM sessions WHERE parent_session_id = ? LIMIT 1")
-          .value(sessionId);
-        if (child) return false;
-        return raw.prepare(
-          `UPDATE sessions SET ended_at = NULL, end_reason = NULL
-           WHERE id = ? AND end_reason = 'compression'`,
-        ).run(sessionId) === 1;
-      }).immediate();
+      // The continuation guard alone: a live holder's lock is not looked at.
+      return reopenCompressed(
+        raw,
+        sessionId,
+        () =>
+          raw.prepare("SELECT 1 FROM sessions WHERE parent_session_id = ? LIMIT 1")
+            .value(sessionId) !== undefined,
+      );
     },
   }));
 }

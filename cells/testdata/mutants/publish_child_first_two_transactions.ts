@@ -9,7 +9,7 @@
 import { crashPoint, defineCrashPoints } from "../../../session_db/mod.ts";
 import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, openMutant } from "./_mutant.ts";
-import { insertChild } from "./_publish.ts";
+import { endParent, insertChild, type Publish, requireLock } from "./_publish.ts";
 
 const BETWEEN = "publishCompressionChild:betweenChildAndParent";
 defineCrashPoints([BETWEEN]);
@@ -17,26 +17,14 @@ defineCrashPoints([BETWEEN]);
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
   return openMutant(path, options, ({ raw }) => ({
-    publishCompressionChild(publish: {
-      parentId: string;
-      childId: string;
-      holder: string;
-      messages: { role: string; content: string }[];
-    }) {
+    publishCompressionChild(publish: Publish) {
       const t = Date.now() / 1000;
       raw.transaction(() => {
-        const lock = raw.prepare(
-          "SELECT holder FROM compression_locks WHERE session_id = ? AND expires_at > ?",
-        ).value<[string]>(publish.parentId, t);
-        if (lock?.[0] !== publish.holder) throw new Error("lock not held");
+        requireLock(raw, publish, t);
         insertChild(raw, publish, t);
       }).immediate();
       crashPoint(BETWEEN);
-      raw.transaction(() => {
-        raw.prepare(
-          "UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ? AND ended_at IS NULL",
-        ).run(t, publish.parentId);
-      }).immediate();
+      raw.transaction(() => endParent(raw, publish, t)).immediate();
     },
   }));
 }

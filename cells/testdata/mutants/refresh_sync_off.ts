@@ -7,23 +7,20 @@
  * @module
  */
 import type { StoreOptions } from "../../contract/target.ts";
-import { mutantCrashPoints, openMutant } from "./_mutant.ts";
+import { mutantCrashPoints, openUnsyncedMutant } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
-  return openMutant(path, options, ({ raw }) => {
-    raw.exec("PRAGMA synchronous = OFF");
-    return {
-      refreshCompressionLock: (sessionId: string, holder: string, ttlMs: number) =>
-        raw.transaction(() => {
-          const t = Date.now() / 1000;
-          return raw.prepare(
-            `UPDATE compression_locks SET expires_at = ?
-             WHERE session_id = ? AND holder = ? AND expires_at > ?`,
-          ).run(t + ttlMs / 1000, sessionId, holder, t) === 1;
-        }).immediate(),
-    };
-  });
+  return openUnsyncedMutant(path, options, ({ raw }) => ({
+    refreshCompressionLock: (sessionId: string, holder: string, ttlMs: number) =>
+      raw.transaction(() => {
+        const t = Date.now() / 1000;
+        return raw.prepare(
+          `UPDATE compression_locks SET expires_at = ?
+           WHERE session_id = ? AND holder = ? AND expires_at > ?`,
+        ).run(t + ttlMs / 1000, sessionId, holder, t) === 1;
+      }).immediate(),
+  }));
 }
 
 /** The crash points it honours: none in a renewal. */

@@ -7,25 +7,21 @@
  */
 import { processAlive } from "../../../session_db/process.ts";
 import type { StoreOptions } from "../../contract/target.ts";
-import { mutantCrashPoints, openMutant } from "./_mutant.ts";
+import { mutantCrashPoints, openMutant, reopenCompressed } from "./_mutant.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
   return openMutant(path, options, ({ raw }) => ({
     reopenOrphanedCompressionSession(sessionId: string) {
-      return raw.transaction(() => {
+      // The lock guard alone: a published continuation is not looked for.
+      return reopenCompressed(raw, sessionId, () => {
         const lock = raw.prepare(
           "SELECT holder, expires_at FROM compression_locks WHERE session_id = ?",
         ).get<{ holder: string; expires_at: number }>(sessionId);
         const pid = Number(/pid=(\d+)/.exec(lock?.holder ?? "")?.[1] ?? NaN);
-        const live = lock !== undefined && lock.expires_at > Date.now() / 1000 &&
+        return lock !== undefined && lock.expires_at > Date.now() / 1000 &&
           (Number.isNaN(pid) || processAlive(pid));
-        if (live) return false;
-        return raw.prepare(
-          `UPDATE sessions SET ended_at = NULL, end_reason = NULL
-           WHERE id = ? AND end_reason = 'compression'`,
-        ).run(sessionId) === 1;
-      }).immediate();
+      });
     },
   }));
 }

@@ -5,18 +5,13 @@
  *
  * @module
  */
-import { Database, SessionDB } from "../../../session_db/mod.ts";
+import { SessionDB } from "../../../session_db/mod.ts";
+import { setJournalMode } from "./_mutant.ts";
 import type { StoreOptions } from "../../contract/target.ts";
 
 /** Opens the mutant: WAL whatever `options.journalMode` says. */
 export function openStore(path: string, _options: StoreOptions): SessionDB {
-  const raw = new Database(path);
-  try {
-    raw.setBusyTimeout(5000);
-    raw.exec("PRAGMA journal_mode = WAL");
-  } finally {
-    raw.close();
-  }
+  setJournalMode(path, "WAL");
   // The reference store keeps a file that is already in WAL in WAL.
   return SessionDB.open(path, { journalMode: "wal" });
 }

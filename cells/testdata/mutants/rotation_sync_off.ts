@@ -7,29 +7,26 @@
  * @module
  */
 import type { StoreOptions } from "../../contract/target.ts";
-import { mutantCrashPoints, openMutant } from "./_mutant.ts";
+import { mutantCrashPoints, openUnsyncedMutant } from "./_mutant.ts";
 import { type Publish, publishWith } from "./_publish.ts";
 
 /** Opens the mutant. */
 export function openStore(path: string, options: StoreOptions): unknown {
-  return openMutant(path, options, ({ raw }) => {
-    raw.exec("PRAGMA synchronous = OFF");
-    return {
-      publishCompressionChild: (publish: Publish) =>
-        publishWith(
-          raw,
-          publish,
-          (lock, now) => lock?.holder === publish.holder && lock.expires_at > now,
-        ),
-      releaseCompressionLock: (sessionId: string, holder: string) =>
-        raw.transaction(() =>
-          raw.prepare("DELETE FROM compression_locks WHERE session_id = ? AND holder = ?").run(
-            sessionId,
-            holder,
-          ) === 1
-        ).immediate(),
-    };
-  });
+  return openUnsyncedMutant(path, options, ({ raw }) => ({
+    publishCompressionChild: (publish: Publish) =>
+      publishWith(
+        raw,
+        publish,
+        (lock, now) => lock?.holder === publish.holder && lock.expires_at > now,
+      ),
+    releaseCompressionLock: (sessionId: string, holder: string) =>
+      raw.transaction(() =>
+        raw.prepare("DELETE FROM compression_locks WHERE session_id = ? AND holder = ?").run(
+          sessionId,
+          holder,
+        ) === 1
+      ).immediate(),
+  }));
 }
 
 /** The crash points it honours: none in the rotation. */

@@ -7,7 +7,7 @@
 import { crashPoint, defineCrashPoints } from "../../../session_db/mod.ts";
 import type { StoreOptions } from "../../contract/target.ts";
 import { mutantCrashPoints, type MutantParts, openMutant } from "./_mutant.ts";
-import { insertChild, type Publish } from "./_publish.ts";
+import { endParent, insertChild, type Publish, requireLock } from "./_publish.ts";
 
 const BETWEEN = "publishCompressionChild:betweenTransactions";
 defineCrashPoints([BETWEEN]);
@@ -20,13 +20,8 @@ export function publishInTwo(
 ): void {
   const t = Date.now() / 1000;
   raw.transaction(() => {
-    const lock = raw.prepare(
-      "SELECT holder FROM compression_locks WHERE session_id = ? AND expires_at > ?",
-    ).value<[string]>(publish.parentId, t);
-    if (lock?.[0] !== publish.holder) throw new Error("lock not held");
-    raw.prepare(
-      "UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ? AND ended_at IS NULL",
-    ).run(t, publish.parentId);
+    requireLock(raw, publish, t);
+    endParent(raw, publish, t);
   }).immediate();
   between();
   raw.transaction(() => {

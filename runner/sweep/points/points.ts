@@ -63,16 +63,6 @@ import { runState, type StateOutcome } from "./run_state.ts";
 import { type LegContext, REFERENCE_TARGET, settle, spawnSweepChild } from "../core/state_child.ts";
 import type { LegSweep, SweepOptions, SweepReport } from "../core/types.ts";
 
-export type { LegName } from "../../../harness/legs.ts";
-export type {
-  CrashImage,
-  CrashImageResult,
-  LegSweep,
-  SweepFailure,
-  SweepOptions,
-  SweepReport,
-} from "../core/types.ts";
-
 /** A leg that did not run: its reason and what is known. */
 function emptyLeg(name: LegName, started: number, extra: Partial<LegSweep>): LegSweep {
   return {
