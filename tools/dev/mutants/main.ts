@@ -371,11 +371,14 @@ if (import.meta.main) {
       }`,
     );
   }
-  console.log(
-    `correct stores (alt store; reference and alt store without crash points, every cell, raced): ${
-      alt.length - falseAlarms.length
-    }/${alt.length} runs without a false alarm; ${seconds.toFixed(1)} s; report: ${options.json}`,
-  );
+  // Each summary only for what ran: a run of the correct stores alone has no score.
+  if (alt.length) {
+    console.log(
+      `correct stores (alt store; reference and alt store without crash points, every cell, raced): ${
+        alt.length - falseAlarms.length
+      }/${alt.length} runs without a false alarm`,
+    );
+  }
   const judged = Object.values(result.perFamily).reduce((n, f) => n + f.judged, 0);
   const families = Object.entries(result.perFamily).map(([f, s]) => `${f} ${s.killed}/${s.judged}`);
   const report = {
@@ -391,13 +394,16 @@ if (import.meta.main) {
   };
   await Deno.mkdir(join(options.json, ".."), { recursive: true });
   await Deno.writeTextFile(options.json, JSON.stringify(report, null, 2) + "\n");
-  console.log(
-    `mutation score: ${result.killed.length}/${judged} (${
-      judged ? (result.killed.length / judged * 100).toFixed(0) : 0
-    } %) non-equivalent mutants killed by an intended cell on every leg that judged them; ${
-      families.join(", ")
-    }; ${result.equivalents.length + result.wronglyEquivalent.length} equivalent run apart`,
-  );
+  if (rows.length > alt.length) {
+    console.log(
+      `mutation score: ${result.killed.length}/${judged} (${
+        judged ? (result.killed.length / judged * 100).toFixed(0) : 0
+      } %) non-equivalent mutants killed by an intended cell on every leg that judged them; ${
+        families.join(", ")
+      }; ${result.equivalents.length + result.wronglyEquivalent.length} equivalent run apart`,
+    );
+  }
+  console.log(`${seconds.toFixed(1)} s; report: ${options.json}`);
   const failed = result.survivors.length || result.unjudged.length ||
     result.wronglyEquivalent.length || result.legFailed.length || falseAlarms.length ||
     result.errored.length;
