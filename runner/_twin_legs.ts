@@ -45,6 +45,53 @@ export function twinLeg(found: LegFound, named: ReadonlyMap<string, LegFound>): 
   return undefined;
 }
 
+/** A leg on a library, in a repetition (the first when not said). */
+export interface LegAt {
+  leg: string;
+  library: string;
+  run?: number;
+}
+
+/**
+ * What cell 1 found on each leg × library, as each leg reports it: the later work on a leg
+ * (its other cells, the later tiers) waits on it, and the default leg on its named legs.
+ */
+export class LegsFound {
+  #slots = new Map<string, PromiseWithResolvers<LegFound>>();
+
+  #slot(at: LegAt): PromiseWithResolvers<LegFound> {
+    const key = `${at.run ?? 1}|${at.library}|${at.leg}`;
+    if (!this.#slots.has(key)) this.#slots.set(key, Promise.withResolvers<LegFound>());
+    return this.#slots.get(key)!;
+  }
+
+  /** Records what cell 1 found on a leg; the first record stands. */
+  record(at: LegAt, found: LegFound): void {
+    this.#slot(at).resolve(found);
+  }
+
+  /** What cell 1 found on a leg, once recorded. */
+  of(at: LegAt): Promise<LegFound> {
+    return this.#slot(at).promise;
+  }
+
+  /**
+   * The default leg's twin on its library ({@linkcode twinLeg}), once the default leg and
+   * every leg asked for by name recorded.
+   */
+  async twinOf(at: Omit<LegAt, "leg">, legs: readonly string[]): Promise<string | undefined> {
+    const found = await this.of({ ...at, leg: "default" });
+    const named = new Map<string, LegFound>();
+    for (const leg of legs) if (leg !== "default") named.set(leg, await this.of({ ...at, leg }));
+    return twinLeg(found, named);
+  }
+
+  /** Ends every wait: a leg that recorded nothing was not honoured. */
+  settle(): void {
+    for (const slot of this.#slots.values()) slot.resolve({ honoured: false });
+  }
+}
+
 /**
  * The SKIP of a default-leg cell left to its twin.
  *

@@ -29,7 +29,7 @@ import { spawnTree, survivorsFile, survivorsOutcome } from "./_tree_child.ts";
 import { LEG_PERMISSIONS, legChildEnv } from "./leg_child.ts";
 import type { Library } from "./libraries.ts";
 import type { Outcome, TierOutcome } from "./result.ts";
-import { leftToTwin, type LegFound, legFound, twinLeg } from "./_twin_legs.ts";
+import { leftToTwin, type LegAt, legFound, LegsFound } from "./_twin_legs.ts";
 import { CELL_TITLES as CELL_TITLES_BY_NUMBER } from "../cells/contract/target.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
@@ -378,6 +378,7 @@ export async function runCells(options: CellsOptions): Promise<TierOutcome> {
       }, 1)
     ));
   } finally {
+    units.found.settle();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
   const order = (r: Outcome) =>
@@ -396,7 +397,8 @@ class LegUnits {
   readonly twinning: boolean;
   #options: CellsOptions;
   #dir: string;
-  #firsts = new Map<string, PromiseWithResolvers<LegFound>>();
+  /** What cell 1 found on each leg: the default leg waits on its named legs'. */
+  readonly found = new LegsFound();
   #testFiles = new Map<string, Promise<string>>();
 
   constructor(options: CellsOptions, dir: string) {
@@ -406,15 +408,8 @@ class LegUnits {
       options.cells.length > 1 && options.legs.some((leg) => leg !== "default");
   }
 
-  /** What cell 1 found on `leg` of the run's library and repetition, once it reported. */
-  #first(run: LegRun, leg: string): PromiseWithResolvers<LegFound> {
-    const key = `${run.run}|${run.library.label}|${leg}`;
-    if (!this.#firsts.has(key)) this.#firsts.set(key, Promise.withResolvers<LegFound>());
-    return this.#firsts.get(key)!;
-  }
-
   #reported = (run: LegRun, outcome: Outcome) => {
-    if (outcome.cell === 1) this.#first(run, run.leg).resolve(legFound(outcome));
+    if (outcome.cell === 1) this.found.record(legAt(run), legFound(outcome));
     this.#options.onReport?.(run, outcome);
   };
 
@@ -434,7 +429,7 @@ class LegUnits {
     if (options.attachDir) await keepAttachments(reportDir, run, options.attachDir);
     await Deno.remove(reportDir, { recursive: true }).catch(() => {});
     const outcomes = legOutcomes(run, result, { ...options, cells });
-    this.#first(run, run.leg).resolve(legFound(outcomes.find((o) => o.cell === 1)));
+    this.found.record(legAt(run), legFound(outcomes.find((o) => o.cell === 1)));
     return { outcomes, seconds: result.seconds };
   }
 
@@ -442,12 +437,8 @@ class LegUnits {
   async twinned(run: LegRun) {
     const options = this.#options;
     const head = await this.unit(run, [1]);
-    const found = legFound(head.outcomes.find((o) => o.cell === 1));
-    const named = new Map<string, LegFound>();
-    for (const leg of options.legs) {
-      if (leg !== "default") named.set(leg, await this.#first(run, leg).promise);
-    }
-    const twin = twinLeg(found, named);
+    const { mode } = await this.found.of(legAt(run));
+    const twin = await this.found.twinOf(legAt(run), options.legs);
     const rest = options.cells.filter((cell) => cell !== 1);
     const tail = twin === undefined ? await this.unit(run, rest) : {
       outcomes: rest.map((cell) =>
@@ -458,12 +449,16 @@ class LegUnits {
           library: run.library.label,
           replay: cellReplay(options.target, cell, { ...run, seed: options.seed }),
           ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
-        }, { leg: twin, mode: found.mode! })
+        }, { leg: twin, mode: mode! })
       ),
       seconds: 0,
     };
     return { outcomes: [...head.outcomes, ...tail.outcomes], seconds: head.seconds + tail.seconds };
   }
+}
+
+function legAt(run: LegRun): LegAt {
+  return { leg: run.leg, library: run.library.label, run: run.run };
 }
 
 function rank(run: LegRun): number {

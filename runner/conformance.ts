@@ -20,7 +20,7 @@ import { Pool } from "./_pool.ts";
 import { runTierUnit, tierSkip, tierUnits, type ToolTier } from "./_tool_tiers.ts";
 import { detectCapabilities } from "./capabilities.ts";
 import { CELL_TITLES, type LegRun, runCells } from "./cells.ts";
-import { type LegFound, legFound, twinLeg } from "./_twin_legs.ts";
+import { legFound, LegsFound } from "./_twin_legs.ts";
 import { hostLibrary, type Library, libraryAxis } from "./libraries.ts";
 import { levelOf } from "./levels.ts";
 import { applyManifest, type Manifest } from "./manifest.ts";
@@ -268,14 +268,9 @@ function cellsTier(
   const cells = options.cells ?? Object.keys(ctx.caps.cells).map(Number);
   if (!(options.tiers?.includes("cells") ?? true)) return skippedCellsTier(ctx, cells, undefined);
   if (ctx.caps.scopedChildren) return skippedCellsTier(ctx, cells, ctx.caps.scopedChildren);
-  const waiting = new Map<string, PromiseWithResolvers<LegFound>>();
-  const slot = (leg: string, library: string) => {
-    const key = `${leg} × ${library}`;
-    if (!waiting.has(key)) waiting.set(key, Promise.withResolvers<LegFound>());
-    return waiting.get(key)!;
-  };
+  const legs = new LegsFound();
   const found = (run: LegRun, cell1: Outcome | undefined) =>
-    slot(run.leg, run.library.label).resolve(legFound(cell1));
+    legs.record({ leg: run.leg, library: run.library.label }, legFound(cell1));
   const outcome = runCells({
     target: ctx.target,
     cells,
@@ -302,16 +297,12 @@ function cellsTier(
         seconds,
       });
     },
-  }).finally(() => {
-    for (const waiter of waiting.values()) waiter.resolve({ honoured: false });
-  });
+  }).finally(() => legs.settle());
   const honoured: Honoured = async (leg, library) => {
-    const found = await slot(leg, library).promise;
+    const found = await legs.of({ leg, library });
     if (!found.honoured) return false;
     if (!options.quick || leg !== "default" || !found.mode) return true;
-    const named = new Map<string, LegFound>();
-    for (const l of ctx.legs) if (l !== "default") named.set(l, await slot(l, library).promise);
-    return twinLeg(found, named) === undefined;
+    return await legs.twinOf({ library }, ctx.legs) === undefined;
   };
   return { outcome, honoured };
 }
