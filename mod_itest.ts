@@ -3,6 +3,16 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
+
+/** The files below `dir` (from the root: empty or ending in `/`), skipping `.*` and `testdata/`. */
+async function* sourceFiles(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+    const path = `${dir}${entry.name}`;
+    if (entry.isDirectory && !entry.name.startsWith(".") && entry.name !== "testdata") {
+      yield* sourceFiles(`${path}/`);
+    } else if (entry.isFile) yield path;
+  }
+}
 const MAX_ROOT_SYMBOLS = 40;
 
 async function deno(...args: string[]): Promise<{ code: number; stdout: string; out: string }> {
@@ -58,18 +68,11 @@ Deno.test("every test file runs in exactly one set, by its name: *_test.ts or *_
   );
   const strays: string[] = [];
   let tests = 0;
-  const walk = async (dir: string) => {
-    for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
-      const path = `${dir}${entry.name}`;
-      if (entry.isDirectory && !entry.name.startsWith(".") && entry.name !== "testdata") {
-        await walk(`${path}/`);
-      } else if (entry.isFile && /(_itest|_test)\.ts$/.test(entry.name)) tests++;
-      else if (entry.isFile && /(^|[._])test\.(ts|js|mjs|mts|tsx|jsx)$/.test(entry.name)) {
-        strays.push(path);
-      }
-    }
-  };
-  await walk("");
+  for await (const path of sourceFiles("")) {
+    const name = path.split("/").at(-1)!;
+    if (/(_itest|_test)\.ts$/.test(name)) tests++;
+    else if (/(^|[._])test\.(ts|js|mjs|mts|tsx|jsx)$/.test(name)) strays.push(path);
+  }
   ok(tests > 30, `only ${tests} test files found`);
   strictEqual(strays.length, 0, `test files named outside the convention: ${strays.join(", ")}`);
 });
@@ -88,20 +91,15 @@ Deno.test("the library's integration set leaves out tools/ and targets/, whose t
     ),
   );
   const readers: string[] = [];
-  const walk = async (dir: string) => {
-    for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
-      const path = `${dir}${entry.name}`;
-      if (entry.isDirectory && entry.name !== "testdata") await walk(`${path}/`);
-      else if (entry.isFile && /_itest\.ts$|_test_helpers\.ts$/.test(entry.name)) {
-        const text = await Deno.readTextFile(`${ROOT}${path}`);
-        if (/DENO_SQLITE_PATH|sqliteLibraryPath|currentLibrary|"current"/.test(text)) {
-          readers.push(path);
-        }
+  for (const dir of ["tools/", "targets/"]) {
+    for await (const path of sourceFiles(dir)) {
+      if (!/_itest\.ts$|_test_helpers\.ts$/.test(path)) continue;
+      const text = await Deno.readTextFile(`${ROOT}${path}`);
+      if (/DENO_SQLITE_PATH|sqliteLibraryPath|currentLibrary|"current"/.test(text)) {
+        readers.push(path);
       }
     }
-  };
-  await walk("tools/");
-  await walk("targets/");
+  }
   deepStrictEqual(
     readers,
     [],
