@@ -42,8 +42,14 @@ function threadGroupOf(pid: number): number | undefined {
 export function processAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   if (pid === Deno.pid) return true;
-  const rc = loadLibrary().symbols.kill(pid, 0);
-  if (rc !== 0 && errno() === ESRCH) return false;
+  const { symbols } = loadLibrary();
+  // errno can be lost between the failed kill and its read: the runtime may make a system
+  // call of its own there (the allocations on the way may start a GC). ESRCH is final;
+  // a failure that says anything else is asked again, so a dead owner is not taken alive.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (symbols.kill(pid, 0) === 0) break;
+    if (errno() === ESRCH) return false;
+  }
   const group = threadGroupOf(pid);
   return group === undefined || group === pid;
 }
