@@ -3,6 +3,8 @@
 // cgroup files and signals to processes this one did not spawn go through libc, with
 // --allow-ffi scoped to libc's one file.
 
+import { lazySymbols } from "../session_db/sqlite/_lazy_symbols.ts";
+
 const SYMBOLS = {
   // open(2) and prctl(2) are variadic in C; every argument here is an integer or a
   // pointer, which the x86-64 and AArch64 calling conventions pass alike.
@@ -20,6 +22,9 @@ const SYMBOLS = {
   memcpy: { parameters: ["buffer", "usize", "usize"], result: "usize" },
   __errno_location: { parameters: [], result: "usize" },
 } as const;
+
+/** What every child's guard calls as it starts; the rest is bound on first use. */
+const GUARD_SYMBOLS = ["open", "read", "close", "prctl", "kill"];
 
 /** The libc functions the tree machinery calls. */
 export type LibcSymbols = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
@@ -83,7 +88,11 @@ export function libc(path: string | undefined = libcPath()): LibcSymbols | undef
   let symbols = opened.get(path);
   if (symbols === undefined) {
     try {
-      symbols = Deno.dlopen(path, SYMBOLS).symbols;
+      symbols = lazySymbols(path, SYMBOLS, {
+        eager: GUARD_SYMBOLS,
+        onError: (name, error) =>
+          new Error(`Cannot bind ${name} from libc at ${path}`, { cause: error }),
+      });
     } catch {
       symbols = null;
     }

@@ -69,7 +69,37 @@ const symbols = {
 export type SqliteSymbols = Deno.DynamicLibrary<typeof symbols>["symbols"];
 
 import { SQLITE_CONFIG_MEMSTATUS } from "./constants.ts";
+import { lazySymbols } from "./_lazy_symbols.ts";
 import { explicitLibraryPath, libraryCandidates, SqliteLibraryError } from "./library.ts";
+
+/** Bound when the library loads: a library that lacks one is not SQLite. */
+const EAGER = [
+  "sqlite3_libversion",
+  "sqlite3_config",
+  "sqlite3_open_v2",
+  "sqlite3_close_v2",
+  "sqlite3_extended_result_codes",
+  "sqlite3_busy_timeout",
+  "sqlite3_exec",
+  "sqlite3_prepare_v2",
+  "sqlite3_step",
+  "sqlite3_reset",
+  "sqlite3_finalize",
+  "sqlite3_bind_parameter_count",
+  "sqlite3_bind_text",
+  "sqlite3_bind_null",
+  "sqlite3_bind_double",
+  "sqlite3_column_count",
+  "sqlite3_column_name",
+  "sqlite3_column_type",
+  "sqlite3_column_double",
+  "sqlite3_column_text",
+  "sqlite3_column_bytes",
+  "sqlite3_changes",
+  "sqlite3_last_insert_rowid",
+  "strlen",
+  "memcpy",
+];
 
 /** The loaded SQLite library: where it came from and its symbols. */
 export interface LoadedLibrary {
@@ -119,9 +149,18 @@ export function loadLibrary(): LoadedLibrary {
   let lastError: unknown;
   for (const path of libraryCandidates()) {
     try {
-      const lib = Deno.dlopen(path, symbols);
-      configureLibrary(lib.symbols);
-      loaded = { path, symbols: lib.symbols };
+      const bound = lazySymbols(path, symbols, {
+        eager: EAGER,
+        onError: (_name, error) =>
+          new SqliteLibraryError(
+            `Cannot load SQLite library: ${describeLoadFailure(path, error)}`,
+            {
+              cause: error,
+            },
+          ),
+      });
+      configureLibrary(bound);
+      loaded = { path, symbols: bound };
       return loaded;
     } catch (error) {
       lastError = error;
