@@ -4,24 +4,39 @@
 import { copyBytes, loadLibrary } from "./sqlite/_ffi.ts";
 
 const SIGKILL = 9;
+const EPERM = 1;
 const ESRCH = 3;
 
-function errno(): number {
+/** Where this thread's errno is, or 0n where libc offers no way to find it. */
+function errnoLocation(): bigint {
   const { symbols } = loadLibrary();
-  const location = symbols.__errno_location?.() ?? symbols.__error?.() ?? 0n;
+  return symbols.__errno_location?.() ?? symbols.__error?.() ?? 0n;
+}
+
+function errnoAt(location: bigint): number {
   if (location === 0n) return 0;
+  const { symbols } = loadLibrary();
   return new DataView(copyBytes(symbols, location, 4).buffer).getInt32(0, true);
 }
 
+let procMounted: boolean | undefined;
+
 /**
  * The thread group (process) the id `pid` belongs to, read from `/proc/<pid>/status`
- * through libc (no read permission needed), or `undefined` where there is no `/proc`.
+ * through libc (no read permission needed): `null` when `/proc` has no such process,
+ * `undefined` where there is no `/proc` to ask.
  */
-function threadGroupOf(pid: number): number | undefined {
+function threadGroupOf(pid: number): number | null | undefined {
   const { symbols } = loadLibrary();
   if (!symbols.open || !symbols.read || !symbols.close) return undefined;
-  const fd = symbols.open(new TextEncoder().encode(`/proc/${pid}/status\0`), 0);
-  if (fd < 0) return undefined;
+  const open = (path: string) => symbols.open!(new TextEncoder().encode(`${path}\0`), 0);
+  if (procMounted === undefined) {
+    const self = open("/proc/self/status");
+    procMounted = self >= 0;
+    if (procMounted) symbols.close(self);
+  }
+  const fd = open(`/proc/${pid}/status`);
+  if (fd < 0) return procMounted ? null : undefined;
   try {
     const buffer = new Uint8Array(4096);
     const n = Number(symbols.read(fd, buffer, BigInt(buffer.length)));
@@ -43,14 +58,22 @@ export function processAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   if (pid === Deno.pid) return true;
   const { symbols } = loadLibrary();
-  // errno can be lost between the failed kill and its read: the runtime may make a system
-  // call of its own there (the allocations on the way may start a GC). ESRCH is final;
-  // a failure that says anything else is asked again, so a dead owner is not taken alive.
+  const kill = symbols.kill;
+  // Found before the kill: binding a symbol on first use makes system calls of its own.
+  const location = errnoLocation();
+  // errno can still be lost between the failed kill and its read: the runtime may make a
+  // system call of its own there (the allocations on the way may start a GC). ESRCH is
+  // final; a failure that says anything else is asked again, and `/proc` decides.
+  let refused = false;
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (symbols.kill(pid, 0) === 0) break;
-    if (errno() === ESRCH) return false;
+    if (kill(pid, 0) === 0) break;
+    const error = errnoAt(location);
+    if (error === ESRCH) return false;
+    refused = error === EPERM;
   }
   const group = threadGroupOf(pid);
+  // Another user's process may be hidden from `/proc` (hidepid): kill said it exists.
+  if (group === null) return refused;
   return group === undefined || group === pid;
 }
 
