@@ -123,7 +123,7 @@ export async function defineCell(
   const name = `cell ${spec.id} ${spec.title} [${label} · ${leg.name} · ${engineLabel(engine)}]`;
   // What the target's children got beyond the narrow scope: named in every report.
   const widened = widenedFlags(permissions);
-  const reporter = new CellReporter(spec, target, leg, engine, widened);
+  const reporter = new CellReporter(spec, { target, leg, engine, widened });
   if (gate.unopened) return [unopenedDefinition(name, reporter, gate.unopened)];
   if (gate.skip) {
     reporter.write("SKIP", {

@@ -54,6 +54,15 @@ export interface ReportFields {
   diagnoses?: Diagnosis[];
 }
 
+/** Where a cell ran: the fields every report of the cell shares. */
+export interface ReporterFields {
+  target: string;
+  leg: Leg;
+  engine: StoreEngine;
+  /** The target children's permission flags beyond the narrow scope. */
+  widened: string[];
+}
+
 /** Writes a cell's reports: the fields every report of the cell shares, fixed once. */
 export class CellReporter {
   readonly #base: Omit<CellReport, "status" | "figures">;
@@ -62,13 +71,8 @@ export class CellReporter {
   /** The stem of this cell's report files (`reportName`). */
   readonly stem: string = crypto.randomUUID().slice(0, 8);
 
-  constructor(
-    cell: { id: number; title: string },
-    target: string,
-    leg: Leg,
-    engine: StoreEngine,
-    widened: string[],
-  ) {
+  constructor(cell: { id: number; title: string }, fields: ReporterFields) {
+    const { target, leg, engine, widened } = fields;
     this.#cell = cell.id;
     this.#leg = leg.name;
     this.#base = {
