@@ -27,9 +27,11 @@ import { HOLDER } from "./_children.ts";
 const SESSION = "renewed";
 /**
  * The new holder's lease in `lapsing`: long enough for the stale holder to be continued and
- * renew, and one read, on a loaded two-core machine running the integration set.
+ * renew, and one read. The short one fits an unloaded machine; a run it leaves mistimed is
+ * run again with the long one, which fits a loaded two-core machine running the
+ * integration set.
  */
-const NEW_LEASE_MS = 8_000;
+const NEW_LEASES_MS = [2_000, 8_000] as const;
 const HOUR = 3_600_000;
 const NEW = `cell11-new:pid=${Deno.pid}`;
 const THIRD = `cell11-third:pid=${Deno.pid}`;
@@ -41,6 +43,8 @@ interface Fence {
   db: string;
   prefix: string;
   leaseMs: number;
+  /** The new holder's lease in `lapsing`. */
+  newLeaseMs: number;
 }
 
 /** What a scenario saw. */
@@ -124,23 +128,24 @@ async function movesAfter(fence: Fence, store: Store, since: Takeover): Promise<
     newReleases: () => store.releaseCompressionLock!(SESSION, NEW),
     thirdPublishes: publish(store, THIRD, "child-third"),
   };
+  const lease = fence.newLeaseMs;
   for (const name of FENCE_MOVES[fence.order]) {
-    const start = Date.now();
     if (name === "thirdAfterExpiry") {
       // Past the new holder's own expiry (a bounded wait on the clock: the lease is time).
-      const expiry = since.after + NEW_LEASE_MS + 100;
+      const expiry = since.after + lease + 100;
       await waitFor(() => Date.now() > expiry, {
         what: `${fence.order}: the new holder's lease to lapse`,
-        deadlineMs: NEW_LEASE_MS + 10_000,
+        deadlineMs: lease + 10_000,
       });
     }
-    const mistimed = fence.order === "lapsing" && name === "thirdAtOnce" &&
-        start >= since.before + NEW_LEASE_MS - 100
-      ? `it ran ${
-        start - since.before
-      } ms after the takeover, too close to the new holder's ${NEW_LEASE_MS} ms lease`
+    const answer = await answerOf(calls[name]);
+    // The store decided at some instant before the call returned; the lease it granted
+    // ends no sooner than `lease` after the takeover was called.
+    const took = Date.now() - since.before;
+    const mistimed = fence.order === "lapsing" && name === "thirdAtOnce" && took >= lease - 100
+      ? `it returned ${took} ms after the takeover, too close to the new holder's ${lease} ms lease`
       : undefined;
-    moves.push({ name, answer: await answerOf(calls[name]), ...(mistimed ? { mistimed } : {}) });
+    moves.push({ name, answer, ...(mistimed ? { mistimed } : {}) });
   }
   return moves;
 }
@@ -158,7 +163,7 @@ async function runFence(fence: Fence): Promise<FenceOutcome> {
     stalled = await stopPastLease(fence, holder);
     const since = { before: Date.now(), after: Date.now() };
     if (fence.order !== "expired") {
-      const ttl = fence.order === "lapsing" ? NEW_LEASE_MS : HOUR;
+      const ttl = fence.order === "lapsing" ? fence.newLeaseMs : HOUR;
       moves.push({
         name: "newTakesOver",
         answer: await answerOf(() => store.tryAcquireCompressionLock!(SESSION, NEW, ttl)),
@@ -192,8 +197,9 @@ async function checkFence(
   });
   await t.step(`${order}: the renewal changed nothing`, () => {
     const { problems, mistimed } = movesProblems(order, out.moves);
-    ok(problems.length === 0, problems.join("; "));
+    // A mistimed move leaves the lock's state after it unknown: the moves after it are void.
     if (mistimed.length) throw new HarnessError(`moves too slow to judge: ${mistimed.join("; ")}`);
+    ok(problems.length === 0, problems.join("; "));
   });
   await t.step(`${order}: recovery deterministic, integrity and invariants`, () => {
     ok(out.recovered.length === 0, out.recovered.join("; "));
@@ -218,14 +224,22 @@ export async function fencedRenewals(
   leaseMs: number,
 ): Promise<void> {
   const orders: FenceOrder[] = ["expired", "taken", "lapsing"];
-  const fences = orders.map((order) => ({
+  const fenceOf = (order: FenceOrder, newLeaseMs: number, name: string = order): Fence => ({
     ctx,
     order,
-    db: ctx.run.file(`fence-${order}.db`),
-    prefix: ctx.run.file(`fence-${order}`),
+    db: ctx.run.file(`fence-${name}.db`),
+    prefix: ctx.run.file(`fence-${name}`),
     leaseMs,
-  }));
+    newLeaseMs,
+  });
+  const fences = orders.map((order) => fenceOf(order, NEW_LEASES_MS[0]));
   const outcomes = await Promise.all(fences.map(runFence));
+  const lapsing = orders.indexOf("lapsing");
+  if (outcomes[lapsing]!.moves.some((move) => move.mistimed)) {
+    const again = fenceOf("lapsing", NEW_LEASES_MS[1], "lapsing-long");
+    outcomes[lapsing] = await runFence(again);
+    ctx.note("lapsingLeaseMs", again.newLeaseMs);
+  }
   ctx.observeLeg(fences[0]!.db, "after the stale renewals", true);
   ctx.note(
     "staleRenewals",

@@ -18,6 +18,14 @@ export const LEASE_RENEWAL_MUTANTS: readonly MutantSpec[] = [
     clause: /^expired: the stale refreshCompressionLock is refused: the stale renewal was accepted/,
   },
   {
+    name: "refresh_extends_any_lease",
+    breaks: "renews the live lock whoever holds it, answering whether the caller holds it",
+    cells: [11],
+    expect: "caught",
+    clause:
+      /^lapsing: the renewal changed nothing: a third holder could not take the lock over past the new holder's own expiry/,
+  },
+  {
     name: "refresh_select_then_update",
     breaks: "renews by reading the holder, then updating without the holder predicate",
     cells: [11],
