@@ -189,6 +189,8 @@ const SESSION = "fenced-stop";
 
 interface Took {
   took: unknown;
+  /** What the store answered the new owner's move. */
+  answer: Answer;
   landed: boolean;
   acted: Answer | null;
 }
@@ -217,7 +219,7 @@ async function setUp(ctx: CellRun, scenario: StopScenario, db: string): Promise<
 async function judgeStop(
   ctx: CellRun,
   stop: { scenario: StopScenario; label: string; dir: string; movedInTime: boolean },
-): Promise<{ raced: boolean; violation?: string }> {
+): Promise<Omit<StopResult, "stopped">> {
   const { scenario, label, dir } = stop;
   const out = `${dir}/out.json`;
   const stale = readReport<Answer>(out);
@@ -226,7 +228,9 @@ async function judgeStop(
     throw new Error(`${label}: the children did not report (${stale}, ${took})`);
   }
   const raced = stop.movedInTime && took.took === true && !took.landed;
-  if (!raced) return { raced };
+  if (!raced) {
+    return took.took === true ? { raced } : { raced, refused: describeAnswer(took.answer) };
+  }
   const problems: string[] = [];
   if (scenario.refused && verdict(stale) === "accepted") {
     problems.push(`the stale ${scenario.write} was acknowledged (${describeAnswer(stale)})`);

@@ -40,6 +40,8 @@ export interface StopResult {
   raced: boolean;
   /** Why no order of an atomic store gives this outcome. */
   violation?: string;
+  /** The store's answer when it refused the move that had to land during the stop. */
+  refused?: string;
 }
 
 /** The processes stopped before lock call k. */
@@ -118,7 +120,7 @@ export interface LockStop {
   actors: StopActors;
   competitor?: StopCompetitor;
   /** Judges a stop once everyone finished: whether it interleaved, and what broke. */
-  judge(facts: StopFacts): Promise<{ raced: boolean; violation?: string }>;
+  judge(facts: StopFacts): Promise<Omit<StopResult, "stopped">>;
   /** Called when the operation completed before lock call k, after its check. */
   completed?(db: string): void;
 }
@@ -395,12 +397,17 @@ async function judged(stop: Stop, facts: StopFacts): Promise<StopResult> {
   const parties = [...stop.actors, ...stop.movers.slice(0, 1)];
   const observed = parties.every((child) => child.exited !== undefined);
   if (observed) ctx.observeLeg(stop.db, plan.label, true);
-  const { raced, violation } = await plan.judge(facts);
+  const { raced, violation, refused } = await plan.judge(facts);
   if (plan.competitor) releaseBarrier(`${plan.competitor.go}.done`);
   await Promise.all(parties.map((child) => child.status));
   checkActors(stop, "after");
   if (!observed) ctx.observeLeg(stop.db, plan.label, true);
-  return { stopped: true, raced, ...(violation ? { violation } : {}) };
+  return {
+    stopped: true,
+    raced,
+    ...(violation ? { violation } : {}),
+    ...(refused ? { refused } : {}),
+  };
 }
 
 /** The counts of a walk, for its note and log line. */
@@ -421,8 +428,11 @@ export interface StopWalkNames {
   brokenStep(k: number): string;
   /** The step requiring that the interleave happened at some stop. */
   interleaveStep: string;
-  /** Why nothing was judged when it never did (a `HarnessError`). */
-  neverInterleaved(stops: number): string;
+  /**
+   * Why nothing was judged when it never did (a `HarnessError`); `refused` says at how many
+   * stops the store refused the move, with its first answer (`2 of 9 stops (returned false)`).
+   */
+  neverInterleaved(stops: number, refused?: string): string;
   /** The note's value. */
   note(counts: WalkCounts): unknown;
   /** The log line. */
@@ -463,8 +473,10 @@ export function competitorWalkNames(
     key,
     brokenStep: (k) => `${write} stopped at lock call ${k}: ${what}`,
     interleaveStep: `${write}, ${what}: a move landed during a stop`,
-    neverInterleaved: (stops) =>
-      `no move of ${mover} committed while the actor was stopped inside ${write} (${stops} stops): the interleave never happened, nothing was judged`,
+    neverInterleaved: (stops, refused) =>
+      `no move of ${mover} committed while the actor was stopped inside ${write} (${stops} stops): the interleave never happened, nothing was judged${
+        refused ? `; the store refused ${mover}'s move at ${refused}` : ""
+      }`,
     note: ({ stops, raced, complete }) => ({ stops, movedWhileStopped: raced, complete }),
     log: ({ stops, raced }) =>
       `  stop series ${key}: ${stops} stop(s) inside ${write}, ${mover} moved while stopped at ${raced}`,
@@ -493,11 +505,17 @@ export async function walkLockStops(
 ): Promise<void> {
   const { names } = walk;
   const counts: WalkCounts = { stops: 0, raced: 0, complete: false };
+  // The stops at which the store refused the move, and its first such answer.
+  const refusals = { stops: 0, answer: "" };
   for (let k = 1; k <= (walk.maxStops ?? 100); k++) {
     const result = await walk.stopAt(k);
     if (!result.stopped) {
       counts.complete = true;
       break;
+    }
+    if (result.refused) {
+      refusals.stops++;
+      refusals.answer ||= result.refused;
     }
     counts.stops++;
     if (result.raced) counts.raced++;
@@ -511,7 +529,11 @@ export async function walkLockStops(
   ctx.note(names.key, names.note(counts));
   console.log(names.log(counts));
   await t.step(names.interleaveStep, () => {
-    if (counts.raced === 0) throw new HarnessError(names.neverInterleaved(counts.stops));
+    if (counts.raced > 0) return;
+    const refused = refusals.stops
+      ? `${refusals.stops} of ${counts.stops} stops (${refusals.answer})`
+      : undefined;
+    throw new HarnessError(names.neverInterleaved(counts.stops, refused));
   });
 }
 

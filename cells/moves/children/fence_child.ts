@@ -252,10 +252,11 @@ if (role === "actor") {
   Deno.writeTextFileSync(`${out}.ready`, "ready");
   if (!awaitBarrier(go!, CHILD_LIFETIME_MS)) throw new Error("the new owner was never released");
   const landed = await plan.landed();
-  const took = verdict(await answerOf(() => plan.takeover())) === "accepted";
+  const answer = await answerOf(() => plan.takeover());
+  const took = verdict(answer) === "accepted";
   write(`${out}.took`, { took, landed });
   if (!awaitBarrier(`${go}.act`, CHILD_LIFETIME_MS)) throw new Error("no go to act");
   const acted = plan.act ? await answerOf(() => plan.act!()) : null;
-  write(out!, { took, landed, acted });
+  write(out!, { took, answer, landed, acted });
 }
 await store.close();
