@@ -23,8 +23,12 @@ const SYMBOLS = {
   __errno_location: { parameters: [], result: "usize" },
 } as const;
 
-/** What every child's guard calls as it starts; the rest is bound on first use. */
-const GUARD_SYMBOLS = ["open", "read", "close", "prctl", "kill"];
+/**
+ * What every child's guard calls as it starts, and what reads errno: binding a symbol on
+ * first use makes system calls, which would overwrite the errno of the call that failed.
+ * The rest is bound on first use.
+ */
+const GUARD_SYMBOLS = ["open", "read", "close", "prctl", "kill", "memcpy", "__errno_location"];
 
 /** The libc functions the tree machinery calls. */
 export type LibcSymbols = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
