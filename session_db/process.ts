@@ -7,10 +7,17 @@ const SIGKILL = 9;
 const EPERM = 1;
 const ESRCH = 3;
 
-/** Where this thread's errno is, or 0n where libc offers no way to find it. */
+let errnoAddress: bigint | undefined;
+
+/**
+ * Where this thread's errno is, or 0n where libc offers no way to find it. Kept: a module
+ * runs on one thread, and errno's place is fixed for the thread's life.
+ */
 function errnoLocation(): bigint {
+  if (errnoAddress !== undefined) return errnoAddress;
   const { symbols } = loadLibrary();
-  return symbols.__errno_location?.() ?? symbols.__error?.() ?? 0n;
+  errnoAddress = symbols.__errno_location?.() ?? symbols.__error?.() ?? 0n;
+  return errnoAddress;
 }
 
 function errnoAt(location: bigint): number {
