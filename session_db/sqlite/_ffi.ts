@@ -144,20 +144,13 @@ function describeLoadFailure(path: string, error: unknown): string {
  */
 export function loadLibrary(): LoadedLibrary {
   if (loaded) return loaded;
-  const explicit = explicitLibraryPath();
   const failures: string[] = [];
   let lastError: unknown;
   for (const path of libraryCandidates()) {
     try {
       const bound = lazySymbols(path, symbols, {
         eager: EAGER,
-        onError: (_name, error) =>
-          new SqliteLibraryError(
-            `Cannot load SQLite library: ${describeLoadFailure(path, error)}`,
-            {
-              cause: error,
-            },
-          ),
+        onError: (_name, error) => loadError(describeLoadFailure(path, error), error),
       });
       configureLibrary(bound);
       loaded = { path, symbols: bound };
@@ -167,15 +160,17 @@ export function loadLibrary(): LoadedLibrary {
       failures.push(describeLoadFailure(path, error));
     }
   }
-  const tried = failures.length ? failures.join("; ") : "no system libsqlite3 found";
+  throw loadError(failures.length ? failures.join("; ") : "no system libsqlite3 found", lastError);
+}
+
+/** Why SQLite could not be loaded (`detail`), and how to fix it. */
+function loadError(detail: string, cause: unknown): SqliteLibraryError {
   const install =
     "install SQLite (Debian/Ubuntu: apt-get install libsqlite3-0; macOS: brew install sqlite)";
-  const fix = explicit
+  const fix = explicitLibraryPath()
     ? `DENO_SQLITE_PATH is set, so the system library was not tried: point DENO_SQLITE_PATH to a readable SQLite shared library, or unset it to use the system libsqlite3 (to get one, ${install})`
     : `${install}, or set DENO_SQLITE_PATH to a libsqlite3 shared library`;
-  throw new SqliteLibraryError(`Cannot load SQLite library: ${tried}; ${fix}`, {
-    cause: lastError,
-  });
+  return new SqliteLibraryError(`Cannot load SQLite library: ${detail}; ${fix}`, { cause });
 }
 
 const decoder = new TextDecoder();
