@@ -102,6 +102,28 @@ export class PeerUnavailableError extends Error {
   }
 }
 
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Sets the journal mode, waiting while another connection holds the file: SQLite answers
+ * a mode switch's busy at once (it upgrades a read transaction, where waiting could
+ * deadlock), never through `busy_timeout`, so two processes opening a new file together
+ * would otherwise fail one of them.
+ */
+async function setJournalMode(client: Client, mode: string): Promise<void> {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let pauseMs = 5;; pauseMs = Math.min(pauseMs * 2, 200)) {
+    try {
+      await client.execute(`PRAGMA journal_mode = ${mode}`);
+      return;
+    } catch (error) {
+      const busy = (error as { code?: unknown }).code === "SQLITE_BUSY";
+      if (!busy || Date.now() >= deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  }
+}
+
 const text = (value: unknown) => value === null || value === undefined ? null : String(value);
 
 /**
@@ -278,8 +300,8 @@ export async function openStore(path: string, options: StoreOptions): Promise<Li
     throw new PeerUnavailableError(`Cannot load ${PACKAGE}: ${message}`, { cause: error });
   }
   const client = createClient({ url: `file:${path}` });
-  await client.execute("PRAGMA busy_timeout = 5000");
-  if (options.journalMode) await client.execute(`PRAGMA journal_mode = ${options.journalMode}`);
+  await client.execute(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  if (options.journalMode) await setJournalMode(client, options.journalMode);
   await client.execute(`CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY, parent_session_id TEXT, ended_at REAL, end_reason TEXT,
     handoff_state TEXT)`);

@@ -10,14 +10,15 @@
  * rotation lease that closes the parent before it opens the child (one transaction);
  * an outbox with its own phases (`queued`, `in_flight`, `done`, `gave_up`,
  * `maybe_sent`), random ids made idempotent by a UNIQUE constraint, and a fence bumped
- * on every takeover; SQLite's busy handler instead of a retry loop; DELETE mode unless
+ * on every takeover; SQLite's busy handler instead of a retry loop (but for the journal-mode
+ * switch, whose busy SQLite never hands to it); DELETE mode unless
  * WAL is asked for and the library is at least 3.51.3; millisecond integer times; async
  * methods; its own liveness probe and crash points.
  *
  * @example
  * ```ts
  * import { AltStore } from "./alt_store.ts";
- * const store = AltStore.open(`${Deno.makeTempDirSync()}/alt.db`, {});
+ * const store = await AltStore.open(`${Deno.makeTempDirSync()}/alt.db`, {});
  * await store.createSession("s");
  * console.log(await store.appendMessage("s", { role: "user", content: "hi" })); // 1
  * await store.close();
@@ -25,7 +26,13 @@
  *
  * @module
  */
-import { Database, sqliteVersion, type Statement } from "../../../session_db/sqlite/mod.ts";
+import {
+  Database,
+  SQLITE_BUSY,
+  SqliteError,
+  sqliteVersion,
+  type Statement,
+} from "../../../session_db/sqlite/mod.ts";
 import type {
   CellMessage,
   RecoveredObligationView,
@@ -159,6 +166,36 @@ function walSafe(version: string): boolean {
   return major * 1_000_000 + minor * 1_000 + patch >= 3_051_003;
 }
 
+const BUSY_TIMEOUT_MS = 15_000;
+
+/**
+ * Sets the journal mode, waiting while another connection holds the file. SQLite answers
+ * the switch's busy at once instead of calling the busy handler (the switch upgrades a
+ * read transaction, and waiting there could deadlock two connections), so two processes
+ * opening a new file together would otherwise fail one of them.
+ */
+async function switchJournalMode(db: Database, path: string, want: string): Promise<void> {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  const ask = (sql: string) => {
+    using pragma = db.prepare(sql);
+    return String(pragma.value<[string]>()?.[0]).toLowerCase();
+  };
+  for (let pauseMs = 5;; pauseMs = Math.min(pauseMs * 2, 200)) {
+    try {
+      if (ask("PRAGMA journal_mode") === want) return;
+      const got = ask(`PRAGMA journal_mode = ${want}`);
+      if (got === want) return;
+      throw new AltStoreError(
+        `Cannot open "${path}": journal mode ${want} was requested but SQLite kept ${got} (close the other connections and retry)`,
+      );
+    } catch (error) {
+      const busy = error instanceof SqliteError && error.code === SQLITE_BUSY;
+      if (!busy || Date.now() >= deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  }
+}
+
 function pidIn(owner: string): number | undefined {
   const match = /pid=(\d+)/.exec(owner);
   return match ? Number(match[1]) : undefined;
@@ -189,7 +226,7 @@ function toSession(row: ConversationRow): StoredSession {
  * @example
  * ```ts
  * import { AltStore } from "./alt_store.ts";
- * const store = AltStore.open(`${Deno.makeTempDirSync()}/alt.db`, { journalMode: "delete" });
+ * const store = await AltStore.open(`${Deno.makeTempDirSync()}/alt.db`, { journalMode: "delete" });
  * await store.close();
  * ```
  */
@@ -208,24 +245,12 @@ export class AltStore implements Store {
    * @param options The journal mode; DELETE when absent, and when WAL is unsafe.
    * @returns The store.
    */
-  static open(path: string, options: StoreOptions): AltStore {
+  static async open(path: string, options: StoreOptions): Promise<AltStore> {
     const db = new Database(path);
     try {
-      db.setBusyTimeout(15_000);
+      db.setBusyTimeout(BUSY_TIMEOUT_MS);
       const want = options.journalMode === "wal" && walSafe(sqliteVersion()) ? "wal" : "delete";
-      const mode = () => {
-        using pragma = db.prepare("PRAGMA journal_mode");
-        return String(pragma.value<[string]>()?.[0]).toLowerCase();
-      };
-      if (mode() !== want) {
-        using set = db.prepare(`PRAGMA journal_mode = ${want}`);
-        const got = String(set.value<[string]>()?.[0]).toLowerCase();
-        if (got !== want) {
-          throw new AltStoreError(
-            `Cannot open "${path}": journal mode ${want} was requested but SQLite kept ${got} (close the other connections and retry)`,
-          );
-        }
-      }
+      await switchJournalMode(db, path, want);
       db.exec("PRAGMA synchronous = FULL");
       db.exec("PRAGMA foreign_keys = ON");
       db.transaction(() => {

@@ -7,7 +7,7 @@ import type { StoreOptions } from "../../contract/target.ts";
 import { ALT_CRASH_POINTS, AltStore } from "./alt_store.ts";
 
 /** Opens the alternative store. */
-export function openStore(path: string, options: StoreOptions): AltStore {
+export function openStore(path: string, options: StoreOptions): Promise<AltStore> {
   return AltStore.open(path, options);
 }
 

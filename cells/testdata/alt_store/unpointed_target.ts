@@ -8,7 +8,7 @@ import type { StoreOptions } from "../../contract/target.ts";
 import { AltStore } from "./alt_store.ts";
 
 /** Opens the alternative store. */
-export function openStore(path: string, options: StoreOptions): AltStore {
+export function openStore(path: string, options: StoreOptions): Promise<AltStore> {
   return AltStore.open(path, options);
 }
 
