@@ -13,6 +13,8 @@ import {
 import { spanOf } from "../engine/span.ts";
 import { startTallies } from "../engine/tally.ts";
 import { openTargetStore } from "../contract/target.ts";
+import { observeJournalMode } from "../../harness/legs.ts";
+import { type OpenWindow, openWindow } from "./open_window.ts";
 
 /**
  * Options of {@linkcode concurrentWritersCell}.
@@ -49,7 +51,8 @@ export interface ConcurrentWritersOptions extends CellOptions {
    * ms and until every role has invoked an operation against it, so that each meets
    * SQLITE_BUSY past a 1 s busy timeout on every run (default 1500; 0 turns it off). Set
    * it above your store's busy timeout to judge what the store does when that runs out.
-   * SQLite files only.
+   * Also how long another process holds a new file while a process of the store opens it
+   * (the open window). SQLite files only.
    */
   busyWindowMs?: number;
   /** Fail when the WAL file grows past this many bytes (default: measure only). */
@@ -71,12 +74,15 @@ export interface ConcurrentWritersOptions extends CellOptions {
  * roles start, until each has invoked an operation against it and the busy window
  * passed (so every role meets SQLITE_BUSY on every run), and then for a few ms of every
  * 60. A seeded plan SIGKILLs a role mid-work and restarts it, while (in WAL mode) a
- * long-lived reader pins checkpoints. Must hold: every acknowledged operation of every
+ * long-lived reader pins checkpoints. Beside them, a process of the store opens a new
+ * SQLite file whose write lock another process holds, made in the journal mode the store
+ * does not use (the open window). Must hold: every acknowledged operation of every
  * process survives; an append acknowledged before another was
  * invoked has the smaller id; ids strictly increase in each session; every returned id
  * is the committed row's; no process sees an error other than a typed busy refusal
  * (`BusyDeadlineError`, after at least its busy deadline, changing nothing, counted per
- * role); no process exits 0 without finishing its plan; integrity and the store's
+ * role); the open window's process opens the file and writes, or refuses typed after
+ * its busy deadline; no process exits 0 without finishing its plan; integrity and the store's
  * invariants hold and recovery reads the same twice. Reports p50/p99 append latency
  * and refusals per role, and the WAL size over time (SVG plots beside the evidence).
  * Every leg.
@@ -112,6 +118,9 @@ async function concurrentRun(
   const db = ctx.run.file("store.db");
   // The file exists, in the leg's mode, before the reader and the roles race to it.
   await (await openTargetStore(ctx.target, db)).close();
+  // Beside the roles, on a file of its own: a process of the store opening a new file.
+  const opening = startOpenWindow(ctx, db, options.busyWindowMs ?? 1500);
+  opening.catch(() => {}); // awaited after the roles: a failure is reported there
   const walPath = `${db}-wal`;
   const wal: [number, number][] = [];
   const sampler = setInterval(() => {
@@ -125,8 +134,45 @@ async function concurrentRun(
     await finishRoles(ctx, roles, helpers);
     clearInterval(sampler);
     wal.push([Math.round(performance.now() - started), fileSize(walPath)]);
-    await checkConcurrentRun(ctx, t, { db, runs: roles.runs, wal, bounds: options, window });
+    const openWindow = await opening;
+    await checkConcurrentRun(ctx, t, {
+      db,
+      runs: roles.runs,
+      wal,
+      bounds: options,
+      window,
+      ...(openWindow ? { openWindow } : {}),
+    });
   } finally {
     clearInterval(sampler);
+    await opening.catch(() => {});
   }
+}
+
+/** Starts the open window on an SQLite store (noting why not otherwise). */
+function startOpenWindow(
+  ctx: CellRun,
+  db: string,
+  windowMs: number,
+): Promise<OpenWindow | undefined> {
+  const mode = observeJournalMode(db, "before the open window").mode;
+  const why = windowMs <= 0
+    ? "off"
+    : fileSize(db) === 0 || mode === "not-sqlite" || mode === "missing"
+    ? "not run: the store's file is not an SQLite database"
+    : undefined;
+  if (why) {
+    ctx.note("openWindow", why);
+    return Promise.resolve(undefined);
+  }
+  return openWindow(ctx, mode, windowMs).then((window) => {
+    ctx.note("openWindow", {
+      holderMode: window.holderMode,
+      heldMs: Math.round(window.heldMs),
+      opener: window.result.k === "opened"
+        ? `opened in ${Math.round(window.result.ms)} ms`
+        : `${window.result.name}: ${window.result.message}`,
+    });
+    return window;
+  });
 }

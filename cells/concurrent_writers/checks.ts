@@ -8,6 +8,7 @@ import { integrityIfSqlite } from "../../harness/db_audit.ts";
 import { quantile } from "../../internal/stats.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { type BusyWindow, overlapsWindow } from "./busy_window.ts";
+import { checkOpenWindow, type OpenWindow } from "./open_window.ts";
 import type { RoleRun } from "./roles.ts";
 import {
   readRole,
@@ -300,6 +301,8 @@ export interface FinishedRun {
   bounds: CheckBounds;
   /** The busy window, when one ran. */
   window: BusyWindow | undefined;
+  /** The open window, when one ran. */
+  openWindow?: OpenWindow;
 }
 
 /**
@@ -332,6 +335,9 @@ export async function checkConcurrentRun(
         `${window.absent.join(", ")} invoked no operation while the write lock was held`,
       );
     });
+  }
+  if (finished.openWindow) {
+    await checkOpenWindow(t, finished.openWindow, bounds.minBusyWaitMs ?? 1000);
   }
   // Last: a mutant that crashed every role before the kills is caught for that.
   if ((bounds.kills ?? 2) > 0) {

@@ -248,6 +248,17 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause:
       /^real-time order: acknowledged before invoked means the smaller id: \w+ #\d+ \(id \d+\) was acknowledged/,
   },
+  {
+    name: "open_switch_no_wait",
+    breaks: "switches the journal mode at open without waiting out a busy lock",
+    cells: [6],
+    expect: "caught",
+    clause:
+      /^a process opens a new file while another holds its write lock: the store failed to open/,
+    // Leaving WAL is a switch on every library; on one with the WAL-reset bug the reference
+    // keeps a file it finds in WAL in WAL, so other legs may never switch.
+    leg: "delete",
+  },
   staleActAccepted("publish_ignores_lease", {
     breaks: "publishes a rotation without checking the compression lock",
     owner: "compressionLock",
