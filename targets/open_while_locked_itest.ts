@@ -7,6 +7,7 @@ import { deepStrictEqual, ok } from "node:assert/strict";
 import { waitFor } from "../harness/wait_for.ts";
 import type { Store, StoreOptions } from "../cells/contract/target.ts";
 import { childPermissions as pythonPermissions } from "./python_sqlite3/target.ts";
+import { exists } from "../internal/fs.ts";
 
 const python = pythonPermissions().run?.[0] ?? "";
 const HOLDER = new URL("./testdata/hold_write_lock.py", import.meta.url).pathname;
@@ -68,15 +69,6 @@ async function openWhileHeld(target: URL, order: (typeof ORDERS)[number]): Promi
     if (!holderExited) holder.kill("SIGKILL");
     await holderOutput;
     await Deno.remove(dir, { recursive: true });
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

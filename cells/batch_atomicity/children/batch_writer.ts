@@ -6,6 +6,7 @@ import { waitFor } from "../../../harness/wait_for.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
 import type { Store } from "../../contract/target.ts";
 import { type BatchEntry, batchOf, memberOf, writerSessions } from "../batches.ts";
+import { exists } from "../../../internal/fs.ts";
 
 const [target, dbPath, journalPath, writer, selfKill, turns] = childArgs(
   4,
@@ -26,15 +27,6 @@ async function firstBatch(store: Store): Promise<number> {
     }
   }
   return last + 1;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const journal = new AckWriter(journalPath!);
