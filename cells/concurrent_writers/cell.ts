@@ -5,15 +5,16 @@ import {
   fileSize,
   finishRoles,
   killAndRestart,
+  NOT_SQLITE,
   type RolesRun,
   spawnRoles,
+  sqliteModeOf,
   startHelpers,
   startRoles,
 } from "./roles.ts";
 import { spanOf } from "../engine/span.ts";
 import { startTallies } from "../engine/tally.ts";
 import { openTargetStore } from "../contract/target.ts";
-import { observeJournalMode } from "../../harness/legs.ts";
 import { type OpenWindow, openWindow } from "./open_window.ts";
 
 /**
@@ -155,14 +156,9 @@ function startOpenWindow(
   db: string,
   windowMs: number,
 ): Promise<OpenWindow | undefined> {
-  const mode = observeJournalMode(db, "before the open window").mode;
-  const why = windowMs <= 0
-    ? "off"
-    : fileSize(db) === 0 || mode === "not-sqlite" || mode === "missing"
-    ? "not run: the store's file is not an SQLite database"
-    : undefined;
-  if (why) {
-    ctx.note("openWindow", why);
+  const mode = windowMs > 0 ? sqliteModeOf(db, "before the open window") : undefined;
+  if (mode === undefined) {
+    ctx.note("openWindow", windowMs > 0 ? NOT_SQLITE : "off");
     return Promise.resolve(undefined);
   }
   return openWindow(ctx, mode, windowMs).then((window) => {

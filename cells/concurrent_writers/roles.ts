@@ -6,7 +6,7 @@ import { ok } from "node:assert/strict";
 import { countReady, releaseBarrier } from "../../harness/barrier.ts";
 import { type Child, KillError } from "../../harness/child.ts";
 import { killLanding } from "../moves/kill.ts";
-import { effectiveModeOrSkip, observeJournalMode } from "../../harness/legs.ts";
+import { effectiveModeOrSkip, type ObservedMode, observeJournalMode } from "../../harness/legs.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { exists } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
@@ -88,15 +88,23 @@ export function fileSize(path: string): number {
   }
 }
 
+/** Why a helper that opens the store's file with SQLite did not run. */
+export const NOT_SQLITE = "not run: the store's file is not an SQLite database";
+
+/** The journal mode of the store's file when it is an SQLite database, else `undefined`. */
+export function sqliteModeOf(db: string, at: string): ObservedMode | undefined {
+  // An empty file is not the store's SQLite database: a store kept elsewhere.
+  const mode = observeJournalMode(db, at).mode;
+  return fileSize(db) > 0 && mode !== "not-sqlite" && mode !== "missing" ? mode : undefined;
+}
+
 /**
  * Starts the helpers beside the roles on an SQLite file: a reader holding a read
  * transaction for the whole run (WAL on disk only), and a lock holder. A store kept in
  * another format runs without them (noted), never a false alarm.
  */
 export async function startHelpers(ctx: CellRun, db: string, knobs: RunKnobs): Promise<Helpers> {
-  // An empty file is not the store's SQLite database: a store kept elsewhere.
-  const onDisk = observeJournalMode(db, "before the roles start").mode;
-  const sqliteFile = fileSize(db) > 0 && onDisk !== "not-sqlite" && onDisk !== "missing";
+  const sqliteFile = sqliteModeOf(db, "before the roles start") !== undefined;
   const walOnDisk = sqliteFile && effectiveModeOrSkip(db, ctx.leg).onDisk === "wal";
   const helpers: Helpers = {
     sqliteFile,
@@ -122,7 +130,7 @@ export async function startHelpers(ctx: CellRun, db: string, knobs: RunKnobs): P
       : knobs.longReader === false
       ? "off"
       : !sqliteFile
-      ? "not run: the store's file is not an SQLite database"
+      ? NOT_SQLITE
       : "not run: no WAL on disk (in rollback mode an open reader blocks every writer)",
   );
   if (helpers.holdMs > 0 || helpers.windowMs > 0) {
