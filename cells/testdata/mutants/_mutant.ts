@@ -8,7 +8,8 @@ import {
   SessionEndedError,
   SessionNotFoundError,
 } from "../../../session_db/mod.ts";
-import { SQLITE_BUSY, SqliteError } from "../../../session_db/sqlite/mod.ts";
+import { SqliteError } from "../../../session_db/sqlite/mod.ts";
+import { untilNotBusy } from "../../../session_db/_connection.ts";
 import type { StoreOptions } from "../../contract/target.ts";
 
 /** The pieces a mutant's replacement methods use. */
@@ -99,20 +100,14 @@ export function setJournalMode(path: string, mode: "WAL" | "DELETE"): void {
   try {
     raw.setBusyTimeout(5000);
     // SQLite answers a mode switch's busy at once (it upgrades a read transaction, where
-    // waiting could deadlock), never through the busy timeout: another process's write
-    // must not make the mutant fail for a reason that is not its own.
-    const deadline = Date.now() + 5000;
-    const pause = new Int32Array(new SharedArrayBuffer(4));
-    for (let pauseMs = 5;; pauseMs = Math.min(pauseMs * 2, 200)) {
-      try {
-        raw.exec(`PRAGMA journal_mode = ${mode}`);
-        return;
-      } catch (error) {
-        const busy = error instanceof SqliteError && error.code === SQLITE_BUSY;
-        if (!busy || Date.now() >= deadline) throw error;
-      }
-      Atomics.wait(pause, 0, 0, pauseMs);
-    }
+    // waiting could deadlock), never through the busy timeout: the reference's own busy
+    // wait retries it, so that another process's write never makes the mutant fail for a
+    // reason that is not its own.
+    untilNotBusy(
+      () => raw.exec(`PRAGMA journal_mode = ${mode}`),
+      5000,
+      (_waited, _attempts, cause) => cause instanceof Error ? cause : new Error(String(cause)),
+    );
   } finally {
     raw.close();
   }
