@@ -1,4 +1,4 @@
-import { sha256Hex } from "./_sha256.ts";
+import { sha256Hex } from "../internal/sha256.ts";
 
 /**
  * The obligation id: a hash of session, message reference and content, so that

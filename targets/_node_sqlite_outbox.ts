@@ -4,9 +4,9 @@
 // recovery sweep takes over, in one transaction, the open obligations of dead processes:
 // a pending one is re-owned and sent, an attempting one (maybe sent) is resent with its id
 // as the idempotency key on an idempotent transport, else settled unknown with a reason.
-import { createHash } from "node:crypto";
 import type { RecoveredObligationView, StoredObligation } from "../cells/contract/target.ts";
 import { type Connection, processAlive } from "./_node_sqlite_db.ts";
+import { sha256Hex } from "../internal/sha256.ts";
 
 type Row = Record<string, unknown>;
 
@@ -22,8 +22,7 @@ function view(row: Row): StoredObligation {
 
 /** The id: the same session, reference and content are the same obligation. */
 function obligationId(sessionId: string, messageRef: string, content: string): string {
-  return createHash("sha256").update(`${sessionId}\u0000${messageRef}\u0000${content}`)
-    .digest("hex").slice(0, 32);
+  return sha256Hex(`${sessionId}\u0000${messageRef}\u0000${content}`).slice(0, 32);
 }
 
 /** Why the sweep settles a maybe-sent obligation instead of sending it again. */

@@ -1,6 +1,6 @@
 import { strictEqual } from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { sha256Hex } from "./_sha256.ts";
+import { sha256Hex } from "./sha256.ts";
 
 Deno.test("sha256Hex matches the standard vectors and node:crypto", () => {
   strictEqual(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
