@@ -137,20 +137,39 @@ export interface ConformanceOptions {
 type Honoured = (leg: LegName, library: string) => Promise<boolean>;
 
 /** The legs a unit of `tier` on `library` runs: every honoured one at once for the sweep. */
-async function unitLegs(
+/**
+ * Whether the tier runs on `leg` of `library`: not where a store whose file is not SQLite
+ * has no such journal mode, and only where the cells found the leg honoured.
+ */
+async function runsOn(
+  tier: ToolTier,
+  ctx: { caps: Capabilities },
+  honoured: Honoured,
+  leg: LegName,
+  library: string,
+): Promise<boolean> {
+  const notSqlite = !ctx.caps.sqliteFile && (tier.startsWith("syscalls") || tier === "faults") &&
+    leg !== "default";
+  return !notSqlite && await honoured(leg, library);
+}
+
+/**
+ * The leg sets a tier runs on for one library, each as soon as it is known: every leg in
+ * one set for the sweep (it takes them at once), else a set per honoured leg, so a leg
+ * whose cells reported starts without waiting for another leg's (the default leg's twin
+ * is found only once its named legs ran).
+ */
+function unitLegs(
   tier: ToolTier,
   ctx: { caps: Capabilities; legs: readonly LegName[] },
   honoured: Honoured,
   library: string,
-): Promise<LegName[][]> {
-  const legs: LegName[] = [];
-  for (const leg of ctx.legs) {
-    // A store whose file is not SQLite has no journal-mode legs beyond its default.
-    const notSqlite = !ctx.caps.sqliteFile && (tier.startsWith("syscalls") || tier === "faults") &&
-      leg !== "default";
-    if (!notSqlite && await honoured(leg, library)) legs.push(leg);
-  }
-  return tier === "sweep" ? (legs.length ? [legs] : []) : legs.map((leg) => [leg]);
+): Promise<LegName[]>[] {
+  const asked = ctx.legs.map(async (leg) =>
+    await runsOn(tier, ctx, honoured, leg, library) ? [leg] : []
+  );
+  if (tier !== "sweep") return asked;
+  return [Promise.all(asked).then((sets) => sets.flat())];
 }
 
 async function toolTier(
@@ -191,15 +210,16 @@ async function toolTier(
       });
       return found;
     }, priority);
-  const units = ctx.libraries.map(async (library) => {
-    const legSets = await unitLegs(tier, ctx, honoured, library.label);
-    const found = await Promise.all(
-      legSets.flatMap((legs) =>
-        tierUnits(tier, ctx.caps).map((cells) => unit(library, legs, cells))
-      ),
-    );
-    return found.flat();
-  });
+  const units = ctx.libraries.flatMap((library) =>
+    unitLegs(tier, ctx, honoured, library.label).map(async (known) => {
+      const legs = await known;
+      if (!legs.length) return [];
+      const found = await Promise.all(
+        tierUnits(tier, ctx.caps).map((cells) => unit(library, legs, cells)),
+      );
+      return found.flat();
+    })
+  );
   const results = (await Promise.all(units)).flat();
   if (!results.length) {
     const reason =
