@@ -27,6 +27,7 @@
  */
 import { Database } from "../session_db/sqlite/database.ts";
 import { type FileSet, readFolder, writeImage } from "./image.ts";
+import { memoryFolder } from "./_memory_folder.ts";
 
 const MAGIC = "SQLite format 3\0";
 
@@ -159,7 +160,11 @@ export interface StateFiles {
 
 /**
  * Judges crash states in one scratch folder, reusing verdicts across states whose files
- * (by key) or whose SQLite-recovered files (by digest) are the same.
+ * (by key) or whose SQLite-recovered files (by digest) are the same. Each state is
+ * recovered in a folder on a memory file system where the machine has one (/dev/shm),
+ * else in the scratch folder; the judge always runs in the scratch folder, on the
+ * recovered files (the state's own when SQLite could not recover it). Call
+ * {@linkcode RecoveredStates.close} when done: it removes the memory folder.
  *
  * @example
  * ```ts
@@ -168,11 +173,13 @@ export interface StateFiles {
  * const a = { files: new Map([["x", new Uint8Array([1])]]), key: "a" };
  * const b = { files: new Map([["x", new Uint8Array([1])]]), key: "b" };
  * for (const state of [a, b]) await states.check(state, "", () => "ok");
+ * states.close();
  * console.log(states.checked, states.judged); // 2 1
  * ```
  */
 export class RecoveredStates<V> {
   #scratch: string;
+  #work: string | undefined;
   #byKey = new Map<string, V>();
   #byDigest = new Map<string, { files: FileSet; verdict: V }[]>();
   #checked = 0;
@@ -181,10 +188,24 @@ export class RecoveredStates<V> {
 
   /** Judges states in `scratch` (created when missing).
    *
-   * @param scratch The folder the states are written into.
+   * @param scratch The folder the judge runs in.
    */
   constructor(scratch: string) {
     this.#scratch = scratch;
+  }
+
+  /**
+   * Removes the memory folder the states were recovered in, if any (the scratch folder is
+   * the caller's). Checking more states afterwards makes a new one.
+   */
+  close(): void {
+    if (this.#work === undefined || this.#work === this.#scratch) return;
+    try {
+      Deno.removeSync(this.#work, { recursive: true });
+    } catch {
+      // Already gone: a folder of a process that is gone is removed by the next one.
+    }
+    this.#work = undefined;
   }
 
   /** The scratch folder. */
@@ -225,15 +246,17 @@ export class RecoveredStates<V> {
     const byKey = this.#byKey.get(`${state.key}\0${context}`);
     if (byKey !== undefined) return byKey;
     this.#recovered++;
-    writeImage(state.files, this.#scratch);
-    const errors = recoverSqliteFiles(this.#scratch, state.files);
+    const work = this.#work ??= memoryFolder() ?? this.#scratch;
+    writeImage(state.files, work);
+    const errors = recoverSqliteFiles(work, state.files);
     // A state SQLite cannot recover is never merged with another.
-    const recovered = errors.length ? undefined : readFolder(this.#scratch);
+    const recovered = errors.length ? undefined : readFolder(work);
     const digest = recovered ? `${quickDigest(recovered)}\0${context}` : "";
     const seen = recovered ? this.#byDigest.get(digest) ?? [] : [];
     let verdict = seen.find((entry) => sameFiles(entry.files, recovered!))?.verdict;
     if (verdict === undefined) {
-      if (errors.length) writeImage(state.files, this.#scratch);
+      if (work !== this.#scratch) writeImage(recovered ?? state.files, this.#scratch);
+      else if (errors.length) writeImage(state.files, this.#scratch);
       this.#judged++;
       verdict = await judge(this.#scratch);
       if (recovered) this.#byDigest.set(digest, [...seen, { files: recovered, verdict }]);

@@ -559,6 +559,7 @@ export async function checkStates<J extends StateJudgement>(
   }
   run.torn.tearable = stats.tearable;
   timeChecking(run, cache, clock);
+  cache.close();
   await Deno.remove(cache.scratch, { recursive: true }).catch(() => {});
   if (run.losingStates) {
     // The pattern the recorder's log shows at an acknowledgement, read from the calls.

@@ -338,6 +338,7 @@ export async function sweepCalls(
       }\n  replay: ${shrunk.replay}`,
     );
   }
+  s.cache.close();
   if (!failures.length) Deno.removeSync(s.root, { recursive: true });
   else log(`  kept: ${s.root}`);
   return finalReport({ ...s, mode, judged: s.cache.judged }, chosen.length, failures);

@@ -432,6 +432,7 @@ export async function sweepFaults(
   }
   report.failures.push(...await resumeAll(s, candidates));
   report.resumes = { run: s.resumes.run, failed: s.resumes.failed };
+  s.cache.close();
   if (report.failures.length) report.kept = s.root;
   else Deno.removeSync(s.root, { recursive: true });
   return report;

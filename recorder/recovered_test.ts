@@ -1,0 +1,95 @@
+// RecoveredStates: a state is recovered away from the scratch folder (in memory where the
+// machine has /dev/shm), the judge runs in the scratch folder on the recovered files (on
+// the state's own when SQLite cannot recover it), and close() removes the memory folder.
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { Database } from "../session_db/sqlite/database.ts";
+import { exists } from "../internal/fs.ts";
+import { readFolder } from "./image.ts";
+import { RecoveredStates } from "./recovered.ts";
+import { memoryFolder, removeOrphans } from "./_memory_folder.ts";
+
+/** A store.db in WAL mode with one committed row still only in its -wal, as a crash leaves it. */
+function walState(): Map<string, Uint8Array> {
+  const dir = Deno.makeTempDirSync();
+  const db = new Database(`${dir}/store.db`);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA wal_autocheckpoint = 0");
+  db.exec("CREATE TABLE t (v TEXT)");
+  db.exec("INSERT INTO t VALUES ('acknowledged')");
+  const files = readFolder(dir);
+  db.close();
+  Deno.removeSync(dir, { recursive: true });
+  return files;
+}
+
+/** Whether this process may use /dev/shm (Deno asks for every permission there). */
+const memory = (() => {
+  try {
+    return Deno.build.os === "linux" && Deno.statSync("/dev/shm").isDirectory;
+  } catch {
+    return false;
+  }
+})();
+
+function memoryFolders(): string[] {
+  if (!memory) return [];
+  return [...Deno.readDirSync("/dev/shm")]
+    .map((entry) => entry.name)
+    .filter((name) => name.startsWith(`session-cells-states-${Deno.pid}-`));
+}
+
+Deno.test("RecoveredStates: the judge reads the recovered files in the scratch folder", async () => {
+  const scratch = `${Deno.makeTempDirSync()}/scratch`;
+  const states = new RecoveredStates<string[]>(scratch);
+  const state = walState();
+  ok(state.has("store.db-wal"), "the state keeps its row in the WAL");
+  const seen = await states.check({ files: state, key: "a" }, "", (dir) => {
+    strictEqual(dir, scratch);
+    const db = new Database(`${dir}/store.db`, { create: false });
+    try {
+      return [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => !n.endsWith("-shm"))
+        .concat(String(db.prepare("SELECT v FROM t").value()));
+    } finally {
+      db.close();
+    }
+  });
+  // Recovered: the WAL checkpointed into the file and gone; the acknowledged row is there.
+  deepStrictEqual(seen, ["store.db", "acknowledged"]);
+  const same = await states.check({ files: state, key: "b" }, "", () => ["judged again"]);
+  deepStrictEqual(same, seen);
+  strictEqual(states.judged, 1);
+  strictEqual(memoryFolders().length, memory ? 1 : 0);
+  states.close();
+  deepStrictEqual(memoryFolders(), []);
+  Deno.removeSync(scratch, { recursive: true });
+});
+
+Deno.test("RecoveredStates: a state SQLite cannot recover is judged as it is", async () => {
+  const scratch = `${Deno.makeTempDirSync()}/scratch`;
+  const states = new RecoveredStates<string>(scratch);
+  const damaged = new Uint8Array(4096);
+  damaged.set(new TextEncoder().encode("SQLite format 3\0"));
+  damaged.fill(0xff, 16);
+  const files = new Map([["store.db", damaged], ["notes.txt", new TextEncoder().encode("x")]]);
+  const verdict = await states.check({ files, key: "d" }, "", (dir) => {
+    deepStrictEqual(readFolder(dir), files);
+    return "judged";
+  });
+  strictEqual(verdict, "judged");
+  states.close();
+  Deno.removeSync(scratch, { recursive: true });
+});
+
+Deno.test({
+  name: "memoryFolder: folders of processes that are gone are removed, live ones kept",
+  ignore: !memory,
+}, () => {
+  // A pid above the kernel's limit names no process; this process's is running.
+  const gone = Deno.makeTempDirSync({ dir: "/dev/shm", prefix: "session-cells-states-99999999-" });
+  const mine = memoryFolder();
+  ok(mine?.startsWith(`/dev/shm/session-cells-states-${Deno.pid}-`));
+  removeOrphans();
+  strictEqual(exists(gone), false);
+  strictEqual(exists(mine!), true);
+  Deno.removeSync(mine!, { recursive: true });
+});
