@@ -228,6 +228,27 @@ export class RecoveredStates<V> {
     return this.#judged;
   }
 
+  /** Gives up the memory folder for good: the scratch folder takes over. */
+  #onDisk(): void {
+    this.close();
+    this.#work = this.#scratch;
+  }
+
+  /** Where `files` were written: the memory folder, or the scratch folder once that fails. */
+  #written(files: FileSet): string {
+    const work = this.#work ??= memoryFolder() ?? this.#scratch;
+    try {
+      writeImage(files, work);
+      return work;
+    } catch (error) {
+      if (work === this.#scratch) throw error;
+      // A small /dev/shm (a container's 64 MB) may fill: the disk takes over for good.
+      this.#onDisk();
+      writeImage(files, this.#scratch);
+      return this.#scratch;
+    }
+  }
+
   /**
    * The verdict on one state: reused when its files, or its recovered files, were judged
    * before with the same `context`; else `judge` runs on the recovered scratch folder.
@@ -246,9 +267,14 @@ export class RecoveredStates<V> {
     const byKey = this.#byKey.get(`${state.key}\0${context}`);
     if (byKey !== undefined) return byKey;
     this.#recovered++;
-    const work = this.#work ??= memoryFolder() ?? this.#scratch;
-    writeImage(state.files, work);
-    const errors = recoverSqliteFiles(work, state.files);
+    let work = this.#written(state.files);
+    let errors = recoverSqliteFiles(work, state.files);
+    if (work !== this.#scratch && errors.some((e) => e.includes("full"))) {
+      // SQLITE_FULL in memory says nothing of the state: the disk recovers it instead.
+      this.#onDisk();
+      work = this.#written(state.files);
+      errors = recoverSqliteFiles(work, state.files);
+    }
     // A state SQLite cannot recover is never merged with another.
     const recovered = errors.length ? undefined : readFolder(work);
     const digest = recovered ? `${quickDigest(recovered)}\0${context}` : "";

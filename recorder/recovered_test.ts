@@ -93,3 +93,28 @@ Deno.test({
   strictEqual(exists(mine!), true);
   Deno.removeSync(mine!, { recursive: true });
 });
+
+Deno.test({
+  name: "RecoveredStates: a memory folder that cannot be written hands over to the scratch folder",
+  ignore: !memory,
+}, async () => {
+  const scratch = `${Deno.makeTempDirSync()}/scratch`;
+  const states = new RecoveredStates<string>(scratch);
+  const state = walState();
+  await states.check({ files: state, key: "a" }, "", () => "first");
+  const [mine] = memoryFolders();
+  ok(mine, "the first state was recovered in memory");
+  // Stands in for a full /dev/shm: the folder is now a file, so nothing can be written there.
+  Deno.removeSync(`/dev/shm/${mine}`, { recursive: true });
+  Deno.writeTextFileSync(`/dev/shm/${mine}`, "");
+  const other = new Map(state);
+  other.set("notes.txt", new TextEncoder().encode("another state"));
+  const verdict = await states.check({ files: other, key: "b" }, "", (dir) => {
+    strictEqual(dir, scratch);
+    return [...Deno.readDirSync(dir)].map((e) => e.name).sort().join(",");
+  });
+  strictEqual(verdict, "notes.txt,store.db");
+  strictEqual(exists(`/dev/shm/${mine}`), false);
+  states.close();
+  Deno.removeSync(scratch, { recursive: true });
+});
