@@ -269,7 +269,7 @@ export class RecoveredStates<V> {
     this.#recovered++;
     let work = this.#written(state.files);
     let errors = recoverSqliteFiles(work, state.files);
-    if (work !== this.#scratch && errors.some((e) => e.includes("full"))) {
+    if (work !== this.#scratch && errors.some((e) => e.includes("disk is full"))) {
       // SQLITE_FULL in memory says nothing of the state: the disk recovers it instead.
       this.#onDisk();
       work = this.#written(state.files);

@@ -136,28 +136,12 @@ export interface ConformanceOptions {
 /** Per leg × library: a promise that says, once the cells ran there, whether cell 1 ran. */
 type Honoured = (leg: LegName, library: string) => Promise<boolean>;
 
-/** The legs a unit of `tier` on `library` runs: every honoured one at once for the sweep. */
-/**
- * Whether the tier runs on `leg` of `library`: not where a store whose file is not SQLite
- * has no such journal mode, and only where the cells found the leg honoured.
- */
-async function runsOn(
-  tier: ToolTier,
-  ctx: { caps: Capabilities },
-  honoured: Honoured,
-  leg: LegName,
-  library: string,
-): Promise<boolean> {
-  const notSqlite = !ctx.caps.sqliteFile && (tier.startsWith("syscalls") || tier === "faults") &&
-    leg !== "default";
-  return !notSqlite && await honoured(leg, library);
-}
-
 /**
  * The leg sets a tier runs on for one library, each as soon as it is known: every leg in
- * one set for the sweep (it takes them at once), else a set per honoured leg, so a leg
- * whose cells reported starts without waiting for another leg's (the default leg's twin
- * is found only once its named legs ran).
+ * one set for the sweep (it takes them at once), else a set per leg, so a leg whose cells
+ * reported starts without waiting for another leg's (the default leg's twin is found only
+ * once its named legs ran). A leg is left out where the cells found it not honoured, and
+ * beyond the default where a store whose file is not SQLite has no such journal mode.
  */
 function unitLegs(
   tier: ToolTier,
@@ -165,9 +149,11 @@ function unitLegs(
   honoured: Honoured,
   library: string,
 ): Promise<LegName[]>[] {
-  const asked = ctx.legs.map(async (leg) =>
-    await runsOn(tier, ctx, honoured, leg, library) ? [leg] : []
-  );
+  const asked = ctx.legs.map(async (leg) => {
+    const notSqlite = !ctx.caps.sqliteFile && (tier.startsWith("syscalls") || tier === "faults") &&
+      leg !== "default";
+    return !notSqlite && await honoured(leg, library) ? [leg] : [];
+  });
   if (tier !== "sweep") return asked;
   return [Promise.all(asked).then((sets) => sets.flat())];
 }
