@@ -77,7 +77,7 @@ if (raw) {
         while (
           performance.now() < end && fresh.some((pid) => {
             const state = procStat(c, pid)?.state;
-            return state !== undefined && state !== "T" && state !== "Z" && state !== "X";
+            return state !== undefined && !["T", "t", "Z", "X"].includes(state);
           })
         ) pause(1);
       }

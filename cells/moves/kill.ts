@@ -123,13 +123,46 @@ export async function untilExited(
 }
 
 /**
- * Whether the process is stopped (`/proc/<pid>/stat` state `T`), or `undefined` when this
+ * Whether the process is stopped (`/proc/<pid>/stat` state `T`, or `t` when a tracer such
+ * as strace or a debugger holds it: it runs no code either), or `undefined` when this
  * process can read no `/proc` (not Linux, and no libc either).
  */
 export function processStopped(pid: number): boolean | undefined {
   const stat = procText(`/proc/${pid}/stat`);
   if (stat === undefined) return undefined;
-  return stat !== null && stat.slice(stat.lastIndexOf(") ") + 2)[0] === "T";
+  const state = stat?.slice(stat.lastIndexOf(") ") + 2)[0];
+  return state === "T" || state === "t";
+}
+
+/**
+ * Waits (bounded) until `stopped()` holds, once a SIGSTOP was sent or raised: never seeing
+ * the stop is the suite's failure (a `HarnessError`), not the store's; a watched child
+ * that exits first fails the wait as {@linkcode waitFor} does.
+ *
+ * @param stopped Whether the processes are seen stopped.
+ * @param options What is awaited, and the children watched.
+ * @example
+ * ```ts ignore
+ * child.signal("SIGSTOP");
+ * await untilStopped(() => processStopped(child.pid) !== false, { what: "the holder" });
+ * ```
+ */
+export async function untilStopped(
+  stopped: () => boolean,
+  options: { what: string; children?: readonly Child[] },
+): Promise<void> {
+  const what = `${options.what} to be stopped (state T)`;
+  const children = options.children ?? [];
+  const deadlineMs = 30_000;
+  try {
+    await waitFor(stopped, { what, deadlineMs, intervalMs: 1, children });
+  } catch (error) {
+    if (children.some((child) => child.exited !== undefined)) throw error;
+    throw new HarnessError(
+      `Cannot see ${options.what} stopped: its state was never T (or t) within ${deadlineMs} ms of the SIGSTOP`,
+      { cause: error },
+    );
+  }
 }
 
 /**
@@ -145,10 +178,8 @@ export function processStopped(pid: number): boolean | undefined {
  */
 export async function stopChild(child: Child, who: string): Promise<void> {
   child.signal("SIGSTOP");
-  await waitFor(() => processStopped(child.pid) !== false, {
-    what: `${who} (pid ${child.pid}) to be stopped (state T)`,
-    deadlineMs: 30_000,
-    intervalMs: 1,
+  await untilStopped(() => processStopped(child.pid) !== false, {
+    what: `${who} (pid ${child.pid})`,
     children: [child],
   });
 }

@@ -49,3 +49,56 @@ await new Promise((resolve) => setTimeout(resolve, 30_000));`,
     }
   },
 });
+
+// Under a tracer (strace, a debugger) a stopped process reads `t`, not `T`: it runs no
+// code either, and a stop move that waited for `T` alone failed a correct store.
+Deno.test({
+  name: "a stopped process held by a tracer reads stopped",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    // The tracer starts the process it traces: a parent may trace its child wherever
+    // ptrace is allowed at all (Yama's default scope).
+    const tracer = new Deno.Command("python3", {
+      args: [
+        "-c",
+        `import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+pid = os.fork()
+if pid == 0:
+    os.execvp("sleep", ["sleep", "30"])
+PTRACE_SEIZE = 0x4206
+if libc.ptrace(PTRACE_SEIZE, pid, None, None) != 0:
+    os.kill(pid, 9)
+    sys.exit(f"ptrace: errno {ctypes.get_errno()}")
+print(pid, flush=True)
+time.sleep(30)`,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const reader = tracer.stdout.getReader();
+    let traced = 0;
+    try {
+      const { value } = await reader.read();
+      traced = Number(new TextDecoder().decode(value ?? new Uint8Array()).trim());
+      if (!traced) {
+        throw new Error(`Cannot trace a process: ${JSON.stringify(await tracer.status)}`);
+      }
+      strictEqual(processStopped(traced), false, "a traced running process reads stopped");
+      Deno.kill(traced, "SIGSTOP");
+      const end = performance.now() + 10_000;
+      while (processStopped(traced) !== true && performance.now() < end) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      strictEqual(processStopped(traced), true, "a traced stopped process reads running");
+    } finally {
+      if (traced) Deno.kill(traced, "SIGKILL");
+      tracer.kill("SIGKILL");
+      await tracer.status;
+      reader.releaseLock();
+      await tracer.stdout.cancel();
+      await tracer.stderr.cancel();
+    }
+  },
+});

@@ -11,7 +11,7 @@ import { WaitError, waitFor } from "../../harness/wait_for.ts";
 import { exists } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { seriesEnv, seriesRecorder } from "./kill_series.ts";
-import { processStopped } from "./kill.ts";
+import { processStopped, untilStopped } from "./kill.ts";
 import { openTargetStore } from "../contract/target.ts";
 import { RACE_CHILD } from "./_children.ts";
 import { heldOut, refusalEnv, refusedFileOf } from "./_held_out.ts";
@@ -124,10 +124,8 @@ async function startPair(
   });
   if (actor.exited === undefined) {
     // Where /proc may be read, the stop itself is seen too.
-    await waitFor(() => processStopped(actor.pid) !== false, {
-      what: `the actor (pid ${actor.pid}) to be stopped (state T)`,
-      deadlineMs: DEADLINE_MS,
-      intervalMs: 1,
+    await untilStopped(() => processStopped(actor.pid) !== false, {
+      what: `the actor (pid ${actor.pid})`,
     });
   }
   return { actor, racer };

@@ -22,7 +22,7 @@ import { WaitError, waitFor } from "../../harness/wait_for.ts";
 import { exists } from "../../internal/fs.ts";
 import { recorderEnv } from "../../recorder/record.ts";
 import type { CellRun } from "../engine/cell.ts";
-import { holdsLockIn, processStopped } from "./kill.ts";
+import { holdsLockIn, processStopped, untilStopped } from "./kill.ts";
 import { OP_MARKS_ENV } from "./kill_series.ts";
 import { heldOut, refusalEnv, refusedFileOf } from "./_held_out.ts";
 
@@ -238,12 +238,10 @@ async function reachStops(stop: Stop): Promise<number[] | undefined> {
     !exists(stop.stopFile(i)) && (actors[i]!.exited !== undefined || stop.finished(i))
   );
   if (completed) return undefined;
-  await waitFor(() => stopped.every((i) => atStop(stop, i)), {
+  await untilStopped(() => stopped.every((i) => atStop(stop, i)), {
     what: `${plan.label}: ${plan.actors.what} (pid ${
       stopped.map((i) => actors[i]!.pid).join(", ")
-    }) or a worker to be stopped (state T)`,
-    deadlineMs: DEADLINE_MS,
-    intervalMs: 1,
+    }) or a worker`,
   });
   return stopped;
 }
