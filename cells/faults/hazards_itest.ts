@@ -44,7 +44,7 @@ for (const clause of [lockHazardsClause, pulledFilesClause]) {
           const target = cellsTarget(`testdata/mutants/${mutant.name}.ts`);
           const verdict = await runOn(clause, target, leg);
           if (skippedLeg(verdict, leg)) return;
-          if (clause.id === "F3" && verdict.figures?.journalMode !== "wal") {
+          if (mutant.harmsIn === "wal" && verdict.figures?.journalMode !== "wal") {
             // A library with the WAL-reset bug keeps the file in DELETE mode on every leg:
             // no lock is held between transactions, so the peek drops none.
             strictEqual(verdict.status, "PASS", shown(verdict));

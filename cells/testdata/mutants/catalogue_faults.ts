@@ -13,6 +13,8 @@ export interface FaultMutantSpec {
   check: RegExp;
   /** The legs it is judged on (default: every leg); a store that is not SQLite has one. */
   legs?: readonly ("default" | "delete" | "wal")[];
+  /** The journal mode the file must have run in for the defect to do harm (default any). */
+  harmsIn?: "wal";
 }
 
 /** The mutants the fault clauses must catch. */
@@ -61,6 +63,15 @@ export const FAULT_MUTANTS: readonly FaultMutantSpec[] = [
       /^process A: #\d+ close ".*\/store\.db" \(handle \d+\) while handle \d+ \(descriptor \d+\) holds fcntl locks on it: the process's locks on the file are dropped$/,
     // In DELETE mode no lock is held between transactions: the peek drops none.
     legs: ["default", "wal"],
+    harmsIn: "wal",
+  },
+  {
+    name: "checks_through_second_sqlite",
+    breaks:
+      "checks its file at open through a second copy of SQLite, whose close drops the first's locks",
+    clause: "F3",
+    check:
+      /^process [AB]: #\d+ dlopen ".*second-sqlite-[^"]*\.so" while ".*" is loaded: a second SQLite library in a process that opens the store's files/,
   },
   {
     name: "deletes_stale_sidecars",
