@@ -158,7 +158,7 @@ export async function buildRecorder(
   ))).slice(0, 16);
   const dir = `${options.root ?? cacheRoot()}/.cache/recorder/${hash}`;
   const path = `${dir}/libfsrecorder.so`;
-  if (exists(path)) return { ok: true, path };
+  if (exists(path)) return await preloadable(path, hash);
   await Deno.mkdir(dir, { recursive: true });
   const partial = `${path}.${Deno.pid}.tmp`;
   let copies: string | undefined;
@@ -197,5 +197,32 @@ export async function buildRecorder(
   if (copies) await Deno.remove(copies, { recursive: true });
   // Rename into place so a concurrent build never loads a half-written library.
   await Deno.rename(partial, path);
-  return { ok: true, path };
+  return await preloadable(path, hash);
+}
+
+/** The characters at which the dynamic loader splits `LD_PRELOAD`'s list. */
+const PRELOAD_SEPARATORS = /[ :\t\n]/;
+
+/**
+ * `path`, or a copy of it that `LD_PRELOAD` can name: the loader splits its list at spaces
+ * and colons, so a library under a project path holding one would never load, and every
+ * series would silently run unrecorded. The copy goes to the temporary folder, named by
+ * the build's hash (its content), renamed into place whole.
+ */
+async function preloadable(path: string, hash: string): Promise<RecorderBuild> {
+  if (!PRELOAD_SEPARATORS.test(path)) return { ok: true, path };
+  const tmp = Deno.env.get("TMPDIR") || "/tmp";
+  const copy = `${tmp.replace(/\/$/, "")}/session-cells-recorder-${hash}.so`;
+  if (PRELOAD_SEPARATORS.test(copy)) {
+    return {
+      ok: false,
+      reason:
+        `the recorder "${path}" cannot be preloaded: LD_PRELOAD splits paths at spaces and colons, and the temporary folder "${tmp}" holds one too (move the project, or set TMPDIR to a folder without them)`,
+    };
+  }
+  if (exists(copy)) return { ok: true, path: copy };
+  const partial = `${copy}.${Deno.pid}.tmp`;
+  await Deno.copyFile(path, partial);
+  await Deno.rename(partial, copy);
+  return { ok: true, path: copy };
 }

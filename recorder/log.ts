@@ -33,6 +33,7 @@
  *
  * @module
  */
+import { HarnessError } from "../harness/harness_error.ts";
 
 /** The record kinds, as `fs_recorder.c` numbers them. */
 export const RecordKind = {
@@ -248,6 +249,9 @@ export function parseLog(bytes: Uint8Array): RecorderLog {
  * @param path The log file.
  * @returns The parsed log.
  * @throws {LogError} When the log is damaged before its last record.
+ * @throws {HarnessError} When there is no log: the recorder was never loaded in the
+ * store's process (`LD_PRELOAD` not honoured), so nothing was recorded, never the store's
+ * failure.
  * @example
  * ```ts
  * import { readLog } from "./log.ts";
@@ -257,7 +261,17 @@ export function parseLog(bytes: Uint8Array): RecorderLog {
  * ```
  */
 export function readLog(path: string): RecorderLog {
-  return parseLog(Deno.readFileSync(path));
+  let bytes: Uint8Array;
+  try {
+    bytes = Deno.readFileSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    throw new HarnessError(
+      `Cannot read the recorder's log "${path}": the recorded process never loaded the recorder (LD_PRELOAD), so nothing was recorded`,
+      { cause: error },
+    );
+  }
+  return parseLog(bytes);
 }
 
 /**

@@ -188,3 +188,32 @@ Deno.test({
     }
   },
 });
+
+// LD_PRELOAD splits its list at spaces and colons: a library under such a project path
+// never loaded, and every recorded series ran silently unrecorded.
+Deno.test({
+  name: "recorder: a project path with a space still preloads, through a copy",
+  ignore: !!ignore,
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "a project " });
+    const moved = await buildRecorder({ root });
+    assert(moved.ok, moved.ok ? "" : moved.reason);
+    assert(!/[ :]/.test(moved.path), `LD_PRELOAD cannot name ${moved.path}`);
+    const { run, log, env } = recorderFolder(moved.path, () => ({ data: true }));
+    const output = await runChild(FS_CALLS, ["write", `${run}/db`, `${run}/outside.txt`], env);
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert(output.success && !stderr.includes("cannot be preloaded"), stderr);
+    const writes = readLog(log).records.filter((r) => r.kind === "write");
+    assert(writes.length === 2, `expected 2 watched writes, got ${writes.length}`);
+    const tmp = Deno.env.get("TMPDIR");
+    Deno.env.set("TMPDIR", root);
+    try {
+      const refused = await buildRecorder({ root });
+      assert(!refused.ok && /set TMPDIR/.test(refused.reason), JSON.stringify(refused));
+    } finally {
+      if (tmp === undefined) Deno.env.delete("TMPDIR");
+      else Deno.env.set("TMPDIR", tmp);
+    }
+    await Deno.remove(root, { recursive: true });
+  },
+});
