@@ -8,9 +8,10 @@
 //   FSREC_DATA       "1": keep the bytes of every write in the log (power-loss mode).
 //   FSREC_MARK       a file outside the folder whose writes are logged as marks (the
 //                    acknowledgement journal), so acknowledgements interleave with calls.
-//   FSREC_IGNORE     ':'-separated folders where writes are expected (Deno's cache, the
-//                    run folder); any other open for writing outside the watched folder is
-//                    logged as an "outside" record, which the reader treats as an error.
+//   FSREC_IGNORE     folders where writes are expected (Deno's cache, the run folder), one
+//                    a line (':'-separated when it holds no newline); any other open for
+//                    writing outside the watched folder is logged as an "outside" record,
+//                    which the reader treats as an error.
 //   FSREC_MAX_BYTES  the log's bound (default 256 MiB); past it an overflow record ends
 //                    the log, and the reader fails.
 //   FSREC_CRASH_AT   k >= 1: SIGKILL just before the k-th counted call of FSREC_CRASH_KIND
@@ -475,9 +476,11 @@ static int ignored(const char *path) {
   for (size_t i = 0; i < sizeof system / sizeof *system; i++)
     if (under(path, system[i], strlen(system[i]))) return 1;
   if (mark_path[0] && strcmp(path, mark_path) == 0) return 1;
+  // Newline-separated when there is one: a folder's path may hold a colon.
+  const char separator = strchr(ignore, '\n') ? '\n' : ':';
   const char *p = ignore;
   while (*p) {
-    const char *end = strchr(p, ':');
+    const char *end = strchr(p, separator);
     size_t len = end ? (size_t)(end - p) : strlen(p);
     while (len > 1 && p[len - 1] == '/') len--;
     if (under(path, p, len)) return 1;

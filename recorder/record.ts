@@ -145,7 +145,18 @@ export function recorderEnv(options: RecorderOptions): Record<string, string> {
     FSREC_DATA: options.data ? "1" : "0",
   };
   if (options.mark) env.FSREC_MARK = options.mark;
-  if (options.ignore?.length) env.FSREC_IGNORE = options.ignore.join(":");
+  if (options.ignore?.length) {
+    // One folder a line: a path may hold a colon, the recorder's other separator.
+    const broken = options.ignore.find((folder) => folder.includes("\n"));
+    if (broken !== undefined) {
+      throw new TypeError(
+        `Invalid ignored folder ${
+          JSON.stringify(broken)
+        }: the recorder takes one folder a line, so a path cannot hold a newline`,
+      );
+    }
+    env.FSREC_IGNORE = options.ignore.join("\n");
+  }
   if (options.maxBytes !== undefined) env.FSREC_MAX_BYTES = String(options.maxBytes);
   if (options.crashAt !== undefined) {
     env.FSREC_CRASH_AT = String(options.crashAt);

@@ -52,3 +52,9 @@ Deno.test("recorderEnv: a fault that cannot be injected as asked is refused", ()
     throws(() => recorderEnv({ ...base, ...options }), message);
   }
 });
+
+Deno.test("recorderEnv: ignored folders one a line, colons kept, a newline refused", () => {
+  const env = recorderEnv({ ...base, ignore: ["/a:b", "/c"] });
+  deepStrictEqual(env.FSREC_IGNORE, "/a:b\n/c");
+  throws(() => recorderEnv({ ...base, ignore: ["/a\nb"] }), /cannot hold a newline/);
+});

@@ -2,7 +2,7 @@ import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { buildRecorder } from "./build.ts";
 import { killEnd, killStates, powerLossStates } from "./crash_states.ts";
 import { logProblems, readLog } from "./log.ts";
-import { denoCacheDir, type RecorderOptions } from "./record.ts";
+import { denoCacheDir, recorderEnv, type RecorderOptions } from "./record.ts";
 import { recorderFolder } from "./_test_helpers.ts";
 import { fromFileUrl } from "../internal/path.ts";
 
@@ -215,5 +215,24 @@ Deno.test({
       else Deno.env.set("TMPDIR", tmp);
     }
     await Deno.remove(root, { recursive: true });
+  },
+});
+
+// FSREC_IGNORE was split at colons: a run folder whose path held one was logged as a write
+// outside the watched folder, and the power-loss cells failed a correct store there.
+Deno.test({
+  name: "recorder: an ignored folder whose path holds a colon stays ignored",
+  ignore: !!ignore,
+  async fn() {
+    const parent = Deno.makeTempDirSync();
+    const run = `${parent}/run:with:colons`;
+    Deno.mkdirSync(`${run}/db`, { recursive: true });
+    const log = `${run}/fs.log`;
+    const env = recorderEnv({ library, watched: `${run}/db`, log, ignore: [denoCacheDir(), run] });
+    const output = await runChild(FS_CALLS, ["write", `${run}/db`, `${run}/outside.txt`], env);
+    assert(output.success, new TextDecoder().decode(output.stderr));
+    const problems = logProblems(readLog(log));
+    assert(problems.length === 0, problems.join("\n"));
+    await Deno.remove(parent, { recursive: true });
   },
 });
