@@ -11,6 +11,7 @@ import {
 } from "./child.ts";
 import { WaitError, waitFor } from "./wait_for.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
+import { fromFileUrl } from "../internal/path.ts";
 
 const library = sqliteLibraryPath();
 const script = (name: string) => new URL(`./testdata/${name}`, import.meta.url);
@@ -63,7 +64,7 @@ async function withOutside<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
-const packageFile = new URL("./child.ts", import.meta.url).pathname;
+const packageFile = fromFileUrl(new URL("./child.ts", import.meta.url));
 
 Deno.test("a child reads its run directory and the package's module files", async () => {
   const outcomes = await sandboxed((runDir) => {

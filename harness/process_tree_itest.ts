@@ -6,6 +6,7 @@ import { type Survivor, survivorsMessage, treeMechanism } from "./process_tree.t
 import { waitFor } from "./wait_for.ts";
 import { TREE_PROGRAMS } from "./testdata/programs.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
+import { fromFileUrl } from "../internal/path.ts";
 
 const library = sqliteLibraryPath();
 const script = (name: string) => new URL(`./testdata/${name}`, import.meta.url);
@@ -198,7 +199,7 @@ Deno.test({
         "--no-lock",
         "--filter",
         "/a kill takes|SIGSTOP stops|self-kill takes/",
-        new URL(import.meta.url).pathname,
+        fromFileUrl(new URL(import.meta.url)),
       ],
       env: { CELLS_PROCESS_TREE: "proc", NO_COLOR: "1" },
     }).output();

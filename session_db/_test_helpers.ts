@@ -2,6 +2,7 @@
 // explicit environment, and bounded file polling. Not part of the public API.
 import { exists } from "../internal/fs.ts";
 import { runCommand } from "../internal/command.ts";
+import { fromFileUrl } from "../internal/path.ts";
 
 /** Environment variables a child keeps when it runs with a clean environment. */
 const KEPT_ENV = [
@@ -50,7 +51,7 @@ export async function runDeno(
   options: { env?: Record<string, string>; flags?: string[] } = {},
 ): Promise<ChildResult> {
   return await runCommand(Deno.execPath(), {
-    args: ["run", "--no-lock", ...(options.flags ?? ["-A"]), script.pathname, ...args],
+    args: ["run", "--no-lock", ...(options.flags ?? ["-A"]), fromFileUrl(script), ...args],
     env: cleanEnv(options.env),
     clearEnv: true,
   });

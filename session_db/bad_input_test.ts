@@ -14,6 +14,7 @@ import {
 import { cleanEnv, runDeno, tempDir, waitForFile } from "./_test_helpers.ts";
 import { runCommand } from "../internal/command.ts";
 import { libcPath } from "../harness/_libc.ts";
+import { fromFileUrl } from "../internal/path.ts";
 
 const OPEN_STORE = new URL("./testdata/open_store.ts", import.meta.url);
 const APPEND_MESSAGES = new URL("./testdata/append_messages.ts", import.meta.url);
@@ -154,7 +155,7 @@ async function inReadOnlyFolder(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   Deno.chmodSync(folder, 0o500);
   try {
-    const deno = [Deno.execPath(), "run", "--no-lock", "-A", script.pathname, ...args];
+    const deno = [Deno.execPath(), "run", "--no-lock", "-A", fromFileUrl(script), ...args];
     const [command, ...rest] = Deno.uid() === 0
       ? ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", ...deno]
       : deno;
@@ -389,7 +390,7 @@ async function holdLock(dir: string, path: string, kind: "immediate" | "exclusiv
   const ready = join(dir, "ready");
   const release = join(dir, "release");
   const exited = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-lock", "-A", HOLD_LOCK.pathname, path, ready, release, kind],
+    args: ["run", "--no-lock", "-A", fromFileUrl(HOLD_LOCK), path, ready, release, kind],
     clearEnv: true,
     env: cleanEnv(),
     stdin: "null",

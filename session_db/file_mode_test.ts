@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { cleanEnv, tempDir } from "./_test_helpers.ts";
+import { fromFileUrl } from "../internal/path.ts";
 
 const APPEND_MESSAGES = new URL("./testdata/append_messages.ts", import.meta.url);
 
@@ -19,7 +20,7 @@ for (const mode of ["delete", "wal"] as const) {
           "-c",
           'umask 000 && exec "$0" run --no-lock -A "$@"',
           Deno.execPath(),
-          APPEND_MESSAGES.pathname,
+          fromFileUrl(APPEND_MESSAGES),
           path,
           "5",
         ],

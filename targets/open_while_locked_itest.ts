@@ -8,9 +8,10 @@ import { waitFor } from "../harness/wait_for.ts";
 import type { Store, StoreOptions } from "../cells/contract/target.ts";
 import { childPermissions as pythonPermissions } from "./python_sqlite3/target.ts";
 import { exists } from "../internal/fs.ts";
+import { fromFileUrl } from "../internal/path.ts";
 
 const python = pythonPermissions().run?.[0] ?? "";
-const HOLDER = new URL("./testdata/hold_write_lock.py", import.meta.url).pathname;
+const HOLDER = fromFileUrl(new URL("./testdata/hold_write_lock.py", import.meta.url));
 /** How long the holder keeps the lock: the window in which a store's first try lands. */
 const HOLD_MS = 1000;
 

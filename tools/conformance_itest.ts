@@ -7,9 +7,10 @@ import { TASK_PERMISSIONS } from "../harness/permissions.ts";
 import type { ConformanceReport } from "../runner/report_schema.ts";
 import { CELL_1_DEFAULT_SYSTEM, daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
 import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
+import { fromFileUrl } from "../internal/path.ts";
 
 const TOOL = new URL("./conformance.ts", import.meta.url);
-const path = (relative: string) => new URL(relative, import.meta.url).pathname;
+const path = (relative: string) => fromFileUrl(new URL(relative, import.meta.url));
 
 async function conformance(...args: string[]) {
   return await conformanceWith({}, ...args);

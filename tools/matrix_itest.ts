@@ -7,9 +7,10 @@ import type { Survivor } from "../harness/process_tree.ts";
 import type { Outcome } from "../runner/result.ts";
 import { CELL_1_DEFAULT_SYSTEM, daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
 import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
+import { fromFileUrl } from "../internal/path.ts";
 
 const TOOL = new URL("./matrix.ts", import.meta.url);
-const path = (relative: string) => new URL(relative, import.meta.url).pathname;
+const path = (relative: string) => fromFileUrl(new URL(relative, import.meta.url));
 const PERMISSIONS = ["--unstable-kv", ...TASK_PERMISSIONS];
 const matrix = (...args: string[]) => runTool(TOOL, args, { permissions: PERMISSIONS });
 

@@ -16,6 +16,7 @@ import {
   type StoreProbe,
 } from "./probe_store.ts";
 import { prefixDurabilityCell } from "../prefix_durability/cell.ts";
+import { fromFileUrl } from "../../internal/path.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 const leg = { ...currentLeg(), name: "default" as const };
@@ -152,7 +153,7 @@ Deno.test({
   name: "without every permission, a store on its own SQLite of the leg's version is its own",
   ...options,
   async fn() {
-    const script = new URL("../testdata/probe_engine.ts", import.meta.url).pathname;
+    const script = fromFileUrl(new URL("../testdata/probe_engine.ts", import.meta.url));
     const output = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",

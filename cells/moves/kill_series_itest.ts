@@ -1,10 +1,15 @@
 // Without the file-system call recorder a cell cannot kill inside an operation at each of its
 // calls, so it would judge only where random kills fell: the cell ends in ERROR naming why.
 import { match, strictEqual } from "node:assert/strict";
+import { fromFileUrl } from "../../internal/path.ts";
 
 Deno.test("a cell whose kill series has no recorder ends in ERROR with the reason", async () => {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./testdata/cell_without_recorder.ts", import.meta.url).pathname],
+    args: [
+      "run",
+      "-A",
+      fromFileUrl(new URL("./testdata/cell_without_recorder.ts", import.meta.url)),
+    ],
     env: { CC: "no-such-compiler-here" },
     stdout: "piped",
     stderr: "piped",

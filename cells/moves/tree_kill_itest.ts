@@ -13,10 +13,11 @@ import {
 } from "../../harness/_proc.ts";
 import { DAEMON_ARGS } from "../testdata/setsid_target.ts";
 import { CELL_1_DEFAULT_SYSTEM } from "../../tools/_test_helpers.ts";
+import { fromFileUrl } from "../../internal/path.ts";
 
 const c = libc()!;
 const linux = Deno.build.os === "linux";
-const cellsFile = new URL("../testdata/setsid_cells.ts", import.meta.url).pathname;
+const cellsFile = fromFileUrl(new URL("../testdata/setsid_cells.ts", import.meta.url));
 /** The running processes whose command line is the setsid target's daemon. */
 function daemons(): number[] {
   return [...allStats(c).values()].filter((s) => {
@@ -46,9 +47,9 @@ Deno.test({
         "run",
         "-A",
         "--no-lock",
-        new URL("../../tools/matrix.ts", import.meta.url).pathname,
+        fromFileUrl(new URL("../../tools/matrix.ts", import.meta.url)),
         "--target",
-        new URL("../testdata/setsid_target.ts", import.meta.url).pathname,
+        fromFileUrl(new URL("../testdata/setsid_target.ts", import.meta.url)),
         ...CELL_1_DEFAULT_SYSTEM,
         "--json",
         `${await Deno.makeTempDir()}/report.json`,

@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { Database, SqliteError, sqliteLibraryPath, sqliteVersion } from "./mod.ts";
 import { runDeno, tempDir, waitForFile } from "../_test_helpers.ts";
 import { exists as fileExists } from "../../internal/fs.ts";
+import { fromFileUrl } from "../../internal/path.ts";
 
 const SQLITE_ERROR = 1;
 const SQLITE_BUSY = 5;
@@ -307,7 +308,7 @@ Deno.test("SQLITE_BUSY (5) when another process holds the write lock", async () 
         "run",
         "--no-lock",
         "-A",
-        new URL("./testdata/hold_write_lock.ts", import.meta.url).pathname,
+        fromFileUrl(new URL("./testdata/hold_write_lock.ts", import.meta.url)),
         path,
         ready,
         release,

@@ -9,7 +9,7 @@
  * @example
  * ```ts
  * import { openWorkerStore } from "./worker_client.ts";
- * const worker = new URL("./worker.py", import.meta.url).pathname;
+ * const worker = decodeURIComponent(new URL("./worker.py", import.meta.url).pathname);
  * const store = await openWorkerStore(
  *   { program: "python3", args: ["-I", worker] },
  *   `${Deno.makeTempDirSync()}/store.db`,
@@ -242,7 +242,7 @@ class Connection {
  * @example
  * ```ts
  * import { openWorkerStore } from "./worker_client.ts";
- * const worker = new URL("./worker.py", import.meta.url).pathname;
+ * const worker = decodeURIComponent(new URL("./worker.py", import.meta.url).pathname);
  * const path = `${Deno.makeTempDirSync()}/store.db`;
  * const store = await openWorkerStore({ program: "python3", args: ["-I", worker] }, path, {});
  * console.log(store.journalModeReason);
