@@ -107,8 +107,8 @@ export function widenedFlags(permissions: ChildPermissions | undefined): string[
   const flags: string[] = [];
   if (permissions?.env?.length) flags.push(`--allow-env=${list(permissions.env)}`);
   flags.push(...sysFlag(permissions?.sys));
-  if (permissions?.ffi?.length) flags.push(`--allow-ffi=${list(permissions.ffi)}`);
-  if (permissions?.read?.length) flags.push(`--allow-read=${list(permissions.read)}`);
+  if (permissions?.ffi?.length) flags.push(`--allow-ffi=${pathList(permissions.ffi)}`);
+  if (permissions?.read?.length) flags.push(`--allow-read=${pathList(permissions.read)}`);
   if (permissions?.run?.length) flags.push(`--allow-run=${list(permissions.run)}`);
   return flags;
 }
@@ -162,13 +162,28 @@ export function scopedPermissions(scope: ChildScope): string[] {
   const ffi = typeof scope.ffi === "string" ? [scope.ffi] : scope.ffi;
   const flags = [
     "--no-prompt",
-    `--allow-read=${[...new Set(scope.read)].join(",")}`,
-    `--allow-write=${scope.write}`,
-    ffi === undefined ? "--allow-ffi" : `--allow-ffi=${[...new Set(ffi)].join(",")}`,
+    `--allow-read=${pathList(scope.read)}`,
+    `--allow-write=${pathList([scope.write])}`,
+    ffi === undefined ? "--allow-ffi" : `--allow-ffi=${pathList(ffi)}`,
     `--allow-env=${[...new Set(scope.env)].join(",")}`,
   ];
   const run = scope.run?.length
     ? [scope.preloaded ? "--allow-run" : `--allow-run=${[...new Set(scope.run)].join(",")}`]
     : [];
   return [...flags, ...sysFlag(scope.sys), ...run];
+}
+
+// The nearest folder Deno can grant for `path`: itself, or, when it holds a comma (Deno
+// splits a permission flag's list at every comma and has no escape), the folder above its
+// first name holding one: the narrowest grant that still lets the child reach `path`.
+function grantablePath(path: string): string {
+  const comma = path.indexOf(",");
+  if (comma < 0) return path;
+  const cut = path.lastIndexOf("/", comma);
+  return cut <= 0 ? "/" : path.slice(0, cut);
+}
+
+/** A permission flag's list of paths: each one Deno can grant, once. */
+function pathList(paths: readonly string[]): string {
+  return [...new Set(paths.map(grantablePath))].join(",");
 }
