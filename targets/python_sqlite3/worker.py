@@ -10,10 +10,12 @@ so the worker starts itself again with the library preloaded (the same process: 
 --mutant: a deliberately broken store, for the suite's mutants (mutants.py).
 """
 
+import hashlib
 import json
 import os
 import sqlite3
 import sys
+import tempfile
 
 # Isolated mode (-I) leaves the script's folder off sys.path: the store lives there. No
 # bytecode cache is written next to it (a write outside the store's folder, in a cell).
@@ -81,6 +83,28 @@ def serve(mutant):
         store.end_of_input()
 
 
+def preloadable(path):
+    """The library's path, or a link to it that LD_PRELOAD can name: the loader splits its
+    list at spaces and colons, so a library under such a folder would never load."""
+    separators = " :\t\n"
+    if not any(c in path for c in separators):
+        return path
+    target = os.path.realpath(path)
+    folder = tempfile.gettempdir()
+    digest = hashlib.sha256(target.encode()).hexdigest()[:16]
+    link = os.path.join(folder, f"session-cells-sqlite-{digest}.so")
+    if any(c in link for c in separators):
+        sys.exit(
+            f"worker.py: cannot preload {path!r}: LD_PRELOAD splits paths at spaces and colons, "
+            f"and the temporary folder {folder!r} holds one too (set TMPDIR to a folder without them)"
+        )
+    if os.path.realpath(link) != target:
+        partial = f"{link}.{os.getpid()}.tmp"
+        os.symlink(target, partial)
+        os.replace(partial, link)
+    return link
+
+
 def main():
     args = sys.argv[1:]
     library = None
@@ -96,6 +120,8 @@ def main():
         else:
             sys.exit("usage: worker.py [--sqlite-library PATH] [--mutant NAME]")
     preload = os.environ.get("LD_PRELOAD", "")
+    if library:
+        library = preloadable(library)
     if library and library not in preload.split():
         # sqlite3 binds the library it was linked against at start: exec again with the
         # leg's library preloaded (same pid, same process tree).

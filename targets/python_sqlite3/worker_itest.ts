@@ -6,6 +6,12 @@ import { currentLeg } from "../../harness/legs.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { CELLS } from "../../cells/register.ts";
 import { runDefinitions } from "../../cells/engine/run_definitions.ts";
+import { exists } from "../../internal/fs.ts";
+import {
+  FIXED_SQLITE_VERSION,
+  fixedSqlitePath,
+  sqliteLibraryVersion,
+} from "../../runner/sqlite_build.ts";
 import { childPermissions, openStore } from "./target.ts";
 
 const python = childPermissions().run?.[0] ?? "";
@@ -120,3 +126,31 @@ for (const cell of [1, 2] as const) {
     },
   });
 }
+
+// LD_PRELOAD splits its list at spaces and colons: the leg's library under such a folder
+// never loaded, and the worker ran on Python's own SQLite instead.
+const fixed = fixedSqlitePath();
+const pythonsSqlite = ignore ? undefined : new TextDecoder().decode(
+  new Deno.Command(python, { args: ["-I", "-c", "import sqlite3; print(sqlite3.sqlite_version)"] })
+    .outputSync().stdout,
+).trim();
+Deno.test({
+  name: "the worker runs on the leg's library from a folder whose path holds a space",
+  ...options,
+  ignore: ignore || !exists(fixed) || sqliteLibraryVersion(fixed) === pythonsSqlite,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    await Deno.mkdir(`${dir}/lib dir`);
+    await Deno.symlink(fixed, `${dir}/lib dir/libsqlite3.so`);
+    const before = Deno.env.get("DENO_SQLITE_PATH");
+    Deno.env.set("DENO_SQLITE_PATH", `${dir}/lib dir/libsqlite3.so`);
+    try {
+      const store = await openStore(`${dir}/store.db`, { journalMode: "delete" });
+      strictEqual(store.sqliteVersion, FIXED_SQLITE_VERSION);
+      await store.close();
+    } finally {
+      if (before === undefined) Deno.env.delete("DENO_SQLITE_PATH");
+      else Deno.env.set("DENO_SQLITE_PATH", before);
+    }
+  },
+});
