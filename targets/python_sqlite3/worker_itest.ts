@@ -12,7 +12,7 @@ import {
   fixedSqlitePath,
   sqliteLibraryVersion,
 } from "../../runner/sqlite_build.ts";
-import { childPermissions, openStore } from "./target.ts";
+import { childPermissions, openPythonStore, openStore } from "./target.ts";
 
 const python = childPermissions().run?.[0] ?? "";
 const ignore = !python.startsWith("/") || Deno.build.os !== "linux";
@@ -142,15 +142,11 @@ Deno.test({
     const dir = await Deno.makeTempDir();
     await Deno.mkdir(`${dir}/lib dir`);
     await Deno.symlink(fixed, `${dir}/lib dir/libsqlite3.so`);
-    const before = Deno.env.get("DENO_SQLITE_PATH");
-    Deno.env.set("DENO_SQLITE_PATH", `${dir}/lib dir/libsqlite3.so`);
-    try {
-      const store = await openStore(`${dir}/store.db`, { journalMode: "delete" });
-      strictEqual(store.sqliteVersion, FIXED_SQLITE_VERSION);
-      await store.close();
-    } finally {
-      if (before === undefined) Deno.env.delete("DENO_SQLITE_PATH");
-      else Deno.env.set("DENO_SQLITE_PATH", before);
-    }
+    // The flag comes after any the target adds: the worker takes the last one.
+    const store = await openPythonStore(`${dir}/store.db`, { journalMode: "delete" }, {
+      extra: ["--sqlite-library", `${dir}/lib dir/libsqlite3.so`],
+    });
+    strictEqual(store.sqliteVersion, FIXED_SQLITE_VERSION);
+    await store.close();
   },
 });
