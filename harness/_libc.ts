@@ -116,7 +116,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** A NUL-terminated copy of `text`, for a C string argument. */
-function cString(text: string): Uint8Array<ArrayBuffer> {
+export function cString(text: string): Uint8Array<ArrayBuffer> {
   const bytes = encoder.encode(text);
   const out = new Uint8Array(bytes.length + 1);
   out.set(bytes);

@@ -174,6 +174,7 @@ static char watch[PATH_MAX];
 static size_t watch_len;
 static char mark_path[PATH_MAX];
 static char ignore[4096];
+static char ignore_separator = ':';
 static uint64_t max_bytes = 256ull << 20;
 static uint64_t log_bytes;
 static int overflowed;
@@ -278,6 +279,8 @@ static void init(void) {
   if (mark) snprintf(mark_path, sizeof mark_path, "%s", mark);
   const char *ign = getenv("FSREC_IGNORE");
   if (ign) snprintf(ignore, sizeof ignore, "%s", ign);
+  // Newline-separated when there is one: a folder's path may hold a colon.
+  if (strchr(ignore, '\n')) ignore_separator = '\n';
   const char *data = getenv("FSREC_DATA");
   keep_data = data && data[0] == '1';
   const char *max = getenv("FSREC_MAX_BYTES");
@@ -476,11 +479,9 @@ static int ignored(const char *path) {
   for (size_t i = 0; i < sizeof system / sizeof *system; i++)
     if (under(path, system[i], strlen(system[i]))) return 1;
   if (mark_path[0] && strcmp(path, mark_path) == 0) return 1;
-  // Newline-separated when there is one: a folder's path may hold a colon.
-  const char separator = strchr(ignore, '\n') ? '\n' : ':';
   const char *p = ignore;
   while (*p) {
-    const char *end = strchr(p, separator);
+    const char *end = strchr(p, ignore_separator);
     size_t len = end ? (size_t)(end - p) : strlen(p);
     while (len > 1 && p[len - 1] == '/') len--;
     if (under(path, p, len)) return 1;

@@ -140,7 +140,7 @@ export function processStopped(pid: number): boolean | undefined {
  * that exits first fails the wait as {@linkcode waitFor} does.
  *
  * @param stopped Whether the processes are seen stopped.
- * @param options What is awaited, and the children watched.
+ * @param options What is awaited, the children watched, the deadline (default 30 s).
  * @example
  * ```ts ignore
  * child.signal("SIGSTOP");
@@ -149,11 +149,11 @@ export function processStopped(pid: number): boolean | undefined {
  */
 export async function untilStopped(
   stopped: () => boolean,
-  options: { what: string; children?: readonly Child[] },
+  options: { what: string; children?: readonly Child[]; deadlineMs?: number },
 ): Promise<void> {
   const what = `${options.what} to be stopped (state T)`;
   const children = options.children ?? [];
-  const deadlineMs = 30_000;
+  const deadlineMs = options.deadlineMs ?? 30_000;
   try {
     await waitFor(stopped, { what, deadlineMs, intervalMs: 1, children });
   } catch (error) {

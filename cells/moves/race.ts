@@ -126,6 +126,7 @@ async function startPair(
     // Where /proc may be read, the stop itself is seen too.
     await untilStopped(() => processStopped(actor.pid) !== false, {
       what: `the actor (pid ${actor.pid})`,
+      deadlineMs: DEADLINE_MS,
     });
   }
   return { actor, racer };

@@ -242,6 +242,7 @@ async function reachStops(stop: Stop): Promise<number[] | undefined> {
     what: `${plan.label}: ${plan.actors.what} (pid ${
       stopped.map((i) => actors[i]!.pid).join(", ")
     }) or a worker`,
+    deadlineMs: DEADLINE_MS,
   });
   return stopped;
 }

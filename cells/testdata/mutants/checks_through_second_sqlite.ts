@@ -8,14 +8,11 @@
  * @module
  */
 import { type SessionDB, sqliteLibraryPath } from "../../../session_db/mod.ts";
+import { cString } from "../../../harness/_libc.ts";
 import type { StoreOptions } from "../../contract/target.ts";
 import { openMutant } from "./_mutant.ts";
 
 const SQLITE_OPEN_READONLY = 0x1;
-
-function cString(text: string): Uint8Array<ArrayBuffer> {
-  return new TextEncoder().encode(`${text}\0`) as Uint8Array<ArrayBuffer>;
-}
 
 /** Opens `path` through a fresh copy of the process's SQLite, reads it, closes it. */
 function checkThroughSecondCopy(path: string): void {
