@@ -274,6 +274,22 @@ export function readLog(path: string): RecorderLog {
   return parseLog(bytes);
 }
 
+/** What an unmodelled record was, in words (the recorder logs the call's name or path). */
+function unmodelledCall(record: LogRecord): string {
+  if (record.a === RecordKind.rename || record.a === RecordKind.link) {
+    return `a ${
+      record.a === RecordKind.rename ? "rename" : "link"
+    } moves "${record.path}" across the watched folder's edge (its writes happened outside the log)`;
+  }
+  if (!record.path) {
+    return `a write of more buffers than the recorder logs at once (handle ${record.handle})`;
+  }
+  if (!record.path.includes("/")) {
+    return `${record.path} (a copy made in the kernel: its bytes are never seen; copy with read and write instead)`;
+  }
+  return `"${record.path}" written through stdio (fopen) or made a symbolic link`;
+}
+
 /**
  * Problems that make a log unfit to judge: calls outside the watched folder, a log past
  * its bound, calls the model cannot follow, a writable shared mapping of a durable file.
@@ -308,11 +324,7 @@ export function logProblems(log: RecorderLog): string[] {
         );
         break;
       case "unmodelled":
-        once(
-          `The child made a call the recorder cannot model: ${
-            record.path || `handle ${record.handle}`
-          } (kind ${record.a || "-"})`,
-        );
+        once(`The child made a call the recorder cannot model: ${unmodelledCall(record)}`);
         break;
       case "mmap":
         if (record.extra !== 1) {
@@ -324,6 +336,31 @@ export function logProblems(log: RecorderLog): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * The log, when it can be judged; else a {@linkcode HarnessError} naming its
+ * {@linkcode logProblems}: the recorder's model cannot follow such a run, so nothing can be
+ * said of the store from it (an ERROR, never a FAIL).
+ *
+ * @param log The parsed log.
+ * @param where Where the run is kept, for the message.
+ * @returns The same log.
+ * @throws {HarnessError} When the log has a problem.
+ * @example
+ * ```ts
+ * import { judgeableLog, parseLog } from "./log.ts";
+ * console.log(judgeableLog(parseLog(new Uint8Array(0)), "/tmp/run").records.length); // 0
+ * ```
+ */
+export function judgeableLog(log: RecorderLog, where: string): RecorderLog {
+  const unfit = logProblems(log);
+  if (unfit.length) {
+    throw new HarnessError(
+      `The recorded run cannot be judged: ${unfit.join("; ")} (run kept in ${where})`,
+    );
+  }
+  return log;
 }
 
 /** Errno names of the errors a fault injects or a store commonly meets. */

@@ -48,6 +48,7 @@ export { RecoveredStates, recoverSqliteFiles, type StateFiles } from "./recovere
 export {
   errnoName,
   injectedFaults,
+  judgeableLog,
   type KindName,
   LogError,
   logProblems,

@@ -83,6 +83,18 @@ const PROBLEMS: {
     args: (run) => ["symlink", `${run}/db`],
     problem: "cannot model",
   },
+  {
+    name: "a copy made in the kernel (copy_file_range) is a problem, named",
+    options: { ignore: [denoCacheDir()] },
+    args: (run) => ["copy", `${run}/db`, `${run}/source.txt`],
+    problem: "copy_file_range (a copy made in the kernel",
+  },
+  {
+    name: "a file renamed into the folder from outside is a problem, named",
+    options: { ignore: [denoCacheDir()] },
+    args: (run) => ["move-in", `${run}/db`, `${run}/staged.txt`],
+    problem: "a rename moves",
+  },
 ];
 
 for (const { name, options, args, problem } of PROBLEMS) {

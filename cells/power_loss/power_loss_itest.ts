@@ -199,3 +199,24 @@ Deno.test({
     }
   },
 });
+
+// A correct store whose run the recorder cannot follow (a copy made in the kernel) is an
+// ERROR of the suite, never a FAIL of the store.
+Deno.test({
+  name: "a correct store the recorder cannot follow: ERROR, never FAIL",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const target = new URL("../testdata/notice_copy_target.ts", import.meta.url);
+    const [outcome, ...rest] = await runDefinitions(
+      await powerLossPrefixCell({ target, ...small, kills: ["ack"], keepEvidence: false }),
+    );
+    ok(outcome && rest.length === 0, "one cell");
+    if (outcome.status === "SKIP") {
+      ok(currentLeg().name !== "default", `the default leg was skipped: ${outcome.detail}`);
+      return;
+    }
+    ok(outcome.status === "ERROR", `${outcome.status}: ${outcome.detail}`);
+    ok(/copy_file_range \(a copy made in the kernel/.test(outcome.detail ?? ""), outcome.detail);
+  },
+});

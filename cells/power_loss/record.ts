@@ -22,7 +22,7 @@ import {
   type Profile,
 } from "../../recorder/crash_states.ts";
 import { type FileSet, readFolder, writeImage } from "../../recorder/image.ts";
-import { logProblems, readLog, type RecorderLog } from "../../recorder/log.ts";
+import { judgeableLog, readLog, type RecorderLog } from "../../recorder/log.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { RecoveredStates } from "../../recorder/recovered.ts";
 import { type StateJudgement, violationsOf } from "../engine/state_check.ts";
@@ -442,16 +442,9 @@ export interface StateJudging<J extends StateJudgement> {
   acknowledged?: (lines: readonly string[]) => number;
 }
 
-/** Reads the run's log; throws when the model cannot follow it. */
+/** Reads the run's log; a `HarnessError` (ERROR, not FAIL) when the model cannot follow it. */
 function fitLog(options: PowerLossRunOptions, files: RunFiles): RecorderLog {
-  const log = readLog(files.log);
-  const unfit = logProblems(log);
-  if (unfit.length) {
-    throw new Error(
-      `The recorded run cannot be judged: ${unfit.join("; ")} (run kept in ${options.dir})`,
-    );
-  }
-  return log;
+  return judgeableLog(readLog(files.log), options.dir);
 }
 
 /** The leg's audit at the kill, and whether replaying the log gives the files on disk. */

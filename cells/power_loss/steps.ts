@@ -4,6 +4,7 @@
 // lives), a SKIP with the reason where the recorder cannot run, and the cell of cells 1, 3
 // and 4 that runs one recorded run per kill.
 import { ok } from "node:assert/strict";
+import { HarnessError } from "../../harness/harness_error.ts";
 import { type CellRun, type CellSpec, defineCell } from "../engine/cell.ts";
 import { diagnosed, diagnosisLines } from "../engine/diagnoses.ts";
 import { CELL_TITLES, loadTarget } from "../contract/target.ts";
@@ -67,7 +68,11 @@ async function judgedSteps(t: Deno.TestContext, label: string, run: PowerLossRun
   });
   if (run.fidelity !== undefined) {
     await t.step(`${label}: the log replays to the files on disk`, () => {
-      ok(run.fidelity === null, `the recording differs from the disk: ${run.fidelity}`);
+      // The recorder missed a call (another writer, a call it does not hook): the run
+      // cannot be judged, which says nothing of the store.
+      if (run.fidelity !== null) {
+        throw new HarnessError(`the recording differs from the disk: ${run.fidelity}`);
+      }
     });
   }
 }

@@ -20,3 +20,13 @@ if (mode === "symlink") {
   Deno.writeTextFileSync(`${dir}/target.txt`, "x");
   Deno.symlinkSync(`${dir}/target.txt`, `${dir}/link.txt`);
 }
+//   copy <dir> <outside>   a file copied into the watched folder (copy_file_range, not modelled)
+if (mode === "copy") {
+  Deno.writeTextFileSync(outside!, "copied");
+  Deno.copyFileSync(outside!, `${dir}/copy.txt`);
+}
+//   move-in <dir> <outside>  a file written outside, renamed into the watched folder
+if (mode === "move-in") {
+  Deno.writeTextFileSync(outside!, "moved");
+  Deno.renameSync(outside!, `${dir}/moved.txt`);
+}

@@ -167,6 +167,7 @@ function untornFailure(s: Setting, name: string, stats: PowerLossStats): CallFai
     clause: "torn writes",
     state: "every instant",
     kind: "run",
+    harness: true,
     problems: [
       `torn writes: ${stats.tearable} instants had an unsynced write but no torn state was made (the enumeration failed)`,
     ],
@@ -241,7 +242,15 @@ async function sweepProgram(
     };
   }
   const unfit = logProblems(readLog(recording.log));
-  if (unfit.length) return { failures: fail(unfit), candidates: [] };
+  if (unfit.length) {
+    // The model cannot follow this run: nothing is judged of it, and the suite says so.
+    const failure = runFailure(s, program, {
+      state: "the uncrashed run",
+      problems: [`the recorded run cannot be judged: ${unfit.join("; ")}`],
+      harness: true,
+    });
+    return { failures: [{ ...failure, evidence: recording.dir }], candidates: [] };
+  }
   const checked = await checkProgram(s, program, recording);
   const failures = [...checked.failures];
   if (s.mode === "crash") {

@@ -9,6 +9,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { platformSkipReason } from "../../../recorder/build.ts";
 import { type CallSweepOptions, type CallSweepReport, sweepCalls } from "./calls.ts";
+import { callOutcomes } from "../core/outcomes.ts";
 
 const skip = platformSkipReason();
 const quiet = () => {};
@@ -223,3 +224,32 @@ for (const [mutant, program, reason] of CAUGHT) {
     assert(problems.some((p) => reason.test(p)), problems.slice(0, 3).join("\n"));
   });
 }
+
+// A correct store that copies a file in the kernel makes a run the recorder cannot follow:
+// the suite says so (ERROR, the run kept), never a FAIL of the store.
+test("a run the recorder cannot follow is an ERROR, never a FAIL", async () => {
+  const report = await run({
+    target: target("testdata/notice_copy_target.ts"),
+    programs: ["append"],
+    kills: 0,
+    resumes: 0,
+  });
+  const [unjudged, ...rest] = report.failures;
+  assert(unjudged?.harness === true && rest.length === 0, JSON.stringify(report.failures));
+  assert(
+    /copy_file_range \(a copy made in the kernel/.test(unjudged.problems[0]!),
+    unjudged.problems[0],
+  );
+  const [outcome] = callOutcomes(report, {
+    tier: "syscalls-crash",
+    library: "fixed",
+    leg: "default",
+    cells: [1],
+  });
+  assertEquals([outcome!.status, outcome!.judged], ["ERROR", 0]);
+  assert(
+    outcome!.evidence !== undefined && Deno.statSync(outcome!.evidence).isDirectory,
+    outcome!.evidence,
+  );
+  Deno.removeSync(report.dir!, { recursive: true });
+});

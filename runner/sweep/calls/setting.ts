@@ -234,7 +234,7 @@ export function resumeCandidate(
 export function runFailure(
   s: Setting,
   program: readonly ProgramOp[],
-  at: { state: string; problems: string[]; clause?: string },
+  at: { state: string; problems: string[]; clause?: string; harness?: true },
 ): CallFailure {
   const name = program.join("+");
   return {
@@ -246,5 +246,6 @@ export function runFailure(
     kind: "run",
     problems: at.problems,
     replay: replay(s, name, 0),
+    ...(at.harness ? { harness: at.harness } : {}),
   };
 }

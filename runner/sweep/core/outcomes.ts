@@ -1,7 +1,8 @@
 // The sweep's reports as the engine's typed results: one Outcome per clause × leg ×
 // library, judged states counted. A clause that judged no state is a SKIP with why, never
 // a PASS; a leg not honoured is a SKIP with the observations; a store that could not be
-// seeded is a FAIL leading with its error; a failure carries its checks (one line each),
+// seeded is a FAIL leading with its error; a run the recorder's model could not follow
+// is an ERROR (the suite's, never a verdict on the store); a failure carries its checks (one line each),
 // the command that replays it, its evidence and, under power loss, the known pattern's
 // cause and fix.
 import type { Outcome, TierName } from "../../result.ts";
@@ -59,9 +60,11 @@ export function pointOutcomes(report: SweepReport, base: OutcomeBase): Outcome[]
     };
     for (const [clause, cell] of clausesOf(base.cells)) {
       const tally = leg.clauses?.[clause];
-      const failures = leg.failures.filter((f) =>
+      const named = leg.failures.filter((f) =>
         clauseOfPoint(f.point) === clause || namesClause(f, clause)
       );
+      const failures = named.filter((f) => !f.harness);
+      const unjudged = named.filter((f) => f.harness);
       const uncovered = leg.uncovered.filter((u) => clauseOfPoint(u.point) === clause);
       const result: Outcome = {
         clause: clauseName(clause),
@@ -90,6 +93,15 @@ export function pointOutcomes(report: SweepReport, base: OutcomeBase): Outcome[]
           checks,
           ...(failures[0] ? { replay: failures[0].replay } : {}),
           ...(failures[0]?.evidence ? { evidence: failures[0].evidence } : {}),
+        });
+      } else if (unjudged.length) {
+        const checks = checkLines(unjudged);
+        Object.assign(result, {
+          status: "ERROR",
+          reason: checks[0],
+          checks,
+          replay: unjudged[0]!.replay,
+          ...(unjudged[0]!.evidence ? { evidence: unjudged[0]!.evidence } : {}),
         });
       } else if (!tally?.states) {
         Object.assign(result, {
@@ -131,7 +143,10 @@ export function callOutcomes(
     if ("skip" in report) return { ...result, status: "SKIP", reason: report.skip };
     const tally = report.clauses[clause];
     const open = report.failures.find((f) => f.clause === "open");
-    const failures = report.failures.filter((f) => f.clause === clause || namesClause(f, clause));
+    const failures = report.failures.filter((f) =>
+      !f.harness && (f.clause === clause || namesClause(f, clause))
+    );
+    const unjudged = report.failures.filter((f) => f.harness && f.clause === clause);
     const harness = report.failures.filter((f) => f.clause === "torn writes");
     Object.assign(result, {
       sqliteVersion: report.sqliteVersion,
@@ -169,6 +184,16 @@ export function callOutcomes(
         ...(diagnoses.length ? { diagnoses } : {}),
         replay: failures[0]!.replay,
         ...(report.dir ? { evidence: failures[0]!.evidence ?? report.dir } : {}),
+      };
+    }
+    if (unjudged.length) {
+      return {
+        ...result,
+        status: "ERROR",
+        reason: unjudged[0]!.problems[0]!,
+        checks: checkLines(unjudged),
+        replay: unjudged[0]!.replay,
+        ...(unjudged[0]!.evidence ? { evidence: unjudged[0]!.evidence } : {}),
       };
     }
     if (harness.length && tally?.states) {

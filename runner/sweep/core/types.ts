@@ -90,6 +90,11 @@ export interface SweepFailure {
   evidence?: string;
   /** The command that replays this state. */
   replay: string;
+  /**
+   * Only the suite failed: the recorder's model could not follow the run (its log, or a
+   * replay that differs from the disk). An ERROR, never a verdict on the store.
+   */
+  harness?: true;
 }
 
 /** The sweep of one leg. */
@@ -230,6 +235,11 @@ export interface CallFailure {
   pattern?: PatternId;
   /** Where its files were kept. */
   evidence?: string;
+  /**
+   * Only the suite failed: the recorder's model could not follow the run (its log, or a
+   * replay that differs from the disk). An ERROR, never a verdict on the store.
+   */
+  harness?: true;
 }
 
 /** What one clause of the recorded-call sweep judged. */

@@ -16,7 +16,8 @@ import { basename, dirname, join } from "node:path";
 import { buildRecorder } from "../../../recorder/build.ts";
 import { killEnd, powerLossStates } from "../../../recorder/crash_states.ts";
 import { type FileSet, readFolder, writeImage } from "../../../recorder/image.ts";
-import { logProblems, readLog } from "../../../recorder/log.ts";
+import { judgeableLog, readLog } from "../../../recorder/log.ts";
+import { HarnessError } from "../../../harness/harness_error.ts";
 import { denoCacheDir, recorderEnv } from "../../../recorder/record.ts";
 import type { CrashImage, CrashImageResult } from "../core/types.ts";
 
@@ -69,16 +70,18 @@ export async function lastSyncImage(): Promise<CrashImage> {
       writeImage(databaseFiles(readFolder(dirname(db)), db), join(stateDir, BASELINE));
     },
     image(stateDir, db): CrashImageResult {
-      const log = readLog(join(dirname(stateDir), `${basename(stateDir)}.${LOG}`));
-      const unfit = logProblems(log);
-      if (unfit.length) throw new Error(`the recording cannot be judged: ${unfit.join("; ")}`);
+      const log = judgeableLog(
+        readLog(join(dirname(stateDir), `${basename(stateDir)}.${LOG}`)),
+        stateDir,
+      );
       const baseline = readFolder(join(stateDir, BASELINE));
       const relative = (files: FileSet) => databaseFiles(files, db);
       const full = killEnd(log, baseline).files;
       const disk = databaseFiles(readFolder(dirname(db)), db);
       const mismatch = differs(relative(full), disk);
       if (mismatch) {
-        throw new Error(
+        // The recorder missed a call: the suite cannot judge the state (an ERROR).
+        throw new HarnessError(
           `the replayed log (${log.records.length} records) differs from the files on disk: ${mismatch} (the recorder missed a call; keep ${stateDir} and report it)`,
         );
       }

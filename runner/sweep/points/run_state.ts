@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { readAckJournal } from "../../../harness/ack_journal.ts";
 import { type Child, classifyExit } from "../../../harness/child.ts";
+import { isHarnessError } from "../../../harness/harness_error.ts";
 import { type JournalObservation, observeJournalMode } from "../../../harness/legs.ts";
 import { type Ack, checkRecovered, type Verdict } from "../core/oracle.ts";
 import type { PlannedState } from "../core/plan.ts";
@@ -44,7 +45,12 @@ export interface StateOutcome {
 interface Problem {
   clause: string;
   text: string;
+  /** Only the suite failed (a crash image the recorder's model could not build). */
+  harness?: true;
 }
+
+/** Notes a problem of a clause; `harness` when only the suite failed. */
+type Fail = (clause: string, text: string, harness?: true) => void;
 
 /** One state's folder, files and what its run left. */
 interface StateRun {
@@ -78,7 +84,7 @@ async function prepare(
   ctx: LegContext,
   state: PlannedState,
   n: number,
-  fail: (clause: string, text: string) => void,
+  fail: Fail,
 ): Promise<StateRun> {
   const dir = Deno.makeTempDirSync({
     dir: ctx.root.path,
@@ -187,7 +193,7 @@ async function check(
   ctx: LegContext,
   state: PlannedState,
   run: StateRun,
-  fail: (clause: string, text: string) => void,
+  fail: Fail,
 ): Promise<Checked> {
   // The mode the child ran in, from the files it left, before anything reopens them.
   const observation = observeJournalMode(run.db, state.id);
@@ -209,6 +215,7 @@ async function check(
       `cannot build the ${ctx.crashImage!.name}: ${
         error instanceof Error ? error.message : String(error)
       }`,
+      isHarnessError(error) ? true : undefined,
     );
     return { verdict: { candidates: {} }, observation };
   }
@@ -240,6 +247,7 @@ function failed(
     clause: problems[0]!.clause,
     problems: problems.map((p) => `${p.clause}: ${p.text}`),
     replay: replayCommand(ctx, state),
+    ...(problems.every((p) => p.harness) ? { harness: true as const } : {}),
   };
   if (!ctx.keepEvidence) {
     Deno.removeSync(run.dir, { recursive: true });
@@ -288,7 +296,8 @@ export async function runState(
 ): Promise<StateOutcome> {
   const started = performance.now();
   const problems: Problem[] = [];
-  const fail = (clause: string, text: string) => problems.push({ clause, text });
+  const fail: Fail = (clause, text, harness) =>
+    problems.push({ clause, text, ...(harness ? { harness } : {}) });
   const run = await prepare(ctx, state, n, fail);
   if (!problems.length) await crash(ctx, state, run);
   const childMs = performance.now() - started;
