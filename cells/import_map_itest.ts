@@ -3,9 +3,10 @@
 import { ok } from "node:assert/strict";
 import { join } from "node:path";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 Deno.test("a target that relies on its project's import map runs in the cells' children", async () => {
-  const project = await Deno.makeTempDir({ prefix: "import-map-project-" });
+  const project = testFolder({ prefix: "import-map-project-" });
   try {
     const sessionDb = new URL("../session_db/mod.ts", import.meta.url).href;
     const cells = new URL("./mod.ts", import.meta.url).href;

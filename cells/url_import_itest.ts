@@ -10,6 +10,7 @@ import { waitFor } from "../harness/wait_for.ts";
 import { exists as existsSync } from "../internal/fs.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 import { TASK_PERMISSIONS } from "../harness/permissions.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 const SERVER_START_MS = 30_000;
 const SCRATCH_RUN_MS = 240_000;
@@ -279,7 +280,7 @@ Deno.test({
     let scratch: string | undefined;
     let keepScratch = false;
     try {
-      scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "url-import-" }));
+      scratch = await Deno.realPath(testFolder({ prefix: "url-import-" }));
       // Kept as evidence unless everything below passes.
       keepScratch = true;
       await writeScratch(scratch, server.base);

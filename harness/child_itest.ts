@@ -12,6 +12,7 @@ import {
 import { WaitError, waitFor } from "./wait_for.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 import { fromFileUrl } from "../internal/path.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 const library = sqliteLibraryPath();
 const script = (name: string) => new URL(`./testdata/${name}`, import.meta.url);
@@ -35,7 +36,7 @@ async function sandboxed(
   attempts: (runDir: string) => [string, string][],
   extra: { env?: Record<string, string> } = {},
 ): Promise<string[]> {
-  const runDir = await Deno.makeTempDir();
+  const runDir = testFolder();
   try {
     const child = spawnChild({
       script: script("sandbox_probe.ts"),
@@ -55,7 +56,7 @@ async function sandboxed(
 
 /** A folder outside any run directory, with a file in it, removed after `fn`. */
 async function withOutside<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir();
+  const dir = testFolder();
   await Deno.writeTextFile(`${dir}/secret.txt`, "secret");
   try {
     return await fn(dir);
@@ -133,7 +134,7 @@ Deno.test("a child loads no foreign library but SQLite", async () => {
 });
 
 Deno.test("killWhileAlive kills a live child and refuses a dead one", async () => {
-  const runDir = await Deno.makeTempDir();
+  const runDir = testFolder();
   try {
     const child = spawnChild({ script: script("sleeper.ts"), runDir, library });
     await waitFor(async () => {
@@ -155,7 +156,7 @@ Deno.test("killWhileAlive kills a live child and refuses a dead one", async () =
 });
 
 Deno.test("waitFor fails at once with the stderr of a child that died", async () => {
-  const runDir = await Deno.makeTempDir();
+  const runDir = testFolder();
   try {
     const child = spawnChild({ script: script("flood.ts"), runDir, library, outputLimit: 4096 });
     const started = performance.now();

@@ -7,6 +7,7 @@ import { waitFor } from "./wait_for.ts";
 import { TREE_PROGRAMS } from "./testdata/programs.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 import { fromFileUrl } from "../internal/path.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 const library = sqliteLibraryPath();
 const script = (name: string) => new URL(`./testdata/${name}`, import.meta.url);
@@ -21,7 +22,7 @@ function state(pid: number): string | undefined {
 
 /** Starts `tree_root.ts` and waits for its daemons' pids (and its ready file). */
 async function grow(mode: "wait" | "selfkill"): Promise<{ child: Child; daemons: number[] }> {
-  const runDir = await Deno.makeTempDir();
+  const runDir = testFolder();
   const child = spawnChild({
     script: script("tree_root.ts"),
     args: [mode],
@@ -123,7 +124,7 @@ async function killOwner(
   mechanism?: "proc" | "none",
   graceMs = 2_000,
 ): Promise<{ pids: number[]; left: number[] }> {
-  const dir = await Deno.makeTempDir();
+  const dir = testFolder();
   const env: Record<string, string> = mechanism ? { CELLS_PROCESS_TREE: mechanism } : {};
   const owner = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "--no-lock", script("tree_owner.ts").href, dir],

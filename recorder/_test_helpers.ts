@@ -2,6 +2,7 @@
 // and a run folder with the recorder's environment (the tests that run it).
 import type { LogRecord } from "./log.ts";
 import { denoCacheDir, recorderEnv, type RecorderOptions } from "./record.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 /** A counted write record of handle 1, with `fields` over it. */
 export function logRecord(seq: number, fields: Partial<LogRecord>): LogRecord {
@@ -30,7 +31,7 @@ export function recorderFolder(
   library: string,
   options: (run: string) => Partial<RecorderOptions> = () => ({}),
 ): { run: string; log: string; env: Record<string, string> } {
-  const run = Deno.makeTempDirSync();
+  const run = testFolder();
   Deno.mkdirSync(`${run}/db`);
   const log = `${run}/fs.log`;
   const env = recorderEnv({

@@ -10,6 +10,7 @@ import { injectedFaults, logProblems, readLog, type RecorderLog } from "./log.ts
 import { denoCacheDir, recorderEnv, type RecorderOptions } from "./record.ts";
 import { SessionDB } from "../session_db/mod.ts";
 import { fromFileUrl } from "../internal/path.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 const built = await buildRecorder();
 const ignore = !built.ok;
@@ -26,7 +27,7 @@ async function run(
   args: (run: string) => string[],
   options: Partial<RecorderOptions>,
 ): Promise<{ printed: unknown; log: RecorderLog; run: string }> {
-  const folder = Deno.makeTempDirSync({ prefix: "recorder-fault-" });
+  const folder = testFolder({ prefix: "recorder-fault-" });
   Deno.mkdirSync(`${folder}/db`);
   const env = recorderEnv({
     library,
@@ -179,7 +180,7 @@ async function storeRun(mode: string, fault: Partial<RecorderOptions>) {
 
 /** The journal mode the store takes when asked for `mode` (WAL falls back on some SQLite). */
 function chosenMode(mode: "wal" | "delete"): string {
-  const db = SessionDB.open(`${Deno.makeTempDirSync()}/probe.db`, { journalMode: mode });
+  const db = SessionDB.open(`${testFolder()}/probe.db`, { journalMode: mode });
   try {
     return db.journalMode;
   } finally {

@@ -8,10 +8,11 @@ import { hazards, readLog } from "./log.ts";
 import { recorderEnv } from "./record.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
 import { fromFileUrl } from "../internal/path.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 const built = await buildRecorder();
 const ignore = !built.ok;
-const work = Deno.makeTempDirSync({ prefix: "hazards-" });
+const work = testFolder({ prefix: "hazards-" });
 const program = `${work}/hazards`;
 if (built.ok) {
   const source = fromFileUrl(new URL("./testdata/hazards.c", import.meta.url));
@@ -23,7 +24,7 @@ if (built.ok) {
 const FIXED = new URL("../.cache/sqlite/3.53.2/libsqlite3.so", import.meta.url);
 
 async function run(mode: string, extra: string[] = []): Promise<string[]> {
-  const dir = Deno.makeTempDirSync({ dir: work });
+  const dir = testFolder({ dir: work });
   Deno.mkdirSync(`${dir}/db`);
   const file = `${dir}/db/store.db`;
   Deno.writeTextFileSync(file, "");

@@ -5,6 +5,7 @@ import { logProblems, readLog } from "./log.ts";
 import { denoCacheDir, recorderEnv, type RecorderOptions } from "./record.ts";
 import { recorderFolder } from "./_test_helpers.ts";
 import { fromFileUrl } from "../internal/path.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 const built = await buildRecorder();
 const ignore = built.ok ? false : `SKIP: ${built.reason}`;
@@ -156,7 +157,7 @@ Deno.test({
 async function lostAcks(synchronous: string, profile: "posix" | "ext4-ordered") {
   const { DatabaseSync } = await import("node:sqlite");
   const parsed = await nodeSqliteRun(synchronous);
-  const scratch = Deno.makeTempDirSync({ prefix: "recorder-states-" });
+  const scratch = testFolder({ prefix: "recorder-states-" });
   const { writeImage } = await import("./image.ts");
   let states = 0;
   const losses: string[] = [];
@@ -207,7 +208,7 @@ Deno.test({
   name: "recorder: a project path with a space still preloads, through a copy",
   ignore: !!ignore,
   async fn() {
-    const root = await Deno.makeTempDir({ prefix: "a project " });
+    const root = testFolder({ prefix: "a project " });
     const moved = await buildRecorder({ root });
     assert(moved.ok, moved.ok ? "" : moved.reason);
     assert(!/[ :]/.test(moved.path), `LD_PRELOAD cannot name ${moved.path}`);
@@ -236,7 +237,7 @@ Deno.test({
   name: "recorder: an ignored folder whose path holds a colon stays ignored",
   ignore: !!ignore,
   async fn() {
-    const parent = Deno.makeTempDirSync();
+    const parent = testFolder();
     const run = `${parent}/run:with:colons`;
     Deno.mkdirSync(`${run}/db`, { recursive: true });
     const log = `${run}/fs.log`;

@@ -4,6 +4,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { Database } from "../session_db/sqlite/database.ts";
 import { exists } from "../internal/fs.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 import { readFolder } from "./image.ts";
 import { RecoveredStates } from "./recovered.ts";
 import { memoryFolder, removeOrphans } from "./_memory_folder.ts";
@@ -39,7 +40,7 @@ function memoryFolders(): string[] {
 }
 
 Deno.test("RecoveredStates: the judge reads the recovered files in the scratch folder", async () => {
-  const scratch = `${Deno.makeTempDirSync()}/scratch`;
+  const scratch = `${testFolder()}/scratch`;
   const states = new RecoveredStates<string[]>(scratch);
   const state = walState();
   ok(state.has("store.db-wal"), "the state keeps its row in the WAL");
@@ -61,11 +62,10 @@ Deno.test("RecoveredStates: the judge reads the recovered files in the scratch f
   strictEqual(memoryFolders().length, memory ? 1 : 0);
   states.close();
   deepStrictEqual(memoryFolders(), []);
-  Deno.removeSync(scratch, { recursive: true });
 });
 
 Deno.test("RecoveredStates: a state SQLite cannot recover is judged as it is", async () => {
-  const scratch = `${Deno.makeTempDirSync()}/scratch`;
+  const scratch = `${testFolder()}/scratch`;
   const states = new RecoveredStates<string>(scratch);
   const damaged = new Uint8Array(4096);
   damaged.set(new TextEncoder().encode("SQLite format 3\0"));
@@ -77,7 +77,6 @@ Deno.test("RecoveredStates: a state SQLite cannot recover is judged as it is", a
   });
   strictEqual(verdict, "judged");
   states.close();
-  Deno.removeSync(scratch, { recursive: true });
 });
 
 Deno.test({
@@ -98,7 +97,7 @@ Deno.test({
   name: "RecoveredStates: a memory folder that cannot be written hands over to the scratch folder",
   ignore: !memory,
 }, async () => {
-  const scratch = `${Deno.makeTempDirSync()}/scratch`;
+  const scratch = `${testFolder()}/scratch`;
   const states = new RecoveredStates<string>(scratch);
   const state = walState();
   await states.check({ files: state, key: "a" }, "", () => "first");
@@ -116,5 +115,4 @@ Deno.test({
   strictEqual(verdict, "notes.txt,store.db");
   strictEqual(exists(`/dev/shm/${mine}`), false);
   states.close();
-  Deno.removeSync(scratch, { recursive: true });
 });

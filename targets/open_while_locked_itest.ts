@@ -9,6 +9,7 @@ import type { Store, StoreOptions } from "../cells/contract/target.ts";
 import { childPermissions as pythonPermissions } from "./python_sqlite3/target.ts";
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 const python = pythonPermissions().run?.[0] ?? "";
 const HOLDER = fromFileUrl(new URL("./testdata/hold_write_lock.py", import.meta.url));
@@ -35,7 +36,7 @@ async function openWhileHeld(target: URL, order: (typeof ORDERS)[number]): Promi
   const { openStore } = await import(target.href) as {
     openStore(path: string, options: StoreOptions): Store | Promise<Store>;
   };
-  const dir = await Deno.makeTempDir({ prefix: "open-while-locked-" });
+  const dir = testFolder({ prefix: "open-while-locked-" });
   const path = `${dir}/store.db`;
   const ready = `${dir}/held`;
   const holder = new Deno.Command(python, {

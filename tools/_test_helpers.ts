@@ -3,6 +3,7 @@
 import { libc, sendSignal, SIGNALS } from "../harness/_libc.ts";
 import { allStats, commandLine, running } from "../harness/_proc.ts";
 import { runCommand } from "../internal/command.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 /** The tools' flags for the smallest real run: cell 1, the default leg, the system SQLite. */
 export const CELL_1_DEFAULT_SYSTEM: readonly string[] = [
@@ -80,7 +81,7 @@ export async function markedRun(
   daemons: readonly string[],
 ): Promise<{ evidenceDir: string; args: string[] }> {
   const digits = String(crypto.getRandomValues(new Uint32Array(1))[0]);
-  const evidenceDir = `${await Deno.makeTempDir()}/escaping-${digits}`;
+  const evidenceDir = `${testFolder()}/escaping-${digits}`;
   await Deno.mkdir(evidenceDir);
   return { evidenceDir, args: daemons.map((d) => `${d} 0.${digits}`) };
 }

@@ -8,6 +8,7 @@ import type { ConformanceReport } from "../runner/report_schema.ts";
 import { CELL_1_DEFAULT_SYSTEM, daemonsLeft, markedRun, runTool } from "./_test_helpers.ts";
 import { DAEMONS } from "./testdata/escaping_daemon_target.ts";
 import { fromFileUrl } from "../internal/path.ts";
+import { testFolder } from "../internal/_test_folder.ts";
 
 const TOOL = new URL("./conformance.ts", import.meta.url);
 const path = (relative: string) => fromFileUrl(new URL(relative, import.meta.url));
@@ -17,7 +18,7 @@ async function conformance(...args: string[]) {
 }
 
 async function conformanceWith(env: Record<string, string>, ...args: string[]) {
-  const dir = await Deno.makeTempDir({ prefix: "conformance-test-" });
+  const dir = testFolder({ prefix: "conformance-test-" });
   const run = await runTool(TOOL, [
     ...args,
     "--json",

@@ -9,6 +9,7 @@ import { powerLossPrefixCell, powerLossPrefixRun } from "../prefix_durability/po
 import { CELLS } from "../register.ts";
 import { type DefinitionOutcome, runDefinitions } from "./run_definitions.ts";
 import { mutantTarget } from "../testdata/mutants/catalogue.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 // The default leg, which every SQLite honours: each case is judged, never skipped.
@@ -134,7 +135,7 @@ for (const journalMode of ["delete", "wal"] as const) {
     name: `the reference store's log shows no power-loss pattern (${journalMode})`,
     ...options,
     async fn() {
-      const dir = Deno.makeTempDirSync();
+      const dir = testFolder();
       try {
         const run = await powerLossPrefixRun({
           leg: { ...leg, name: journalMode },

@@ -17,6 +17,7 @@ import {
 } from "./probe_store.ts";
 import { prefixDurabilityCell } from "../prefix_durability/cell.ts";
 import { fromFileUrl } from "../../internal/path.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 const leg = { ...currentLeg(), name: "default" as const };
@@ -128,7 +129,7 @@ Deno.test({
 });
 
 Deno.test("the header names its last writer's version; a non-SQLite file none", () => {
-  const dir = Deno.makeTempDirSync();
+  const dir = testFolder();
   const db = new DatabaseSync(`${dir}/a.db`);
   db.exec("CREATE TABLE t (x)");
   db.close();
@@ -142,7 +143,7 @@ Deno.test("this process maps the SQLite library it loaded, and no other", () => 
   if (Deno.build.os !== "linux") return;
   // The binding loaded it for currentLeg(); a library nobody loaded is mapped by nobody.
   strictEqual(mapsLibrary(Deno.pid, sqliteLibraryPath()), true);
-  strictEqual(mapsLibrary(Deno.pid, `${Deno.makeTempDirSync()}/libsqlite3.so`), false);
+  strictEqual(mapsLibrary(Deno.pid, `${testFolder()}/libsqlite3.so`), false);
 });
 
 // `deno task matrix` runs the cells with the tasks' permissions, not -A: Deno reads /proc

@@ -5,9 +5,10 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { sqliteLibraryPath } from "../../session_db/sqlite/database.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 Deno.test("a failed check makes the cell report FAIL under deno test", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "report-test-" });
+  const dir = testFolder({ prefix: "report-test-" });
   try {
     const cell = new URL("../prefix_durability/cell.ts", import.meta.url).href;
     const mutant = new URL("../testdata/mutants/ack_before_commit.ts", import.meta.url).href;

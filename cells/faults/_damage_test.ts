@@ -3,10 +3,11 @@
 // makes one (no store without checksums of its own could refuse it).
 import { ok, strictEqual } from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
+import { testFolder } from "../../internal/_test_folder.ts";
 import { damage, damagesFor, isSqlite, pageHolding } from "./_damage.ts";
 
 function messagesFile(): { path: string; bytes: Uint8Array } {
-  const path = `${Deno.makeTempDirSync()}/store.db`;
+  const path = `${testFolder()}/store.db`;
   const db = new DatabaseSync(path);
   db.exec("CREATE TABLE messages (id INTEGER PRIMARY KEY, content TEXT)");
   const insert = db.prepare("INSERT INTO messages (content) VALUES (?)");

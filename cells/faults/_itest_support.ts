@@ -8,6 +8,7 @@ import { FAULT_MUTANTS } from "../testdata/mutants/catalogue_faults.ts";
 import { isWalResetVulnerable } from "../../session_db/journal_mode.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import type { FaultClause, FaultVerdict } from "./types.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 /** Test options: the clauses' children outlive a step's resource sanitizer. */
 export const ITEST = { sanitizeResources: false, sanitizeOps: false } as const;
@@ -33,7 +34,7 @@ export async function runOn(
   target: string,
   leg: LegName,
 ): Promise<FaultVerdict> {
-  const dir = Deno.makeTempDirSync({ prefix: `${clause.id}-${leg}-` });
+  const dir = testFolder({ prefix: `${clause.id}-${leg}-` });
   const verdict = await clause.run({
     target,
     leg: { ...currentLeg(), name: leg },

@@ -5,6 +5,7 @@ import { currentLeg, type LegName, LEGS } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import { injectedErrorsClause } from "./injected_errors.ts";
 import { cellsTarget, ITEST, runOn, shown, skippedLeg, testCatches } from "./_itest_support.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 const built = await buildRecorder();
 const f1 = (target: string, leg: LegName) => runOn(injectedErrorsClause, target, leg);
@@ -46,7 +47,7 @@ Deno.test({
       leg: currentLeg(),
       seed: 7,
       quick: true,
-      dir: Deno.makeTempDirSync(),
+      dir: testFolder(),
       recorder: { skip: "the recorder needs cc: install a C compiler" },
     });
     strictEqual(verdict.status, "SKIP");

@@ -1,5 +1,6 @@
 import { strictEqual } from "node:assert/strict";
 import { treeLibraries } from "../../harness/process_tree.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 import { processStopped } from "./kill.ts";
 
 // A cell's test holds fewer permissions than Deno asks for /proc (all of them): what the
@@ -10,7 +11,7 @@ Deno.test({
   ignore: Deno.build.os !== "linux",
   permissions: { read: true, write: true, run: [Deno.execPath()], ffi: treeLibraries() },
   async fn() {
-    const dir = await Deno.makeTempDir();
+    const dir = testFolder();
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "eval",

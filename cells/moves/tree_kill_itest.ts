@@ -14,6 +14,7 @@ import {
 import { DAEMON_ARGS } from "../testdata/setsid_target.ts";
 import { CELL_1_DEFAULT_SYSTEM } from "../../tools/_test_helpers.ts";
 import { fromFileUrl } from "../../internal/path.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 const c = libc()!;
 const linux = Deno.build.os === "linux";
@@ -52,7 +53,7 @@ Deno.test({
         fromFileUrl(new URL("../testdata/setsid_target.ts", import.meta.url)),
         ...CELL_1_DEFAULT_SYSTEM,
         "--json",
-        `${await Deno.makeTempDir()}/report.json`,
+        `${testFolder()}/report.json`,
       ],
       env: { NO_COLOR: "1" },
       stdin: "null",

@@ -9,6 +9,7 @@ import { powerLossPrefixCell, powerLossPrefixRun } from "../prefix_durability/po
 import { powerLossRotationCell, powerLossRotationRun } from "../rotation_atomicity/power_loss.ts";
 import { prefixDurabilityCell } from "../prefix_durability/cell.ts";
 import { runDefinitions } from "../engine/run_definitions.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 const reference = new URL("../reference_target.ts", import.meta.url);
 const small = { minAcknowledged: 20, subsets: 6, instants: 6 };
@@ -174,13 +175,13 @@ Deno.test({
     const leg = currentLeg();
     const target = reference.href;
     const runs = [
-      await powerLossPrefixRun({ ...small, leg, target, dir: Deno.makeTempDirSync(), kill: "ack" }),
+      await powerLossPrefixRun({ ...small, leg, target, dir: testFolder(), kill: "ack" }),
       await powerLossRotationRun({
         ...small,
         minAcknowledged: 5,
         leg,
         target,
-        dir: Deno.makeTempDirSync(),
+        dir: testFolder(),
         kill: "random",
       }),
       await powerLossForkRun({
@@ -188,7 +189,7 @@ Deno.test({
         minAcknowledged: 14,
         leg,
         target,
-        dir: Deno.makeTempDirSync(),
+        dir: testFolder(),
         kill: "random",
       }),
     ];

@@ -6,6 +6,7 @@ import { platformSkipReason } from "../../recorder/build.ts";
 import { sqliteLibraryPath } from "../../session_db/sqlite/database.ts";
 import { mutantTarget, TIER_MUTANTS } from "../../cells/testdata/mutants/catalogue.ts";
 import { powerLossCellsTier, sweepTier, type TierOptions } from "./tier.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 const skip = platformSkipReason();
 
@@ -24,7 +25,7 @@ for (const mutant of TIER_MUTANTS) {
           legs: ["default"],
           libraries: [{ label: "system", path: sqliteLibraryPath() }],
           quick: true,
-          evidenceDir: Deno.makeTempDirSync({ prefix: "tier-mutant-" }),
+          evidenceDir: testFolder({ prefix: "tier-mutant-" }),
           seed: 2,
           cells: [mutant.cell ?? 1],
         };

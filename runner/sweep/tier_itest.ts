@@ -10,6 +10,7 @@ import { fixedSqlitePath } from "../sqlite_build.ts";
 import { sqliteLibraryPath } from "../../session_db/sqlite/database.ts";
 import type { Outcome } from "../result.ts";
 import { powerLossCellsTier, sweepTier, type TierOptions } from "./tier.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 const skip = platformSkipReason();
 const target = (path: string) => new URL(`../../${path}`, import.meta.url).href;
@@ -18,7 +19,7 @@ const base = (path: string): TierOptions => ({
   legs: ["default"],
   libraries: [{ label: "system", path: sqliteLibraryPath() }],
   quick: true,
-  evidenceDir: Deno.makeTempDirSync({ prefix: "tier-test-" }),
+  evidenceDir: testFolder({ prefix: "tier-test-" }),
   seed: 5,
 });
 const show = (results: Outcome[]) =>

@@ -13,6 +13,7 @@ import {
   sqliteLibraryVersion,
 } from "../../runner/sqlite_build.ts";
 import { childPermissions, openPythonStore, openStore } from "./target.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 const python = childPermissions().run?.[0] ?? "";
 const ignore = !python.startsWith("/") || Deno.build.os !== "linux";
@@ -23,7 +24,7 @@ Deno.test({
   name: "the Python worker answers each request, errors typed by name, and exits on close",
   ...options,
   async fn() {
-    const store = await openStore(`${await Deno.makeTempDir()}/store.db`, {
+    const store = await openStore(`${testFolder()}/store.db`, {
       journalMode: "delete",
     });
     strictEqual(store.journalMode, "delete");
@@ -72,7 +73,7 @@ Deno.test({
   name: "a worker killed by SIGKILL kills its client by SIGKILL: the store crashed",
   ...options,
   async fn() {
-    const dir = await Deno.makeTempDir();
+    const dir = testFolder();
     const { client, stderr } = spawnClient(
       dir,
       `Deno.writeTextFileSync(${JSON.stringify(`${dir}/worker`)}, String(store.workerPid));
@@ -99,7 +100,7 @@ Deno.test({
     // The client kills its worker and waits (without yielding) until it is a zombie, its
     // pipes closed: the next request's write fails before the client learns of the death.
     const { client, stderr } = spawnClient(
-      await Deno.makeTempDir(),
+      testFolder(),
       `const pid = store.workerPid;
 Deno.kill(pid, "SIGKILL");
 const end = performance.now() + 10_000;
@@ -139,7 +140,7 @@ Deno.test({
   ...options,
   ignore: ignore || !exists(fixed) || sqliteLibraryVersion(fixed) === pythonsSqlite,
   async fn() {
-    const dir = await Deno.makeTempDir();
+    const dir = testFolder();
     await Deno.mkdir(`${dir}/lib dir`);
     await Deno.symlink(fixed, `${dir}/lib dir/libsqlite3.so`);
     // The flag comes after any the target adds: the worker takes the last one.

@@ -11,6 +11,7 @@ import { SWEEP_CLI } from "./main.ts";
 import { daemonsLeft, markedRun } from "../_test_helpers.ts";
 import { DAEMONS } from "../testdata/escaping_daemon_target.ts";
 import type { Outcome } from "../../runner/result.ts";
+import { testFolder } from "../../internal/_test_folder.ts";
 
 const MAIN = new URL("./main.ts", import.meta.url);
 
@@ -104,7 +105,7 @@ Deno.test({
       "--legs",
       "default",
       "--json",
-      `${Deno.makeTempDirSync()}/report.json`,
+      `${testFolder()}/report.json`,
     );
     deepStrictEqual(code, 1, out);
     // The one table: identical SKIPs grouped on one line, with why.
@@ -120,7 +121,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const json = `${Deno.makeTempDirSync()}/report.json`;
+    const json = `${testFolder()}/report.json`;
     const { evidenceDir, args } = await markedRun([DAEMONS.tool, DAEMONS.library]);
     const { code, out } = await runWith(
       { CELLS_EVIDENCE_DIR: evidenceDir },

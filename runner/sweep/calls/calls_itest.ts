@@ -10,6 +10,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import { platformSkipReason } from "../../../recorder/build.ts";
 import { type CallSweepOptions, type CallSweepReport, sweepCalls } from "./calls.ts";
 import { callOutcomes } from "../core/outcomes.ts";
+import { removedAtUnload } from "../../../internal/_test_folder.ts";
 
 const skip = platformSkipReason();
 const quiet = () => {};
@@ -23,6 +24,7 @@ const STALE_ID = target("testdata/mutants/resume_stale_next_id.ts");
 async function run(options: Omit<CallSweepOptions, "log" | "seed"> & { seed?: number }) {
   const report = await sweepCalls({ seed: 3, log: quiet, ...options });
   if ("skip" in report) throw new Error(`the recorder did not run: ${report.skip}`);
+  if (report.dir) removedAtUnload(report.dir);
   return report;
 }
 
@@ -251,5 +253,4 @@ test("a run the recorder cannot follow is an ERROR, never a FAIL", async () => {
     outcome!.evidence !== undefined && Deno.statSync(outcome!.evidence).isDirectory,
     outcome!.evidence,
   );
-  Deno.removeSync(report.dir!, { recursive: true });
 });

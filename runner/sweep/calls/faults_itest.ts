@@ -7,6 +7,7 @@
 import { ok as assert } from "node:assert/strict";
 import { platformSkipReason } from "../../../recorder/build.ts";
 import { type FaultSweepOptions, type FaultSweepReport, sweepFaults } from "./faults.ts";
+import { removedAtUnload } from "../../../internal/_test_folder.ts";
 
 const skip = platformSkipReason();
 const cells = (path: string) => new URL(`../../../cells/${path}`, import.meta.url).href;
@@ -14,6 +15,7 @@ const cells = (path: string) => new URL(`../../../cells/${path}`, import.meta.ur
 async function run(options: Omit<FaultSweepOptions, "seed"> & { seed?: number }) {
   const report = await sweepFaults({ seed: 1, ...options });
   if ("skip" in report) throw new Error(`the recorder did not run: ${report.skip}`);
+  if (report.kept) removedAtUnload(report.kept);
   return report;
 }
 

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { appendChild, type AppendOptions, type VariantKey } from "./_children.ts";
 import { type LiveChild, sliceSizes } from "./_protocol.ts";
+import { testFolder } from "../../../internal/_test_folder.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 
@@ -41,7 +42,7 @@ async function withChild(
   variant: VariantKey,
   body: (child: LiveChild) => Promise<void>,
 ): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "bench-test-" });
+  const dir = testFolder({ prefix: "bench-test-" });
   const child = appendChild(variant, job(dir, variant, 10));
   try {
     await child.ready();
