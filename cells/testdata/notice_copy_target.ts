@@ -2,9 +2,9 @@
  * Test target: the reference store, correct, that also refreshes a notice beside its
  * database on every open (a copy of this module's source, made by `Deno.copyFileSync`,
  * which Linux does in the kernel with `copy_file_range`; never a copy of the open
- * database, which would drop the process's locks on it). The recorder cannot model a copy made in
- * the kernel, so the tiers that replay its log cannot judge this store: they must say so
- * (ERROR), never FAIL it.
+ * database, which would drop the process's locks on it). The recorder cannot model a
+ * copy made in the kernel, so the tiers that replay its log cannot judge this store: they
+ * must say so (ERROR), never FAIL it.
  *
  * @module
  */

@@ -2,9 +2,9 @@
 // library, judged states counted. A clause that judged no state is a SKIP with why, never
 // a PASS; a leg not honoured is a SKIP with the observations; a store that could not be
 // seeded is a FAIL leading with its error; a run the recorder's model could not follow
-// is an ERROR (the suite's, never a verdict on the store); a failure carries its checks (one line each),
-// the command that replays it, its evidence and, under power loss, the known pattern's
-// cause and fix.
+// is an ERROR (the suite's, never a verdict on the store); a failure carries its checks
+// (one line each), the command that replays it, its evidence and, under power loss, the
+// known pattern's cause and fix.
 import type { Outcome, TierName } from "../../result.ts";
 import type { CellReport, Diagnosis } from "../../../cells/engine/report.ts";
 import { diagnosis } from "../../../cells/engine/diagnoses.ts";
@@ -30,6 +30,19 @@ function checkLines(failures: readonly (SweepFailure | CallFailure)[], n = 5): s
   });
   if (failures.length > n) lines.push(`… ${failures.length - n} more failing states`);
   return lines;
+}
+
+/** An ERROR from failures only the suite caused: their checks, the first's replay, evidence. */
+function unjudgedError(unjudged: readonly (SweepFailure | CallFailure)[]): Partial<Outcome> {
+  const checks = checkLines(unjudged);
+  const [first] = unjudged;
+  return {
+    status: "ERROR",
+    reason: checks[0]!,
+    checks,
+    replay: first!.replay,
+    ...(first!.evidence ? { evidence: first!.evidence } : {}),
+  };
 }
 
 /** Whether a failure has a problem of `clause` (a state judged for a clause beyond its operation's). */
@@ -95,14 +108,7 @@ export function pointOutcomes(report: SweepReport, base: OutcomeBase): Outcome[]
           ...(failures[0]?.evidence ? { evidence: failures[0].evidence } : {}),
         });
       } else if (unjudged.length) {
-        const checks = checkLines(unjudged);
-        Object.assign(result, {
-          status: "ERROR",
-          reason: checks[0],
-          checks,
-          replay: unjudged[0]!.replay,
-          ...(unjudged[0]!.evidence ? { evidence: unjudged[0]!.evidence } : {}),
-        });
+        Object.assign(result, unjudgedError(unjudged));
       } else if (!tally?.states) {
         Object.assign(result, {
           status: "SKIP",
@@ -186,16 +192,7 @@ export function callOutcomes(
         ...(report.dir ? { evidence: failures[0]!.evidence ?? report.dir } : {}),
       };
     }
-    if (unjudged.length) {
-      return {
-        ...result,
-        status: "ERROR",
-        reason: unjudged[0]!.problems[0]!,
-        checks: checkLines(unjudged),
-        replay: unjudged[0]!.replay,
-        ...(unjudged[0]!.evidence ? { evidence: unjudged[0]!.evidence } : {}),
-      };
-    }
+    if (unjudged.length) return { ...result, ...unjudgedError(unjudged) };
     if (harness.length && tally?.states) {
       return {
         ...result,
