@@ -1,7 +1,8 @@
 // The replay behind crash_states.ts: a folder's names and inodes, advanced record by
 // record, keeping for each inode its durable content and its writes since the last sync,
 // and for the folder the name changes not yet durable.
-import type { LogRecord } from "./log.ts";
+import { HarnessError } from "../harness/harness_error.ts";
+import { type LogRecord, opensSynchronously, writesSynchronously } from "./log.ts";
 
 /**
  * A set of files: name (relative to the watched folder) to content.
@@ -103,8 +104,11 @@ export interface NameChange {
   to: Inode | null;
 }
 
-/** Raised when the log does not fit the model. */
-export class ModelError extends Error {
+/**
+ * Raised when the log does not fit the model: the suite cannot judge the run (an ERROR,
+ * never a FAIL of the store).
+ */
+export class ModelError extends HarnessError {
   /** Creates the error. */
   constructor(message: string) {
     super(message);
@@ -141,6 +145,8 @@ export class FsModel {
   readonly durableNames = new Map<string, Inode>();
   changes: NameChange[] = [];
   readonly #handles = new Map<number, Inode>();
+  /** Handles opened with `O_DSYNC` or `O_SYNC`: each write returns once it is durable. */
+  readonly #syncedWrites = new Set<number>();
   readonly #watched: string;
   readonly #profile: Profile;
   #nextInode = 1;
@@ -283,7 +289,35 @@ export class FsModel {
       this.#write(inode, seq, { size: 0 });
     }
     this.#handles.set(record.handle, inode);
+    if (opensSynchronously(record)) this.#syncedWrites.add(record.handle);
     return;
+  }
+
+  /**
+   * Whether `record` is a synchronous write (through a handle opened with `O_DSYNC` or
+   * `O_SYNC`, or a `pwritev2` with `RWF_DSYNC` or `RWF_SYNC`): it returns only once its
+   * data (and the file's size) is durable ({@linkcode FsModel.settleWrite}).
+   */
+  syncsOnWrite(record: LogRecord): boolean {
+    return writesSynchronously(record, this.#syncedWrites);
+  }
+
+  /**
+   * Makes a synchronous write durable once it is applied: its file's pending size changes
+   * with it (the journal commit that makes the new size durable carries them). An earlier
+   * write to the file that was never synced is not covered (Linux syncs the written range
+   * only), so the model refuses to guess which of its bytes landed.
+   */
+  settleWrite(record: LogRecord): void {
+    const inode = this.#handle(record);
+    const unsynced = inode.pending.find(({ seq, op }) => seq !== record.seq && !("size" in op));
+    if (unsynced) {
+      throw new ModelError(
+        `Record ${record.seq} is a synchronous write (O_DSYNC or O_SYNC, or RWF_DSYNC) while record ${unsynced.seq} left an unsynced write to the same file, and the model does not follow which of its bytes the synchronous write made durable (Linux syncs only the range written): sync that write first, or make every write of the file synchronous`,
+      );
+    }
+    this.#syncInode(inode);
+    if (this.#profile === "ext4-ordered") this.#syncNames();
   }
 
   /** An fallocate: the file grown, or a hole punched (zeros). */
@@ -349,8 +383,16 @@ export class FsModel {
     return;
   }
 
-  /** Advances the replay by one record. */
-  apply(record: LogRecord): void {
+  /**
+   * Advances the replay by one record; a synchronous write is made durable too unless
+   * `settle` is false (then {@linkcode FsModel.settleWrite} does it).
+   */
+  apply(record: LogRecord, settle = true): void {
+    this.#apply(record);
+    if (settle && this.syncsOnWrite(record)) this.settleWrite(record);
+  }
+
+  #apply(record: LogRecord): void {
     if (record.kind === "mark") {
       const text = this.#markTail + this.#decoder.decode(record.data);
       const lines = text.split("\n");

@@ -12,6 +12,7 @@ export function logRecord(seq: number, fields: Partial<LogRecord>): LogRecord {
     counted: true,
     failed: false,
     injected: false,
+    synchronous: false,
     handle: 1,
     path: "",
     path2: "",

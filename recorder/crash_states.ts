@@ -5,15 +5,18 @@
  *
  * The model (names relative to the watched folder; the baseline is durable):
  *
- * - Data: a completed `fsync`/`fdatasync`/`msync` of a file makes its content durable;
+ * - Data: a completed `fsync`/`fdatasync`/`msync` of a file makes its content durable,
+ *   and so does a completed write through a handle opened with `O_DSYNC` or `O_SYNC`, or
+ *   a `pwritev2` with `RWF_DSYNC` or `RWF_SYNC` (with the file's pending size changes;
+ *   an unsynced write to the same file through another handle then is a `ModelError`);
  *   `sync`/`syncfs` make everything durable; `sync_file_range` guarantees nothing. At a
  *   power loss each unsynced write or size change is independently kept or dropped
  *   (`subset`), kept ones may land in any order (`reorder`), and a kept write may be torn
  *   at 512-byte sectors aligned on the file offset, each sector kept, dropped or filled
- *   with garbage (`torn`, as SQLite's test6.c). A sync of a file that failed at the
- *   device (EIO, ENOSPC, EDQUOT) drops the writes pending then: they never land, even
- *   when a later sync succeeds (ext4, XFS and Btrfs mark those pages clean), though a
- *   SIGKILL state still shows them; bytes written again after it land with the next sync.
+ *   with garbage (`torn`, as SQLite's test6.c). A sync of a file that failed at the device (EIO, ENOSPC, EDQUOT) drops
+ *   the writes pending then: they never land, even when a later sync succeeds (ext4,
+ *   XFS and Btrfs mark those pages clean), though a SIGKILL state still shows them;
+ *   bytes written again after it land with the next sync.
  * - Names (creates, renames, unlinks, links, mkdir, rmdir) by profile:
  *   - `posix` (strict): a name change is durable only once its folder is fsynced (or
  *     `sync`); until then each changed name shows any value it had since its last
@@ -23,9 +26,9 @@
  *     fsync); until then a prefix of them survives.
  * - SQLite's `-shm` index is never state (SQLite rebuilds it): it is not materialised.
  *
- * The instants: just before every sync call (where most is pending) and at the end of
- * the log; a crash between two syncs leaves a subset of what the next sync point can,
- * with no more acknowledgements. Per instant: the synced-only state, the everything-kept
+ * The instants: just before every sync call (where most is pending), during every
+ * synchronous write (it pending) and at the end of the log; a crash between two syncs
+ * leaves a subset of what the next sync point can, with no more acknowledgements. Per instant: the synced-only state, the everything-kept
  * state, every prefix in call order, the torn last writes (enumerated: the last unsynced
  * write of each file cut at every 512-byte sector boundary it spans, 4 KiB ones
  * included, and one byte before its end, the part after the cut zeroed and then
@@ -53,7 +56,12 @@ import {
   type NameChange,
   type Profile,
 } from "./_fs_model.ts";
-import type { LogRecord, RecorderLog } from "./log.ts";
+import {
+  type LogRecord,
+  opensSynchronously,
+  type RecorderLog,
+  writesSynchronously,
+} from "./log.ts";
 import { tornLastWrites } from "./_torn.ts";
 import type { Choice, CrashState, PendingOp, PowerLossOptions, TornWrite } from "./_types.ts";
 
@@ -101,7 +109,8 @@ export function* killStates(
         acks: model.acks.slice(),
       };
     }
-    model.apply(record);
+    // A SIGKILL keeps every completed call: what is durable does not matter here.
+    model.apply(record, false);
   }
   yield {
     k: k + 1,
@@ -132,7 +141,7 @@ export function killEnd(
   baseline: FileSet = new Map(),
 ): CrashState & { k: number } {
   const model = new FsModel(log.watched, baseline, "posix");
-  for (const record of log.records) model.apply(record);
+  for (const record of log.records) model.apply(record, false);
   return {
     k: log.records.filter((record) => record.counted).length + 1,
     at: -1,
@@ -293,7 +302,15 @@ export function* powerLossStates(
   const seed = options.seed ?? 1;
   const isInstant = (record: LogRecord) =>
     record.counted && (record.kind === "sync" || record.kind === "syncAll");
-  const first = log.records.filter(isInstant).length + 1 - (options.lastInstants ?? Infinity);
+  // A write through an O_DSYNC or O_SYNC handle is its own sync point: a power loss while
+  // it runs finds it pending; once it returns, it is durable.
+  const synchronous = new Set<number>();
+  let points = 0;
+  for (const record of log.records) {
+    if (opensSynchronously(record)) synchronous.add(record.handle);
+    if (isInstant(record) || writesSynchronously(record, synchronous)) points++;
+  }
+  const first = points + 1 - (options.lastInstants ?? Infinity);
   let instant = 0;
   const stats = options.stats;
   const at = function* (seq: number, what: string): Generator<CrashState> {
@@ -306,7 +323,13 @@ export function* powerLossStates(
     if (isInstant(record)) {
       yield* at(record.seq, `before #${record.seq} (${record.kind})`);
     }
-    model.apply(record);
+    if (!model.syncsOnWrite(record)) {
+      model.apply(record);
+      continue;
+    }
+    model.apply(record, false);
+    yield* at(record.seq, `in #${record.seq} (write through an O_DSYNC handle)`);
+    model.settleWrite(record);
   }
   yield* at(-1, "end");
 }

@@ -96,7 +96,8 @@ enum {
   K_READ = 18,
   K_HAZARD = 19,
 };
-enum { F_COUNTED = 1, F_FAILED = 2, F_INJECTED = 4 };
+// F_SYNCHRONOUS: a pwritev2 with RWF_DSYNC or RWF_SYNC (durable when it returns).
+enum { F_COUNTED = 1, F_FAILED = 2, F_INJECTED = 4, F_SYNCHRONOUS = 8 };
 // CLASS_READ is never a crash point: only FSREC_FAIL_KIND read counts reads.
 enum { CLASS_NONE = 0, CLASS_WRITE = 1, CLASS_SYNC = 2, CLASS_NAME = 3, CLASS_READ = 4 };
 enum { SYNC_FSYNC = 0, SYNC_FDATASYNC = 1, SYNC_RANGE = 2, SYNC_MSYNC = 3 };

@@ -25,6 +25,11 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode) {
   int shm = is_shm(full);
   int creates = watch_it && !shm && (flags & (O_CREAT | O_TRUNC));
   if (creates) count(CLASS_NAME);
+  // Whether the open makes a new name (its folder must be synced for the name to last):
+  // the file was missing just before, under the recorder's lock.
+  struct stat before;
+  int made = watch_it && (flags & O_CREAT) &&
+             syscall(SYS_newfstatat, dirfd, path, &before, 0) != 0;
   int fd = real_openat(dirfd, path, flags, mode);
   int err = errno;
   if (fd >= 0) {
@@ -39,7 +44,7 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode) {
     h->ino = 0;
     set_fd(fd, h);
     note_open(fd, h);
-    if (watch_it) emit_simple(K_OPEN, creates ? F_COUNTED : 0, full, h->id, flags, mode, 0);
+    if (watch_it) emit_simple(K_OPEN, creates ? F_COUNTED : 0, full, h->id, flags, mode, made);
   } else if (creates) {
     emit_simple(K_OPEN, F_COUNTED | F_FAILED, full, 0, flags, mode, err);
   }

@@ -30,6 +30,17 @@ static ssize_t faulty_write(int fd, const struct iovec *iov, int count_iov, off_
   return -1;
 }
 
+// pwritev2's flags (linux/fs.h), for headers that lack them.
+#ifndef RWF_DSYNC
+#define RWF_DSYNC 0x2
+#endif
+#ifndef RWF_SYNC
+#define RWF_SYNC 0x4
+#endif
+#ifndef RWF_APPEND
+#define RWF_APPEND 0x10
+#endif
+
 // A write of `total` bytes at `offset` (-1: the descriptor's position, found afterwards).
 static ssize_t write_common(struct handle *h, int fd, const struct iovec *iov, int count_iov,
                             off_t offset, int flags2, int kind) {
@@ -43,25 +54,30 @@ static ssize_t write_common(struct handle *h, int fd, const struct iovec *iov, i
   ssize_t r = fail ? faulty_write(fd, iov, count_iov, offset, flags2, kind, &want)
                    : make_write(fd, iov, count_iov, offset, flags2, kind);
   int err = errno;
-  if (r >= 0 && (kind == 0 || kind == 2 || offset == -1)) {
+  if (r >= 0 && kind == 4 && (flags2 & RWF_APPEND) && offset != -1) {
+    // Appended whatever the offset said, and the position left alone: the file ends there.
+    struct stat st;
+    offset = fstat(fd, &st) == 0 ? st.st_size - r : -1;
+  } else if (r >= 0 && (kind == 0 || kind == 2 || offset == -1)) {
     off_t end = lseek(fd, 0, SEEK_CUR);
     offset = end >= 0 ? end - r : -1;
   } else if (r < 0 && fail && offset == -1) {
     offset = lseek(fd, 0, SEEK_CUR);
   }
-  int injected = fail ? F_INJECTED : 0;
+  int how = (fail ? F_INJECTED : 0) |
+            (kind == 4 && (flags2 & (RWF_DSYNC | RWF_SYNC)) ? F_SYNCHRONOUS : 0);
   if (h->mark) {
     if (r > 0) marks_seen++;
     if (r > 0 && shared_marks) __atomic_add_fetch(shared_marks, 1, __ATOMIC_SEQ_CST);
     if (r > 0) emit(K_MARK, 0, NULL, 0, h->id, offset, r, 0, iov, count_iov, (size_t)r);
   } else if (r < 0) {
-    int flags = (h->shm ? 0 : F_COUNTED) | F_FAILED | injected;
+    int flags = (h->shm ? 0 : F_COUNTED) | F_FAILED | how;
     emit_simple(K_WRITE, flags, NULL, h->id, offset, 0, err);
   } else {
     // A short write keeps the bytes it asked for in `extra`.
     size_t kept = keep_data && !h->shm ? (size_t)r : 0;
     int32_t asked = fail ? (int32_t)(want > INT32_MAX ? INT32_MAX : want) : 0;
-    emit(K_WRITE, (h->shm ? 0 : F_COUNTED) | injected, NULL, 0, h->id, offset, r, asked, iov,
+    emit(K_WRITE, (h->shm ? 0 : F_COUNTED) | how, NULL, 0, h->id, offset, r, asked, iov,
          count_iov, kept);
   }
   pthread_mutex_unlock(&lock);

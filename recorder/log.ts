@@ -15,13 +15,13 @@
  * | --- | --- | --- |
  * | 0 | u32 | magic `0x31525346` ("FSR1") |
  * | 4 | u8 | kind ({@linkcode RecordKind}) |
- * | 5 | u8 | flags: 1 counted (a crash point), 2 failed, 4 injected (a fault `FSREC_FAIL_AT` made) |
+ * | 5 | u8 | flags: 1 counted (a crash point), 2 failed, 4 injected (a fault `FSREC_FAIL_AT` made), 8 synchronous (a `pwritev2` with `RWF_DSYNC` or `RWF_SYNC`) |
  * | 6 | u16 | path length (two paths are separated by a NUL) |
  * | 8 | u32 | sequence number |
  * | 12 | u32 | handle (one per successful open; dups share it) |
  * | 16 | i64 | a: offset (write, read, fallocate), size (truncate), open flags, pid (hello) |
  * | 24 | i64 | b: bytes written or asked to read, length (fallocate), mode (open), mmap length, the form of an injected failed sync |
- * | 32 | i32 | extra: errno when failed, else the sync form, fallocate mode, rename flags, -shm, the bytes an injected short write was asked for |
+ * | 32 | i32 | extra: errno when failed, else the sync form, fallocate mode, rename flags, -shm, the bytes an injected short write was asked for, 1 when an open made its file |
  * | 36 | u32 | data length (the written bytes, when the recorder keeps data) |
  *
  * @example
@@ -118,6 +118,11 @@ export interface LogRecord {
    * being made, or a short write (not failed; `extra` is the bytes it was asked for).
    */
   injected: boolean;
+  /**
+   * Whether the write itself was synchronous (`pwritev2` with `RWF_DSYNC` or `RWF_SYNC`):
+   * durable when it returned.
+   */
+  synchronous: boolean;
   /** The handle (0 when the call named a path). */
   handle: number;
   /** The path (absolute), or `""`. */
@@ -128,7 +133,10 @@ export interface LogRecord {
   a: number;
   /** Bytes written, length, mode, by kind. */
   b: number;
-  /** Errno when failed, else the sync form, fallocate mode, rename flags or `-shm` flag. */
+  /**
+   * Errno when failed, else the sync form, fallocate mode, rename flags, `-shm` flag, or
+   * for an open 1 when it made the file (it was missing just before).
+   */
   extra: number;
   /** The bytes written (empty when the recorder kept no data). */
   data: Uint8Array;
@@ -224,6 +232,7 @@ export function parseLog(bytes: Uint8Array): RecorderLog {
       counted: (flags & 1) !== 0,
       failed: (flags & 2) !== 0,
       injected: (flags & 4) !== 0,
+      synchronous: (flags & 8) !== 0,
       handle: view.getUint32(at + 12, true),
       path: decoder.decode(nul < 0 ? pathBytes : pathBytes.subarray(0, nul)),
       path2: nul < 0 ? "" : decoder.decode(pathBytes.subarray(nul + 1)),
@@ -401,6 +410,49 @@ export function handlePaths(log: RecorderLog): Map<number, string> {
     if (record.kind === "open") paths.set(record.handle, record.path);
   }
   return paths;
+}
+
+/**
+ * Whether `record` opens a file with `O_DSYNC` or `O_SYNC` (which holds the `O_DSYNC`
+ * bit): every write through its handle returns once its data is durable. SQLite's `-shm`
+ * index is never state, so its opens are left out.
+ *
+ * @param record A log record.
+ * @returns `true` for a successful synchronous open of a file.
+ * @example
+ * ```ts
+ * import { opensSynchronously, parseLog } from "./log.ts";
+ * const handles = new Set<number>();
+ * for (const r of parseLog(new Uint8Array(0)).records) {
+ *   if (opensSynchronously(r)) handles.add(r.handle);
+ * }
+ * console.log(handles.size); // 0
+ * ```
+ */
+export function opensSynchronously(record: LogRecord): boolean {
+  const O_DSYNC = 0x1000, O_DIRECTORY = 0x10000;
+  return record.kind === "open" && !record.failed && (record.a & O_DSYNC) !== 0 &&
+    (record.a & O_DIRECTORY) === 0 && !record.path.endsWith("-shm");
+}
+
+/**
+ * Whether `record` is a synchronous write: through one of `handles` (opened synchronously,
+ * see {@linkcode opensSynchronously}), or a `pwritev2` with `RWF_DSYNC` or `RWF_SYNC`. It
+ * returned once its data was durable.
+ *
+ * @param record A log record.
+ * @param handles The synchronous handles opened so far.
+ * @returns `true` for such a completed write of at least one byte.
+ * @example
+ * ```ts
+ * import { writesSynchronously, parseLog } from "./log.ts";
+ * const log = parseLog(new Uint8Array(0));
+ * console.log(log.records.some((r) => writesSynchronously(r, new Set([1])))); // false
+ * ```
+ */
+export function writesSynchronously(record: LogRecord, handles: ReadonlySet<number>): boolean {
+  return record.kind === "write" && !record.failed && record.b > 0 &&
+    (record.synchronous || handles.has(record.handle));
 }
 
 /**

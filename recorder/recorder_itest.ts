@@ -53,9 +53,38 @@ Deno.test({
       assert(kinds.includes(kind as never), `no ${kind} recorded: ${kinds.join(",")}`);
     }
     assert(logProblems(parsed).length === 0, logProblems(parsed).join("\n"));
+    // An open says whether it made its file.
+    const made = (name: string) =>
+      parsed.records.filter((r) => r.kind === "open" && r.path.endsWith(name)).map((r) => r.extra);
+    assert(String(made("/a.txt")) === "1" && String(made("/b.txt")) === "0", `${made("/b.txt")}`);
     // The folder sync made the rename durable under strict POSIX: b.txt survives.
     const end = [...powerLossStates(parsed, { profile: "posix" })].at(-1)!;
     assert(end.files.has("b.txt") && !end.files.has("a.txt"), [...end.files.keys()].join(","));
+  },
+});
+
+Deno.test({
+  name: "recorder: pwritev2 says whether it synced (RWF_DSYNC) and where it appended",
+  ignore: !!ignore,
+  async fn() {
+    const { run, log, env } = runFolder({ data: true });
+    const child = new Deno.Command("python3", {
+      args: [fromFileUrl(new URL("./testdata/pwritev2.py", import.meta.url)), `${run}/db`],
+      env,
+      stdout: "piped",
+      stderr: "piped",
+    });
+    const output = await child.output();
+    assert(output.success, new TextDecoder().decode(output.stderr));
+    const parsed = readLog(log);
+    const writes = parsed.records.filter((r) => r.kind === "write")
+      .map((r) => [r.a, new TextDecoder().decode(r.data), r.synchronous]);
+    assertEquals(writes, [[0, "one", true], [3, "two", false], [1, "xx", false]]);
+    assertEquals(new TextDecoder().decode(killEnd(parsed).files.get("p.log")), "oxxtwo");
+    // Under ext4-ordered the synchronous write's commit keeps the name too: "one" is durable.
+    const synced = [...powerLossStates(parsed, { profile: "ext4-ordered" })]
+      .find((state) => state.label === "end: synced")!;
+    assertEquals(new TextDecoder().decode(synced.files.get("p.log")), "one");
   },
 });
 

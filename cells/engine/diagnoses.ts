@@ -22,6 +22,7 @@
  *
  * @module
  */
+import { isHarnessError } from "../../harness/harness_error.ts";
 import type { Diagnosis } from "./report.ts";
 
 /**
@@ -76,6 +77,12 @@ export const DIAGNOSES = {
     fix:
       "PRAGMA synchronous = FULL in WAL mode (EXTRA in DELETE mode), so that each commit is synced before it returns",
   },
+  "unsynced-name-power-loss": {
+    cause:
+      "the store's file was created or renamed into place, and no sync of its folder followed before an acknowledgement: a power loss can lose the name, and every acknowledged write in the file with it",
+    fix:
+      "sync the folder (open it, fsync, close) after creating or renaming the store's file, before the first acknowledgement",
+  },
 } as const satisfies Record<string, { cause: string; fix: string }>;
 
 /**
@@ -114,9 +121,7 @@ export class DiagnosedError extends Error {
 
 function rethrown(pattern: PatternId | false | undefined, error: unknown): unknown {
   // The suite's own failures are never the store's pattern.
-  for (let e = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (e.name === "HarnessError") return error;
-  }
+  if (isHarnessError(error)) return error;
   if (!pattern || error instanceof DiagnosedError) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new DiagnosedError(pattern, message, { cause: error });

@@ -221,3 +221,47 @@ Deno.test({
     ok(/copy_file_range \(a copy made in the kernel/.test(outcome.detail ?? ""), outcome.detail);
   },
 });
+
+// A store whose log is opened O_DSYNC makes no sync call: each write is durable when it
+// returns, and a power loss during one finds it pending. Correct, it passes with its states
+// judged; writes split between a plain handle and the O_DSYNC one are more than the model
+// follows (an ERROR of the suite, never a FAIL of the store).
+Deno.test({
+  name: "power-loss cell 1: synchronous (O_DSYNC) writes are durable when they return",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const options = { ...small, kills: ["ack"] as const, keepEvidence: false, seed: 1 };
+    const correct = new URL("../testdata/jsonl_store/dsync_target.ts", import.meta.url);
+    const [green, ...rest] = await runDefinitions(
+      await powerLossPrefixCell({ target: correct, ...options }),
+    );
+    ok(green && rest.length === 0, "one cell");
+    if (green.status === "SKIP") {
+      ok(currentLeg().name !== "default", `the default leg was skipped: ${green.detail}`);
+      return;
+    }
+    ok(green.status === "PASS", `the O_DSYNC store failed: ${green.detail}`);
+    const run = await powerLossPrefixRun({
+      ...small,
+      leg: currentLeg(),
+      target: correct.href,
+      dir: testFolder(),
+      kill: "ack",
+    });
+    ok(
+      run.statesJudged > 0 && run.torn.states > 0,
+      `${run.statesJudged} judged, ${run.torn.states} torn`,
+    );
+    ok(run.losingStates === 0 && run.corruptStates === 0, `${run.firstLoss} ${run.firstProblem}`);
+    const split = new URL("../testdata/jsonl_store/mixed_sync_target.ts", import.meta.url);
+    const [unjudged] = await runDefinitions(
+      await powerLossPrefixCell({ target: split, ...options }),
+    );
+    ok(unjudged?.status === "ERROR", `${unjudged?.status}: ${unjudged?.detail}`);
+    ok(
+      /is a synchronous write .* while record \d+ left/.test(unjudged.detail ?? ""),
+      unjudged.detail,
+    );
+  },
+});

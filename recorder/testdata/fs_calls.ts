@@ -1,5 +1,6 @@
 // A child for recorder_test.ts: makes the file-system calls its arguments name.
-//   write <dir> <outside>  a watched write+fsync, an unwatched write, a rename, an unlink
+//   write <dir> <outside>  a watched write+fsync, an unwatched write, a rename, an unlink,
+//                          an open with O_CREAT of a file that exists
 
 const [mode, dir, outside] = Deno.args;
 if (mode === "write") {
@@ -14,6 +15,8 @@ if (mode === "write") {
   const folder = Deno.openSync(dir!, { read: true });
   folder.syncSync();
   folder.close();
+  // O_CREAT on a file that is there makes no name.
+  Deno.openSync(`${dir}/b.txt`, { create: true, write: true }).close();
 }
 //   symlink <dir>          a symbolic link into the watched folder (a call not modelled)
 if (mode === "symlink") {

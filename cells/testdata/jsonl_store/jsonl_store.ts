@@ -79,7 +79,32 @@ export class CorruptStoreError extends Error {
   }
 }
 
+/** The calls the store makes on its log file (`Deno.FsFile` has them all). */
+export interface LogFile {
+  /** Writes at the end of the file; the bytes written. */
+  writeSync(bytes: Uint8Array): number;
+  /** Cuts the file to `size` bytes. */
+  truncateSync(size: number): void;
+  /** Syncs data and metadata. */
+  syncSync(): void;
+  /** Syncs data. */
+  syncDataSync(): void;
+  /** Takes the file's lock. */
+  lockSync(exclusive?: boolean): void;
+  /** Drops the file's lock. */
+  unlockSync(): void;
+  /** Closes the file. */
+  close(): void;
+}
+
 export interface JsonlOptions {
+  /**
+   * Opens the log for reading and appending, creating it (default: `Deno.openSync`). A
+   * log whose writes are synchronous (`O_DSYNC`) may make its syncs no-ops.
+   */
+  openFile?: (path: string) => LogFile;
+  /** Sync the folder after creating the log (default true; false is a planted fault). */
+  syncNewLog?: boolean;
   /** Keep a lock file beside the log while open, and refuse to open while it exists. */
   lockFile?: boolean;
   /**
@@ -92,7 +117,7 @@ export interface JsonlOptions {
 /** The JSON-lines store. Several processes may share one log: each append holds an
  * exclusive lock on it and first reads what the others appended. */
 export class JsonlStore {
-  #file: Deno.FsFile;
+  #file: LogFile;
   #path: string;
   #lines: Line[] = [];
   #size = 0;
@@ -100,7 +125,7 @@ export class JsonlStore {
   #encoder = new TextEncoder();
   #retryFailedSync: boolean;
 
-  private constructor(file: Deno.FsFile, path: string, options: JsonlOptions & { lock?: string }) {
+  private constructor(file: LogFile, path: string, options: JsonlOptions & { lock?: string }) {
     this.#file = file;
     this.#path = path;
     this.#lock = options.lock;
@@ -121,9 +146,10 @@ export class JsonlStore {
     }
     return typedIo(path, () => {
       const created = !exists(path);
-      const file = Deno.openSync(path, { read: true, append: true, create: true });
+      const file = options.openFile?.(path) ??
+        Deno.openSync(path, { read: true, append: true, create: true });
       // A new file's name is durable only once its folder is synced (strict POSIX).
-      if (created) syncFolder(path);
+      if (created && options.syncNewLog !== false) syncFolder(path);
       const store = new JsonlStore(file, path, { ...options, ...(lock ? { lock } : {}) });
       store.#locked(true, () => store.#catchUp());
       return store;

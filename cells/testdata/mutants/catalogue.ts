@@ -494,6 +494,15 @@ export const TIER_MUTANTS: readonly TierMutantSpec[] = [
     },
   },
   {
+    name: "jsonl_dsync_no_folder_sync",
+    breaks: "a JSON-lines log written O_DSYNC whose folder is never synced after its creation",
+    tiers: {
+      // Its programs start from a log that exists: only a run that creates it shows it.
+      "powerloss-cells":
+        /nothing acknowledged lost in any power-loss state[\s\S]*unsynced-name-power-loss/,
+    },
+  },
+  {
     name: "resume_stale_next_id",
     breaks: "takes the next message id from a counter a crash can leave stale",
     tiers: {

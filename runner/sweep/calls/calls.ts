@@ -39,6 +39,7 @@ import {
 import type { FileSet } from "../../../recorder/image.ts";
 import { logProblems, readLog } from "../../../recorder/log.ts";
 import { powerLossPattern } from "../../../cells/power_loss/pattern.ts";
+import { isHarnessError } from "../../../harness/harness_error.ts";
 import { journalModeOf, observeJournalMode } from "../../../harness/legs.ts";
 import { acksOf, readLines, record, type Recording } from "./record.ts";
 import { CLAUSES } from "../core/oracle.ts";
@@ -251,7 +252,19 @@ async function sweepProgram(
     });
     return { failures: [{ ...failure, evidence: recording.dir }], candidates: [] };
   }
-  const checked = await checkProgram(s, program, recording);
+  let checked: Awaited<ReturnType<typeof checkProgram>>;
+  try {
+    checked = await checkProgram(s, program, recording);
+  } catch (error) {
+    if (!isHarnessError(error)) throw error;
+    // The model lost the run part-way (a ModelError): nothing more is judged of it.
+    const failure = runFailure(s, program, {
+      state: "the recorded run",
+      problems: [`the recorded run cannot be judged: ${(error as Error).message}`],
+      harness: true,
+    });
+    return { failures: [{ ...failure, evidence: recording.dir }], candidates: [] };
+  }
   const failures = [...checked.failures];
   if (s.mode === "crash") {
     failures.push(...await crossCheck(s, program, recording.dir, checked.last));

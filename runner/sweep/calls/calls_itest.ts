@@ -254,3 +254,32 @@ test("a run the recorder cannot follow is an ERROR, never a FAIL", async () => {
     outcome!.evidence,
   );
 });
+
+// Synchronous writes: a store whose log is opened O_DSYNC (no sync calls) passes under
+// power loss with torn states judged; writes split between a plain handle and the O_DSYNC
+// one are more than the model follows: an ERROR with the run kept, never a FAIL.
+test("writes through an O_DSYNC handle are durable when they return", async () => {
+  const green = await run({
+    target: target("testdata/jsonl_store/dsync_target.ts"),
+    mode: "power-loss",
+    programs: ["append+append"],
+    kills: 0,
+    resumes: 0,
+  });
+  assert(green.ok, JSON.stringify(green.failures[0]));
+  assert(
+    green.states > 0 && green.torn.states > 0,
+    `${green.states} states, ${JSON.stringify(green.torn)}`,
+  );
+  const split = await run({
+    target: target("testdata/jsonl_store/mixed_sync_target.ts"),
+    mode: "power-loss",
+    programs: ["append"],
+    kills: 0,
+    resumes: 0,
+  });
+  const [unjudged, ...rest] = split.failures;
+  assert(unjudged?.harness === true && rest.length === 0, JSON.stringify(split.failures));
+  assert(/is a synchronous write/.test(unjudged.problems[0]!), unjudged.problems[0]);
+  assert(unjudged.evidence !== undefined, "the run was not kept");
+});
