@@ -8,7 +8,7 @@
  * - Data: a completed `fsync`/`fdatasync`/`msync` of a file makes its content durable,
  *   and so does a completed write through a handle opened with `O_DSYNC` or `O_SYNC`, or
  *   a `pwritev2` with `RWF_DSYNC` or `RWF_SYNC` (with the file's pending size changes;
- *   an unsynced write to the same file through another handle then is a `ModelError`);
+ *   an earlier unsynced write to the same file then is a `ModelError`);
  *   `sync`/`syncfs` make everything durable; `sync_file_range` guarantees nothing. At a
  *   power loss each unsynced write or size change is independently kept or dropped
  *   (`subset`), kept ones may land in any order (`reorder`), and a kept write may be torn
@@ -53,15 +53,18 @@ import {
   FsModel,
   type Inode,
   isShm,
+  ModelError,
   type NameChange,
   type Profile,
 } from "./_fs_model.ts";
 import {
+  logProblems,
   type LogRecord,
   opensSynchronously,
   type RecorderLog,
   writesSynchronously,
 } from "./log.ts";
+import { firstDifference, readFolder } from "./image.ts";
 import { tornLastWrites } from "./_torn.ts";
 import type { Choice, CrashState, PendingOp, PowerLossOptions, TornWrite } from "./_types.ts";
 
@@ -275,6 +278,65 @@ function nameChoices(
     },
     all,
   };
+}
+
+/**
+ * Whether replaying `log` from `baseline` gives the files now in `dir` (the folder it
+ * watched, after the run ended): a difference means the recorder missed calls (a store
+ * that writes around libc's wrappers, such as a Go program or a static binary, or
+ * through `io_uring`), and no state drawn from the log can be judged.
+ *
+ * @param log The run's log.
+ * @param at The folder's content before the run, and the folder.
+ * @returns `null` when they match, else a sentence naming the first difference.
+ * @example
+ * ```ts
+ * import { replayMismatch } from "./crash_states.ts";
+ * import { parseLog } from "./log.ts";
+ * const dir = Deno.makeTempDirSync();
+ * console.log(replayMismatch(parseLog(new Uint8Array(0)), { baseline: new Map(), dir })); // null
+ * ```
+ */
+export function replayMismatch(
+  log: RecorderLog,
+  at: { baseline: FileSet; dir: string },
+): string | null {
+  const missed =
+    "the recorder missed calls: a store that writes around libc's wrappers, such as a Go program, a static binary or io_uring, cannot be recorded";
+  let replayed: FileSet;
+  try {
+    replayed = killEnd(log, at.baseline).files;
+  } catch (error) {
+    if (!(error instanceof ModelError)) throw error;
+    return `the log does not replay: ${error.message} (${missed})`;
+  }
+  const difference = firstDifference(replayed, readFolder(at.dir));
+  if (difference === null) return null;
+  return `the replayed log (${log.records.length} records) differs from the files on disk: ${difference} (${missed})`;
+}
+
+/**
+ * Why a finished run cannot be judged from its log, or `null` when it can: a call the
+ * model cannot follow (`logProblems`), or a replay that differs from the files the run
+ * left ({@linkcode replayMismatch}).
+ *
+ * @param log The run's log.
+ * @param at The folder's content before the run, and the folder.
+ * @returns The reason, or `null`.
+ * @example
+ * ```ts
+ * import { unfollowedRun } from "./crash_states.ts";
+ * import { parseLog } from "./log.ts";
+ * const dir = Deno.makeTempDirSync();
+ * console.log(unfollowedRun(parseLog(new Uint8Array(0)), { baseline: new Map(), dir })); // null
+ * ```
+ */
+export function unfollowedRun(
+  log: RecorderLog,
+  at: { baseline: FileSet; dir: string },
+): string | null {
+  const problems = logProblems(log);
+  return problems.length ? problems.join("; ") : replayMismatch(log, at);
 }
 
 /**

@@ -113,3 +113,30 @@ export async function imageDigest(files: FileSet): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
   return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+/**
+ * The first difference between two file sets (a replay and the disk), named for a reader,
+ * or `null` when they hold the same files with the same bytes.
+ *
+ * @param replay The files a replay of the log gives.
+ * @param disk The files on disk.
+ * @returns `"<name>: replay N bytes, disk M bytes"`, `"<name>: in the replay only"`, … or `null`.
+ * @example
+ * ```ts
+ * import { firstDifference } from "./image.ts";
+ * const a = new Map([["s.db", new Uint8Array([1, 2])]]);
+ * console.log(firstDifference(a, new Map([["s.db", new Uint8Array([1, 3])]])));
+ * // "s.db: first difference at byte 1"
+ * ```
+ */
+export function firstDifference(replay: FileSet, disk: FileSet): string | null {
+  for (const name of [...new Set([...replay.keys(), ...disk.keys()])].sort()) {
+    const a = replay.get(name);
+    const b = disk.get(name);
+    if (!a || !b) return `${name}: ${a ? "in the replay only" : "on disk only"}`;
+    if (a.length !== b.length) return `${name}: replay ${a.length} bytes, disk ${b.length} bytes`;
+    const at = a.findIndex((byte, i) => byte !== b[i]);
+    if (at !== -1) return `${name}: first difference at byte ${at}`;
+  }
+  return null;
+}

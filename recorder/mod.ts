@@ -39,11 +39,13 @@ export {
   type PowerLossStats,
   type Profile,
   PROFILES,
+  replayMismatch,
   SECTOR_SIZE,
   tearCuts,
   type TornWrite,
+  unfollowedRun,
 } from "./crash_states.ts";
-export { imageDigest, readFolder, writeImage } from "./image.ts";
+export { firstDifference, imageDigest, readFolder, writeImage } from "./image.ts";
 export { RecoveredStates, recoverSqliteFiles, type StateFiles } from "./recovered.ts";
 export {
   errnoName,
@@ -53,10 +55,12 @@ export {
   LogError,
   logProblems,
   type LogRecord,
+  opensSynchronously,
   parseLog,
   readLog,
   type RecorderLog,
   RecordKind,
+  writesSynchronously,
 } from "./log.ts";
 export {
   CRASH_KINDS,

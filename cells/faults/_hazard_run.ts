@@ -185,6 +185,8 @@ function lostAcks(dir: string, read: Record<string, string[]>): string[] {
 interface WritersRun {
   checks: string[];
   refusals: string[];
+  /** Why nothing could be judged: A ran without reaching the write it is held at. */
+  unjudged?: string;
 }
 
 /**
@@ -237,10 +239,29 @@ async function runWriters(
     if (check) checks.push(check);
     else if (end.threw) refusals.push(`process ${name}: ${end.stderr}`);
   }
+  if (!isReady && checks.length === 0) {
+    // A did not fail, yet was never held: the recorder did not see its writes.
+    const writes = recordedWrites(file("long.log"));
+    return {
+      checks,
+      refusals,
+      unjudged:
+        `process A ran without reaching its ${HOLD_AT}th recorded write (${writes} recorded): the recorder does not see the store's writes (a store that writes around libc's wrappers, such as a Go program, a static binary or io_uring, cannot be held), so no collision was made`,
+    };
+  }
   if (!isReady) {
     checks.push(`process A never reached its ${HOLD_AT}th write: ${longDone.stderr}`);
   }
   return { checks, refusals };
+}
+
+/** The writes a log recorded (0 when it cannot be read). */
+function recordedWrites(log: string): number {
+  try {
+    return readLog(log).records.filter((r) => r.kind === "write" && !r.failed).length;
+  } catch {
+    return 0;
+  }
 }
 
 /** A fresh reader's view of what A and B acknowledged, or why it could not read. */
@@ -300,7 +321,7 @@ export async function runHazards(
   const file = (name: string) => join(dir, name);
   const rounds = options.quick ? 4 : 8;
   const started = performance.now();
-  const { checks, refusals } = await runWriters(options, { dir, rounds });
+  const { checks, refusals, unjudged } = await runWriters(options, { dir, rounds });
   const back = await readBack(options, dir);
   const read = "read" in back ? back.read : {};
   if ("failed" in back) checks.push(back.failed);
@@ -327,6 +348,7 @@ export async function runHazards(
       figures,
     };
   }
+  if (unjudged) return { status: "ERROR", reason: unjudged, judged: 0, figures };
   // A file not in the leg's journal mode judged another leg: SKIP, as every clause does.
   const skip = legSkip(options.leg, [observeJournalMode(db, "after both processes", true)]);
   if (skip) return { ...skip, figures: { ...figures, ...skip.figures } };

@@ -25,7 +25,7 @@
  * @module
  */
 import { join } from "node:path";
-import { powerLossStates } from "../../recorder/crash_states.ts";
+import { powerLossStates, unfollowedRun } from "../../recorder/crash_states.ts";
 import { writeImage } from "../../recorder/image.ts";
 import { injectedFaults } from "../../recorder/log.ts";
 import { pool } from "../../internal/pool.ts";
@@ -166,6 +166,15 @@ async function run(options: FaultClauseOptions): Promise<FaultVerdict> {
   if (!clean.status.success || opened?.at !== "ack") {
     const why = opened?.at === "threw" ? `${opened.name}: ${opened.message}` : clean.stderr;
     return { status: "FAIL", reason: `the store cannot run the fault program: ${why}`, judged: 0 };
+  }
+  // A run the model cannot follow judges nothing: the suite says so (an ERROR).
+  const unfollowed = unfollowedRun(clean.log, { baseline: new Map(), dir: join(clean.dir, "db") });
+  if (unfollowed) {
+    return {
+      status: "ERROR",
+      reason: `the run without a fault cannot be judged: ${unfollowed} (kept in ${clean.dir})`,
+      judged: 0,
+    };
   }
   const db = join(clean.dir, "db", "store.db");
   const skip = legSkip(options.leg, [observeJournalMode(db, "after the clean run", true)]);

@@ -1,5 +1,6 @@
 // F1 on the reference store on every leg, on the JSON-lines store, and on its mutants: the
 // quick slice (every kind of fault, a stride through its calls), as the tier's --quick runs.
+// A store whose calls the recorder cannot see is an ERROR of the suite.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName, LEGS } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
@@ -35,6 +36,17 @@ Deno.test({
   async fn() {
     const verdict = await f1(cellsTarget("testdata/jsonl_store/target.ts"), "default");
     strictEqual(verdict.status, "PASS", shown(verdict));
+  },
+});
+
+Deno.test({
+  name: "F1 on a store whose calls the recorder cannot see: ERROR, never FAIL",
+  ...ITEST,
+  ignore: !built.ok,
+  async fn() {
+    const verdict = await f1(cellsTarget("testdata/jsonl_store/raw_syscall_target.ts"), "default");
+    strictEqual(verdict.status, "ERROR", shown(verdict));
+    ok(/the recorder missed calls/.test(verdict.reason ?? ""), verdict.reason);
   },
 });
 

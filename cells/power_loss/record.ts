@@ -21,7 +21,7 @@ import {
   type PowerLossStats,
   type Profile,
 } from "../../recorder/crash_states.ts";
-import { type FileSet, readFolder, writeImage } from "../../recorder/image.ts";
+import { type FileSet, firstDifference, readFolder, writeImage } from "../../recorder/image.ts";
 import { judgeableLog, readLog, type RecorderLog } from "../../recorder/log.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { RecoveredStates } from "../../recorder/recovered.ts";
@@ -299,21 +299,6 @@ async function killedAfter(
   await killWhileAlive(child);
 }
 
-function sameFiles(expected: FileSet, actual: FileSet): string | null {
-  const names = [...new Set([...expected.keys(), ...actual.keys()])].sort();
-  for (const name of names) {
-    const a = expected.get(name);
-    const b = actual.get(name);
-    if (!a || !b) {
-      return `${name}: ${a ? "in the replay only" : "on disk only"}`;
-    }
-    if (a.length !== b.length) return `${name}: replay ${a.length} bytes, disk ${b.length} bytes`;
-    const at = a.findIndex((byte, i) => byte !== b[i]);
-    if (at !== -1) return `${name}: first difference at byte ${at}`;
-  }
-  return null;
-}
-
 /** Judges one state's database; `ackLines` are the acknowledgements made before its instant. */
 export type PowerLossJudge<J extends StateJudgement = StateJudgement> = (
   db: string,
@@ -460,7 +445,7 @@ function atTheKill(
     observeJournalMode(files.db, `${options.kill} kill`, options.kill === "ack"),
   ]);
   const fidelity = options.kill === "ack"
-    ? sameFiles(killed.files, readFolder(files.dbDir))
+    ? firstDifference(killed.files, readFolder(files.dbDir))
     : undefined;
   return { audit, fidelity };
 }

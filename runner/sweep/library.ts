@@ -313,9 +313,11 @@ function faultsOutcome(
   const checks = report.failures.map((f) =>
     `${f.program || "the store"}: ${f.state}: ${f.problems[0] ?? f.kind}`
   );
+  // Only the suite failed (runs its model cannot follow): an ERROR, never a verdict.
+  const unjudged = checks.length > 0 && report.failures.every((f) => f.harness);
   return {
     ...row,
-    status: checks.length ? "FAIL" : report.runs ? "PASS" : "FAIL",
+    status: unjudged ? "ERROR" : checks.length ? "FAIL" : report.runs ? "PASS" : "FAIL",
     ...(checks.length
       ? { reason: `${checks.length} problem(s) in the sweep's programs under faults: ${checks[0]}` }
       : report.runs

@@ -35,9 +35,10 @@ import {
   killStates,
   powerLossStates,
   type PowerLossStats,
+  unfollowedRun,
 } from "../../../recorder/crash_states.ts";
 import type { FileSet } from "../../../recorder/image.ts";
-import { logProblems, readLog } from "../../../recorder/log.ts";
+import { readLog } from "../../../recorder/log.ts";
 import { powerLossPattern } from "../../../cells/power_loss/pattern.ts";
 import { isHarnessError } from "../../../harness/harness_error.ts";
 import { journalModeOf, observeJournalMode } from "../../../harness/legs.ts";
@@ -242,12 +243,16 @@ async function sweepProgram(
       candidates: [],
     };
   }
-  const unfit = logProblems(readLog(recording.log));
-  if (unfit.length) {
+  // The uncrashed run's replay must give the files it left, or the states miss calls.
+  const unfollowed = unfollowedRun(readLog(recording.log), {
+    baseline: s.children.templateFiles,
+    dir: join(recording.dir, "db"),
+  });
+  if (unfollowed) {
     // The model cannot follow this run: nothing is judged of it, and the suite says so.
     const failure = runFailure(s, program, {
       state: "the uncrashed run",
-      problems: [`the recorded run cannot be judged: ${unfit.join("; ")}`],
+      problems: [`the recorded run cannot be judged: ${unfollowed}`],
       harness: true,
     });
     return { failures: [{ ...failure, evidence: recording.dir }], candidates: [] };

@@ -283,3 +283,20 @@ test("writes through an O_DSYNC handle are durable when they return", async () =
   assert(/is a synchronous write/.test(unjudged.problems[0]!), unjudged.problems[0]);
   assert(unjudged.evidence !== undefined, "the run was not kept");
 });
+
+// A store whose writes go around libc (raw system calls, as a Go program makes) leaves a
+// log that does not replay to its files: an ERROR with the run kept, never a FAIL.
+test("a store whose calls the recorder cannot see is an ERROR, never a FAIL", async () => {
+  for (const mode of ["crash", "power-loss"] as const) {
+    const report = await run({
+      target: target("testdata/jsonl_store/raw_syscall_target.ts"),
+      mode,
+      programs: ["append"],
+      kills: 0,
+      resumes: 0,
+    });
+    const [unjudged, ...rest] = report.failures;
+    assert(unjudged?.harness === true && rest.length === 0, JSON.stringify(report.failures));
+    assert(/the recorder missed calls/.test(unjudged.problems[0]!), unjudged.problems[0]);
+  }
+});

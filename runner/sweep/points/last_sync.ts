@@ -15,7 +15,7 @@
 import { basename, dirname, join } from "node:path";
 import { buildRecorder } from "../../../recorder/build.ts";
 import { killEnd, powerLossStates } from "../../../recorder/crash_states.ts";
-import { type FileSet, readFolder, writeImage } from "../../../recorder/image.ts";
+import { type FileSet, firstDifference, readFolder, writeImage } from "../../../recorder/image.ts";
 import { judgeableLog, readLog } from "../../../recorder/log.ts";
 import { HarnessError } from "../../../harness/harness_error.ts";
 import { denoCacheDir, recorderEnv } from "../../../recorder/record.ts";
@@ -31,18 +31,6 @@ function databaseFiles(files: FileSet, db: string): FileSet {
   return new Map(
     [...files].filter(([file]) => [name, `${name}-journal`, `${name}-wal`].includes(file)),
   );
-}
-
-function differs(a: FileSet, b: FileSet): string | null {
-  for (const name of [...new Set([...a.keys(), ...b.keys()])].sort()) {
-    const x = a.get(name);
-    const y = b.get(name);
-    if (!x || !y) return `${name} is ${x ? "in the replay only" : "on disk only"}`;
-    if (x.length !== y.length) return `${name}: replay ${x.length} bytes, disk ${y.length}`;
-    const at = x.findIndex((byte, i) => byte !== y[i]);
-    if (at !== -1) return `${name}: first difference at byte ${at}`;
-  }
-  return null;
 }
 
 /**
@@ -78,7 +66,7 @@ export async function lastSyncImage(): Promise<CrashImage> {
       const relative = (files: FileSet) => databaseFiles(files, db);
       const full = killEnd(log, baseline).files;
       const disk = databaseFiles(readFolder(dirname(db)), db);
-      const mismatch = differs(relative(full), disk);
+      const mismatch = firstDifference(relative(full), disk);
       if (mismatch) {
         // The recorder missed a call: the suite cannot judge the state (an ERROR).
         throw new HarnessError(
@@ -89,7 +77,10 @@ export async function lastSyncImage(): Promise<CrashImage> {
       const image = relative(synced.done ? full : synced.value.files);
       const dir = join(stateDir, IMAGE);
       writeImage(image, dir);
-      return { db: join(dir, basename(db)), differs: differs(image, relative(full)) !== null };
+      return {
+        db: join(dir, basename(db)),
+        differs: firstDifference(image, relative(full)) !== null,
+      };
     },
   };
 }
