@@ -35,4 +35,15 @@ definitions.push(
     ...lighter[5],
   }),
 );
+// A store that prints to stdout (before and after what a child reports there) is judged as
+// the reference: the cells whose children report on stdout pass it.
+for (const id of [5, 8] as const) {
+  definitions.push(
+    ...await CELLS[id]({
+      target: new URL("./testdata/chatty_target.ts", import.meta.url),
+      label: "reference, printing to stdout",
+      ...(id === 5 ? lighter[5] : {}),
+    }),
+  );
+}
 for (const test of prefetched(definitions, 2)) Deno.test(test);

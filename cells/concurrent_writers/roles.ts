@@ -14,6 +14,7 @@ import { type BusyWindow, busyWindow } from "./busy_window.ts";
 import { readRole, type RoleEntry } from "./role_journal.ts";
 import { tally } from "../engine/tally.ts";
 import { LOCK_HOG, LONG_READER, ROLE_WRITER } from "./_children.ts";
+import { readReport } from "../../internal/report_line.ts";
 
 /** The roles: a gateway, a CLI and a cron job writing one file. */
 export const ROLES = ["gateway", "cli", "cron"] as const;
@@ -388,7 +389,7 @@ export async function finishRoles(
     releaseBarrier(helpers.stopHog);
     const status = await hog.status;
     ok(status.success, `the lock holder failed: ${hog.describe()}`);
-    const { held } = JSON.parse(hog.stdout.trim() || "{}") as { held?: number };
+    const { held } = readReport<{ held?: number }>(hog.stdout) ?? {};
     ctx.note("lockHolds", `${held} holds of ${helpers.holdMs} ms every 60 ms`);
   }
   if (reader) {

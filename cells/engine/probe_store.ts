@@ -30,6 +30,7 @@ import type { StoreEngine } from "./report.ts";
 import { targetSpecifier } from "../contract/load_target.ts";
 import { declaredPermissions, targetAccess } from "../contract/target_access.ts";
 import { PROBE_THREW, type ProbeLine, type ProbeStage } from "./_probe_line.ts";
+import { readReport } from "../../internal/report_line.ts";
 
 export type { ProbeStage } from "./_probe_line.ts";
 
@@ -305,7 +306,7 @@ function failure(
   }
   let line: ProbeLine = {};
   try {
-    line = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}");
+    line = readReport<ProbeLine>(child.stdout) ?? {};
   } catch {
     // No line: the child died some other way, said below.
   }
@@ -419,7 +420,7 @@ export async function probeStore(
           `The store of ${specifier} opened on leg ${leg.name}, then its probe child ended by itself before the probe's kill: ${child.describe()}`,
       });
     }
-    const line = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") as ProbeLine;
+    const line = readReport<ProbeLine>(child.stdout) ?? {};
     const audit = legVerdict(leg, [observeJournalMode(db, "probe (killed while open)", true)]);
     const why = line.journalModeReason && line.journalModeReason !== "as requested"
       ? ` (the store: ${line.journalModeReason})`

@@ -22,6 +22,7 @@ import {
 import type { FaultClauseOptions, FaultVerdict } from "./types.ts";
 import { legSkip } from "./_lives.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
+import { readReport } from "../../internal/report_line.ts";
 
 const CHILD = new URL("./children/hazard_store.ts", import.meta.url);
 const READY_MS = 30_000;
@@ -279,7 +280,7 @@ async function readBack(
     LONG_MS,
   );
   if (reader.code !== 0) return { failed: `the fresh reader ${reader.how}: ${reader.stderr}` };
-  return { read: JSON.parse(reader.stdout.trim().split("\n").at(-1) ?? "{}") };
+  return { read: readReport<Record<string, string[]>>(reader.stdout) ?? {} };
 }
 
 /** The hazards of `codes` in A's and B's logs, and how many calls they recorded. */

@@ -13,6 +13,7 @@ import { type Claim, LIVE, printedClaims, type Scenario } from "./scenario.ts";
 import { judgeOutbox, type RecoveredOutbox, senderAtKill } from "./state.ts";
 import { checkSteps, type StateCheck } from "../engine/state_check.ts";
 import { tally } from "../engine/tally.ts";
+import { readReport } from "../../internal/report_line.ts";
 
 /** What a boot owed, for {@linkcode claimsCheck}. */
 export interface OwedClaims {
@@ -176,7 +177,7 @@ export async function resumeChecks(r: ResumedLife, scope: LifeScope): Promise<Re
       {
         owed,
         contentOf: idsToContents(r.reads[0]),
-        printed: r.boot.stdout.trim().split("\n").pop(),
+        printed: JSON.stringify(readReport(r.boot.stdout)),
       },
     ),
     ...judged.checks,

@@ -24,6 +24,7 @@ import { type RecoveredOutbox, recoverOutbox, senderAtKill } from "./state.ts";
 import { soundness } from "../engine/state_check.ts";
 import { openTargetStore } from "../contract/target.ts";
 import { RECOVERER, RESTARTED_SENDER, SENDER } from "./_children.ts";
+import { readReport } from "../../internal/report_line.ts";
 
 /** A kill kind: where the sender dies, and whether a boot then dies inside its redelivery. */
 export interface KillKind {
@@ -114,9 +115,7 @@ export interface Scenario {
 
 /** The claims a recoverer printed on its last line (none when it printed none). */
 export function printedClaims(child: Child): Claim[] {
-  const line = child.stdout.trim().split("\n").pop() ?? "";
-  if (!line.startsWith("{")) return [];
-  return (JSON.parse(line) as { claims?: Claim[] }).claims ?? [];
+  return readReport<{ claims?: Claim[] }>(child.stdout)?.claims ?? [];
 }
 
 /**

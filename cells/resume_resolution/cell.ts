@@ -26,6 +26,7 @@ import {
 import { withStore } from "../contract/with_store.ts";
 import type { ResolutionView } from "./_chain.ts";
 import { untilExited } from "../moves/kill.ts";
+import { readReport } from "../../internal/report_line.ts";
 
 /**
  * Options of {@linkcode resumeResolutionCell}.
@@ -74,7 +75,9 @@ async function freshViews(ctx: CellRun, db: string, ids: readonly string[]) {
     if (child.exited?.code !== 0) {
       throw new Error(`fresh resolver ${i + 1} failed: ${child.describe()}`);
     }
-    return JSON.parse(child.stdout.trim().split("\n").at(-1)!) as ResolutionView;
+    const view = readReport<ResolutionView>(child.stdout);
+    if (!view) throw new Error(`fresh resolver ${i + 1} printed no report: ${child.describe()}`);
+    return view;
   });
 }
 

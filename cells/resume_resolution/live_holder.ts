@@ -18,6 +18,7 @@ import { ORPHAN_HOLDER, REOPENER } from "./_children.ts";
 import { reopenViolations } from "./judge.ts";
 import { type ChainState, readState, takeLock } from "./state.ts";
 import { withStore } from "../contract/with_store.ts";
+import { readReport } from "../../internal/report_line.ts";
 
 const SESSION = "legacy";
 const ROTATED = "rotated";
@@ -51,7 +52,7 @@ async function afterDeath(ctx: CellRun, db: string) {
     db,
     at: "the reopener, killed after its reopen",
   });
-  const reopened = JSON.parse(reopener.stdout.trim().split("\n").at(-1) ?? "{}") as Answer;
+  const reopened = readReport<Answer>(reopener.stdout) ?? ({} as Answer);
   const state = await readState(ctx.target, db);
   return await withStore(ctx.target, db, async (store) => {
     const resolved = await answerOf(() => store.resolveResumeSessionId!(SESSION));

@@ -16,6 +16,7 @@ import { answerOf, describeAnswer, verdict } from "../contract/typed.ts";
 import { loadTarget } from "../contract/target.ts";
 import { withStore } from "../contract/with_store.ts";
 import { LOCK_HOLDER, LOCK_TAKER, ROTATOR } from "./_children.ts";
+import { readReport } from "../../internal/report_line.ts";
 
 /**
  * Options of {@linkcode rotationAtomicityCell}.
@@ -126,11 +127,11 @@ async function takeOver(
     db,
     at: `${label}: the taker, killed after its release`,
   });
-  const said = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}") as {
+  const said = readReport<{
     taken?: boolean;
     tookMs?: number;
     released?: boolean;
-  };
+  }>(child.stdout) ?? {};
   await t.step(
     `${label}: a fresh process takes the dead holder's lock of ${parentId} at once`,
     () => {

@@ -10,6 +10,7 @@ import { awaitBarrier } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
 import { Database, SQLITE_BUSY, SqliteError } from "../../../session_db/sqlite/mod.ts";
 import { CHILD_LIFETIME_MS, childArgs } from "../../contract/child_runtime.ts";
+import { printReport } from "../../../internal/report_line.ts";
 
 const [, dbPath, readyPath, stopPath, holdMs, periodMs, window] = childArgs(
   7,
@@ -66,4 +67,4 @@ while (!exists(stopPath!)) {
   Atomics.wait(pause, 0, 0, Number(periodMs) - Number(holdMs));
 }
 db.close();
-console.log(JSON.stringify({ held }));
+printReport({ held });

@@ -7,12 +7,13 @@
 import { childArgs, waitToBeKilled } from "../../contract/child_runtime.ts";
 import { loadTarget, type Store } from "../../contract/target.ts";
 import { PROBE_THREW, type ProbeLine, type ProbeStage, thrownAt } from "../_probe_line.ts";
+import { printReport } from "../../../internal/report_line.ts";
 
 const [target, dbPath, readyPath] = childArgs(3, "probe.ts <target> <db> <ready>");
 
 function threw(stage: ProbeStage, error: unknown): never {
   const line: ProbeLine = { threw: thrownAt(stage, error) };
-  console.log(JSON.stringify(line));
+  printReport(line);
   console.error(error instanceof Error ? error.stack ?? error.message : String(error));
   Deno.exit(PROBE_THREW);
 }
@@ -49,5 +50,5 @@ const line: ProbeLine = {
   methods: [...new Set(methods)],
   ...(typeof said === "string" ? { journalModeReason: said } : {}),
 };
-console.log(JSON.stringify(line));
+printReport(line);
 waitToBeKilled(readyPath!);

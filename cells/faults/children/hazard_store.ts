@@ -10,6 +10,7 @@ import { AckWriter } from "../../../harness/ack_journal.ts";
 import { exists } from "../../../internal/fs.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
 import { CHILD_LIFETIME_MS, childArgs, openStoreFor } from "../../contract/child_runtime.ts";
+import { printReport } from "../../../internal/report_line.ts";
 
 const [target, db, acksPath, role, ready, stop, rounds] = childArgs(
   7,
@@ -68,7 +69,7 @@ async function run() {
       }
     }
     await store.close();
-    console.log(JSON.stringify(sessions));
+    printReport(sessions);
   } else {
     console.error(`Invalid role "${role}": use long, short or read`);
     Deno.exit(2);

@@ -14,6 +14,7 @@ import { awaitBarrier, signalReady } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
 import { RECOVERER_AFTER_SEND, send } from "../inbox.ts";
 import { childArgs, marked, openStoreFor } from "../../contract/child_runtime.ts";
+import { printReport } from "../../../internal/report_line.ts";
 
 defineCrashPoints([RECOVERER_AFTER_SEND]);
 
@@ -69,4 +70,4 @@ for (const { obligation, action, idempotencyKey, recoveryMarker } of taken) {
   done.push(`${id}:${action}:${await store.markDelivered!(id, fence) ? "delivered" : "cas-lost"}`);
 }
 await store.close();
-console.log(JSON.stringify({ name, pid: Deno.pid, claims, done }));
+printReport({ name, pid: Deno.pid, claims, done });

@@ -3,6 +3,7 @@
 // reopen it was told of must be durable the moment it returned.
 import { answerOf } from "../../contract/typed.ts";
 import { childArgs, openStoreFor, waitToBeKilled } from "../../contract/child_runtime.ts";
+import { printReport } from "../../../internal/report_line.ts";
 
 const [target, dbPath, session, ready] = childArgs(
   4,
@@ -10,5 +11,5 @@ const [target, dbPath, session, ready] = childArgs(
 );
 const store = await openStoreFor(target!, dbPath!);
 const answer = await answerOf(() => store.reopenOrphanedCompressionSession!(session!));
-console.log(JSON.stringify(answer));
+printReport(answer);
 waitToBeKilled(ready!);

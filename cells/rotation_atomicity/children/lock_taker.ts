@@ -4,6 +4,7 @@
 // write or a close: its release must be durable once it returned. Its holder names the
 // test's pid, alive, so a lost release would leave the lock in force.
 import { childArgs, openStoreFor, waitToBeKilled } from "../../contract/child_runtime.ts";
+import { printReport } from "../../../internal/report_line.ts";
 
 /** Every lock of cell 3 is taken for an hour: only liveness, never expiry, frees it. */
 export const LOCK_TTL_MS = 3_600_000;
@@ -28,6 +29,6 @@ if (import.meta.main) {
     });
     released = await store.releaseCompressionLock!(parentId!, holder);
   }
-  console.log(JSON.stringify({ taken, tookMs, released }));
+  printReport({ taken, tookMs, released });
   waitToBeKilled(ready!);
 }

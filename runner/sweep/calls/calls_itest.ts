@@ -300,3 +300,15 @@ test("a store whose calls the recorder cannot see is an ERROR, never a FAIL", as
     assert(/the recorder missed calls/.test(unjudged.problems[0]!), unjudged.problems[0]);
   }
 });
+
+// A store that prints to stdout, also after the seeding child's report, is seeded and
+// judged as the reference is.
+test("a store that prints to stdout is seeded and judged", async () => {
+  const report = await run({
+    target: target("testdata/chatty_target.ts"),
+    programs: ["append"],
+    kills: 0,
+    resumes: 0,
+  });
+  assert(report.ok && report.states > 0, JSON.stringify(report.failures[0]));
+});

@@ -10,6 +10,7 @@ import type { LegName } from "../../../harness/legs.ts";
 import type { Ack } from "../core/oracle.ts";
 import type { ProgramOp } from "../core/program.ts";
 import { SWEEP_CHILD } from "../core/state_child.ts";
+import { readReport } from "../../../internal/report_line.ts";
 
 /** What the children of one sweep share. */
 export interface CallChildren {
@@ -192,6 +193,7 @@ export async function seedTemplate(
       failed: `the store could not be seeded: ${setup.stderr || `exit ${setup.status.code}`}`,
     };
   }
-  const said = JSON.parse(setup.stdout.trim().split("\n").at(-1)!) as Omit<Seeded, "files">;
+  const said = readReport<Omit<Seeded, "files">>(setup.stdout);
+  if (!said) return { failed: `the store could not be seeded: the child printed no report` };
   return { files: readFolder(dir), ...said };
 }

@@ -62,6 +62,7 @@ import { legAudit, legLines, legReport } from "./leg_report.ts";
 import { runState, type StateOutcome } from "./run_state.ts";
 import { type LegContext, REFERENCE_TARGET, settle, spawnSweepChild } from "../core/state_child.ts";
 import type { LegSweep, SweepOptions, SweepReport } from "../core/types.ts";
+import { readReport } from "../../../internal/report_line.ts";
 
 /** A leg that did not run: its reason and what is known. */
 function emptyLeg(name: LegName, started: number, extra: Partial<LegSweep>): LegSweep {
@@ -121,7 +122,8 @@ async function seedTemplate(
   if (!await settle(setup) || !setup.exited?.success) {
     return { failed: `the store could not be seeded on leg ${ctx.leg.name}: ${setup.describe()}` };
   }
-  return JSON.parse(setup.stdout.trim().split("\n").at(-1)!);
+  return readReport<{ methods: string[]; crashPoints: string[] }>(setup.stdout) ??
+    { failed: `the store could not be seeded on leg ${ctx.leg.name}: the child printed no report` };
 }
 
 /** The states to run on a leg, with the points no program reaches or the store lacks. */

@@ -23,6 +23,7 @@ import {
   seedStore,
   type SweepStore,
 } from "../program.ts";
+import { printReport } from "../../../../internal/report_line.ts";
 
 const USAGE = "sweep.ts setup|owner <target> <db> <seed> | run <target> <db> " +
   "<intents> <acks> <seed> <program> | resume <target> <db> <acks> <seed> <operations>";
@@ -81,11 +82,11 @@ if (mode === "setup") {
   const crashPoints = (await loadTarget(target!)).crashPoints?.() ?? [];
   const binding = loadsLibrary();
   await store.close();
-  console.log(JSON.stringify({
+  printReport({
     methods: [...new Set(methods)],
     crashPoints,
     ...(binding !== undefined ? { binding } : {}),
-  }));
+  });
 } else if (mode === "owner") {
   await seedDeadOwner(store, Number(Deno.args[3]));
   await store.close();
