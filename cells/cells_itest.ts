@@ -46,4 +46,12 @@ for (const id of [5, 8] as const) {
     }),
   );
 }
+// A store that keeps its process alive after its work (a timer it never clears): the
+// children end when their script does, and the cell judges it as the reference.
+definitions.push(
+  ...await CELLS[8]({
+    target: new URL("./testdata/lingering_timer_target.ts", import.meta.url),
+    label: "reference, a timer never cleared",
+  }),
+);
 for (const test of prefetched(definitions, 2)) Deno.test(test);

@@ -7,6 +7,9 @@ import { awaitBarrier, signalReady } from "../../harness/barrier.ts";
 /** A child gives up on its own after this long (the parent's deadlines are shorter). */
 export const CHILD_LIFETIME_MS = 90_000;
 
+/** Set once the child waits for its parent's SIGKILL: its script ends, its process must not. */
+let awaitingKill = false;
+
 /** Opens the store named by the target specifier. */
 export function openStoreFor(target: string, path: string): Promise<Store> {
   return openTargetStore(target, path);
@@ -28,6 +31,7 @@ export function lifetimeGuard(): () => void {
  * parent's SIGKILL, holding what it has open; the lifetime guard ends it if none comes.
  */
 export function waitToBeKilled(readyPath: string): void {
+  awaitingKill = true;
   Deno.writeTextFileSync(readyPath, "ready");
   setInterval(lifetimeGuard(), 1000);
 }
@@ -66,12 +70,20 @@ export function awaitRelease(release: Release): void {
   }
 }
 
-/** The command-line arguments, checked for count. */
+/**
+ * The command-line arguments, checked for count. From here on the child ends when its
+ * script has run to its end (unless it waits to be killed), whatever the store left
+ * running (a timer it never cleared, a worker): a process the store keeps alive after its
+ * work is no persistence failure, and the parent waits for the child's end.
+ */
 export function childArgs(count: number, usage: string): string[] {
   if (Deno.args.length < count) {
     console.error(`usage: ${usage}`);
     Deno.exit(2);
   }
+  globalThis.addEventListener("load", () => {
+    if (!awaitingKill) Deno.exit();
+  });
   return Deno.args;
 }
 

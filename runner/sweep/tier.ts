@@ -121,6 +121,9 @@ async function probeStore(target: string, library: string, seed: number): Promis
   }
 }
 
+/** A library's share still running after this long is killed (as a cells leg is). */
+const SHARE_DEADLINE_MS = 60 * 60_000;
+
 /**
  * Runs one library's share in a child with that library; its progress lines go to `log`.
  *
@@ -169,6 +172,15 @@ export async function libraryChild(
     stderr: "piped",
   });
   const stderr = new Response(child.stderr).text();
+  // Every state is judged in that process: a store that never returns from one would hang
+  // the tier for good. Past the deadline the share is killed and says so (an ERROR).
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it ended meanwhile */ }
+  }, SHARE_DEADLINE_MS);
   let pending = "";
   for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
     const lines = (pending + text).split("\n");
@@ -177,8 +189,17 @@ export async function libraryChild(
   }
   if (pending) log(pending);
   const status = await child.status;
+  clearTimeout(timer);
   // Inside (the share's own run scope) and outside (its tree): nothing may be left running.
   const outside = await settle();
+  if (late) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw new Error(
+      `The ${request.label} library's run had not ended after ${
+        SHARE_DEADLINE_MS / 60_000
+      } min and was killed (a store call that never returned while its states were judged)`,
+    );
+  }
   try {
     const result = JSON.parse(await Deno.readTextFile(resultPath)) as LibraryResult;
     return { ...result, survivors: [...result.survivors ?? [], ...outside] };

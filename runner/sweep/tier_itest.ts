@@ -149,3 +149,16 @@ test("powerLossCellsTier: the judge opens each state in the leg's mode (cell 5 o
   deepStrictEqual(cell5?.status, "PASS", show(outcome.results));
   ok((cell5?.judged ?? 0) > 0, show(outcome.results));
 });
+
+// A store that keeps a timer running after its work: the sweep's children and the tier's
+// share (which judges its states in-process) still end, and the store is judged.
+test("sweepTier: a store that never clears its timer is judged, and nothing waits on it", async () => {
+  const outcome = await sweepTier({
+    ...base("cells/testdata/lingering_timer_target.ts"),
+    tier: "syscalls-crash",
+    cells: [1],
+    calls: { programs: ["append"], kills: 1 },
+  });
+  const [cell1] = outcome.results;
+  deepStrictEqual(cell1?.status, "PASS", show(outcome.results));
+});

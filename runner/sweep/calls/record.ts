@@ -36,7 +36,10 @@ export interface ChildRun {
   stderr: string;
 }
 
-/** Runs the sweep's child script with every permission on the leg. */
+/** A sweep child that has not ended after this long is killed, its hang named. */
+export const CHILD_DEADLINE_MS = 60_000;
+
+/** Runs the sweep's child script with every permission on the leg, within the deadline. */
 export async function runChild(
   c: Pick<CallChildren, "target" | "leg">,
   args: string[],
@@ -46,7 +49,7 @@ export async function runChild(
   if (c.leg !== "default") base.SESSION_DB_JOURNAL_MODE = c.leg;
   else delete base.SESSION_DB_JOURNAL_MODE;
   delete base.SESSION_DB_CRASH_AT;
-  const output = await new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--no-lock",
@@ -60,12 +63,29 @@ export async function runChild(
     env: base,
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it ended meanwhile */ }
+  }, CHILD_DEADLINE_MS);
+  const output = await child.output();
+  clearTimeout(timer);
   const decoder = new TextDecoder();
+  const stderr = decoder.decode(output.stderr).trim().split("\n").slice(-4).join(" | ");
   return {
-    status: { success: output.success, code: output.code, signal: output.signal },
+    // A hang is no crash the sweep asked for: never SIGKILL, always a failed run.
+    status: late
+      ? { success: false, code: output.code, signal: null }
+      : { success: output.success, code: output.code, signal: output.signal },
     stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr).trim().split("\n").slice(-4).join(" | "),
+    stderr: late
+      ? `it had not ended after ${
+        CHILD_DEADLINE_MS / 1000
+      } s and was killed (an operation of the store never returned)${stderr ? `: ${stderr}` : ""}`
+      : stderr,
   };
 }
 

@@ -15,3 +15,6 @@ const request = JSON.parse(Deno.readTextFileSync(requestPath)) as LibraryRequest
 const result = await runLibrary(request, (line) => console.log(line));
 const survivors = await reapRunScope();
 Deno.writeTextFileSync(resultPath, JSON.stringify({ ...result, survivors }) + "\n");
+// Done: the store ran in this process too (its states judged here), and a timer it never
+// cleared must not keep the share, and the tier waiting on it, alive.
+Deno.exit(0);
