@@ -155,7 +155,7 @@ class Connection {
       for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
         const line = buffer.slice(0, end);
         buffer = buffer.slice(end + 1);
-        if (line.trim()) this.#answer(JSON.parse(line) as Answer);
+        if (line.trim()) this.#line(line);
       }
     }
   }
@@ -166,6 +166,25 @@ class Connection {
       // Seen in this process's stderr too, where the harness keeps a child's tail.
       console.error(chunk.trimEnd());
     }
+  }
+
+  /**
+   * One line of the worker's stdout: an answer, or what the worker's program printed
+   * there besides (a log line), passed on to stderr as its other output is.
+   */
+  #line(line: string): void {
+    let answer: unknown;
+    try {
+      answer = JSON.parse(line);
+    } catch {
+      // not an answer
+    }
+    if (answer !== null && typeof answer === "object" && "id" in answer && "ok" in answer) {
+      this.#answer(answer as Answer);
+      return;
+    }
+    this.#stderr = (this.#stderr + `${line}\n`).slice(-16 * 1024);
+    console.error(line);
   }
 
   #answer(answer: Answer): void {

@@ -14,6 +14,8 @@ import {
 } from "../../runner/sqlite_build.ts";
 import { childPermissions, openPythonStore, openStore } from "./target.ts";
 import { testFolder } from "../../internal/_test_folder.ts";
+import { fromFileUrl } from "../../internal/path.ts";
+import { openWorkerStore } from "./worker_client.ts";
 
 const python = childPermissions().run?.[0] ?? "";
 const ignore = !python.startsWith("/") || Deno.build.os !== "linux";
@@ -46,6 +48,31 @@ Deno.test({
       Promise.resolve(store.appendMessage("none", { role: "user", content: "x" })),
       (error: Error) => error.name === "SessionNotFoundError",
     );
+    await store.close();
+  },
+});
+
+Deno.test({
+  name: "a worker that logs to stdout besides its answers: its lines go to stderr, answers hold",
+  ...options,
+  async fn() {
+    const worker = fromFileUrl(new URL("./worker.py", import.meta.url));
+    // The worker as it is, with a log line printed to stdout before every answer.
+    const code = [
+      "import runpy, sys",
+      `sys.argv = [${JSON.stringify(worker)}]`,
+      "real = sys.stdout.write",
+      "sys.stdout.write = lambda text: (real('[worker] answering\\n'), real(text))[1]",
+      `runpy.run_path(${JSON.stringify(worker)}, run_name="__main__")`,
+    ].join("\n");
+    const store = await openWorkerStore(
+      { program: python, args: ["-c", code] },
+      `${testFolder()}/store.db`,
+      {},
+    );
+    await store.createSession("s1");
+    strictEqual(await store.appendMessage("s1", { role: "user", content: "m0" }), 1);
+    deepStrictEqual((await store.getMessages("s1")).map((m) => m.content), ["m0"]);
     await store.close();
   },
 });
