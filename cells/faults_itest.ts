@@ -6,6 +6,7 @@ import { type DefinitionOutcome, runDefinitions } from "./engine/run_definitions
 import { liveChildren } from "../harness/child.ts";
 import { DatabaseSync } from "node:sqlite";
 import { currentLeg } from "../harness/legs.ts";
+import { removedAtUnload } from "../internal/_test_folder.ts";
 
 const faulty = (name: string) => new URL(`./testdata/faulty/${name}.ts`, import.meta.url);
 const options = { sanitizeResources: false, sanitizeOps: false };
@@ -205,7 +206,7 @@ Deno.test({
     strictEqual(outcome?.status, "FAIL");
     ok(outcome.evidence, "no evidence kept");
     const evidence = JSON.parse(Deno.readTextFileSync(`${outcome.evidence}/evidence.json`));
-    await Deno.remove(outcome.evidence!, { recursive: true });
+    removedAtUnload(outcome.evidence!);
     const db = new DatabaseSync(":memory:");
     const version = String(db.prepare("SELECT sqlite_version() AS v").get()!.v);
     db.close();

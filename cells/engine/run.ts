@@ -33,6 +33,7 @@ import type { CellOptions } from "./options.ts";
 import type { StoreEngine } from "./report.ts";
 import { diagnosesOf, diagnosisLines } from "./diagnoses.ts";
 import { targetAccess } from "../contract/target_access.ts";
+import { restoreStartCwd } from "../../internal/start_cwd.ts";
 
 /** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
 export const CELL_DEADLINE_MS = 10 * 60_000;
@@ -298,6 +299,19 @@ async function failed(
  * ```
  */
 export async function runCell(
+  spec: DefinedCell,
+  setup: RunSetup,
+  t: Deno.TestContext,
+): Promise<void> {
+  try {
+    await runCellHere(spec, setup, t);
+  } finally {
+    // The store ran in this process too: a chdir of its must not outlive the cell.
+    restoreStartCwd();
+  }
+}
+
+async function runCellHere(
   spec: DefinedCell,
   setup: RunSetup,
   t: Deno.TestContext,

@@ -312,3 +312,23 @@ test("a store that prints to stdout is seeded and judged", async () => {
   });
   assert(report.ok && report.states > 0, JSON.stringify(report.failures[0]));
 });
+
+// A store that moves the working directory into its folder, judged in this process (whose
+// scratch folders come and go): the children the sweep starts after it still start.
+test("a store that changes the working directory is judged, its second lives started", async () => {
+  const before = Deno.cwd();
+  try {
+    const report = await run({
+      target: target("testdata/chdir_target.ts"),
+      programs: ["append"],
+      kills: 1,
+      resumes: 1,
+    });
+    assert(
+      report.ok && report.resumes.run > 0,
+      JSON.stringify(report.failures[0] ?? report.resumes),
+    );
+  } finally {
+    Deno.chdir(before);
+  }
+});
