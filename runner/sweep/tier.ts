@@ -46,6 +46,7 @@ import {
   type LibraryResult,
   type PointKnobs,
 } from "./library.ts";
+import { killAtDeadline } from "../../internal/deadline_kill.ts";
 
 export type { CallKnobs, CellKnobs, LibraryResult, PointKnobs } from "./library.ts";
 
@@ -174,13 +175,7 @@ export async function libraryChild(
   const stderr = new Response(child.stderr).text();
   // Every state is judged in that process: a store that never returns from one would hang
   // the tier for good. Past the deadline the share is killed and says so (an ERROR).
-  let late = false;
-  const timer = setTimeout(() => {
-    late = true;
-    try {
-      child.kill("SIGKILL");
-    } catch { /* it ended meanwhile */ }
-  }, SHARE_DEADLINE_MS);
+  const deadline = killAtDeadline(child, SHARE_DEADLINE_MS);
   let pending = "";
   for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
     const lines = (pending + text).split("\n");
@@ -189,10 +184,10 @@ export async function libraryChild(
   }
   if (pending) log(pending);
   const status = await child.status;
-  clearTimeout(timer);
+  deadline.clear();
   // Inside (the share's own run scope) and outside (its tree): nothing may be left running.
   const outside = await settle();
-  if (late) {
+  if (deadline.passed()) {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw new Error(
       `The ${request.label} library's run had not ended after ${

@@ -1,19 +1,18 @@
 // The JSON-lines log opened with O_DSYNC through `node:fs` (Deno's own open takes no such
 // flag): every write returns once its data is durable, so the store's syncs of it are
-// no-ops. The lock is taken on a second, read-only handle of the same file.
+// no-ops.
 import fs from "node:fs";
-import type { LogFile } from "./jsonl_store.ts";
+import { SelfSyncingFile } from "./_self_syncing_file.ts";
 
 /** A log file whose writes are synchronous (`O_DSYNC`), with no sync calls. */
-export class DsyncFile implements LogFile {
+export class DsyncFile extends SelfSyncingFile {
   #fd: number;
-  #lock: Deno.FsFile;
 
   /** Opens (creating) `path` for appending with `O_DSYNC`. */
   constructor(path: string) {
+    super(path);
     const { O_RDWR, O_APPEND, O_CREAT, O_DSYNC } = fs.constants;
     this.#fd = fs.openSync(path, O_RDWR | O_APPEND | O_CREAT | O_DSYNC, 0o600);
-    this.#lock = Deno.openSync(path, { read: true });
   }
 
   writeSync(bytes: Uint8Array): number {
@@ -26,20 +25,7 @@ export class DsyncFile implements LogFile {
     fs.fdatasyncSync(this.#fd);
   }
 
-  syncSync(): void {}
-
-  syncDataSync(): void {}
-
-  lockSync(exclusive?: boolean): void {
-    this.#lock.lockSync(exclusive);
-  }
-
-  unlockSync(): void {
-    this.#lock.unlockSync();
-  }
-
-  close(): void {
+  protected closeFile(): void {
     fs.closeSync(this.#fd);
-    this.#lock.close();
   }
 }

@@ -1,7 +1,7 @@
 // The JSON-lines log opened, written, cut and synced by raw system calls (libc's
 // `syscall(2)`, through FFI): no libc wrapper the recorder interposes runs, as in a Go
-// program or a static binary. The lock is taken on a second, read-only Deno handle.
-import type { LogFile } from "./jsonl_store.ts";
+// program or a static binary.
+import { SelfSyncingFile } from "./_self_syncing_file.ts";
 
 /** Where glibc's shared library is on the usual Linux layouts. */
 export const LIBC: string = [
@@ -43,16 +43,15 @@ function address(bytes: Uint8Array): bigint {
 }
 
 /** A log file every change of which is a raw system call, each write synced. */
-export class RawFile implements LogFile {
+export class RawFile extends SelfSyncingFile {
   #fd: bigint;
-  #lock: Deno.FsFile;
 
   /** Opens (creating) `path` for appending. */
   constructor(path: string) {
+    super(path);
     const name = new TextEncoder().encode(`${path}\0`);
     const flags = O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC;
     this.#fd = BigInt(syscall(NR.openat, AT_FDCWD, address(name), flags, 0o600n));
-    this.#lock = Deno.openSync(path, { read: true });
   }
 
   writeSync(bytes: Uint8Array): number {
@@ -66,20 +65,7 @@ export class RawFile implements LogFile {
     syscall(NR.fdatasync, this.#fd);
   }
 
-  syncSync(): void {}
-
-  syncDataSync(): void {}
-
-  lockSync(exclusive?: boolean): void {
-    this.#lock.lockSync(exclusive);
-  }
-
-  unlockSync(): void {
-    this.#lock.unlockSync();
-  }
-
-  close(): void {
+  protected closeFile(): void {
     syscall(NR.close, this.#fd);
-    this.#lock.close();
   }
 }

@@ -35,7 +35,6 @@ import {
   killStates,
   powerLossStates,
   type PowerLossStats,
-  unfollowedRun,
 } from "../../../recorder/crash_states.ts";
 import type { FileSet } from "../../../recorder/image.ts";
 import { readLog } from "../../../recorder/log.ts";
@@ -60,6 +59,7 @@ import {
   setting,
   type StateVerdict,
   tally,
+  unfollowedFailure,
 } from "./setting.ts";
 import type { CallFailure, CallSweepOptions, CallSweepReport } from "../core/types.ts";
 
@@ -244,19 +244,12 @@ async function sweepProgram(
     };
   }
   // The uncrashed run's replay must give the files it left, or the states miss calls.
-  const unfollowed = unfollowedRun(readLog(recording.log), {
-    baseline: s.children.templateFiles,
-    dir: join(recording.dir, "db"),
+  const unfollowed = unfollowedFailure(s, program, {
+    state: "the uncrashed run",
+    log: readLog(recording.log),
+    dir: recording.dir,
   });
-  if (unfollowed) {
-    // The model cannot follow this run: nothing is judged of it, and the suite says so.
-    const failure = runFailure(s, program, {
-      state: "the uncrashed run",
-      problems: [`the recorded run cannot be judged: ${unfollowed}`],
-      harness: true,
-    });
-    return { failures: [{ ...failure, evidence: recording.dir }], candidates: [] };
-  }
+  if (unfollowed) return { failures: [unfollowed], candidates: [] };
   let checked: Awaited<ReturnType<typeof checkProgram>>;
   try {
     checked = await checkProgram(s, program, recording);

@@ -23,7 +23,7 @@
  */
 import { join } from "node:path";
 import { buildRecorder } from "../../../recorder/build.ts";
-import { powerLossStates, unfollowedRun } from "../../../recorder/crash_states.ts";
+import { powerLossStates } from "../../../recorder/crash_states.ts";
 import { type FileSet, readFolder } from "../../../recorder/image.ts";
 import { injectedFaults, readLog, type RecorderLog } from "../../../recorder/log.ts";
 import { recorderEnv } from "../../../recorder/record.ts";
@@ -56,6 +56,7 @@ import {
   runFailure,
   type Setting,
   setting,
+  unfollowedFailure,
 } from "./setting.ts";
 
 /** A faulted run that has not ended after this long hung on its fault. */
@@ -346,20 +347,13 @@ async function faultProgram(
     return { failures: [failure], candidates: [], runs: [], states: 0 };
   }
   const cleanLog = readLog(clean.log);
-  const unfollowed = unfollowedRun(cleanLog, {
-    baseline: s.children.templateFiles,
-    dir: join(clean.dir, "db"),
+  const unfollowed = unfollowedFailure(s, program, {
+    state: "the run without a fault",
+    log: cleanLog,
+    dir: clean.dir,
+    clause: "injected errors",
   });
-  if (unfollowed) {
-    // The model cannot follow this program's runs: nothing is judged of it (an ERROR).
-    const failure = runFailure(s, program, {
-      state: "the run without a fault",
-      problems: [`the recorded run cannot be judged: ${unfollowed}`],
-      clause: "injected errors",
-      harness: true,
-    });
-    return { failures: [{ ...failure, evidence: clean.dir }], candidates: [], runs: [], states: 0 };
-  }
+  if (unfollowed) return { failures: [unfollowed], candidates: [], runs: [], states: 0 };
   const picks = picksOf(cleanLog, plan.quick);
   Deno.removeSync(clean.dir, { recursive: true });
   const runs = (await pool(

@@ -12,6 +12,7 @@ import type { ProgramOp } from "../core/program.ts";
 import { SWEEP_CHILD } from "../core/state_child.ts";
 import { readReport } from "../../../internal/report_line.ts";
 import { START_CWD } from "../../../internal/start_cwd.ts";
+import { killAtDeadline } from "../../../internal/deadline_kill.ts";
 
 /** What the children of one sweep share. */
 export interface CallChildren {
@@ -66,15 +67,10 @@ export async function runChild(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let late = false;
-  const timer = setTimeout(() => {
-    late = true;
-    try {
-      child.kill("SIGKILL");
-    } catch { /* it ended meanwhile */ }
-  }, CHILD_DEADLINE_MS);
+  const deadline = killAtDeadline(child, CHILD_DEADLINE_MS);
   const output = await child.output();
-  clearTimeout(timer);
+  deadline.clear();
+  const late = deadline.passed();
   const decoder = new TextDecoder();
   const stderr = decoder.decode(output.stderr).trim().split("\n").slice(-4).join(" | ");
   return {

@@ -11,6 +11,8 @@ import { type CallChildren, seedTemplate } from "./record.ts";
 import { type Ack, checkRecovered, CLAUSES } from "../core/oracle.ts";
 import type { ProgramOp, SweepStore } from "../core/program.ts";
 import type { FileSet } from "../../../recorder/image.ts";
+import { unfollowedRun } from "../../../recorder/crash_states.ts";
+import type { RecorderLog } from "../../../recorder/log.ts";
 import { pool } from "./plan.ts";
 import { type CallCandidate, type ResumeContext, resumeState } from "./resume.ts";
 import { reference, REFERENCE_TARGET, type References } from "../core/state_child.ts";
@@ -248,4 +250,28 @@ export function runFailure(
     replay: replay(s, name, 0),
     ...(at.harness ? { harness: at.harness } : {}),
   };
+}
+
+/**
+ * The failure of a run the model cannot follow (a call it cannot model, or a log that
+ * does not replay to the files the run left in `dir/db`), kept in `dir`: an ERROR of the
+ * suite, never a verdict. `undefined` when the run can be judged.
+ */
+export function unfollowedFailure(
+  s: Setting,
+  program: readonly ProgramOp[],
+  run: { state: string; log: RecorderLog; dir: string; clause?: string },
+): CallFailure | undefined {
+  const why = unfollowedRun(run.log, {
+    baseline: s.children.templateFiles,
+    dir: join(run.dir, "db"),
+  });
+  if (!why) return undefined;
+  const failure = runFailure(s, program, {
+    state: run.state,
+    problems: [`the recorded run cannot be judged: ${why}`],
+    ...(run.clause ? { clause: run.clause } : {}),
+    harness: true,
+  });
+  return { ...failure, evidence: run.dir };
 }
