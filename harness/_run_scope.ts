@@ -5,7 +5,7 @@
 import { Cgroup, EEXIST, ownCgroupDir, ownCgroupPath } from "./_cgroup.ts";
 import { libc, libcPath, type LibcSymbols } from "./_libc.ts";
 import { procStat } from "./_proc.ts";
-import { START_CWD } from "../internal/start_cwd.ts";
+import { AT_START_CWD } from "../internal/start_cwd.ts";
 
 /** The marker list every process of a run inherits (the `proc` mechanism finds them by it). */
 export const SCOPE_ENV = "CELLS_SCOPE";
@@ -207,7 +207,7 @@ function startWatchdog(s: Scope): number {
     if (value !== undefined) env[name] = value;
   }
   const watchdog = new Deno.Command(Deno.execPath(), {
-    ...(START_CWD ? { cwd: START_CWD } : {}),
+    ...AT_START_CWD,
     args: [...flags, script.href, JSON.stringify(config)],
     clearEnv: true,
     env,

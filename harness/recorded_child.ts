@@ -20,7 +20,7 @@
  */
 import { prepareTree, type ProcessTree } from "./process_tree.ts";
 import { type Leg, legEnv } from "./legs.ts";
-import { START_CWD } from "../internal/start_cwd.ts";
+import { AT_START_CWD } from "../internal/start_cwd.ts";
 
 /**
  * The whole environment of a store process on a leg: this process's, the leg's journal
@@ -89,7 +89,7 @@ export function spawnRecorded(
 ): RecordedChild {
   const tree = prepareTree();
   const process = new Deno.Command(Deno.execPath(), {
-    ...(START_CWD ? { cwd: START_CWD } : {}),
+    ...AT_START_CWD,
     args: [
       "run",
       "--no-lock",

@@ -24,6 +24,12 @@ export const START_CWD: string | undefined = (() => {
 })();
 
 /**
+ * The `cwd` option that starts a child in {@linkcode START_CWD} (none where it is
+ * unknown): spread it into a `Deno.Command`'s options.
+ */
+export const AT_START_CWD: { cwd?: string } = START_CWD ? { cwd: START_CWD } : {};
+
+/**
  * Moves this process back to {@linkcode START_CWD} when a store moved it elsewhere (or
  * into a folder since removed): after a cell, so that the next test's permissions, which
  * Deno resolves against the working directory, can be applied.

@@ -13,10 +13,10 @@
  *   power loss each unsynced write or size change is independently kept or dropped
  *   (`subset`), kept ones may land in any order (`reorder`), and a kept write may be torn
  *   at 512-byte sectors aligned on the file offset, each sector kept, dropped or filled
- *   with garbage (`torn`, as SQLite's test6.c). A sync of a file that failed at the device (EIO, ENOSPC, EDQUOT) drops
- *   the writes pending then: they never land, even when a later sync succeeds (ext4,
- *   XFS and Btrfs mark those pages clean), though a SIGKILL state still shows them;
- *   bytes written again after it land with the next sync.
+ *   with garbage (`torn`, as SQLite's test6.c). A sync of a file that failed at the
+ *   device (EIO, ENOSPC, EDQUOT) drops the writes pending then: they never land, even
+ *   when a later sync succeeds (ext4, XFS and Btrfs mark those pages clean), though a
+ *   SIGKILL state still shows them; bytes written again after it land with the next sync.
  * - Names (creates, renames, unlinks, links, mkdir, rmdir) by profile:
  *   - `posix` (strict): a name change is durable only once its folder is fsynced (or
  *     `sync`); until then each changed name shows any value it had since its last
@@ -28,12 +28,13 @@
  *
  * The instants: just before every sync call (where most is pending), during every
  * synchronous write (it pending) and at the end of the log; a crash between two syncs
- * leaves a subset of what the next sync point can, with no more acknowledgements. Per instant: the synced-only state, the everything-kept
- * state, every prefix in call order, the torn last writes (enumerated: the last unsynced
- * write of each file cut at every 512-byte sector boundary it spans, 4 KiB ones
- * included, and one byte before its end, the part after the cut zeroed and then
- * garbage, everything else kept), then every combination when there are at most
- * `exhaustive` of them, else `samples` seeded random ones (subsets, reorders, tears).
+ * leaves a subset of what the next sync point can, with no more acknowledgements. Per
+ * instant: the synced-only state, the everything-kept state, every prefix in call order,
+ * the torn last writes (enumerated: the last unsynced write of each file cut at every
+ * 512-byte sector boundary it spans, 4 KiB ones included, and one byte before its end,
+ * the part after the cut zeroed and then garbage, everything else kept), then every
+ * combination when there are at most `exhaustive` of them, else `samples` seeded random
+ * ones (subsets, reorders, tears).
  *
  * @example
  * ```ts
@@ -364,8 +365,8 @@ export function* powerLossStates(
   const seed = options.seed ?? 1;
   const isInstant = (record: LogRecord) =>
     record.counted && (record.kind === "sync" || record.kind === "syncAll");
-  // A write through an O_DSYNC or O_SYNC handle is its own sync point: a power loss while
-  // it runs finds it pending; once it returns, it is durable.
+  // A synchronous write (an O_DSYNC or O_SYNC handle, RWF_DSYNC) is its own sync point: a
+  // power loss while it runs finds it pending; once it returns, it is durable.
   const synchronous = new Set<number>();
   let points = 0;
   for (const record of log.records) {
@@ -390,7 +391,7 @@ export function* powerLossStates(
       continue;
     }
     model.apply(record, false);
-    yield* at(record.seq, `in #${record.seq} (write through an O_DSYNC handle)`);
+    yield* at(record.seq, `in #${record.seq} (synchronous write)`);
     model.settleWrite(record);
   }
   yield* at(-1, "end");

@@ -10,7 +10,7 @@ import {
   TREE_ENV,
 } from "../harness/process_tree.ts";
 import type { Outcome, TierName } from "./result.ts";
-import { START_CWD } from "../internal/start_cwd.ts";
+import { AT_START_CWD } from "../internal/start_cwd.ts";
 
 /** A spawned child and its tree. */
 export interface TreeChild {
@@ -38,7 +38,7 @@ export function spawnTree(command: string, options: Deno.CommandOptions): TreeCh
   // The guard's settings only mean something to a child that preloads the guard.
   const { [TREE_ENV]: _, ...markers } = setup.env;
   const child = new Deno.Command(command, {
-    ...(START_CWD ? { cwd: START_CWD } : {}),
+    ...AT_START_CWD,
     ...options,
     env: { ...options.env, ...markers },
   }).spawn();

@@ -31,6 +31,7 @@ import type { Library } from "./libraries.ts";
 import type { Outcome, TierOutcome } from "./result.ts";
 import { leftToTwin, type LegAt, legFound, LegsFound } from "./_twin_legs.ts";
 import { CELL_TITLES as CELL_TITLES_BY_NUMBER } from "../cells/contract/target.ts";
+import { killAtDeadline } from "../internal/deadline_kill.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
@@ -178,16 +179,11 @@ async function runLeg(
     stderr: "piped",
   });
   const timeoutMs = options.timeoutMs ?? 60 * 60_000;
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    try {
-      child.kill("SIGKILL");
-    } catch { /* exited meanwhile */ }
-  }, timeoutMs);
+  const deadline = killAtDeadline(child, timeoutMs);
   const poll = reported ? setInterval(() => watch(run, reportDir, reported, options), 200) : 0;
   const output = await child.output();
-  clearTimeout(timer);
+  deadline.clear();
+  const timedOut = deadline.passed();
   clearInterval(poll);
   // Inside (its own run scope's reap) and outside (its tree): nothing may be left running.
   const survivors = [...await survivorsFile(env.CELLS_SURVIVORS!), ...await settle()];

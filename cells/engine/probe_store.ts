@@ -31,7 +31,7 @@ import { targetSpecifier } from "../contract/load_target.ts";
 import { declaredPermissions, targetAccess } from "../contract/target_access.ts";
 import { PROBE_THREW, type ProbeLine, type ProbeStage } from "./_probe_line.ts";
 import { readReport } from "../../internal/report_line.ts";
-import { START_CWD } from "../../internal/start_cwd.ts";
+import { AT_START_CWD } from "../../internal/start_cwd.ts";
 
 export type { ProbeStage } from "./_probe_line.ts";
 
@@ -191,7 +191,7 @@ function mapsOf(pid: number): string | undefined {
   try {
     const code = `Deno.stdout.writeSync(Deno.readFileSync(${JSON.stringify(path)}))`;
     const out = new Deno.Command(Deno.execPath(), {
-      ...(START_CWD ? { cwd: START_CWD } : {}),
+      ...AT_START_CWD,
       args: ["eval", "--no-config", "--no-lock", code],
       stdin: "null",
       stdout: "piped",

@@ -1,21 +1,11 @@
 // The JSON-lines log opened, written, cut and synced by raw system calls (libc's
 // `syscall(2)`, through FFI): no libc wrapper the recorder interposes runs, as in a Go
 // program or a static binary.
+import { libcPath } from "../../../harness/_libc.ts";
 import { SelfSyncingFile } from "./_self_syncing_file.ts";
 
-/** Where glibc's shared library is on the usual Linux layouts. */
-export const LIBC: string = [
-  "/lib/x86_64-linux-gnu/libc.so.6",
-  "/lib/aarch64-linux-gnu/libc.so.6",
-  "/usr/lib64/libc.so.6",
-  "/lib64/libc.so.6",
-].find((path) => {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-}) ?? "/lib/x86_64-linux-gnu/libc.so.6";
+/** glibc's shared library, where the suite's own FFI finds it. */
+export const LIBC: string = libcPath() ?? "/lib/x86_64-linux-gnu/libc.so.6";
 
 // x86_64 numbers; aarch64 has no open, only openat (56), and others of its own.
 const X86 = { write: 1n, close: 3n, fdatasync: 75n, ftruncate: 77n, openat: 257n };
@@ -34,7 +24,8 @@ function syscall(n: bigint, a: bigint, b = 0n, c = 0n, d = 0n): number {
     syscall: { parameters: ["i64", "i64", "i64", "i64", "i64"], result: "i64" },
   });
   const r = Number(libc.symbols.syscall(n, a, b, c, d));
-  if (r < 0) throw new Error(`System call ${n} failed: errno ${-r}`);
+  // syscall(2) returns -1 and leaves the cause in errno, which FFI does not reach.
+  if (r < 0) throw new Error(`System call ${n} failed`);
   return r;
 }
 

@@ -37,7 +37,7 @@ import {
   type PowerLossStats,
 } from "../../../recorder/crash_states.ts";
 import type { FileSet } from "../../../recorder/image.ts";
-import { readLog } from "../../../recorder/log.ts";
+import { readLog, type RecorderLog } from "../../../recorder/log.ts";
 import { powerLossPattern } from "../../../cells/power_loss/pattern.ts";
 import { isHarnessError } from "../../../harness/harness_error.ts";
 import { journalModeOf, observeJournalMode } from "../../../harness/legs.ts";
@@ -60,6 +60,7 @@ import {
   type StateVerdict,
   tally,
   unfollowedFailure,
+  unjudgedFailure,
 } from "./setting.ts";
 import type { CallFailure, CallSweepOptions, CallSweepReport } from "../core/types.ts";
 
@@ -69,10 +70,9 @@ export { programsFor } from "./plan.ts";
 /** The states of a recording, in the sweep's mode; power-loss counts go to `stats`. */
 function statesOf(
   s: Setting,
-  recording: Recording,
+  log: RecorderLog,
   stats: PowerLossStats,
 ): Iterable<CrashState & { k?: number }> {
-  const log = readLog(recording.log);
   if (s.mode === "crash") return killStates(log, s.children.templateFiles);
   return powerLossStates(log, {
     profile: s.options.profile ?? "posix",
@@ -93,7 +93,7 @@ function copied(files: FileSet): FileSet {
 async function checkProgram(
   s: Setting,
   program: readonly ProgramOp[],
-  recording: Recording,
+  recorded: { recording: Recording; log: RecorderLog },
 ): Promise<{ failures: CallFailure[]; candidates: CallCandidate[]; last: number }> {
   const name = program.join("+");
   const failures: CallFailure[] = [];
@@ -101,12 +101,13 @@ async function checkProgram(
   const stats: PowerLossStats = { instants: 0, tearable: 0, torn: 0 };
   const seen = new Set<StateVerdict>();
   // A power loss's known pattern, read from the recorded calls (never from a message).
+  const { recording, log } = recorded;
   const pattern = s.mode === "power-loss"
-    ? powerLossPattern(readLog(recording.log), join(recording.dir, "db", "store.db"))
+    ? powerLossPattern(log, join(recording.dir, "db", "store.db"))
     : undefined;
   const started = performance.now();
   let n = 0;
-  for (const state of statesOf(s, recording, stats)) {
+  for (const state of statesOf(s, log, stats)) {
     const number = state.k ?? ++n;
     n = number;
     if (s.options.call !== undefined && number !== s.options.call) continue;
@@ -244,24 +245,26 @@ async function sweepProgram(
     };
   }
   // The uncrashed run's replay must give the files it left, or the states miss calls.
+  const log = readLog(recording.log);
   const unfollowed = unfollowedFailure(s, program, {
     state: "the uncrashed run",
-    log: readLog(recording.log),
+    log,
     dir: recording.dir,
   });
   if (unfollowed) return { failures: [unfollowed], candidates: [] };
   let checked: Awaited<ReturnType<typeof checkProgram>>;
   try {
-    checked = await checkProgram(s, program, recording);
+    checked = await checkProgram(s, program, { recording, log });
   } catch (error) {
     if (!isHarnessError(error)) throw error;
     // The model lost the run part-way (a ModelError): nothing more is judged of it.
-    const failure = runFailure(s, program, {
-      state: "the recorded run",
-      problems: [`the recorded run cannot be judged: ${(error as Error).message}`],
-      harness: true,
-    });
-    return { failures: [{ ...failure, evidence: recording.dir }], candidates: [] };
+    const why = (error as Error).message;
+    return {
+      failures: [
+        unjudgedFailure(s, program, { state: "the recorded run", why, dir: recording.dir }),
+      ],
+      candidates: [],
+    };
   }
   const failures = [...checked.failures];
   if (s.mode === "crash") {

@@ -11,7 +11,7 @@ import type { Ack } from "../core/oracle.ts";
 import type { ProgramOp } from "../core/program.ts";
 import { SWEEP_CHILD } from "../core/state_child.ts";
 import { readReport } from "../../../internal/report_line.ts";
-import { START_CWD } from "../../../internal/start_cwd.ts";
+import { AT_START_CWD } from "../../../internal/start_cwd.ts";
 import { killAtDeadline } from "../../../internal/deadline_kill.ts";
 
 /** What the children of one sweep share. */
@@ -52,7 +52,7 @@ export async function runChild(
   else delete base.SESSION_DB_JOURNAL_MODE;
   delete base.SESSION_DB_CRASH_AT;
   const child = new Deno.Command(Deno.execPath(), {
-    ...(START_CWD ? { cwd: START_CWD } : {}),
+    ...AT_START_CWD,
     args: [
       "run",
       "--no-lock",

@@ -253,9 +253,27 @@ export function runFailure(
 }
 
 /**
- * The failure of a run the model cannot follow (a call it cannot model, or a log that
- * does not replay to the files the run left in `dir/db`), kept in `dir`: an ERROR of the
- * suite, never a verdict. `undefined` when the run can be judged.
+ * The failure of a run the model cannot follow (`why`), kept in `dir`: an ERROR of the
+ * suite, never a verdict.
+ */
+export function unjudgedFailure(
+  s: Setting,
+  program: readonly ProgramOp[],
+  run: { state: string; why: string; dir: string; clause?: string },
+): CallFailure {
+  const failure = runFailure(s, program, {
+    state: run.state,
+    problems: [`the recorded run cannot be judged: ${run.why}`],
+    ...(run.clause ? { clause: run.clause } : {}),
+    harness: true,
+  });
+  return { ...failure, evidence: run.dir };
+}
+
+/**
+ * {@linkcode unjudgedFailure} of a finished run the model cannot follow (a call it cannot
+ * model, or a log that does not replay to the files the run left in `dir/db`);
+ * `undefined` when the run can be judged.
  */
 export function unfollowedFailure(
   s: Setting,
@@ -267,11 +285,6 @@ export function unfollowedFailure(
     dir: join(run.dir, "db"),
   });
   if (!why) return undefined;
-  const failure = runFailure(s, program, {
-    state: run.state,
-    problems: [`the recorded run cannot be judged: ${why}`],
-    ...(run.clause ? { clause: run.clause } : {}),
-    harness: true,
-  });
-  return { ...failure, evidence: run.dir };
+  const { state, dir, clause } = run;
+  return unjudgedFailure(s, program, { state, why, dir, ...(clause ? { clause } : {}) });
 }
