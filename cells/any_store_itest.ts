@@ -1,6 +1,7 @@
 // Any kind of store is judgeable: a JSON-lines log (not SQLite) registers without
 // throwing, runs every cell it has the methods for on the default leg, and gets the
-// journal-mode legs SKIPPED as not applicable; a broken one still fails cell 1.
+// journal-mode legs SKIPPED as not applicable; a broken one still fails cell 1. A JSON
+// snapshot replaced by rename, and a store whose path is a folder, are judged as well.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
@@ -72,5 +73,54 @@ Deno.test({
     );
     strictEqual(outcome?.status, "FAIL", outcome?.detail);
     ok(outcome.detail?.includes("it is locked"), outcome.detail);
+  },
+});
+
+// A store that replaces one snapshot file by rename on every change: correct, it passes
+// the cells its methods allow; locking the file each save replaces lets two writers in at
+// once, and cell 6 finds the message one of them lost.
+Deno.test({
+  name:
+    "a store that saves by rename passes cells 1, 6 and 13; one that locks the file it replaces fails cell 6",
+  ...options,
+  async fn() {
+    const leg = legNamed("default");
+    const snapshot = new URL("./testdata/snapshot_store/target.ts", import.meta.url);
+    for (const cell of [1, 6, 13] as const) {
+      const [outcome] = await runDefinitions(
+        await CELLS[cell]({ target: snapshot, leg, keepEvidence: false, span: 4 }),
+      );
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+    const [broken] = await runDefinitions(
+      await CELLS[6]({
+        target: new URL("./testdata/mutants/snapshot_lock_replaced_file.ts", import.meta.url),
+        leg,
+        keepEvidence: false,
+        span: 4,
+      }),
+    );
+    strictEqual(broken?.status, "FAIL", broken?.detail);
+    ok(
+      /acknowledged append\(s\) lost|acknowledged id \d+ after \d+/.test(broken.detail ?? ""),
+      broken.detail,
+    );
+  },
+});
+
+// A store that makes its path a folder of segment files (a LevelDB-like layout): the leg
+// audit reads a folder as no SQLite file, and the cells judge it like any other.
+Deno.test({
+  name: "a store whose path is a folder passes cells 1, 6 and 13",
+  ...options,
+  async fn() {
+    const leg = legNamed("default");
+    const folder = new URL("./testdata/folder_store/target.ts", import.meta.url);
+    for (const cell of [1, 6, 13] as const) {
+      const [outcome] = await runDefinitions(
+        await CELLS[cell]({ target: folder, leg, keepEvidence: false, span: 4 }),
+      );
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
   },
 });

@@ -1,5 +1,5 @@
 import { sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
-import { readPrefix } from "../internal/fs.ts";
+import { isFolder, readPrefix } from "../internal/fs.ts";
 
 /**
  * A journal-mode leg: `default` leaves `SESSION_DB_JOURNAL_MODE` unset.
@@ -193,6 +193,8 @@ export function observeJournalMode(
   at: string,
   quiescent = false,
 ): JournalObservation {
+  // A store may make its path a folder of its own files (a LevelDB-like layout).
+  if (isFolder(path)) return { at, mode: "not-sqlite", detail: "a folder, not a file" };
   const header = readPrefix(path, 100);
   const journal = header?.length ? readPrefix(`${path}-journal`, JOURNAL_HEADER_BYTES) : undefined;
   return modeOnDisk({ header, journal }, at, quiescent);

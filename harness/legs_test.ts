@@ -87,3 +87,11 @@ Deno.test("legVerdict: honoured only when every observation matches; not applica
   ok(!foreign.honoured && foreign.notApplicable && /not applicable/.test(foreign.reason ?? ""));
   ok(legVerdict({ ...leg, name: "default" }, [{ at: "probe", mode: "not-sqlite" }]).honoured);
 });
+
+Deno.test("observeJournalMode reads a folder at the store's path as no SQLite file", () => {
+  using dir = tempDir();
+  Deno.mkdirSync(`${dir.path}/store.db`);
+  const seen = observeJournalMode(`${dir.path}/store.db`, "after the run");
+  strictEqual(seen.mode, "not-sqlite");
+  strictEqual(seen.detail, "a folder, not a file");
+});

@@ -23,6 +23,18 @@ export function writeWhole(path: string, text: string): void {
   Deno.renameSync(`${path}.tmp`, path);
 }
 
+/** Whether `path` is a folder (following links); `false` when it is missing. */
+export function isFolder(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return false;
+    }
+    throw error;
+  }
+}
+
 /**
  * The first `length` bytes of a file (fewer when it is shorter), or `undefined` when it is
  * missing; any other error is thrown.
@@ -47,4 +59,38 @@ export function readPrefix(path: string, length: number): Uint8Array | undefined
   } finally {
     file.close();
   }
+}
+
+/**
+ * Copies a file, or a folder with everything in it, to `to` (parents created). A store may
+ * keep its data in a folder at its path (a LevelDB-like layout) or in files beside it.
+ */
+export function copyTree(from: string, to: string): void {
+  const slash = to.lastIndexOf("/");
+  if (slash > 0) Deno.mkdirSync(to.slice(0, slash), { recursive: true });
+  if (!isFolder(from)) {
+    Deno.copyFileSync(from, to);
+    return;
+  }
+  Deno.mkdirSync(to, { recursive: true });
+  for (const entry of Deno.readDirSync(from)) {
+    if (entry.isFile || entry.isDirectory) copyTree(`${from}/${entry.name}`, `${to}/${entry.name}`);
+  }
+}
+
+/**
+ * The files under `dir` (in its folders too), each named relative to it and listed with
+ * its size, largest first.
+ */
+export function filesUnder(dir: string): { name: string; size: number }[] {
+  const files: { name: string; size: number }[] = [];
+  const walk = (prefix: string): void => {
+    for (const entry of Deno.readDirSync(prefix ? `${dir}/${prefix}` : dir)) {
+      const name = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (entry.isDirectory) walk(name);
+      else if (entry.isFile) files.push({ name, size: Deno.statSync(`${dir}/${name}`).size });
+    }
+  };
+  walk("");
+  return files.sort((a, b) => b.size - a.size || a.name.localeCompare(b.name));
 }

@@ -83,6 +83,12 @@ export const DIAGNOSES = {
     fix:
       "sync the folder (open it, fsync, close) after creating or renaming the store's file, before the first acknowledgement",
   },
+  "unsynced-rename-power-loss": {
+    cause:
+      "the store renamed a file onto its own before that file's data was synced: after a power loss the name can hold the new file with its data missing (empty or torn), and every acknowledged write with it",
+    fix:
+      "sync the new file (fsync) before renaming it into place, then sync the folder before acknowledging",
+  },
 } as const satisfies Record<string, { cause: string; fix: string }>;
 
 /**

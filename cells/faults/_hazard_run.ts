@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { hazards, readLog } from "../../recorder/log.ts";
-import { readPrefix } from "../../internal/fs.ts";
+import { isFolder, readPrefix } from "../../internal/fs.ts";
 import {
   endWithin,
   type RecordedChild,
@@ -158,6 +158,7 @@ async function awaitFile(path: string, deadlineMs: number, alive: () => boolean)
 
 /** The file's journal mode from its header (bytes 18 and 19: 2 is WAL), or `unknown`. */
 function journalModeOf(db: string): string {
+  if (isFolder(db)) return "unknown";
   const header = readPrefix(db, 20);
   if (!header || header.length < 20) return "unknown";
   return header[18] === 2 && header[19] === 2 ? "wal" : "delete";

@@ -35,22 +35,6 @@ export async function finished(
   }
 }
 
-/** The files (not folders) directly in `dir`, largest first. */
-export function filesOf(dir: string): { name: string; size: number }[] {
-  const files: { name: string; size: number }[] = [];
-  for (const entry of Deno.readDirSync(dir)) {
-    if (!entry.isFile) continue;
-    files.push({ name: entry.name, size: Deno.statSync(`${dir}/${entry.name}`).size });
-  }
-  return files.sort((a, b) => b.size - a.size || a.name.localeCompare(b.name));
-}
-
-/** Copies every file of `from` into a new folder `to`. */
-export function copyFiles(from: string, to: string): void {
-  Deno.mkdirSync(to, { recursive: true });
-  for (const { name } of filesOf(from)) Deno.copyFileSync(`${from}/${name}`, `${to}/${name}`);
-}
-
 /** A one-line account of how a child ended, with its stderr's tail. */
 export function childEnd(child: Child, timedOut: boolean): string {
   const stderr = child.stderr.trim().split("\n").slice(-3).join(" | ");

@@ -5,7 +5,8 @@ import { reapAll } from "../../harness/child.ts";
 import { type Answer, describeAnswer, GENERIC_ERRORS } from "../contract/typed.ts";
 import type { StoredMessage } from "../contract/target.ts";
 import { damage, type DamageName, damagesFor } from "./_damage.ts";
-import { childEnd, clauseSpawn, copyFiles, filesOf, finished, legSkip } from "./_lives.ts";
+import { childEnd, clauseSpawn, finished, legSkip } from "./_lives.ts";
+import { copyTree, filesUnder } from "../../internal/fs.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
 import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./types.ts";
 
@@ -91,7 +92,7 @@ async function runCorruption(options: FaultClauseOptions): Promise<FaultVerdict>
         judged: 0,
       };
     }
-    const largest = filesOf(first)[0];
+    const largest = filesUnder(first)[0];
     const audit = largest
       ? [observeJournalMode(`${first}/${largest.name}`, "after the first life", true)]
       : [];
@@ -105,7 +106,7 @@ async function runCorruption(options: FaultClauseOptions): Promise<FaultVerdict>
 /** Damages a copy of the first life's files each way that applies, and judges each. */
 async function judgeDamages(options: FaultClauseOptions, acks: Ack[]): Promise<FaultVerdict> {
   const first = `${options.dir}/first`;
-  const largest = filesOf(first)[0];
+  const largest = filesUnder(first)[0];
   if (!largest || largest.size === 0) {
     return { status: "ERROR", reason: `The first life left no file in ${first}`, judged: 0 };
   }
@@ -121,7 +122,7 @@ async function judgeDamages(options: FaultClauseOptions, acks: Ack[]): Promise<F
       continue;
     }
     const dir = `${options.dir}/${name.replace(" ", "_")}`;
-    copyFiles(first, dir);
+    copyTree(first, dir);
     Deno.writeFileSync(`${dir}/${largest.name}`, damaged.bytes);
     const what = `${name} damage (${largest.name}: ${damaged.detail})`;
     const found = await judgeCase(options, { name, dir, acks });

@@ -1,7 +1,7 @@
 import { strictEqual } from "node:assert/strict";
 import { treeLibraries } from "../../harness/process_tree.ts";
 import { testFolder } from "../../internal/_test_folder.ts";
-import { processStopped } from "./kill.ts";
+import { holdsLockIn, processStopped } from "./kill.ts";
 
 // A cell's test holds fewer permissions than Deno asks for /proc (all of them): what the
 // stop series read there must still be read, else they stop waiting for a stop and may
@@ -100,6 +100,38 @@ time.sleep(30)`,
       reader.releaseLock();
       await tracer.stdout.cancel();
       await tracer.stderr.cancel();
+    }
+  },
+});
+
+/** Whether this process may read `/proc/locks` (Deno asks for every permission). */
+function locksReadable(): boolean {
+  try {
+    Deno.readTextFileSync("/proc/locks");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// A store may make its path a folder and lock a file in it (LevelDB's LOCK): a stop that
+// looked only at the files beside the database took its holder for one that blocks nobody.
+// Run by `deno test -A`; said out loud where `/proc/locks` cannot be read.
+Deno.test({
+  name: `a lock on a file in a folder of the store's counts as held${
+    locksReadable() ? "" : " SKIP: /proc/locks needs --allow-all"
+  }`,
+  ignore: Deno.build.os !== "linux" || !locksReadable(),
+  fn() {
+    const dir = testFolder();
+    Deno.mkdirSync(`${dir}/store.db`);
+    const lock = Deno.openSync(`${dir}/store.db/LOCK`, { read: true, write: true, create: true });
+    try {
+      strictEqual(holdsLockIn(Deno.pid, dir), false, "a lock read as held before it was taken");
+      lock.lockSync(true);
+      strictEqual(holdsLockIn(Deno.pid, dir), true, "the lock in the folder was not seen");
+    } finally {
+      lock.close();
     }
   },
 });

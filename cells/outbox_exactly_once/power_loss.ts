@@ -1,4 +1,5 @@
 import { dirname, join } from "node:path";
+import { copyTree } from "../../internal/fs.ts";
 import { countReady, releaseBarrier } from "../../harness/barrier.ts";
 import { type Child, classifyExit, reapAll } from "../../harness/child.ts";
 import { waitFor } from "../../harness/wait_for.ts";
@@ -243,9 +244,7 @@ async function judgeOutboxState(
   if (sound && !judging.candidates.some((c) => c.signature === signature)) {
     const dir = join(options.dir, "raced", String(judging.candidates.length));
     Deno.mkdirSync(dir, { recursive: true });
-    for (const entry of Deno.readDirSync(dirname(db))) {
-      if (entry.isFile) Deno.copyFileSync(join(dirname(db), entry.name), join(dir, entry.name));
-    }
+    copyStoreFolder(dirname(db), dir);
     judging.candidates.push({ signature, dir, lines });
   }
   return { lost, checks };
@@ -282,9 +281,7 @@ async function raceState(
     const label = idempotent ? "idempotent" : "non-idempotent";
     const dir = join(state.dir, label);
     Deno.mkdirSync(dir);
-    for (const entry of Deno.readDirSync(state.dir)) {
-      if (entry.isFile) Deno.copyFileSync(join(state.dir, entry.name), join(dir, entry.name));
-    }
+    copyStoreFolder(state.dir, dir);
     inboxAt(inbox, sender.sent, join(dir, "inbox.jsonl"));
     const raced = await raceRecoverers(options, dir, idempotent);
     policy ??= choosePolicy(
@@ -442,4 +439,13 @@ export function powerLossOutboxCell(
       }
     },
   }, options);
+}
+
+/** Copies a folder's files, and the store's own folder when its path is one, into `to`. */
+function copyStoreFolder(from: string, to: string): void {
+  for (const entry of Deno.readDirSync(from)) {
+    if (entry.isFile || (entry.isDirectory && entry.name.startsWith("store.db"))) {
+      copyTree(join(from, entry.name), join(to, entry.name));
+    }
+  }
 }

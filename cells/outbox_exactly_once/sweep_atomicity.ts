@@ -8,6 +8,7 @@
 // visible: both or neither.
 import { ok } from "node:assert/strict";
 import { classifyExit } from "../../harness/child.ts";
+import { copyTree } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { untilExited } from "../moves/kill.ts";
 import { killSeries, type SeriesKind } from "../moves/kill_series.ts";
@@ -30,12 +31,15 @@ async function attempting(target: string, db: string): Promise<Map<string, Store
   }
 }
 
-/** Copies a store's files (`store.db` and its journal, WAL and shm) from `from` into `to`. */
+/**
+ * Copies a store's files (`store.db` and its journal, WAL and shm, or its folder when its
+ * path is one) from `from` into `to`.
+ */
 export function copyStoreFiles(from: string, to: string): void {
   Deno.mkdirSync(to, { recursive: true });
   for (const entry of Deno.readDirSync(from)) {
-    if (entry.isFile && entry.name.startsWith("store.db")) {
-      Deno.copyFileSync(`${from}/${entry.name}`, `${to}/${entry.name}`);
+    if ((entry.isFile || entry.isDirectory) && entry.name.startsWith("store.db")) {
+      copyTree(`${from}/${entry.name}`, `${to}/${entry.name}`);
     }
   }
 }

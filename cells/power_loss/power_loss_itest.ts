@@ -224,10 +224,11 @@ Deno.test({
 
 // A store whose log is opened O_DSYNC makes no sync call: each write is durable when it
 // returns, and a power loss during one finds it pending. Correct, it passes with its states
-// judged; writes split between a plain handle and the O_DSYNC one are more than the model
-// follows (an ERROR of the suite, never a FAIL of the store).
+// judged, as does a snapshot replaced by rename; writes split between a plain handle and
+// the O_DSYNC one are more than the model follows (an ERROR of the suite, never a FAIL).
 Deno.test({
-  name: "power-loss cell 1: synchronous (O_DSYNC) writes are durable when they return",
+  name:
+    "power-loss cell 1: synchronous (O_DSYNC) writes are durable when they return, a rename once its folder is synced",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -254,6 +255,12 @@ Deno.test({
       `${run.statesJudged} judged, ${run.torn.states} torn`,
     );
     ok(run.losingStates === 0 && run.corruptStates === 0, `${run.firstLoss} ${run.firstProblem}`);
+    // A snapshot replaced by rename: durable through its names, judged the same way.
+    const renaming = new URL("../testdata/snapshot_store/target.ts", import.meta.url);
+    const [renamed] = await runDefinitions(
+      await powerLossPrefixCell({ target: renaming, ...options }),
+    );
+    ok(renamed?.status === "PASS", `the snapshot store failed: ${renamed?.detail}`);
     const split = new URL("../testdata/jsonl_store/mixed_sync_target.ts", import.meta.url);
     const [unjudged] = await runDefinitions(
       await powerLossPrefixCell({ target: split, ...options }),

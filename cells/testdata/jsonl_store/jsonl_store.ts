@@ -48,7 +48,6 @@ function typedIo<T>(path: string, run: () => T): T {
   }
 }
 
-/** Options of {@linkcode JsonlStore.open}. */
 /** An append named a session the store does not hold: a refusal of the store's own type. */
 export class UnknownSessionError extends Error {
   /** Creates the error. */
@@ -97,6 +96,7 @@ export interface LogFile {
   close(): void;
 }
 
+/** Options of {@linkcode JsonlStore.open}. */
 export interface JsonlOptions {
   /**
    * Opens the log for reading and appending, creating it (default: `Deno.openSync`). A

@@ -503,6 +503,25 @@ export const TIER_MUTANTS: readonly TierMutantSpec[] = [
     },
   },
   {
+    name: "snapshot_unsynced_rename",
+    breaks: "a JSON snapshot renamed into place before its data is synced",
+    tiers: {
+      "syscalls-power-loss":
+        /durability: acknowledged operations? .* lost|recovery: cannot check the recovered store: CorruptStoreError/,
+      "powerloss-cells":
+        /nothing acknowledged lost in any power-loss state[\s\S]*unsynced-rename-power-loss/,
+    },
+  },
+  {
+    name: "folder_segment_unsynced",
+    breaks: "a store in a folder that never syncs the folder after making a segment",
+    tiers: {
+      // Its programs start from a segment with room left: only a longer run makes one.
+      "powerloss-cells":
+        /nothing acknowledged lost in any power-loss state[\s\S]*unsynced-name-power-loss/,
+    },
+  },
+  {
     name: "resume_stale_next_id",
     breaks: "takes the next message id from a counter a crash can leave stale",
     tiers: {

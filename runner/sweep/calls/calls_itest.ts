@@ -284,6 +284,39 @@ test("writes through an O_DSYNC handle are durable when they return", async () =
   assert(unjudged.evidence !== undefined, "the run was not kept");
 });
 
+// A store that saves a whole snapshot by rename (the temporary file synced first, the
+// folder after): its durability rests on names, and it passes with torn states judged.
+test("a store that replaces its file by rename is durable under power loss", async () => {
+  const report = await run({
+    target: target("testdata/snapshot_store/target.ts"),
+    mode: "power-loss",
+    programs: ["append+append"],
+    kills: 0,
+    resumes: 0,
+  });
+  assert(report.ok, JSON.stringify(report.failures[0]));
+  assert(
+    report.states > 0 && report.torn.states > 0,
+    `${report.states} states, ${JSON.stringify(report.torn)}`,
+  );
+});
+
+// A store that makes its path a folder: its states are copied whole, and it passes both
+// modes with its names judged.
+test("a store whose path is a folder is judged in both modes", async () => {
+  for (const mode of ["crash", "power-loss"] as const) {
+    const report = await run({
+      target: target("testdata/folder_store/target.ts"),
+      mode,
+      programs: ["append+append"],
+      kills: 0,
+      resumes: 1,
+    });
+    assert(report.ok, `${mode}: ${JSON.stringify(report.failures[0])}`);
+    assert(report.states > 0, `${mode}: no state judged`);
+  }
+});
+
 // A store whose writes go around libc (raw system calls, as a Go program makes) leaves a
 // log that does not replay to its files: an ERROR with the run kept, never a FAIL.
 test("a store whose calls the recorder cannot see is an ERROR, never a FAIL", async () => {

@@ -8,6 +8,7 @@
 // so they run on a copy of the recovered files.
 import { basename, dirname, join } from "node:path";
 import { answerOf, describeAnswer, verdict } from "../../../cells/contract/typed.ts";
+import { copyTree } from "../../../internal/fs.ts";
 import type { ProgramOp } from "./ops.ts";
 import { ENDABLE, LEASE_HOLDER, LEASE_MS, type SweepStore } from "./runner.ts";
 import type { StoreState } from "./snapshot.ts";
@@ -122,8 +123,8 @@ async function onCopy<T>(db: string, fn: (copy: string) => Promise<T>): Promise<
   const copy = join(dir, basename(db));
   // Every file the store keeps beside its database (a journal, a WAL, its own side files).
   for (const entry of Deno.readDirSync(dirname(db))) {
-    if (entry.isFile && entry.name.startsWith(basename(db))) {
-      Deno.copyFileSync(join(dirname(db), entry.name), join(dir, entry.name));
+    if ((entry.isFile || entry.isDirectory) && entry.name.startsWith(basename(db))) {
+      copyTree(join(dirname(db), entry.name), join(dir, entry.name));
     }
   }
   try {

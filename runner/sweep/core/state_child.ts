@@ -6,7 +6,7 @@ import { type Child, reapAll, spawnChild, type SpawnOptions } from "../../../har
 import type { RunDir } from "../../../harness/evidence.ts";
 import { type Leg, legEnv } from "../../../harness/legs.ts";
 import type { ChildPermissions } from "../../../harness/permissions.ts";
-import { exists } from "../../../internal/fs.ts";
+import { copyTree, exists } from "../../../internal/fs.ts";
 import { targetAccess } from "../../../cells/contract/target_access.ts";
 import { type FileSet, readFolder } from "../../../recorder/image.ts";
 import type { Reference } from "./oracle.ts";
@@ -94,10 +94,13 @@ export async function settle(child: Child, deadlineMs = CHILD_DEADLINE_MS): Prom
   return !timedOut;
 }
 
-/** Copies a database with its journal or WAL (SQLite rebuilds the shm index). */
+/**
+ * Copies a database with its journal or WAL (SQLite rebuilds the shm index); a store's
+ * folder at the database's path is copied whole.
+ */
 export function copyDb(from: string, to: string, suffixes = ["", "-journal", "-wal"]): void {
   for (const suffix of suffixes) {
-    if (exists(from + suffix)) Deno.copyFileSync(from + suffix, to + suffix);
+    if (exists(from + suffix)) copyTree(from + suffix, to + suffix);
   }
 }
 
