@@ -6,7 +6,7 @@ import { type Child, reapAll } from "../../harness/child.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
 import { isSqlite } from "./_damage.ts";
-import { isFolder } from "../../internal/fs.ts";
+import { exists, isFolder } from "../../internal/fs.ts";
 import { childEnd, clauseSpawn, finished, legSkip } from "./_lives.ts";
 import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./types.ts";
 import type { StoredMessage } from "../contract/target.ts";
@@ -249,7 +249,7 @@ function judgeStored(writers: Writer[], verify: Line): string[] {
 
 /** `PRAGMA integrity_check` on a copy of an SQLite file (and its WAL); else `undefined`. */
 function integrityOf(db: string): string | undefined {
-  if (isFolder(db)) return undefined;
+  if (!exists(db) || isFolder(db)) return undefined;
   const bytes = Deno.readFileSync(db);
   if (!isSqlite(bytes)) return undefined;
   const copy = `${db}.integrity`;

@@ -15,7 +15,7 @@
 // nothing was judged (a `HarnessError`).
 import type { Child } from "../../harness/child.ts";
 import { dirname } from "../../internal/path.ts";
-import { exists } from "../../internal/fs.ts";
+import { copyTree, exists } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
 import {
   competitorWalkNames,
@@ -28,7 +28,6 @@ import { killLanding } from "../moves/kill.ts";
 import { OP_MARKS_ENV, seriesRecorder } from "../moves/kill_series.ts";
 import { recorderEnv } from "../../recorder/record.ts";
 import { readObligation } from "./state.ts";
-import { copyStoreFiles } from "./sweep_atomicity.ts";
 import { tally } from "../engine/tally.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
 import { openTargetStore, type StoreMethod } from "../contract/target.ts";
@@ -201,7 +200,8 @@ function stopAt(
     label,
     dir,
     library: stores.library,
-    setup: () => Promise.resolve(copyStoreFiles(stores.pristine, `${dir}/db`)),
+    // The pristine folder holds the store's files alone: whatever it keeps there is its own.
+    setup: () => Promise.resolve(copyTree(stores.pristine, `${dir}/db`)),
     actors: {
       what: "the actor",
       spawn: (env) => start("actor", env),

@@ -31,19 +31,6 @@ async function attempting(target: string, db: string): Promise<Map<string, Store
   }
 }
 
-/**
- * Copies a store's files (`store.db` and its journal, WAL and shm, or its folder when its
- * path is one) from `from` into `to`.
- */
-export function copyStoreFiles(from: string, to: string): void {
-  Deno.mkdirSync(to, { recursive: true });
-  for (const entry of Deno.readDirSync(from)) {
-    if ((entry.isFile || entry.isDirectory) && entry.name.startsWith("store.db")) {
-      copyTree(`${from}/${entry.name}`, `${to}/${entry.name}`);
-    }
-  }
-}
-
 /** What {@linkcode sweepAtomicity} may use: the target's crash points, the series' kind. */
 export interface SweepProbe {
   /** The crash points the target lists. */
@@ -76,12 +63,13 @@ export async function sweepAtomicity(
   const own = listed.has(POINT);
   if (!own && kind === "off") return;
   const setup = await leaveTwoAttempting(ctx, t, obligations);
-  const setupDb = `${setup}/store.db`;
-  copyStoreFiles(setup, `${setup}/pristine`);
+  const setupDb = `${setup}/db/store.db`;
+  // The store's folder whole: whatever it keeps beside its path is its own.
+  copyTree(`${setup}/db`, `${setup}/pristine`);
   const before = await attempting(ctx.target, setupDb);
   const check = bothOrNeither(ctx, t, before);
   const args = (db: string, dir: string) => {
-    copyStoreFiles(`${setup}/pristine`, db.slice(0, db.lastIndexOf("/")));
+    copyTree(`${setup}/pristine`, db.slice(0, db.lastIndexOf("/")));
     return [db, `${dir}/inbox.jsonl`, dir, "sweeper", "-", "0"];
   };
   if (own) {
@@ -108,8 +96,8 @@ async function leaveTwoAttempting(
   obligations: number,
 ): Promise<string> {
   const setup = ctx.run.file("sweep-atomicity");
-  Deno.mkdirSync(setup);
-  const setupDb = `${setup}/store.db`;
+  Deno.mkdirSync(`${setup}/db`, { recursive: true });
+  const setupDb = `${setup}/db/store.db`;
   const sender = ctx.spawn(
     SENDER,
     [setupDb, `${setup}/inbox.jsonl`, String(obligations), "-", "2"],

@@ -303,17 +303,20 @@ test("a store that replaces its file by rename is durable under power loss", asy
 
 // A store that makes its path a folder: its states are copied whole, and it passes both
 // modes with its names judged.
-test("a store whose path is a folder is judged in both modes", async () => {
-  for (const mode of ["crash", "power-loss"] as const) {
-    const report = await run({
-      target: target("testdata/folder_store/target.ts"),
-      mode,
-      programs: ["append+append"],
-      kills: 0,
-      resumes: 1,
-    });
-    assert(report.ok, `${mode}: ${JSON.stringify(report.failures[0])}`);
-    assert(report.states > 0, `${mode}: no state judged`);
+// So does one that keeps its log in the path's folder under a name of its own.
+test("a store whose path is a folder, or whose log is named its own way, is judged in both modes", async () => {
+  for (const layout of ["folder_store/target.ts", "jsonl_store/sibling_target.ts"]) {
+    for (const mode of ["crash", "power-loss"] as const) {
+      const report = await run({
+        target: target(`testdata/${layout}`),
+        mode,
+        programs: ["append+append"],
+        kills: 0,
+        resumes: 1,
+      });
+      assert(report.ok, `${layout}, ${mode}: ${JSON.stringify(report.failures[0])}`);
+      assert(report.states > 0, `${layout}, ${mode}: no state judged`);
+    }
   }
 });
 

@@ -146,7 +146,13 @@ export async function setting(
     recorder,
     templateFiles: seeded.files,
   };
-  const refs: References = { openStore, seed: options.seed, references: new Map(), dir: root };
+  const refs: References = {
+    openStore,
+    seed: options.seed,
+    references: new Map(),
+    dir: root,
+    wholeFolder: true,
+  };
   const template = join(root, "template", "store.db");
   return {
     options,

@@ -121,12 +121,8 @@ function checkRefusals(input: ClauseInput): void {
 async function onCopy<T>(db: string, fn: (copy: string) => Promise<T>): Promise<T> {
   const dir = Deno.makeTempDirSync({ prefix: "sweep-probe-" });
   const copy = join(dir, basename(db));
-  // Every file the store keeps beside its database (a journal, a WAL, its own side files).
-  for (const entry of Deno.readDirSync(dirname(db))) {
-    if ((entry.isFile || entry.isDirectory) && entry.name.startsWith(basename(db))) {
-      copyTree(join(dirname(db), entry.name), join(dir, entry.name));
-    }
-  }
+  // Everything in the database's folder: a journal, a WAL, files the store named its own way.
+  copyTree(dirname(db), dir);
   try {
     return await fn(copy);
   } finally {

@@ -1,14 +1,14 @@
 // The sweep's children and reference runs: the child script spawned on a leg with the
 // target's access, a bounded wait for it, database copies, and the uncrashed run of a
 // program in this process that every crash state of it is compared with.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type Child, reapAll, spawnChild, type SpawnOptions } from "../../../harness/child.ts";
 import type { RunDir } from "../../../harness/evidence.ts";
 import { type Leg, legEnv } from "../../../harness/legs.ts";
 import type { ChildPermissions } from "../../../harness/permissions.ts";
 import { copyTree, exists } from "../../../internal/fs.ts";
 import { targetAccess } from "../../../cells/contract/target_access.ts";
-import { type FileSet, readFolder } from "../../../recorder/image.ts";
+import { readFolder } from "../../../recorder/image.ts";
 import type { Reference } from "./oracle.ts";
 import { type ProgramOp, ProgramRunner, snapshot, type SweepStore } from "./program.ts";
 import type { CrashImage } from "./types.ts";
@@ -104,11 +104,6 @@ export function copyDb(from: string, to: string, suffixes = ["", "-journal", "-w
   }
 }
 
-/** The store's own files in a folder (`store.db` and what SQLite keeps beside it). */
-function storeFiles(dir: string): FileSet {
-  return new Map([...readFolder(dir)].filter(([name]) => name.startsWith("store.db")));
-}
-
 /**
  * Runs a program uncrashed in this process on a copy of `start` (in a folder made under
  * `under`): the state before and after each operation, what each returned, and the
@@ -121,24 +116,26 @@ function storeFiles(dir: string): FileSet {
  * @returns The reference run.
  */
 export async function referenceRun(
-  refs: Pick<References, "openStore" | "seed" | "dir">,
+  refs: Pick<References, "openStore" | "seed" | "dir" | "wholeFolder">,
   program: readonly ProgramOp[],
   start: string,
 ): Promise<Reference> {
   const { openStore, seed } = refs;
   const dir = Deno.makeTempDirSync({ dir: refs.dir, prefix: "reference-" });
   const db = join(dir, "store.db");
-  copyDb(start, db);
+  if (refs.wholeFolder) copyTree(dirname(start), dir);
+  else copyDb(start, db);
   const store = await openStore(db);
   try {
     const runner = new ProgramRunner(store, seed);
     const snaps = [await snapshot(store)];
-    const files = [storeFiles(dir)];
+    // The run's folder holds the store's files alone.
+    const files = [readFolder(dir)];
     const results: unknown[] = [];
     for (const [i, op] of program.entries()) {
       results.push(await runner.run(op, i));
       snaps.push(await snapshot(store));
-      files.push(storeFiles(dir));
+      files.push(readFolder(dir));
     }
     return { snaps, results, files };
   } finally {
@@ -157,6 +154,12 @@ export interface References {
   references: Map<string, Promise<Reference>>;
   /** Where the reference runs' folders go. */
   dir: string;
+  /**
+   * The start's folder holds the store's files alone (the recorded-call sweep's template):
+   * copy it whole, whatever names the store gave its files (default: the database with
+   * its journal or WAL).
+   */
+  wholeFolder?: boolean;
 }
 
 /** The reference run of a program from `start`, made once and shared by its states. */
