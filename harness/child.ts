@@ -318,14 +318,20 @@ export class Child {
     }
   }
 
-  /** A one-line description: pid, exit, stderr tail. */
+  /**
+   * A description: pid, exit, and the stderr tail, led on the first line by the line that
+   * says most (a reader of one line, a report's table, sees why the child died).
+   */
   describe(): string {
     const status = this.#exited;
     const end = status
       ? `exited with code ${status.code}${status.signal ? ` (signal ${status.signal})` : ""}`
       : "still running";
     const stderr = this.stderr.trim();
-    return `child pid ${this.pid} ${end}; stderr: ${stderr ? `\n${stderr}` : "(empty)"}`;
+    if (!stderr) return `child pid ${this.pid} ${end}; stderr: (empty)`;
+    const lines = stderr.split("\n");
+    const lead = lines.find((line) => line.startsWith("error:")) ?? lines.at(-1)!;
+    return `child pid ${this.pid} ${end}; stderr: ${lead}${lines.length > 1 ? `\n${stderr}` : ""}`;
   }
 }
 

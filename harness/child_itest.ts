@@ -166,12 +166,27 @@ Deno.test("waitFor fails at once with the stderr of a child that died", async ()
         ok(e instanceof WaitError);
         ok(e.message.includes("exited with code 1"), e.message);
         ok(e.message.includes("the end of the flood"), "stderr tail missing");
+        ok(e.message.split("\n")[0]!.endsWith("the end of the flood"), "no lead line");
         ok(e.message.length < 8000, "stderr is not bounded");
         return true;
       },
     );
     void error;
     ok(performance.now() - started < 30_000, "did not fail at once");
+  } finally {
+    await reapAll();
+    await Deno.remove(runDir, { recursive: true });
+  }
+});
+
+Deno.test("a dead child's description leads with its uncaught error", async () => {
+  const runDir = testFolder();
+  try {
+    const child = spawnChild({ script: script("uncaught.ts"), runDir, library });
+    await child.status;
+    const [first] = child.describe().split("\n");
+    ok(/exited with code 1; stderr: error: Uncaught .*serialize a BigInt/.test(first!), first);
+    ok(child.describe().includes("[store] opening"), "the stderr tail is missing");
   } finally {
     await reapAll();
     await Deno.remove(runDir, { recursive: true });

@@ -1,11 +1,13 @@
 /**
  * Loading a target module: the specifier normalised, the module imported and checked for
- * `openStore`, its store opened in the leg's journal mode. Re-exported by `target.ts`,
+ * `openStore`, its store opened in the leg's journal mode. Integers a store answers as
+ * bigints (libSQL's rowids) are read as numbers. Re-exported by `target.ts`,
  * beside the contract.
  *
  * @module
  */
 import type { Store, TargetModule } from "./store.ts";
+import { withNumberIds } from "./_integer_ids.ts";
 
 /**
  * Raised when a target module cannot be loaded or lacks `openStore`.
@@ -78,7 +80,12 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
       `Invalid target module "${specifier}": it does not export openStore(path, options) (export a function that opens your store)`,
     );
   }
-  return module as unknown as TargetModule;
+  const loaded = module as unknown as TargetModule;
+  const openStore = loaded.openStore;
+  return {
+    ...loaded,
+    openStore: async (path, options) => withNumberIds(await openStore(path, options)),
+  };
 }
 
 /**

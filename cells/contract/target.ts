@@ -38,7 +38,7 @@
  *   `markDelivered`, `sweepRecoverable`).
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
- *   order.
+ *   order. Integers answered as bigints (libSQL's rowids) are read as numbers.
  * - **Typed errors**, recognised by their `name`: an append to a session ended by a
  *   compression rotation throws `CompressionSessionClosedError`; a rewind whose
  *   `expectedActiveIds` differ from the active ids throws `RewindConflictError` and
