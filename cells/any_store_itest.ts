@@ -1,8 +1,8 @@
 // Any kind of store is judgeable: a JSON-lines log (not SQLite) registers without
 // throwing, runs every cell it has the methods for on the default leg, and gets the
 // journal-mode legs SKIPPED as not applicable; a broken one still fails cell 1. A JSON
-// snapshot replaced by rename, a store whose path is a folder and one whose ids are bigints
-// are judged as well.
+// snapshot replaced by rename, a store whose path is a folder, one whose ids are bigints and
+// one whose error classes keep Error's name are judged as well.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
@@ -139,5 +139,22 @@ Deno.test({
       );
       strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
     }
+  },
+});
+
+// Error classes of the store's own that left `name` as Error's (`class X extends Error {}`)
+// are typed refusals: cell 13's append to a missing session is refused, not failed.
+Deno.test({
+  name: "a store whose error classes keep Error's name passes cell 13",
+  ...options,
+  async fn() {
+    const [outcome] = await runDefinitions(
+      await CELLS[13]({
+        target: jsonl("unnamed_errors_target"),
+        leg: legNamed("default"),
+        keepEvidence: false,
+      }),
+    );
+    strictEqual(outcome?.status, "PASS", outcome?.detail);
   },
 });

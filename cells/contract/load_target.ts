@@ -1,13 +1,14 @@
 /**
  * Loading a target module: the specifier normalised, the module imported and checked for
  * `openStore`, its store opened in the leg's journal mode. Integers a store answers as
- * bigints (libSQL's rowids) are read as numbers. Re-exported by `target.ts`,
+ * bigints (libSQL's rowids) are read as numbers, and an error of a class of its own whose
+ * `name` was left `Error` by its class's name. Re-exported by `target.ts`,
  * beside the contract.
  *
  * @module
  */
 import type { Store, TargetModule } from "./store.ts";
-import { withNumberIds } from "./_integer_ids.ts";
+import { namedByClass, readAnswers } from "./_store_answers.ts";
 
 /**
  * Raised when a target module cannot be loaded or lacks `openStore`.
@@ -84,7 +85,13 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
   const openStore = loaded.openStore;
   return {
     ...loaded,
-    openStore: async (path, options) => withNumberIds(await openStore(path, options)),
+    openStore: async (path, options) => {
+      try {
+        return readAnswers(await openStore(path, options));
+      } catch (error) {
+        throw namedByClass(error);
+      }
+    },
   };
 }
 

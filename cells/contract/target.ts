@@ -39,7 +39,8 @@
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
  *   order. Integers answered as bigints (libSQL's rowids) are read as numbers.
- * - **Typed errors**, recognised by their `name`: an append to a session ended by a
+ * - **Typed errors**, recognised by their `name` (an error of a class of the store's own
+ *   whose `name` was left `Error` is named by its class): an append to a session ended by a
  *   compression rotation throws `CompressionSessionClosedError`; a rewind whose
  *   `expectedActiveIds` differ from the active ids throws `RewindConflictError` and
  *   changes nothing.

@@ -39,6 +39,18 @@ Deno.test({
   },
 });
 
+// Refusals of error classes that left `name` as Error's are the store's own, typed.
+Deno.test({
+  name: "F1 on the JSON-lines store whose error classes keep Error's name: typed refusals",
+  ...ITEST,
+  ignore: !built.ok,
+  async fn() {
+    const target = cellsTarget("testdata/jsonl_store/unnamed_errors_target.ts");
+    const verdict = await f1(target, "default");
+    strictEqual(verdict.status, "PASS", shown(verdict));
+  },
+});
+
 Deno.test({
   name: "F1 on a store whose calls the recorder cannot see: ERROR, never FAIL",
   ...ITEST,

@@ -1,7 +1,10 @@
-// A store on libSQL (rowids as bigint), node:sqlite with readBigInts or better-sqlite3 with
-// safe integers answers integers as bigints where the contract has numbers: the cells
-// compare, sort and journal them as numbers, so each answer is read as numbers once, here.
+// How the cells read a store's answers, once, where the target is loaded: integers a store
+// answers as bigints (libSQL's rowids, node:sqlite's readBigInts, better-sqlite3's safe
+// integers) as numbers, which the cells compare, sort and journal; and an error of a class
+// of the store's own that left `name` as `Error` (a common omission) by its class's name,
+// which is how the cells tell a typed refusal.
 import type { Store } from "./store.ts";
+import { GENERIC_ERRORS } from "./typed.ts";
 
 /** Whether `value` holds a bigint (in arrays and plain objects, however deep). */
 function holdsBigint(value: unknown): boolean {
@@ -31,8 +34,24 @@ export function asNumbers(value: unknown): unknown {
   );
 }
 
-/** The store, its methods' answers (or what their promises resolve to) read as numbers. */
-export function withNumberIds(store: Store): Store {
+/**
+ * Names an error of a class of the store's own by its class when its `name` is still a
+ * generic one (`class NotFoundError extends Error {}` leaves it `Error`); returns it.
+ */
+export function namedByClass(error: unknown): unknown {
+  if (!(error instanceof Error) || !GENERIC_ERRORS.has(error.name)) return error;
+  const own = error.constructor?.name;
+  if (own && !GENERIC_ERRORS.has(own)) {
+    Object.defineProperty(error, "name", { value: own, configurable: true, writable: true });
+  }
+  return error;
+}
+
+/**
+ * The store, its methods' answers (or what their promises resolve to) read as numbers,
+ * and their errors named by their class.
+ */
+export function readAnswers(store: Store): Store {
   const methods = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, key) {
@@ -41,8 +60,15 @@ export function withNumberIds(store: Store): Store {
       let method = methods.get(key);
       if (!method) {
         method = (...args: unknown[]) => {
-          const answer = member.apply(target, args);
-          return answer instanceof Promise ? answer.then(asNumbers) : asNumbers(answer);
+          let answer: unknown;
+          try {
+            answer = member.apply(target, args);
+          } catch (error) {
+            throw namedByClass(error);
+          }
+          return answer instanceof Promise
+            ? answer.then(asNumbers, (error) => Promise.reject(namedByClass(error)))
+            : asNumbers(answer);
         };
         methods.set(key, method);
       }
