@@ -143,18 +143,23 @@ Deno.test({
 });
 
 // Error classes of the store's own that left `name` as Error's (`class X extends Error {}`)
-// are typed refusals: cell 13's append to a missing session is refused, not failed.
+// are typed refusals: cell 13's append to a missing session is refused, not failed. A
+// thrown string is not: a caller cannot tell it from any other.
 Deno.test({
-  name: "a store whose error classes keep Error's name passes cell 13",
+  name:
+    "a store whose error classes keep Error's name passes cell 13; one that throws strings fails it",
   ...options,
   async fn() {
-    const [outcome] = await runDefinitions(
-      await CELLS[13]({
-        target: jsonl("unnamed_errors_target"),
-        leg: legNamed("default"),
-        keepEvidence: false,
-      }),
+    const cell13 = async (target: URL) =>
+      (await runDefinitions(
+        await CELLS[13]({ target, leg: legNamed("default"), keepEvidence: false }),
+      ))[0];
+    const typed = await cell13(jsonl("unnamed_errors_target"));
+    strictEqual(typed?.status, "PASS", typed?.detail);
+    const strings = await cell13(
+      new URL("./testdata/mutants/jsonl_string_refusals.ts", import.meta.url),
     );
-    strictEqual(outcome?.status, "PASS", outcome?.detail);
+    strictEqual(strings?.status, "FAIL", strings?.detail);
+    ok(/the store threw a string, not an error/.test(strings.detail ?? ""), strings.detail);
   },
 });

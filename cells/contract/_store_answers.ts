@@ -1,8 +1,8 @@
 // How the cells read a store's answers, once, where the target is loaded: integers a store
 // answers as bigints (libSQL's rowids, node:sqlite's readBigInts, better-sqlite3's safe
-// integers) as numbers, which the cells compare, sort and journal; and an error of a class
-// of the store's own that left `name` as `Error` (a common omission) by its class's name,
-// which is how the cells tell a typed refusal.
+// integers) as numbers, which the cells compare, sort and journal; and what it throws as an
+// error whose name tells a typed refusal: a class of the store's own that left `name` as
+// `Error` (a common omission) by its class's name, a thrown string as untyped.
 import type { Store } from "./store.ts";
 import { GENERIC_ERRORS } from "./typed.ts";
 
@@ -35,21 +35,37 @@ export function asNumbers(value: unknown): unknown {
 }
 
 /**
- * Names an error of a class of the store's own by its class when its `name` is still a
- * generic one (`class NotFoundError extends Error {}` leaves it `Error`); returns it.
+ * What a store threw, as the cells read it: an error of a class of the store's own whose
+ * `name` is still a generic one (`class NotFoundError extends Error {}` leaves it `Error`)
+ * named by its class; an object with a `name` as an error of that name; anything else that
+ * is not an `Error` (a string, a number) as a generic `Error`, untyped: a caller cannot tell
+ * one thrown string from another.
  */
-export function namedByClass(error: unknown): unknown {
-  if (!(error instanceof Error) || !GENERIC_ERRORS.has(error.name)) return error;
-  const own = error.constructor?.name;
-  if (own && !GENERIC_ERRORS.has(own)) {
-    Object.defineProperty(error, "name", { value: own, configurable: true, writable: true });
+export function asStoreError(thrown: unknown): Error {
+  if (thrown instanceof Error) {
+    const own = thrown.constructor?.name;
+    if (GENERIC_ERRORS.has(thrown.name) && own && !GENERIC_ERRORS.has(own)) {
+      Object.defineProperty(thrown, "name", { value: own, configurable: true, writable: true });
+    }
+    return thrown;
   }
-  return error;
+  const fields = typeof thrown === "object" && thrown !== null
+    ? thrown as { name?: unknown; message?: unknown }
+    : {};
+  if (typeof fields.name === "string" && fields.name) {
+    const error = new Error(String(fields.message ?? ""), { cause: thrown });
+    error.name = fields.name;
+    return error;
+  }
+  const shown = typeof thrown === "string" ? JSON.stringify(thrown) : String(thrown);
+  return new Error(`the store threw a ${typeof thrown}, not an error: ${shown}`, {
+    cause: thrown,
+  });
 }
 
 /**
  * The store, its methods' answers (or what their promises resolve to) read as numbers,
- * and their errors named by their class.
+ * and what they throw as {@linkcode asStoreError} reads it.
  */
 export function readAnswers(store: Store): Store {
   const methods = new Map<PropertyKey, unknown>();
@@ -64,10 +80,10 @@ export function readAnswers(store: Store): Store {
           try {
             answer = member.apply(target, args);
           } catch (error) {
-            throw namedByClass(error);
+            throw asStoreError(error);
           }
           return answer instanceof Promise
-            ? answer.then(asNumbers, (error) => Promise.reject(namedByClass(error)))
+            ? answer.then(asNumbers, (error) => Promise.reject(asStoreError(error)))
             : asNumbers(answer);
         };
         methods.set(key, method);

@@ -1,14 +1,14 @@
 /**
  * Loading a target module: the specifier normalised, the module imported and checked for
  * `openStore`, its store opened in the leg's journal mode. Integers a store answers as
- * bigints (libSQL's rowids) are read as numbers, and an error of a class of its own whose
- * `name` was left `Error` by its class's name. Re-exported by `target.ts`,
+ * bigints (libSQL's rowids) are read as numbers, an error of a class of its own whose
+ * `name` was left `Error` by its class's name, and a thrown string as an untyped error. Re-exported by `target.ts`,
  * beside the contract.
  *
  * @module
  */
 import type { Store, TargetModule } from "./store.ts";
-import { namedByClass, readAnswers } from "./_store_answers.ts";
+import { asStoreError, readAnswers } from "./_store_answers.ts";
 
 /**
  * Raised when a target module cannot be loaded or lacks `openStore`.
@@ -89,7 +89,7 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
       try {
         return readAnswers(await openStore(path, options));
       } catch (error) {
-        throw namedByClass(error);
+        throw asStoreError(error);
       }
     },
   };

@@ -1,9 +1,10 @@
 // Loading a target: integers a store answers as bigints (libSQL's rowids) are read as
 // numbers, in arrays and plain objects, sync or async; what is not a safe integer, and
-// class instances, pass unchanged. An error class of the store's own is named by its class.
+// class instances, pass unchanged. An error class of the store's own is named by its class,
+// a thrown string is an untyped error.
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { loadTarget } from "./load_target.ts";
-import { asNumbers, namedByClass } from "./_store_answers.ts";
+import { asNumbers, asStoreError } from "./_store_answers.ts";
 import { testFolder } from "../../internal/_test_folder.ts";
 
 Deno.test("a store's bigint ids are read as numbers", async () => {
@@ -34,14 +35,22 @@ Deno.test("asNumbers: safe integers only, plain values only, copies only where n
   deepStrictEqual(await Promise.resolve(asNumbers([3n])), [3]);
 });
 
-Deno.test("namedByClass: an error class of the store's own that left its name is named by it", () => {
+Deno.test("asStoreError: a class of the store's own by its name, a thrown string untyped", () => {
   class StorageError extends Error {}
   class Named extends Error {
     override name = "BusyDeadlineError";
   }
-  strictEqual((namedByClass(new StorageError("full")) as Error).name, "StorageError");
-  strictEqual((namedByClass(new Named("busy")) as Error).name, "BusyDeadlineError");
-  strictEqual((namedByClass(new TypeError("x")) as Error).name, "TypeError");
-  strictEqual((namedByClass(new Error("x")) as Error).name, "Error");
-  strictEqual(namedByClass("text"), "text");
+  strictEqual(asStoreError(new StorageError("full")).name, "StorageError");
+  strictEqual(asStoreError(new Named("busy")).name, "BusyDeadlineError");
+  strictEqual(asStoreError(new TypeError("x")).name, "TypeError");
+  strictEqual(asStoreError(new Error("x")).name, "Error");
+  const thrownString = asStoreError("Cannot append: session not found");
+  strictEqual(thrownString.name, "Error");
+  strictEqual(
+    thrownString.message,
+    'the store threw a string, not an error: "Cannot append: session not found"',
+  );
+  const named = asStoreError({ name: "SessionNotFoundError", message: "no s" });
+  strictEqual([named.name, named.message].join(": "), "SessionNotFoundError: no s");
+  strictEqual(asStoreError(42).message, "the store threw a number, not an error: 42");
 });

@@ -35,6 +35,13 @@ export const FAULT_MUTANTS: readonly FaultMutantSpec[] = [
     legs: ["default"],
   },
   {
+    name: "jsonl_string_refusals",
+    breaks: "refuses a failed append by throwing a string, not an error a caller can tell apart",
+    clause: "F1",
+    check: /threw an untyped Error: the store threw a string, not an error: "/,
+    legs: ["default"],
+  },
+  {
     name: "read_skips_corrupt_rows",
     breaks: "skips the rows of a corrupt page on read and serves the rest as the transcript",
     clause: "F2",
