@@ -1,8 +1,8 @@
 // Any kind of store is judgeable: a JSON-lines log (not SQLite) registers without
 // throwing, runs every cell it has the methods for on the default leg, and gets the
 // journal-mode legs SKIPPED as not applicable; a broken one still fails cell 1. A JSON
-// snapshot replaced by rename, a store whose path is a folder, one whose ids are bigints and
-// one whose error classes keep Error's name are judged as well.
+// snapshot replaced by rename, a store whose path is a folder, one whose ids are bigints, one
+// whose error classes keep Error's name and one handed out as a Proxy are judged as well.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
@@ -161,5 +161,22 @@ Deno.test({
     );
     strictEqual(strings?.status, "FAIL", strings?.detail);
     ok(/the store threw a string, not an error/.test(strings.detail ?? ""), strings.detail);
+  },
+});
+
+// A store handed out as a Proxy lists its methods among no keys: its capabilities are the
+// contract's methods it answers, and cell 1 judges it instead of SKIPping it.
+Deno.test({
+  name: "a store that is a Proxy is judged on the methods it answers",
+  ...options,
+  async fn() {
+    const [outcome] = await runDefinitions(
+      await CELLS[1]({
+        target: jsonl("proxy_target"),
+        leg: legNamed("default"),
+        keepEvidence: false,
+      }),
+    );
+    strictEqual(outcome?.status, "PASS", outcome?.detail);
   },
 });

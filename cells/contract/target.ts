@@ -192,6 +192,80 @@ export type {
 export type StoreMethod = keyof Store & string;
 
 /**
+ * Every method of the contract, once each (the type keeps the list whole): a store that
+ * answers one without listing it among its own keys (a `Proxy`) still has it.
+ *
+ * @example
+ * ```ts
+ * import { STORE_METHODS } from "./target.ts";
+ * console.log(STORE_METHODS.includes("appendMessage")); // true
+ * ```
+ */
+export const STORE_METHODS: readonly StoreMethod[] = Object.keys(
+  {
+    appendMessage: 1,
+    appendMessages: 1,
+    checkInvariants: 1,
+    claimHandoff: 1,
+    close: 1,
+    completeHandoff: 1,
+    createSession: 1,
+    endSession: 1,
+    ensureSession: 1,
+    failHandoff: 1,
+    findLiveCompressionChild: 1,
+    forkSession: 1,
+    getHandoffState: 1,
+    getMessages: 1,
+    getObligation: 1,
+    getSession: 1,
+    listObligations: 1,
+    listPendingHandoffs: 1,
+    listSessions: 1,
+    markAttempting: 1,
+    markDelivered: 1,
+    markFailed: 1,
+    markUnknown: 1,
+    messageCount: 1,
+    publishCompressionChild: 1,
+    recordObligation: 1,
+    refreshCompressionLock: 1,
+    releaseCompressionLock: 1,
+    reopenOrphanedCompressionSession: 1,
+    reopenSession: 1,
+    requestHandoff: 1,
+    resolveResumeSessionId: 1,
+    rewindToMessage: 1,
+    sweepRecoverable: 1,
+    tryAcquireCompressionLock: 1,
+  } satisfies Record<StoreMethod, 1>,
+) as StoreMethod[];
+
+/**
+ * The methods a store has: every function among its keys (its prototypes' too), and every
+ * contract method it answers without listing it (a `Proxy`).
+ *
+ * @param store The open store.
+ * @returns The names, once each.
+ * @example
+ * ```ts
+ * import { methodsOf } from "./target.ts";
+ * console.log(methodsOf({ createSession() {}, close() {} })); // ["createSession", "close"]
+ * ```
+ */
+export function methodsOf(store: object): string[] {
+  const methods = new Set<string>();
+  const member = (name: string) => (store as Record<string, unknown>)[name];
+  for (let o: object | null = store; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      if (name !== "constructor" && typeof member(name) === "function") methods.add(name);
+    }
+  }
+  for (const name of STORE_METHODS) if (typeof member(name) === "function") methods.add(name);
+  return [...methods];
+}
+
+/**
  * A cell's number: one per clause of the contract.
  *
  * @example

@@ -5,7 +5,7 @@
 // prints the error as a typed line and exits with PROBE_THREW: the parent leads with the
 // store's own error.
 import { childArgs, waitToBeKilled } from "../../contract/child_runtime.ts";
-import { loadTarget, type Store } from "../../contract/target.ts";
+import { loadTarget, methodsOf, type Store } from "../../contract/target.ts";
 import { PROBE_THREW, type ProbeLine, type ProbeStage, thrownAt } from "../_probe_line.ts";
 import { printReport } from "../../../internal/report_line.ts";
 
@@ -35,19 +35,12 @@ try {
 } catch (error) {
   threw(stage, error);
 }
-const methods: string[] = [];
-for (let o: object | null = store; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
-  for (const name of Object.getOwnPropertyNames(o)) {
-    if (typeof (store as unknown as Record<string, unknown>)[name] === "function") {
-      methods.push(name);
-    }
-  }
-}
+const methods = methodsOf(store);
 // A store that explains its journal mode (SessionDB's `journalModeReason`) says why a
 // leg was not honoured, e.g. the WAL-reset gate.
 const said = (store as unknown as { journalModeReason?: unknown }).journalModeReason;
 const line: ProbeLine = {
-  methods: [...new Set(methods)],
+  methods,
   ...(typeof said === "string" ? { journalModeReason: said } : {}),
 };
 printReport(line);

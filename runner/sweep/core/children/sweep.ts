@@ -13,7 +13,7 @@
 //                                the operations (a claim only while a handoff is parked),
 //                                journaling each acknowledgement, then closes it
 import { AckWriter } from "../../../../harness/ack_journal.ts";
-import { loadTarget } from "../../../../cells/contract/target.ts";
+import { loadTarget, methodsOf } from "../../../../cells/contract/target.ts";
 import { childArgs, openStoreFor } from "../../../../cells/contract/child_runtime.ts";
 import {
   CONTINUATION_INDEX,
@@ -71,19 +71,12 @@ function loadsLibrary(): boolean | undefined {
 
 if (mode === "setup") {
   await seedStore(store, Number(Deno.args[3]));
-  const methods: string[] = [];
-  for (let o: object | null = store; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
-    for (const name of Object.getOwnPropertyNames(o)) {
-      if (typeof (store as unknown as Record<string, unknown>)[name] === "function") {
-        methods.push(name);
-      }
-    }
-  }
+  const methods = methodsOf(store);
   const crashPoints = (await loadTarget(target!)).crashPoints?.() ?? [];
   const binding = loadsLibrary();
   await store.close();
   printReport({
-    methods: [...new Set(methods)],
+    methods,
     crashPoints,
     ...(binding !== undefined ? { binding } : {}),
   });
