@@ -2,7 +2,8 @@
 // throwing, runs every cell it has the methods for on the default leg, and gets the
 // journal-mode legs SKIPPED as not applicable; a broken one still fails cell 1. A JSON
 // snapshot replaced by rename, a store whose path is a folder, one whose ids are bigints, one
-// whose error classes keep Error's name and one handed out as a Proxy are judged as well.
+// whose error classes keep Error's name, one handed out as a Proxy and one that compacts its
+// log into a snapshot are judged as well.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
@@ -178,5 +179,35 @@ Deno.test({
       }),
     );
     strictEqual(outcome?.status, "PASS", outcome?.detail);
+  },
+});
+
+// A store's periodic work runs inside some appends only (a compaction every eighth): cell 1's
+// kill series walks the busiest of the first appends, so a compaction that replays the log
+// lines its snapshot covers is caught under SIGKILL, and the correct one passes.
+Deno.test({
+  name:
+    "cell 1's kill series walks a compaction: the correct store passes, one that doubles lines fails",
+  ...options,
+  async fn() {
+    const cell1 = async (target: URL) =>
+      (await runDefinitions(
+        await CELLS[1]({ target, leg: legNamed("default"), keepEvidence: false }),
+      ))[0];
+    const correct = await cell1(
+      new URL("./testdata/compacting_store/target.ts", import.meta.url),
+    );
+    strictEqual(correct?.status, "PASS", correct?.detail);
+    const doubling = await cell1(
+      new URL("./testdata/mutants/compaction_replays_covered_log.ts", import.meta.url),
+    );
+    strictEqual(doubling?.status, "FAIL", doubling?.detail);
+    // The kill series catches it on every run; a random kill may land in the window first.
+    ok(
+      /contiguous prefix m0\.\.m\d+, N >= acknowledged: row \d+ is "m\d+"/.test(
+        doubling.detail ?? "",
+      ),
+      doubling.detail,
+    );
   },
 });

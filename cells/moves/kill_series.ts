@@ -8,6 +8,7 @@ import { HarnessError } from "../../harness/harness_error.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { buildRecorder } from "../../recorder/build.ts";
 import { recorderEnv, type RecorderOptions } from "../../recorder/record.ts";
+import { type LogRecord, readLog } from "../../recorder/log.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { tally } from "../engine/tally.ts";
 
@@ -37,6 +38,12 @@ export interface SeriesCase {
   kind: SeriesKind;
   /** The most crash states walked (default 200). */
   maxStates?: number;
+  /**
+   * Walk the busiest of the first `busiestOf` occurrences instead: the one with the most
+   * calls of the series' kind in an uncrashed run, `occurrence` when it is among them. A
+   * store's periodic work (a compaction, a checkpoint every few writes) lives there.
+   */
+  busiestOf?: number;
 }
 
 let built: Promise<{ path?: string; reason?: string }> | undefined;
@@ -199,10 +206,13 @@ async function killAtCall(
 export async function killSeries(
   ctx: CellRun,
   t: Deno.TestContext,
-  c: SeriesCase,
+  walked: SeriesCase,
 ): Promise<void> {
-  const { kind, maxStates = 200 } = c;
-  const library = await seriesRecorder(`kill series for ${c.op}`);
+  const { kind, maxStates = 200 } = walked;
+  const library = await seriesRecorder(`kill series for ${walked.op}`);
+  const c = walked.busiestOf
+    ? { ...walked, occurrence: await busiestOccurrence(ctx, walked, library) }
+    : walked;
   const key = `killSeries.${c.op}`;
   let inside = 0;
   let completed = false;
@@ -220,4 +230,49 @@ export async function killSeries(
       completed ? "" : `, stopped at ${maxStates}`
     }`,
   );
+}
+
+/** Whether a counted call is one a series of `kind` kills before. */
+function killable(record: LogRecord, kind: SeriesKind): boolean {
+  return record.counted && (kind === "any" || record.kind === "sync" || record.kind === "syncAll");
+}
+
+/**
+ * The occurrence of `c.op`, among the first `c.busiestOf`, that makes the most calls a
+ * series of its kind kills before, read from one uncrashed run under the recorder;
+ * `c.occurrence` when it is among the busiest, else the first of them.
+ */
+async function busiestOccurrence(ctx: CellRun, c: SeriesCase, library: string): Promise<number> {
+  const count = c.busiestOf!;
+  const dir = ctx.run.file(`series-${c.op}-census`);
+  await Deno.mkdir(`${dir}/db`, { recursive: true });
+  const marks = `${dir}/marks.jsonl`;
+  const child = ctx.spawn(c.script, c.args(`${dir}/db/store.db`, dir), {
+    env: seriesEnv(library, dir, {}),
+  });
+  try {
+    await waitFor(() => child.exited !== undefined || countAcks(marks) >= 2 * count, {
+      what: `${count} runs of ${c.op} to count their calls`,
+      deadlineMs: 60_000,
+      observed: () => `${countAcks(marks)} marks`,
+      children: [child],
+    });
+  } catch (error) {
+    // A child that ended early (a store that stops by itself) leaves fewer to choose from.
+    if (child.exited === undefined) throw error;
+  } finally {
+    await reapAll([child]);
+  }
+  const calls = new Array<number>(count + 1).fill(0);
+  let marksSeen = 0;
+  for (const record of readLog(`${dir}/fsrec.log`).records) {
+    if (record.kind === "mark") marksSeen++;
+    else if (marksSeen % 2 === 1 && killable(record, c.kind)) {
+      const occurrence = (marksSeen + 1) / 2;
+      if (occurrence <= count) calls[occurrence]!++;
+    }
+  }
+  const most = Math.max(...calls);
+  if (most === 0 || calls[c.occurrence] === most) return c.occurrence;
+  return calls.indexOf(most);
 }
