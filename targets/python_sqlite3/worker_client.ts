@@ -110,6 +110,8 @@ interface Pending {
   op: string;
   resolve(value: unknown): void;
   reject(error: Error): void;
+  /** The timer that says the wait on stderr. */
+  slow: ReturnType<typeof setTimeout>;
 }
 
 type Answer = { id: number; ok: true; result: unknown } | {
@@ -122,6 +124,8 @@ type Answer = { id: number; ok: true; result: unknown } | {
 const OPTIONAL_RESULTS = new Set(["getSession", "getObligation"]);
 /** How long a broken pipe waits for the worker's end before it is reported as an error. */
 const PIPE_DEATH_MS = 10_000;
+/** How long a request waits before its wait is said on stderr (where a failure shows it). */
+const SLOW_ANSWER_MS = 5_000;
 
 class Connection {
   #process: Deno.ChildProcess;
@@ -191,6 +195,7 @@ class Connection {
     const pending = this.#pending.get(answer.id);
     if (!pending) return;
     this.#pending.delete(answer.id);
+    clearTimeout(pending.slow);
     if (answer.ok) {
       const result = answer.result === null && OPTIONAL_RESULTS.has(pending.op)
         ? undefined
@@ -222,7 +227,10 @@ class Connection {
         status.signal ? `signal ${status.signal}` : `code ${status.code}`
       }${this.#stderr.trim() ? `: ${this.#stderr.trim()}` : ""}`,
     );
-    for (const pending of this.#pending.values()) pending.reject(error);
+    for (const pending of this.#pending.values()) {
+      clearTimeout(pending.slow);
+      pending.reject(error);
+    }
     this.#pending.clear();
   }
 
@@ -230,10 +238,17 @@ class Connection {
     const id = this.#next++;
     if (op === "close") this.#closing = true;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { op, resolve, reject });
+      // A worker that buffers its stdout answers nothing until it exits: say so while waiting.
+      const slow = setTimeout(() => {
+        console.error(
+          `worker_client: no answer to ${op} (request ${id}) after ${SLOW_ANSWER_MS} ms: a worker must end each answer with a newline and flush its stdout`,
+        );
+      }, SLOW_ANSWER_MS);
+      this.#pending.set(id, { op, resolve, reject, slow });
       const line = new TextEncoder().encode(`${JSON.stringify({ id, op, args })}\n`);
       this.#writer.write(line).catch(async (error) => {
         this.#pending.delete(id);
+        clearTimeout(slow);
         // A pipe broken by the worker's death: a SIGKILL is the store's crash, so this
         // process dies by it too (in #ended), never with this error first.
         await this.#exitedWithin(PIPE_DEATH_MS);

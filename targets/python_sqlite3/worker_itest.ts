@@ -178,3 +178,34 @@ Deno.test({
     await store.close();
   },
 });
+
+// A worker that buffers its stdout answers nothing until it exits: its client says what it
+// waits for on stderr, where a cell's failure (the store did not open) shows it.
+Deno.test({
+  name: "a client waiting on a silent worker says so on stderr",
+  ...options,
+  async fn() {
+    const silent = "import sys; sys.stdin.readline(); sys.stdin.readline()";
+    const client = new Deno.Command(Deno.execPath(), {
+      args: [
+        "eval",
+        `import { openWorkerStore } from ${
+          JSON.stringify(new URL("./worker_client.ts", import.meta.url).href)
+        };
+openWorkerStore({ program: ${JSON.stringify(python)}, args: ["-c", ${JSON.stringify(silent)}] }, ${
+          JSON.stringify(`${testFolder()}/store.db`)
+        }, {}).catch(() => {});
+await new Promise((resolve) => setTimeout(resolve, 6_000));
+Deno.exit(0);`,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode((await client).stderr);
+    ok(
+      /no answer to open \(request 1\) after 5000 ms: a worker must end each answer with a newline and flush its stdout/
+        .test(stderr),
+      stderr,
+    );
+  },
+});
