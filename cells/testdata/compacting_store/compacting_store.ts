@@ -9,7 +9,19 @@
  *
  * @module
  */
-import type { CellMessage, StoredMessage, StoredSession } from "../../contract/target.ts";
+import type { CellMessage } from "../../contract/target.ts";
+import {
+  CorruptStoreError,
+  folderOf,
+  StorageError,
+  syncFolder,
+  type Transcript,
+  TranscriptReads,
+  typedIo,
+  UnknownSessionError,
+} from "../_store_kit.ts";
+
+export { CorruptStoreError, StorageError, UnknownSessionError };
 
 /** How many log lines are kept before the state is compacted into the snapshot. */
 export const COMPACT_EVERY = 8;
@@ -19,37 +31,9 @@ type Change =
   | { t: "message"; id: number; session: string; role: string; content: string };
 type Line = Change & { seq: number };
 
-interface Snapshot {
+/** The transcript with the last sequence it covers. */
+interface Snapshot extends Transcript {
   seq: number;
-  sessions: string[];
-  messages: { id: number; session: string; role: string; content: string }[];
-}
-
-/** An append named a session the store does not hold. */
-export class UnknownSessionError extends Error {
-  /** Creates the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UnknownSessionError";
-  }
-}
-
-/** The file system failed a call: nothing was appended. */
-export class StorageError extends Error {
-  /** Creates the error. */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "StorageError";
-  }
-}
-
-/** The snapshot or a line before the log's last is damaged: never served short. */
-export class CorruptStoreError extends Error {
-  /** Creates the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "CorruptStoreError";
-  }
 }
 
 /** Options of {@linkcode CompactingStore.open}. */
@@ -59,19 +43,6 @@ export interface CompactingOptions {
    * crash between the snapshot's rename and the log's cut replays them twice).
    */
   skipCovered?: boolean;
-}
-
-function folderOf(path: string): string {
-  return path.slice(0, path.lastIndexOf("/")) || ".";
-}
-
-function syncFolder(path: string): void {
-  const folder = Deno.openSync(folderOf(path), { read: true });
-  try {
-    folder.syncSync();
-  } finally {
-    folder.close();
-  }
 }
 
 function parseLine(text: string): Line | undefined {
@@ -84,13 +55,14 @@ function parseLine(text: string): Line | undefined {
 }
 
 /** The compacting store. */
-export class CompactingStore {
+export class CompactingStore extends TranscriptReads {
   #path: string;
   #lock: Deno.FsFile;
   #log: Deno.FsFile;
   #skipCovered: boolean;
 
   private constructor(path: string, files: { lock: Deno.FsFile; log: Deno.FsFile }, skip: boolean) {
+    super();
     this.#path = path;
     this.#lock = files.lock;
     this.#log = files.log;
@@ -111,7 +83,7 @@ export class CompactingStore {
           made = true;
         }
         const log = Deno.openSync(`${path}.log`, { read: true, append: true, create: true });
-        if (made) syncFolder(path);
+        if (made) syncFolder(folderOf(path));
         return new CompactingStore(path, { lock, log }, options.skipCovered ?? true);
       } finally {
         lock.unlockSync();
@@ -186,7 +158,7 @@ export class CompactingStore {
       file.close();
     }
     Deno.renameSync(temporary, this.#path);
-    syncFolder(this.#path);
+    syncFolder(folderOf(this.#path));
     this.#log.truncateSync(0);
     this.#log.syncSync();
   }
@@ -243,55 +215,14 @@ export class CompactingStore {
     return this.#locked(false, () => this.#load(false)).state;
   }
 
-  /** The session's messages in id order. */
-  getMessages(sessionId: string): StoredMessage[] {
-    return this.#state().messages.flatMap((m) =>
-      m.session === sessionId ? [{ id: m.id, role: m.role, content: m.content }] : []
-    );
-  }
-
-  /** A session, or `undefined`. */
-  getSession(id: string): StoredSession | undefined {
-    return this.listSessions().find((session) => session.id === id);
-  }
-
-  /** Every session. */
-  listSessions(): StoredSession[] {
-    return this.#state().sessions.map((id) => ({
-      id,
-      parentSessionId: null,
-      endedAt: null,
-      endReason: null,
-    }));
-  }
-
-  /** Broken invariants: message ids not increasing. */
-  checkInvariants(): string[] {
-    const problems: string[] = [];
-    let last = 0;
-    for (const message of this.#state().messages) {
-      if (message.id <= last) problems.push(`message id ${message.id} after ${last}`);
-      last = message.id;
-    }
-    return problems;
+  /** The store's transcript as its files hold it now. */
+  protected transcript(): Transcript {
+    return this.#state();
   }
 
   /** Closes the store. */
   close(): void {
     this.#log.close();
     this.#lock.close();
-  }
-}
-
-/** Runs `run`, turning a failure of the file system into a {@linkcode StorageError}. */
-function typedIo<T>(path: string, run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    if (
-      error instanceof UnknownSessionError || error instanceof CorruptStoreError ||
-      error instanceof StorageError || !(error instanceof Error)
-    ) throw error;
-    throw new StorageError(`Cannot use store "${path}": ${error.message}`, { cause: error });
   }
 }

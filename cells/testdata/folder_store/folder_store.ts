@@ -9,66 +9,30 @@
  *
  * @module
  */
-import type { CellMessage, StoredMessage, StoredSession } from "../../contract/target.ts";
+import type { CellMessage } from "../../contract/target.ts";
+import {
+  CorruptStoreError,
+  folderOf,
+  type Line,
+  parseLine,
+  StorageError,
+  syncFolder,
+  type Transcript,
+  transcriptOf,
+  TranscriptReads,
+  typedIo,
+  UnknownSessionError,
+} from "../_store_kit.ts";
+
+export { CorruptStoreError, StorageError, UnknownSessionError };
 
 /** How many lines a segment holds before the next one is made. */
 export const LINES_PER_SEGMENT = 16;
-
-type Line =
-  | { t: "session"; id: string }
-  | { t: "message"; id: number; session: string; role: string; content: string };
-
-/** An append named a session the store does not hold. */
-export class UnknownSessionError extends Error {
-  /** Creates the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UnknownSessionError";
-  }
-}
-
-/** The file system failed a call (a full disk, an I/O error): nothing was appended. */
-export class StorageError extends Error {
-  /** Creates the error. */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "StorageError";
-  }
-}
-
-/** A segment is damaged or short: the store is never served short. */
-export class CorruptStoreError extends Error {
-  /** Creates the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "CorruptStoreError";
-  }
-}
 
 /** Options of {@linkcode FolderStore.open}; each `false` is a planted fault. */
 export interface FolderOptions {
   /** Sync the folder after making a new segment in it (default true). */
   syncNewSegment?: boolean;
-}
-
-function syncFolder(path: string): void {
-  const folder = Deno.openSync(path, { read: true });
-  try {
-    folder.syncSync();
-  } finally {
-    folder.close();
-  }
-}
-
-function parseLine(text: string): Line | undefined {
-  try {
-    const line = JSON.parse(text);
-    if (line?.t === "session" && typeof line.id === "string") return line;
-    if (line?.t === "message" && typeof line.id === "number") return line;
-  } catch {
-    // not a line of ours
-  }
-  return undefined;
 }
 
 const segmentName = (n: number) => `segment-${String(n).padStart(6, "0")}.log`;
@@ -81,12 +45,13 @@ interface Loaded {
 }
 
 /** The folder store. */
-export class FolderStore {
+export class FolderStore extends TranscriptReads {
   #folder: string;
   #lock: Deno.FsFile;
   #syncNewSegment: boolean;
 
   private constructor(folder: string, lock: Deno.FsFile, options: FolderOptions) {
+    super();
     this.#folder = folder;
     this.#lock = lock;
     this.#syncNewSegment = options.syncNewSegment ?? true;
@@ -97,7 +62,7 @@ export class FolderStore {
     return typedIo(path, () => {
       try {
         Deno.mkdirSync(path);
-        syncFolder(path.slice(0, path.lastIndexOf("/")) || ".");
+        syncFolder(folderOf(path));
       } catch (error) {
         if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
       }
@@ -196,43 +161,9 @@ export class FolderStore {
     return this.#locked(false, () => this.#load(false)).lines;
   }
 
-  /** The session's messages in id order. */
-  getMessages(sessionId: string): StoredMessage[] {
-    return this.#read().flatMap((line) =>
-      line.t === "message" && line.session === sessionId
-        ? [{ id: line.id, role: line.role, content: line.content }]
-        : []
-    );
-  }
-
-  /** A session, or `undefined`. */
-  getSession(id: string): StoredSession | undefined {
-    return this.listSessions().find((session) => session.id === id);
-  }
-
-  /** Every session. */
-  listSessions(): StoredSession[] {
-    return this.#read().flatMap((line) =>
-      line.t === "session"
-        ? [{ id: line.id, parentSessionId: null, endedAt: null, endReason: null }]
-        : []
-    );
-  }
-
-  /** Broken invariants: ids not increasing, messages of unknown sessions. */
-  checkInvariants(): string[] {
-    const problems: string[] = [];
-    const sessions = new Set<string>();
-    let last = 0;
-    for (const line of this.#read()) {
-      if (line.t === "session") sessions.add(line.id);
-      else {
-        if (line.id <= last) problems.push(`message id ${line.id} after ${last}`);
-        if (!sessions.has(line.session)) problems.push(`message ${line.id} of unknown session`);
-        last = line.id;
-      }
-    }
-    return problems;
+  /** The store's transcript as its files hold it now. */
+  protected transcript(): Transcript {
+    return transcriptOf(this.#read());
   }
 
   /** Closes the store. */
@@ -264,18 +195,5 @@ function cutTo(path: string, size: number): void {
     file.syncSync();
   } finally {
     file.close();
-  }
-}
-
-/** Runs `run`, turning a failure of the file system into a {@linkcode StorageError}. */
-function typedIo<T>(path: string, run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    if (
-      error instanceof UnknownSessionError || error instanceof CorruptStoreError ||
-      error instanceof StorageError || !(error instanceof Error)
-    ) throw error;
-    throw new StorageError(`Cannot use store "${path}": ${error.message}`, { cause: error });
   }
 }

@@ -7,76 +7,23 @@
  *
  * @module
  */
-import type { CellMessage, StoredMessage, StoredSession } from "../../contract/target.ts";
+import type { CellMessage } from "../../contract/target.ts";
 import { exists } from "../../../internal/fs.ts";
+import {
+  CorruptStoreError,
+  folderOf,
+  type Line,
+  parseLine,
+  StorageError,
+  syncFolder,
+  type Transcript,
+  transcriptOf,
+  TranscriptReads,
+  typedIo,
+  UnknownSessionError,
+} from "../_store_kit.ts";
 
-type Line =
-  | { t: "session"; id: string; at: number }
-  | { t: "message"; id: number; session: string; role: string; content: string };
-
-function syncFolder(path: string): void {
-  const folder = Deno.openSync(path.slice(0, path.lastIndexOf("/")) || ".", { read: true });
-  try {
-    folder.syncSync();
-  } finally {
-    folder.close();
-  }
-}
-
-/** A line of the log, or `undefined` when it is not one (torn, garbage, empty). */
-function parseLine(text: string): Line | undefined {
-  try {
-    const line = JSON.parse(text);
-    if (line?.t === "session" && typeof line.id === "string") return line;
-    if (line?.t === "message" && typeof line.id === "number") return line;
-  } catch {
-    // not a line of ours
-  }
-  return undefined;
-}
-
-/** Runs `run`, turning a failure of the file system (EIO, ENOSPC) into a StorageError. */
-function typedIo<T>(path: string, run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    if (
-      error instanceof StorageError || error instanceof CorruptStoreError ||
-      error instanceof UnknownSessionError || !(error instanceof Error)
-    ) throw error;
-    throw new StorageError(`Cannot use store "${path}": ${error.message}`, { cause: error });
-  }
-}
-
-/** An append named a session the store does not hold: a refusal of the store's own type. */
-export class UnknownSessionError extends Error {
-  /** Creates the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UnknownSessionError";
-  }
-}
-
-/**
- * A write or sync of the log failed (a full disk, an I/O error): the append was not made,
- * and its bytes were cut off again where the file let us.
- */
-export class StorageError extends Error {
-  /** Creates the error. */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "StorageError";
-  }
-}
-
-/** A line before the last whole one does not parse: the log is damaged, never served short. */
-export class CorruptStoreError extends Error {
-  /** Creates the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "CorruptStoreError";
-  }
-}
+export { CorruptStoreError, StorageError, UnknownSessionError };
 
 /** The calls the store makes on its log file (`Deno.FsFile` has them all). */
 export interface LogFile {
@@ -116,7 +63,7 @@ export interface JsonlOptions {
 
 /** The JSON-lines store. Several processes may share one log: each append holds an
  * exclusive lock on it and first reads what the others appended. */
-export class JsonlStore {
+export class JsonlStore extends TranscriptReads {
   #file: LogFile;
   #path: string;
   #lines: Line[] = [];
@@ -126,6 +73,7 @@ export class JsonlStore {
   #retryFailedSync: boolean;
 
   private constructor(file: LogFile, path: string, options: JsonlOptions & { lock?: string }) {
+    super();
     this.#file = file;
     this.#path = path;
     this.#lock = options.lock;
@@ -149,7 +97,7 @@ export class JsonlStore {
       const file = options.openFile?.(path) ??
         Deno.openSync(path, { read: true, append: true, create: true });
       // A new file's name is durable only once its folder is synced (strict POSIX).
-      if (created && options.syncNewLog !== false) syncFolder(path);
+      if (created && options.syncNewLog !== false) syncFolder(folderOf(path));
       const store = new JsonlStore(file, path, { ...options, ...(lock ? { lock } : {}) });
       store.#locked(true, () => store.#catchUp());
       return store;
@@ -272,43 +220,9 @@ export class JsonlStore {
     return (line as Extract<Line, { t: "message" }>).id;
   }
 
-  /** The session's messages in id order. */
-  getMessages(sessionId: string): StoredMessage[] {
-    return this.#read().flatMap((line) =>
-      line.t === "message" && line.session === sessionId
-        ? [{ id: line.id, role: line.role, content: line.content }]
-        : []
-    );
-  }
-
-  /** A session, or `undefined`. */
-  getSession(id: string): StoredSession | undefined {
-    return this.listSessions().find((session) => session.id === id);
-  }
-
-  /** Every session. */
-  listSessions(): StoredSession[] {
-    return this.#read().flatMap((line) =>
-      line.t === "session"
-        ? [{ id: line.id, parentSessionId: null, endedAt: null, endReason: null }]
-        : []
-    );
-  }
-
-  /** Broken invariants: ids not increasing, messages of unknown sessions. */
-  checkInvariants(): string[] {
-    const problems: string[] = [];
-    const sessions = new Set<string>();
-    let last = 0;
-    for (const line of this.#read()) {
-      if (line.t === "session") sessions.add(line.id);
-      else {
-        if (line.id <= last) problems.push(`message id ${line.id} after ${last}`);
-        if (!sessions.has(line.session)) problems.push(`message ${line.id} of unknown session`);
-        last = line.id;
-      }
-    }
-    return problems;
+  /** The store's transcript as its files hold it now. */
+  protected transcript(): Transcript {
+    return transcriptOf(this.#read());
   }
 
   /** Closes the log (and removes its lock file). */

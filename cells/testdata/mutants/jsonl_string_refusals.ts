@@ -6,58 +6,9 @@
  *
  * @module
  */
-import type { CellMessage, StoredMessage, StoredSession } from "../../contract/target.ts";
-import { JsonlStore } from "../jsonl_store/jsonl_store.ts";
-
-function asString<T>(run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    throw error instanceof Error ? error.message : error;
-  }
-}
-
-/** The JSON-lines store throwing strings. */
-export class StringRefusalsStore {
-  #store: JsonlStore;
-
-  /** Wraps an open store. */
-  constructor(store: JsonlStore) {
-    this.#store = store;
-  }
-
-  /** Creates a session, keeping an existing one. */
-  createSession(id: string): void {
-    asString(() => this.#store.createSession(id));
-  }
-
-  /** Appends a message; its id once it is on disk. */
-  appendMessage(sessionId: string, message: CellMessage): number {
-    return asString(() => this.#store.appendMessage(sessionId, message));
-  }
-
-  /** The session's messages in id order. */
-  getMessages(sessionId: string): StoredMessage[] {
-    return asString(() => this.#store.getMessages(sessionId));
-  }
-
-  /** A session, or `undefined`. */
-  getSession(id: string): StoredSession | undefined {
-    return asString(() => this.#store.getSession(id));
-  }
-
-  /** Every session. */
-  listSessions(): StoredSession[] {
-    return asString(() => this.#store.listSessions());
-  }
-
-  /** Closes the store. */
-  close(): void {
-    this.#store.close();
-  }
-}
+import { RethrowingStore } from "../jsonl_store/_rethrowing_store.ts";
 
 /** Opens the mutant. */
-export function openStore(path: string): StringRefusalsStore {
-  return new StringRefusalsStore(asString(() => JsonlStore.open(path)));
+export function openStore(path: string): RethrowingStore {
+  return new RethrowingStore(path, (error) => error instanceof Error ? error.message : error);
 }

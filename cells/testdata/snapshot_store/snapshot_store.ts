@@ -7,39 +7,19 @@
  *
  * @module
  */
-import type { CellMessage, StoredMessage, StoredSession } from "../../contract/target.ts";
+import type { CellMessage } from "../../contract/target.ts";
+import {
+  CorruptStoreError,
+  folderOf,
+  StorageError,
+  syncFolder,
+  type Transcript,
+  TranscriptReads,
+  typedIo,
+  UnknownSessionError,
+} from "../_store_kit.ts";
 
-interface Snapshot {
-  sessions: string[];
-  messages: { id: number; session: string; role: string; content: string }[];
-}
-
-/** An append named a session the store does not hold. */
-export class UnknownSessionError extends Error {
-  /** Creates the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "UnknownSessionError";
-  }
-}
-
-/** The file system failed a call (a full disk, an I/O error): nothing was changed. */
-export class StorageError extends Error {
-  /** Creates the error. */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "StorageError";
-  }
-}
-
-/** The snapshot does not parse: the store is damaged, never served short. */
-export class CorruptStoreError extends Error {
-  /** Creates the error. */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "CorruptStoreError";
-  }
-}
+export { CorruptStoreError, StorageError, UnknownSessionError };
 
 /** Options of {@linkcode SnapshotStore.open}; each `false` is a planted fault. */
 export interface SnapshotOptions {
@@ -54,17 +34,14 @@ export interface SnapshotOptions {
   lock?: "lock-file" | "snapshot";
 }
 
-function folderOf(path: string): string {
-  return path.slice(0, path.lastIndexOf("/")) || ".";
-}
-
 /** The JSON snapshot store. */
-export class SnapshotStore {
+export class SnapshotStore extends TranscriptReads {
   #path: string;
   #lockFile: Deno.FsFile;
   #options: Required<SnapshotOptions>;
 
   private constructor(path: string, lockFile: Deno.FsFile, options: SnapshotOptions) {
+    super();
     this.#path = path;
     this.#lockFile = lockFile;
     this.#options = { syncData: true, syncFolder: true, lock: "lock-file", ...options };
@@ -110,7 +87,7 @@ export class SnapshotStore {
     }
   }
 
-  #load(): Snapshot {
+  #load(): Transcript {
     const text = Deno.readTextFileSync(this.#path);
     try {
       return JSON.parse(text);
@@ -119,7 +96,7 @@ export class SnapshotStore {
     }
   }
 
-  #save(snapshot: Snapshot): void {
+  #save(snapshot: Transcript): void {
     const temporary = `${this.#path}.${Deno.pid}.tmp`;
     const file = Deno.openSync(temporary, { write: true, create: true, truncate: true });
     try {
@@ -131,17 +108,10 @@ export class SnapshotStore {
       file.close();
     }
     Deno.renameSync(temporary, this.#path);
-    if (this.#options.syncFolder) {
-      const folder = Deno.openSync(folderOf(this.#path), { read: true });
-      try {
-        folder.syncSync();
-      } finally {
-        folder.close();
-      }
-    }
+    if (this.#options.syncFolder) syncFolder(folderOf(this.#path));
   }
 
-  #change(change: (snapshot: Snapshot) => boolean): void {
+  #change(change: (snapshot: Transcript) => boolean): void {
     this.#locked(true, () => {
       const snapshot = this.#load();
       if (change(snapshot)) this.#save(snapshot);
@@ -171,58 +141,17 @@ export class SnapshotStore {
     return id;
   }
 
-  /** The session's messages in id order. */
-  getMessages(sessionId: string): StoredMessage[] {
-    return this.#locked(false, () => this.#load()).messages.flatMap((m) =>
-      m.session === sessionId ? [{ id: m.id, role: m.role, content: m.content }] : []
-    );
+  #read(): Transcript {
+    return this.#locked(false, () => this.#load());
   }
 
-  /** A session, or `undefined`. */
-  getSession(id: string): StoredSession | undefined {
-    return this.listSessions().find((session) => session.id === id);
-  }
-
-  /** Every session. */
-  listSessions(): StoredSession[] {
-    return this.#locked(false, () => this.#load()).sessions.map((id) => ({
-      id,
-      parentSessionId: null,
-      endedAt: null,
-      endReason: null,
-    }));
-  }
-
-  /** Broken invariants: ids not increasing, messages of unknown sessions. */
-  checkInvariants(): string[] {
-    const snapshot = this.#locked(false, () => this.#load());
-    const problems: string[] = [];
-    let last = 0;
-    for (const message of snapshot.messages) {
-      if (message.id <= last) problems.push(`message id ${message.id} after ${last}`);
-      if (!snapshot.sessions.includes(message.session)) {
-        problems.push(`message ${message.id} of unknown session`);
-      }
-      last = message.id;
-    }
-    return problems;
+  /** The store's transcript as its files hold it now. */
+  protected transcript(): Transcript {
+    return this.#read();
   }
 
   /** Closes the store. */
   close(): void {
     this.#lockFile.close();
-  }
-}
-
-/** Runs `run`, turning a failure of the file system into a {@linkcode StorageError}. */
-function typedIo<T>(path: string, run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    if (
-      error instanceof UnknownSessionError || error instanceof CorruptStoreError ||
-      error instanceof StorageError || !(error instanceof Error)
-    ) throw error;
-    throw new StorageError(`Cannot use store "${path}": ${error.message}`, { cause: error });
   }
 }
