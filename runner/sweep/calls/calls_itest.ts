@@ -9,6 +9,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { platformSkipReason } from "../../../recorder/build.ts";
 import { type CallSweepOptions, type CallSweepReport, sweepCalls } from "./calls.ts";
+import { LONG_APPENDS } from "./plan.ts";
 import { callOutcomes } from "../core/outcomes.ts";
 import { removedAtUnload } from "../../../internal/_test_folder.ts";
 
@@ -318,6 +319,26 @@ test("a store whose path is a folder, or whose log is named its own way, is judg
       assert(report.states > 0, `${layout}, ${mode}: no state judged`);
     }
   }
+});
+
+// A store's periodic work lands in a later write than a short program reaches: the long run
+// of appends catches a compaction that replays what its snapshot covers, under SIGKILL, and
+// passes the correct one.
+test("twelve appends reach a compaction: the doubling one fails, the correct one passes", async () => {
+  const long = { mode: "crash" as const, programs: [LONG_APPENDS.join("+")], kills: 0, resumes: 0 };
+  const correct = await run({ target: target("testdata/compacting_store/target.ts"), ...long });
+  assert(correct.ok, JSON.stringify(correct.failures[0]));
+  const doubling = await run({
+    target: target("testdata/mutants/compaction_replays_covered_log.ts"),
+    ...long,
+  });
+  assert(!doubling.ok, "the doubling compaction passed");
+  assert(
+    /neither absent nor complete|contiguous|rows instead of/.test(
+      doubling.failures[0]!.problems[0]!,
+    ),
+    doubling.failures[0]!.problems[0],
+  );
 });
 
 // A store whose writes go around libc (raw system calls, as a Go program makes) leaves a

@@ -12,10 +12,16 @@ import { alsoJudged } from "../core/clause_checks.ts";
 import { CLAUSE_CELLS, CLAUSES } from "../core/oracle.ts";
 
 /**
+ * Twelve appends: a store's periodic work (a compaction or a checkpoint every few writes)
+ * lands in a later write than any short sequence reaches.
+ */
+export const LONG_APPENDS: readonly ProgramOp[] = new Array<ProgramOp>(12).fill("append");
+
+/**
  * The programs: every sequence up to `maxLength` of operations the store supports, then
- * the clause programs it supports (fixed, whatever `maxLength`), in the cells asked for (a program is in a cell when
- * every operation's clause is, or when the cell judges its states too: a rotation's for
- * cell 8).
+ * the clause programs it supports (fixed, whatever `maxLength`), and from a `maxLength` of
+ * two {@linkcode LONG_APPENDS}, in the cells asked for (a program is in a cell when every
+ * operation's clause is, or when the cell judges its states too: a rotation's for cell 8).
  */
 export function programsFor(
   methods: readonly string[],
@@ -29,6 +35,7 @@ export function programsFor(
     candidates.push(...level.map(expandSequence));
   }
   candidates.push(...CLAUSE_PROGRAMS.map((p) => [...p]));
+  if (maxLength >= 2) candidates.push([...LONG_APPENDS]);
   return candidates.filter((program) =>
     !missingMethods(program, methods).length &&
     (!cells || program.every((op) => cells.includes(CLAUSE_CELLS[CLAUSES[op]]!)) ||
