@@ -2,8 +2,8 @@
 // throwing, runs every cell it has the methods for on the default leg, and gets the
 // journal-mode legs SKIPPED as not applicable; a broken one still fails cell 1. A JSON
 // snapshot replaced by rename, a store whose path is a folder, one whose ids are bigints, one
-// whose error classes keep Error's name, one handed out as a Proxy and one that compacts its
-// log into a snapshot are judged as well.
+// whose error classes keep Error's name, one handed out as a Proxy, one that compacts its log
+// into a snapshot and one that answers null for a missing session are judged as well.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName } from "../harness/legs.ts";
 import { CELLS } from "./register.ts";
@@ -209,5 +209,22 @@ Deno.test({
       ),
       doubling.detail,
     );
+  },
+});
+
+// A store whose driver answers `null` for a row it lacks says "no such session" with it: a
+// refused append to a missing session left nothing, and cell 13 reads it so.
+Deno.test({
+  name: "a store whose getSession answers null for a missing session passes cell 13",
+  ...options,
+  async fn() {
+    const [outcome] = await runDefinitions(
+      await CELLS[13]({
+        target: jsonl("null_none_target"),
+        leg: legNamed("default"),
+        keepEvidence: false,
+      }),
+    );
+    strictEqual(outcome?.status, "PASS", outcome?.detail);
   },
 });

@@ -1,6 +1,7 @@
 // How the cells read a store's answers, once, where the target is loaded: integers a store
 // answers as bigints (libSQL's rowids, node:sqlite's readBigInts, better-sqlite3's safe
-// integers) as numbers, which the cells compare, sort and journal; and what it throws as an
+// integers) as numbers, which the cells compare, sort and journal; a `null` where the
+// contract's "none" is `undefined` (a missing session) as `undefined`; and what it throws as an
 // error whose name tells a typed refusal: a class of the store's own that left `name` as
 // `Error` (a common omission) by its class's name, a thrown string as untyped.
 import type { Store } from "./store.ts";
@@ -63,9 +64,16 @@ export function asStoreError(thrown: unknown): Error {
   });
 }
 
+/** The methods whose "none" is `undefined`: a store whose driver answers `null` means it too. */
+const NONE_IS_UNDEFINED: ReadonlySet<PropertyKey> = new Set([
+  "getSession",
+  "getObligation",
+  "findLiveCompressionChild",
+]);
+
 /**
- * The store, its methods' answers (or what their promises resolve to) read as numbers,
- * and what they throw as {@linkcode asStoreError} reads it.
+ * The store, its methods' answers (or what their promises resolve to) read as numbers (and
+ * a `null` "none" as `undefined`), and what they throw as {@linkcode asStoreError} reads it.
  */
 export function readAnswers(store: Store): Store {
   const methods = new Map<PropertyKey, unknown>();
@@ -75,6 +83,9 @@ export function readAnswers(store: Store): Store {
       if (typeof member !== "function") return member;
       let method = methods.get(key);
       if (!method) {
+        const read = NONE_IS_UNDEFINED.has(key)
+          ? (answer: unknown) => answer === null ? undefined : asNumbers(answer)
+          : asNumbers;
         method = (...args: unknown[]) => {
           let answer: unknown;
           try {
@@ -83,8 +94,8 @@ export function readAnswers(store: Store): Store {
             throw asStoreError(error);
           }
           return answer instanceof Promise
-            ? answer.then(asNumbers, (error) => Promise.reject(asStoreError(error)))
-            : asNumbers(answer);
+            ? answer.then(read, (error) => Promise.reject(asStoreError(error)))
+            : read(answer);
         };
         methods.set(key, method);
       }

@@ -54,3 +54,17 @@ Deno.test("asStoreError: a class of the store's own by its name, a thrown string
   strictEqual([named.name, named.message].join(": "), "SessionNotFoundError: no s");
   strictEqual(asStoreError(42).message, "the store threw a number, not an error: 42");
 });
+
+Deno.test("a store's null for a missing session is read as undefined", async () => {
+  const target = await loadTarget(
+    new URL("../testdata/jsonl_store/null_none_target.ts", import.meta.url),
+  );
+  const store = await target.openStore(`${testFolder()}/store.db`, {});
+  try {
+    strictEqual(await store.getSession?.("nobody"), undefined);
+    await store.createSession("s");
+    strictEqual((await store.getSession?.("s"))?.id, "s");
+  } finally {
+    await store.close();
+  }
+});

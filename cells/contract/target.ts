@@ -38,7 +38,8 @@
  *   `markDelivered`, `sweepRecoverable`).
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
- *   order. Integers answered as bigints (libSQL's rowids) are read as numbers.
+ *   order. Integers answered as bigints (libSQL's rowids) are read as numbers, and a
+ *   `null` from `getSession`, `getObligation` or `findLiveCompressionChild` as none.
  * - **Typed errors**, recognised by their `name` (an error of a class of the store's own
  *   whose `name` was left `Error` is named by its class): an append to a session ended by a
  *   compression rotation throws `CompressionSessionClosedError`; a rewind whose
