@@ -12,26 +12,34 @@ import { runDefinitions } from "./engine/run_definitions.ts";
 const options = { sanitizeResources: false, sanitizeOps: false };
 const jsonl = (name: string) => new URL(`./testdata/jsonl_store/${name}.ts`, import.meta.url);
 const legNamed = (name: LegName) => ({ ...currentLeg(), name });
+const testdata = (path: string) => new URL(`./testdata/${path}.ts`, import.meta.url);
+
+/** One cell on the default leg against `target` (`span` when given), its outcome. */
+async function judged(cell: 1 | 6 | 13, target: URL, span?: number) {
+  const [outcome] = await runDefinitions(
+    await CELLS[cell]({
+      target,
+      leg: legNamed("default"),
+      keepEvidence: false,
+      ...(span ? { span } : {}),
+    }),
+  );
+  return outcome;
+}
 
 Deno.test({
   name: "a store that is not SQLite passes cells 1, 6 and 13 and SKIPs cells 2 to 5 by capability",
   ...options,
   async fn() {
     const leg = legNamed("default");
-    const [cell1] = await runDefinitions(
-      await CELLS[1]({ target: jsonl("target"), leg, keepEvidence: false }),
-    );
+    const cell1 = await judged(1, jsonl("target"));
     strictEqual(cell1?.status, "PASS", cell1?.detail);
-    // Several processes on one log: it locks each append, so cell 6 holds too.
-    const [cell6] = await runDefinitions(
-      // A longer span than the default: this store is quick, and its kills must land mid-work.
-      await CELLS[6]({ target: jsonl("target"), leg, keepEvidence: false, span: 4 }),
-    );
+    // Several processes on one log: it locks each append, so cell 6 holds too. A longer
+    // span than the default: this store is quick, and its kills must land mid-work.
+    const cell6 = await judged(6, jsonl("target"), 4);
     strictEqual(cell6?.status, "PASS", cell6?.detail);
     // Its core methods are all cell 13 needs: an append to a missing session refused, typed.
-    const [cell13] = await runDefinitions(
-      await CELLS[13]({ target: jsonl("target"), leg, keepEvidence: false }),
-    );
+    const cell13 = await judged(13, jsonl("target"));
     strictEqual(cell13?.status, "PASS", cell13?.detail);
     for (const cell of [2, 3, 4, 5] as const) {
       const definitions = await CELLS[cell]({ target: jsonl("target"), leg, keepEvidence: false });
@@ -66,13 +74,7 @@ Deno.test({
   name: "a store that is not SQLite and cannot reopen after a crash fails cell 1",
   ...options,
   async fn() {
-    const [outcome] = await runDefinitions(
-      await CELLS[1]({
-        target: jsonl("stale_lock"),
-        leg: legNamed("default"),
-        keepEvidence: false,
-      }),
-    );
+    const outcome = await judged(1, jsonl("stale_lock"));
     strictEqual(outcome?.status, "FAIL", outcome?.detail);
     ok(outcome.detail?.includes("it is locked"), outcome.detail);
   },
@@ -86,22 +88,11 @@ Deno.test({
     "a store that saves by rename passes cells 1, 6 and 13; one that locks the file it replaces fails cell 6",
   ...options,
   async fn() {
-    const leg = legNamed("default");
-    const snapshot = new URL("./testdata/snapshot_store/target.ts", import.meta.url);
     for (const cell of [1, 6, 13] as const) {
-      const [outcome] = await runDefinitions(
-        await CELLS[cell]({ target: snapshot, leg, keepEvidence: false, span: 4 }),
-      );
+      const outcome = await judged(cell, testdata("snapshot_store/target"), 4);
       strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
     }
-    const [broken] = await runDefinitions(
-      await CELLS[6]({
-        target: new URL("./testdata/mutants/snapshot_lock_replaced_file.ts", import.meta.url),
-        leg,
-        keepEvidence: false,
-        span: 4,
-      }),
-    );
+    const broken = await judged(6, testdata("mutants/snapshot_lock_replaced_file"), 4);
     strictEqual(broken?.status, "FAIL", broken?.detail);
     ok(
       /acknowledged append\(s\) lost|acknowledged id \d+ after \d+/.test(broken.detail ?? ""),
@@ -116,12 +107,8 @@ Deno.test({
   name: "a store whose path is a folder passes cells 1, 6 and 13",
   ...options,
   async fn() {
-    const leg = legNamed("default");
-    const folder = new URL("./testdata/folder_store/target.ts", import.meta.url);
     for (const cell of [1, 6, 13] as const) {
-      const [outcome] = await runDefinitions(
-        await CELLS[cell]({ target: folder, leg, keepEvidence: false, span: 4 }),
-      );
+      const outcome = await judged(cell, testdata("folder_store/target"), 4);
       strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
     }
   },
@@ -133,11 +120,8 @@ Deno.test({
   name: "a store that answers its ids as bigints passes cells 1 and 6",
   ...options,
   async fn() {
-    const leg = legNamed("default");
     for (const cell of [1, 6] as const) {
-      const [outcome] = await runDefinitions(
-        await CELLS[cell]({ target: jsonl("bigint_target"), leg, keepEvidence: false, span: 4 }),
-      );
+      const outcome = await judged(cell, jsonl("bigint_target"), 4);
       strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
     }
   },
@@ -151,15 +135,9 @@ Deno.test({
     "a store whose error classes keep Error's name passes cell 13; one that throws strings fails it",
   ...options,
   async fn() {
-    const cell13 = async (target: URL) =>
-      (await runDefinitions(
-        await CELLS[13]({ target, leg: legNamed("default"), keepEvidence: false }),
-      ))[0];
-    const typed = await cell13(jsonl("unnamed_errors_target"));
+    const typed = await judged(13, jsonl("unnamed_errors_target"));
     strictEqual(typed?.status, "PASS", typed?.detail);
-    const strings = await cell13(
-      new URL("./testdata/mutants/jsonl_string_refusals.ts", import.meta.url),
-    );
+    const strings = await judged(13, testdata("mutants/jsonl_string_refusals"));
     strictEqual(strings?.status, "FAIL", strings?.detail);
     ok(/the store threw a string, not an error/.test(strings.detail ?? ""), strings.detail);
   },
@@ -171,13 +149,7 @@ Deno.test({
   name: "a store that is a Proxy is judged on the methods it answers",
   ...options,
   async fn() {
-    const [outcome] = await runDefinitions(
-      await CELLS[1]({
-        target: jsonl("proxy_target"),
-        leg: legNamed("default"),
-        keepEvidence: false,
-      }),
-    );
+    const outcome = await judged(1, jsonl("proxy_target"));
     strictEqual(outcome?.status, "PASS", outcome?.detail);
   },
 });
@@ -190,17 +162,9 @@ Deno.test({
     "cell 1's kill series walks a compaction: the correct store passes, one that doubles lines fails",
   ...options,
   async fn() {
-    const cell1 = async (target: URL) =>
-      (await runDefinitions(
-        await CELLS[1]({ target, leg: legNamed("default"), keepEvidence: false }),
-      ))[0];
-    const correct = await cell1(
-      new URL("./testdata/compacting_store/target.ts", import.meta.url),
-    );
+    const correct = await judged(1, testdata("compacting_store/target"));
     strictEqual(correct?.status, "PASS", correct?.detail);
-    const doubling = await cell1(
-      new URL("./testdata/mutants/compaction_replays_covered_log.ts", import.meta.url),
-    );
+    const doubling = await judged(1, testdata("mutants/compaction_replays_covered_log"));
     strictEqual(doubling?.status, "FAIL", doubling?.detail);
     // The kill series catches it on every run; a random kill may land in the window first.
     ok(
@@ -218,13 +182,7 @@ Deno.test({
   name: "a store whose getSession answers null for a missing session passes cell 13",
   ...options,
   async fn() {
-    const [outcome] = await runDefinitions(
-      await CELLS[13]({
-        target: jsonl("null_none_target"),
-        leg: legNamed("default"),
-        keepEvidence: false,
-      }),
-    );
+    const outcome = await judged(13, jsonl("null_none_target"));
     strictEqual(outcome?.status, "PASS", outcome?.detail);
   },
 });
