@@ -78,19 +78,23 @@ export function copyTree(from: string, to: string): void {
   }
 }
 
-/**
- * The files under `dir` (in its folders too), each named relative to it and listed with
- * its size, largest first.
- */
-export function filesUnder(dir: string): { name: string; size: number }[] {
-  const files: { name: string; size: number }[] = [];
+/** The files under `dir` (in its folders too), each named relative to it. */
+export function filesIn(dir: string): string[] {
+  const files: string[] = [];
   const walk = (prefix: string): void => {
     for (const entry of Deno.readDirSync(prefix ? `${dir}/${prefix}` : dir)) {
       const name = prefix ? `${prefix}/${entry.name}` : entry.name;
       if (entry.isDirectory) walk(name);
-      else if (entry.isFile) files.push({ name, size: Deno.statSync(`${dir}/${name}`).size });
+      else if (entry.isFile) files.push(name);
     }
   };
   walk("");
-  return files.sort((a, b) => b.size - a.size || a.name.localeCompare(b.name));
+  return files;
+}
+
+/** {@linkcode filesIn}, each with its size, largest first. */
+export function filesUnder(dir: string): { name: string; size: number }[] {
+  return filesIn(dir)
+    .map((name) => ({ name, size: Deno.statSync(`${dir}/${name}`).size }))
+    .sort((a, b) => b.size - a.size || a.name.localeCompare(b.name));
 }

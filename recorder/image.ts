@@ -14,6 +14,7 @@
  * @module
  */
 import type { FileSet } from "./_fs_model.ts";
+import { filesIn } from "../internal/fs.ts";
 
 export type { FileSet } from "./_fs_model.ts";
 
@@ -30,18 +31,8 @@ export type { FileSet } from "./_fs_model.ts";
  * ```
  */
 export function readFolder(dir: string): FileSet {
-  const files: FileSet = new Map();
-  const walk = (prefix: string): void => {
-    for (const entry of Deno.readDirSync(prefix ? `${dir}/${prefix}` : dir)) {
-      const name = prefix ? `${prefix}/${entry.name}` : entry.name;
-      if (entry.isDirectory) walk(name);
-      else if (entry.isFile && !name.endsWith("-shm")) {
-        files.set(name, Deno.readFileSync(`${dir}/${name}`));
-      }
-    }
-  };
-  walk("");
-  return files;
+  const names = filesIn(dir).filter((name) => !name.endsWith("-shm"));
+  return new Map(names.map((name) => [name, Deno.readFileSync(`${dir}/${name}`)]));
 }
 
 /**

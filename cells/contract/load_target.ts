@@ -1,9 +1,9 @@
 /**
  * Loading a target module: the specifier normalised, the module imported and checked for
- * `openStore`, its store opened in the leg's journal mode. Integers a store answers as
- * bigints (libSQL's rowids) are read as numbers, an error of a class of its own whose
- * `name` was left `Error` by its class's name, and a thrown string as an untyped error. Re-exported by `target.ts`,
- * beside the contract.
+ * `openStore`, its store opened in the leg's journal mode, its answers read as the cells
+ * read them (`_store_answers.ts`: bigints as numbers, a `null` "none" as `undefined`, an
+ * error class of its own by its name, a thrown string as untyped). Re-exported by
+ * `target.ts`, beside the contract.
  *
  * @module
  */

@@ -14,7 +14,7 @@ import {
 import { HarnessError } from "../../harness/harness_error.ts";
 import { procText } from "../../harness/_proc.ts";
 import { waitFor } from "../../harness/wait_for.ts";
-import { exists, filesUnder } from "../../internal/fs.ts";
+import { exists, filesIn } from "../../internal/fs.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { tally } from "../engine/tally.ts";
 import { LAST_WRITE } from "./_children.ts";
@@ -204,7 +204,7 @@ export function holdsLockIn(pid: number, dir: string): boolean | undefined {
   try {
     const files = new Map<number, string>();
     // In folders too: a store may make its path a folder of its own files.
-    for (const { name } of filesUnder(dir)) files.set(Deno.statSync(`${dir}/${name}`).ino!, name);
+    for (const name of filesIn(dir)) files.set(Deno.statSync(`${dir}/${name}`).ino!, name);
     return locks.split("\n").some((line) => {
       // "1: POSIX ADVISORY WRITE <pid> <major>:<minor>:<inode> <start> <end>"
       const [, , , type, owner, id, start] = line.trim().split(/\s+/);

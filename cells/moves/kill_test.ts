@@ -105,23 +105,23 @@ time.sleep(30)`,
 });
 
 /** Whether this process may read `/proc/locks` (Deno asks for every permission). */
-function locksReadable(): boolean {
+const locksReadable = (() => {
   try {
     Deno.readTextFileSync("/proc/locks");
     return true;
   } catch {
     return false;
   }
-}
+})();
 
 // A store may make its path a folder and lock a file in it (LevelDB's LOCK): a stop that
 // looked only at the files beside the database took its holder for one that blocks nobody.
 // Run by `deno test -A`; said out loud where `/proc/locks` cannot be read.
 Deno.test({
   name: `a lock on a file in a folder of the store's counts as held${
-    locksReadable() ? "" : " SKIP: /proc/locks needs --allow-all"
+    locksReadable ? "" : " SKIP: /proc/locks needs --allow-all"
   }`,
-  ignore: Deno.build.os !== "linux" || !locksReadable(),
+  ignore: Deno.build.os !== "linux" || !locksReadable,
   fn() {
     const dir = testFolder();
     Deno.mkdirSync(`${dir}/store.db`);
