@@ -13,6 +13,7 @@
 //     open, before exec: the child shares the parent's file offsets and locks nothing.
 //   4 an unlink or rename of a watched file (or over one) while another process has it
 //     open, found in /proc/<pid>/fd: that process goes on with a file nobody can reach.
+//     Looked for only under FSREC_PULLED=1.
 // Included by fs_recorder.c (one translation unit), not compiled on its own.
 #include <dirent.h>
 #include <link.h>
@@ -27,6 +28,9 @@ static void *first_sqlite;
 static char first_sqlite_path[PATH_MAX];
 static char second_sqlite_path[PATH_MAX];
 static int second_sqlite_pending;
+// FSREC_PULLED=1: look for other holders before an unlink or rename (4). A scan of every
+// process's descriptors per call, so only a run that judges pulled files asks for it.
+static int scan_pulled;
 
 // Caller holds the lock. `path2` is the call's name, or the first library's path.
 static void emit_hazard(int code, const char *path, const char *path2, uint32_t handle,
@@ -122,6 +126,8 @@ static void fork_child_starts(void) {
 }
 static void hazard_start(void) {
   owner_pid = getpid();
+  const char *pulled = getenv("FSREC_PULLED");
+  scan_pulled = pulled && pulled[0] == '1';
   pthread_atfork(fork_prepare, fork_parent, fork_child_starts);
 }
 
@@ -169,6 +175,7 @@ static pid_t other_holder(const char *path, const struct stat *st, int *fd_out) 
 // Before an unlink or a rename: each watched regular file it removes or moves that
 // another process has open is a hazard, logged under the lock.
 static void pulled_hazards(const char *call, const char *a, const char *b) {
+  if (!scan_pulled) return;
   const char *paths[2] = {a, b};
   for (int i = 0; i < 2; i++) {
     struct stat st;

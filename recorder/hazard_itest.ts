@@ -33,7 +33,12 @@ async function run(mode: string, extra: string[] = []): Promise<string[]> {
   try {
     const output = await new Deno.Command(program, {
       args: [mode, file, ...extra],
-      env: recorderEnv({ library: built.ok ? built.path : "", watched: `${dir}/db`, log }),
+      env: recorderEnv({
+        library: built.ok ? built.path : "",
+        watched: `${dir}/db`,
+        log,
+        pulledFiles: true,
+      }),
     }).output();
     strictEqual(output.code, 0, `${mode} exited with ${output.code}`);
   } finally {

@@ -119,6 +119,13 @@ export interface RecorderOptions {
    * fills as the WAL or the journal grows).
    */
   failFile?: string;
+  /**
+   * Before each unlink or rename of a watched file, look it up among every other
+   * process's open files (`/proc/<pid>/fd`) and log a `pulled` hazard when one has it
+   * open (default false: the scan costs a system call per open file of every process,
+   * on every such call).
+   */
+  pulledFiles?: boolean;
 }
 
 /**
@@ -167,6 +174,7 @@ export function recorderEnv(options: RecorderOptions): Record<string, string> {
   if (options.stopKind !== undefined) env.FSREC_STOP_KIND = options.stopKind;
   if (options.refusedFile !== undefined) env.FSREC_REFUSED_FILE = options.refusedFile;
   if (options.armAfterMarks !== undefined) env.FSREC_ARM_MARKS = String(options.armAfterMarks);
+  if (options.pulledFiles) env.FSREC_PULLED = "1";
   Object.assign(env, faultEnv(options));
   return env;
 }

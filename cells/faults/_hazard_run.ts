@@ -73,6 +73,7 @@ function childEnv(options: FaultClauseOptions, recorded?: Recorded): Record<stri
       watched: join(recorded.dir, "db"),
       log: recorded.log,
       ignore: [recorded.dir, denoCacheDir(), Deno.env.get("TMPDIR") ?? "/tmp/deno-unused"],
+      pulledFiles: true,
       ...(recorded.stopFile
         ? { stopAt: HOLD_AT, stopKind: "write" as const, stopFile: recorded.stopFile }
         : {}),
