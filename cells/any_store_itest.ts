@@ -6,7 +6,7 @@
 // into a snapshot and one that answers null for a missing session are judged as well.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName } from "../harness/legs.ts";
-import { CELLS } from "./register.ts";
+import { type CellId, CELLS } from "./register.ts";
 import { runDefinitions } from "./engine/run_definitions.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
@@ -15,7 +15,7 @@ const legNamed = (name: LegName) => ({ ...currentLeg(), name });
 const testdata = (path: string) => new URL(`./testdata/${path}.ts`, import.meta.url);
 
 /** One cell on the default leg against `target` (`span` when given), its outcome. */
-async function judged(cell: 1 | 6 | 13, target: URL, span?: number) {
+async function judged(cell: CellId, target: URL, span?: number) {
   const [outcome] = await runDefinitions(
     await CELLS[cell]({
       target,
@@ -184,5 +184,19 @@ Deno.test({
   async fn() {
     const outcome = await judged(13, jsonl("null_none_target"));
     strictEqual(outcome?.status, "PASS", outcome?.detail);
+  },
+});
+
+// A store that keeps its files in a data folder beside its path reads every path of one
+// folder as one store: each cell's stores get folders of their own. Before they did,
+// cells 3, 4, 7 to 9, 11 and 13 FAILed it (their scenarios' stores shared the run's folder).
+Deno.test({
+  name: "a store kept in a data folder beside its path passes every cell",
+  ...options,
+  async fn() {
+    for (const cell of [3, 4, 7, 8, 9, 11, 13] as const) {
+      const outcome = await judged(cell, testdata("data_folder_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
   },
 });

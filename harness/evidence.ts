@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /**
  * A run's private directory. Removed when the run passes; kept with an
@@ -44,6 +44,20 @@ export class RunDir {
   }
 
   /**
+   * A store's path in a folder of its own inside the directory (`<name>/store.db`, the
+   * folder created). A store may keep files beside its path under names of its own, so no
+   * two stores share a folder, and the run's own files (journals, barriers) stay out of it.
+   *
+   * @param name The folder's name, e.g. the scenario.
+   * @returns The store's path.
+   */
+  store(name: string): string {
+    const folder = join(this.path, name);
+    Deno.mkdirSync(folder, { recursive: true });
+    return join(folder, "store.db");
+  }
+
+  /**
    * Ends the run: removes the directory on success; on failure writes `evidence.json`
    * and prints where the evidence is.
    *
@@ -63,6 +77,23 @@ export class RunDir {
     if (!passed) console.error(`evidence kept: ${this.path}`);
     return this.path;
   }
+}
+
+/**
+ * A run's file about the store at `db` (made by {@linkcode RunDir.store}), kept beside
+ * the store's folder, not in it: `<run>/<folder>.<name>`.
+ *
+ * @param db The store's path.
+ * @param name The file's name.
+ * @returns Its path.
+ * @example
+ * ```ts
+ * import { besideStore } from "./evidence.ts";
+ * console.log(besideStore("/run/a/store.db", "acks.jsonl")); // "/run/a.acks.jsonl"
+ * ```
+ */
+export function besideStore(db: string, name: string): string {
+  return `${dirname(db)}.${name}`;
 }
 
 /** The evidence folder, created; `undefined` for the system temp folder. */

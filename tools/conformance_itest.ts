@@ -75,7 +75,7 @@ Deno.test("conformance: a store whose openStore throws is a FAIL (exit 1) leadin
   const own = run.report?.results[0]?.reason ?? "";
   match(
     own,
-    /^openStore threw: Error: Cannot open session database ".*probe\.db": the file is locked by another program/,
+    /^openStore threw: Error: Cannot open session database ".*probe\/store\.db": the file is locked by another program/,
   );
   ok(run.stdout.includes(`the store cannot open: ${own.split("\n")[0]}`), run.stdout);
   ok(run.stdout.includes("FAIL store opens × default × system"), run.stdout);

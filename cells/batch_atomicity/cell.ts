@@ -89,7 +89,7 @@ interface Files {
 async function batchRun(cell: BatchRun): Promise<void> {
   const { ctx } = cell;
   startTallies(ctx);
-  const main = { db: ctx.run.file("store.db"), journals: { w0: ctx.run.file("journal-w0.jsonl") } };
+  const main = { db: ctx.run.store("store"), journals: { w0: ctx.run.file("journal-w0.jsonl") } };
   await killRounds(cell, main);
   await pairRound(cell);
   await alternatingRound(cell);
@@ -207,7 +207,7 @@ async function resumeFile(cell: BatchRun, files: Files, label: string): Promise<
 async function pairRound(cell: BatchRun): Promise<void> {
   const { ctx } = cell;
   const journals = { wa: ctx.run.file("journal-wa.jsonl"), wb: ctx.run.file("journal-wb.jsonl") };
-  const pair = { db: ctx.run.file("pair.db"), journals };
+  const pair = { db: ctx.run.store("pair"), journals };
   const min = cell.options.minAcknowledged ?? 20;
   await randomKill(cell, { ...pair, writers: ["wa", "wb"], min, label: "two writers" });
   await judgeFile(cell, pair, "two writers");
@@ -301,7 +301,7 @@ async function alternatingRound(cell: BatchRun): Promise<void> {
   const { ctx } = cell;
   const writers = ["xa", "xb"];
   const journals = Object.fromEntries(writers.map((w) => [w, ctx.run.file(`journal-${w}.jsonl`)]));
-  const files = { db: ctx.run.file("alternating.db"), journals };
+  const files = { db: ctx.run.store("alternating"), journals };
   const turns = ctx.run.file("turns");
   await Deno.mkdir(turns);
   const children = writers.map((w) =>

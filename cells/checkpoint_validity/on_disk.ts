@@ -69,7 +69,7 @@ async function plantAndOpen(
   module: TargetModule,
   violation: SchemaViolation,
 ): Promise<Planted> {
-  const db = ctx.run.file(`planted-${violation}.db`);
+  const db = ctx.run.store(`planted-${violation}`);
   const built = await buildValidStore(ctx.target, db);
   const affected = AFFECTED[violation];
   const valid = await readStoreState(ctx.target, db, [affected]);

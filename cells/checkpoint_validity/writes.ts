@@ -33,7 +33,7 @@ async function refuseIn(
   ctx: CellRun,
   scenario: { name: string; kill: boolean; pick: (all: Refusal[]) => Refusal[] },
 ): Promise<Refused> {
-  const db = ctx.run.file(`${scenario.name}.db`);
+  const db = ctx.run.store(`${scenario.name}`);
   const refusals = scenario.pick(refusalsOf(await buildValidStore(ctx.target, db)));
   const before = await readStoreState(ctx.target, db, PROBED);
   const answers = await callsInChild(ctx, {
@@ -86,7 +86,7 @@ export async function refusedWrites(
   ctx: CellRun,
   t: Deno.TestContext,
 ): Promise<{ fork: boolean }> {
-  const built = await buildValidStore(ctx.target, ctx.run.file("methods.db"));
+  const built = await buildValidStore(ctx.target, ctx.run.store("methods"));
   const count = refusalsOf(built).length;
   const killed = async (i: number) => {
     const refused = await refuseIn(ctx, {

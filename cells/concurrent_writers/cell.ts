@@ -116,7 +116,7 @@ async function concurrentRun(
   startTallies(ctx);
   const started = performance.now();
   const deadlineAt = started + (options.deadlineMs ?? 120_000);
-  const db = ctx.run.file("store.db");
+  const db = ctx.run.store("store");
   // The file exists, in the leg's mode, before the reader and the roles race to it.
   await (await openTargetStore(ctx.target, db)).close();
   // Beside the roles, on a file of its own: a process of the store opening a new file.

@@ -66,7 +66,7 @@ export function consumeOnceCell(options: ConsumeOnceOptions): Promise<Deno.TestD
     id: 2,
     // The claim's worst case stops the claimants under the recorder (LD_PRELOAD).
     preloads: true,
-    run: (ctx, t) => consumeRun({ ctx, t, options, db: ctx.run.file("store.db") }),
+    run: (ctx, t) => consumeRun({ ctx, t, options, db: ctx.run.store("store") }),
   }, options);
 }
 

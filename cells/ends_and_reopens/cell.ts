@@ -89,7 +89,7 @@ interface Files {
 async function endsRun(cell: EndsRun): Promise<void> {
   const { ctx, t, options } = cell;
   startTallies(ctx);
-  const main = { db: ctx.run.file("store.db"), journal: ctx.run.file("journal.jsonl") };
+  const main = { db: ctx.run.store("store"), journal: ctx.run.file("journal.jsonl") };
   // Killed right after the second end, the reopen a life starts with, the append after it.
   for (const kill of ["end@2", "start@1", "append@1"]) {
     await selfKilledLife(cell, main, { kill, mark: "-" });
@@ -100,7 +100,7 @@ async function endsRun(cell: EndsRun): Promise<void> {
   await resumeFile(cell, main, "random kill");
   await endSeries(cell);
   const racers = options.racers ?? 8;
-  const db = ctx.run.file("races.db");
+  const db = ctx.run.store("races");
   await races(ctx, t, { db, op: "ensure", racers, rounds: options.raceRounds ?? 3 });
   for (const op of ["end", "reopen"] as const) await races(ctx, t, { db, op, racers, rounds: 1 });
   // The forced worst case, with the race series on (as cell 2's claim): every racer read first.

@@ -38,7 +38,7 @@ async function race(
  * @param plan The file, the call, how many racers, how many rounds.
  * @example
  * ```ts ignore
- * await races(ctx, t, { db: ctx.run.file("ensure.db"), op: "ensure", racers: 8, rounds: 3 });
+ * await races(ctx, t, { db: ctx.run.store("ensure"), op: "ensure", racers: 8, rounds: 3 });
  * ```
  */
 export async function races(

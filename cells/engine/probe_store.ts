@@ -382,7 +382,7 @@ export async function probeStore(
     });
   }
   const run = await RunDir.create("probe");
-  const db = run.file("probe.db");
+  const db = run.store("probe");
   const ready = run.file("probe.ready");
   const access = targetAccess(specifier);
   const scriptAccess = targetAccess(new URL("../contract/child_runtime.ts", import.meta.url).href);

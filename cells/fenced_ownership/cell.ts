@@ -2,6 +2,7 @@ import { deepStrictEqual, ok } from "node:assert/strict";
 import { releaseBarrier } from "../../harness/barrier.ts";
 import type { Child } from "../../harness/child.ts";
 import { integrityIfSqlite } from "../../harness/db_audit.ts";
+import { besideStore } from "../../harness/evidence.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
@@ -189,7 +190,7 @@ async function startOwner(
 ): Promise<StaleOwner> {
   const { scenario, leaseMs } = run;
   const { owner, session } = scenario;
-  const file = (name: string) => `${scenario.db}.${name}`;
+  const file = (name: string) => besideStore(scenario.db, name);
   await store.createSession(session);
   await store.appendMessage(session, { role: "user", content: "work before the takeover" });
   if (owner === "handoffClaim") await store.requestHandoff!(session, "cell7");
@@ -316,7 +317,7 @@ async function outcomeOf(
   scenario: Scenario,
   seen: Pick<Outcome, "fresh" | "stalled" | "between">,
 ): Promise<Outcome> {
-  const file = (name: string) => `${scenario.db}.${name}`;
+  const file = (name: string) => besideStore(scenario.db, name);
   const stale = JSON.parse(fileText(file("result")) ?? "{}") as Answer;
   const obligationId = scenario.owner === "outboxAttempt"
     ? (JSON.parse(fileText(file("acquired"))!) as { id: string }).id
@@ -495,7 +496,7 @@ async function fencedRun(cell: FencedRun): Promise<void> {
  */
 async function probeOwners(cell: FencedRun): Promise<FencedOwner[]> {
   const { ctx, t, options } = cell;
-  const probe = await openTargetStore(ctx.target, ctx.run.file("methods.db"));
+  const probe = await openTargetStore(ctx.target, ctx.run.store("methods"));
   const has = (m: StoreMethod) => typeof probe[m] === "function";
   await probe.close();
   const wanted = options.owners ?? (Object.keys(OWNER_METHODS) as FencedOwner[]);
@@ -526,7 +527,7 @@ function scenariosOf(cell: FencedRun, owners: readonly FencedOwner[]): Scenario[
           owner,
           order,
           label,
-          db: cell.ctx.run.file(`${owner}-${order}-${round}.db`),
+          db: cell.ctx.run.store(`${owner}-${order}-${round}`),
           session: `fenced-${owner}`,
         });
       }
@@ -553,6 +554,6 @@ async function runScenarios(cell: FencedRun, scenarios: readonly Scenario[]): Pr
       return [s.label, r.threw ? r.name : JSON.stringify(r.value)];
     })),
   );
-  ctx.observeLeg(scenarios[0]?.db ?? ctx.run.file("methods.db"), "after the owners", true);
+  ctx.observeLeg(scenarios[0]?.db ?? ctx.run.store("methods"), "after the owners", true);
   return outcomes;
 }

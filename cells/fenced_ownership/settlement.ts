@@ -71,7 +71,7 @@ export async function settlementGuards(
   owner: SettledOwner,
 ): Promise<void> {
   const kind = owner === "handoffClaim" ? "handoff" : "outbox";
-  const db = ctx.run.file(`guards-${kind}.db`);
+  const db = ctx.run.store(`guards-${kind}`);
   const journal = ctx.run.file(`guards-${kind}.jsonl`);
   const ready = ctx.run.file(`guards-${kind}.ready`);
   const child = ctx.spawn(SETTLE_GUARDS, [db, journal, ready, kind]);

@@ -1,6 +1,7 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import type { Child } from "../../harness/child.ts";
+import { besideStore } from "../../harness/evidence.ts";
 import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { type EditJudgement, type EditStep, judgeEdits } from "./judge.ts";
@@ -261,7 +262,7 @@ async function forkRun(cell: ForkRun): Promise<void> {
   const lastSteps = startLastSteps(ctx);
   await randomKill(cell, killAt);
   await killLastSteps(cell, lastSteps);
-  await checkCompareAndSwap(ctx, t, ctx.run.file("cas.db"));
+  await checkCompareAndSwap(ctx, t, ctx.run.store("cas"));
   const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
     .filter((p) => p.startsWith("rewindToMessage:") || p.startsWith("forkSession:"));
   await editSeries(cell, points);
@@ -298,7 +299,7 @@ function startLastSteps(ctx: CellRun): LastStep[] {
 async function randomKill(cell: ForkRun, killAt: number): Promise<void> {
   const { ctx, options } = cell;
   const files = {
-    db: ctx.run.file("store.db"),
+    db: ctx.run.store("store"),
     acksPath: ctx.run.file("acks.jsonl"),
     intentsPath: ctx.run.file("intents.jsonl"),
   };
@@ -396,7 +397,7 @@ async function crashPointKills(cell: ForkRun, points: readonly string[]): Promis
   ctx.note("crashPoints", points);
   for (const point of points) {
     const op = point.startsWith("rewind") ? "rewind" : "fork";
-    const intentsOf = (db: string) => `${db}.intents.jsonl`;
+    const intentsOf = (db: string) => besideStore(db, "intents.jsonl");
     // @2: one step of the kind is acknowledged, the second dies at the point.
     const crashed = await crashAtPoint({ ctx, t }, {
       point,

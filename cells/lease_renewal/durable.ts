@@ -101,7 +101,7 @@ export async function durableRenewal(
   t: Deno.TestContext,
   leaseMs: number,
 ): Promise<void> {
-  const db = ctx.run.file("durable.db");
+  const db = ctx.run.store("durable");
   const setup = await openTargetStore(ctx.target, db);
   try {
     for (const id of [SESSION, BESIDE]) await setup.createSession(id);

@@ -227,7 +227,7 @@ export async function fencedRenewals(
   const fenceOf = (order: FenceOrder, newLeaseMs: number, name: string = order): Fence => ({
     ctx,
     order,
-    db: ctx.run.file(`fence-${name}.db`),
+    db: ctx.run.store(`fence-${name}`),
     prefix: ctx.run.file(`fence-${name}`),
     leaseMs,
     newLeaseMs,

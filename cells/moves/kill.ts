@@ -467,8 +467,8 @@ export async function crashAtPoint(
 ): Promise<{ db: string; acksPath: string }> {
   const { ctx, t } = cell;
   const { point, nth, journal = "acks.jsonl", who = "child" } = crash;
-  const db = ctx.run.file(`${point.replace(/\W/g, "_")}.db`);
-  const files = { db, acksPath: `${db}.${journal}` };
+  const name = point.replace(/\W/g, "_");
+  const files = { db: ctx.run.store(name), acksPath: ctx.run.file(`${name}.${journal}`) };
   const crasher = ctx.spawn(crash.script, crash.args(files), {
     env: { SESSION_DB_CRASH_AT: `${point}@${nth}` },
   });

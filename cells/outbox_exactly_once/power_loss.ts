@@ -441,11 +441,16 @@ export function powerLossOutboxCell(
   }, options);
 }
 
-/** Copies a folder's files, and the store's own folder when its path is one, into `to`. */
+/** The copies raced inside a kept state's folder, one per transport. */
+const RACED_COPIES = new Set(["non-idempotent", "idempotent"]);
+
+/**
+ * Copies a state's folder into `to`: every file and folder, whatever names the store gave
+ * them (a folder at its path, a data folder beside it), but the copies raced in it.
+ */
 function copyStoreFolder(from: string, to: string): void {
   for (const entry of Deno.readDirSync(from)) {
-    if (entry.isFile || (entry.isDirectory && entry.name.startsWith("store.db"))) {
-      copyTree(join(from, entry.name), join(to, entry.name));
-    }
+    if (RACED_COPIES.has(entry.name) || !(entry.isFile || entry.isDirectory)) continue;
+    copyTree(join(from, entry.name), join(to, entry.name));
   }
 }

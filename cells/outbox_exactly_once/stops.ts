@@ -305,7 +305,8 @@ export async function outboxStops(
   ]);
   const status = await dead.status;
   if (status.code !== 0) throw new Error(`the dead owner's setup failed: ${dead.describe()}`);
-  const probe = await openTargetStore(ctx.target, `${base}/methods.db`);
+  await Deno.mkdir(`${base}/methods`);
+  const probe = await openTargetStore(ctx.target, `${base}/methods/store.db`);
   const settles = typeof probe.markUnknown === "function" ||
     typeof probe.markFailed === "function";
   await probe.close();

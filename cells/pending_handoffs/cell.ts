@@ -68,7 +68,7 @@ export function pendingHandoffsCell(
 
 /** Which settling methods the store has; those it lacks are noted as left out. */
 async function settlingMethods(ctx: CellRun): Promise<{ complete: boolean; fail: boolean }> {
-  const probe = await openTargetStore(ctx.target, ctx.run.file("methods.db"));
+  const probe = await openTargetStore(ctx.target, ctx.run.store("methods"));
   const has = (m: StoreMethod) => typeof probe[m] === "function";
   const settles = { complete: has("completeHandoff"), fail: has("failHandoff") };
   await probe.close();
@@ -86,7 +86,7 @@ async function pendingRun(
   startTallies(ctx);
   const started = performance.now();
   const settles = await settlingMethods(ctx);
-  const db = ctx.run.file("handoffs.db");
+  const db = ctx.run.store("handoffs");
   const start = await setUpHandoffs(ctx.target, db, settles);
   // Every kind of handoff at once, before any child changes one: the list judged as set up.
   if (!await judgeLife(ctx, t, { label: "setup", db, start, entries: [] })) return;

@@ -102,7 +102,7 @@ async function prefixRun(
   startTallies(ctx);
   const cell: PrefixRun = {
     ...run,
-    db: ctx.run.file("store.db"),
+    db: ctx.run.store("store"),
     acksPath: ctx.run.file("acks.jsonl"),
   };
   const creation = createBeside(ctx);
@@ -121,7 +121,7 @@ async function prefixRun(
  * of its own and is killed with nothing written after it.
  */
 function createBeside(ctx: CellRun): Creation {
-  const created = { db: ctx.run.file("created.db"), id: "cell1-created" };
+  const created = { db: ctx.run.store("created"), id: "cell1-created" };
   const outcome = killAfterLastWrite(ctx, created.db, {
     writes: [{ method: "createSession", session: created.id }],
   })

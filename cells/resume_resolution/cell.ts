@@ -209,7 +209,7 @@ async function judgeLife(cell: ResolutionRun, label: string, files: LifeFiles): 
 /** The chain rotator SIGKILLed at a random moment past the threshold. */
 async function randomKill(cell: ResolutionRun): Promise<void> {
   const { ctx, options } = cell;
-  const files = { db: ctx.run.file("store.db"), acksPath: ctx.run.file("acks.jsonl") };
+  const files = { db: ctx.run.store("store"), acksPath: ctx.run.file("acks.jsonl") };
   const child = ctx.spawn(CHAIN_ROTATOR, [files.db, files.acksPath]);
   await killAfterAcks(ctx, child, {
     ...files,
@@ -315,7 +315,7 @@ async function resolutionRun(cell: ResolutionRun): Promise<void> {
 
 /** Whether the store has `reopenSession` and `endSession` (else the stop series' part is named). */
 async function reopensSessions(ctx: CellRun): Promise<boolean> {
-  const db = ctx.run.file("reopen-probe.db");
+  const db = ctx.run.store("reopen-probe");
   const missing = await withStore(
     ctx.target,
     db,

@@ -107,7 +107,7 @@ function aliveCheck(
  * @returns Whether it ran (the store has both methods).
  */
 export async function liveHolderOrphan(ctx: CellRun, t: Deno.TestContext): Promise<boolean> {
-  const db = ctx.run.file("live-holder.db");
+  const db = ctx.run.store("live-holder");
   const ready = ctx.run.file("live-holder.ready");
   const missing = await withStore(ctx.target, db, async (store) => {
     const lacks = (["endSession", "reopenOrphanedCompressionSession"] as const)

@@ -1,5 +1,6 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { readAckJournal } from "../../harness/ack_journal.ts";
+import { besideStore } from "../../harness/evidence.ts";
 import { LOCK_TTL_MS } from "./children/lock_taker.ts";
 import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
@@ -119,7 +120,7 @@ async function takeOver(
   const { ctx, t } = cell;
   const { db, parentId } = lock;
   const childId = `taken-${parentId}`;
-  const ready = `${db}.${parentId}.taker.ready`;
+  const ready = besideStore(db, `${parentId}.taker.ready`);
   const child = ctx.spawn(LOCK_TAKER, [db, parentId, childId, ready, String(Deno.pid)]);
   await killReadyAndObserve(ctx, child, {
     ready,
@@ -188,7 +189,7 @@ async function takeOverInFlight(
  * rotation must be whole after the kill.
  */
 async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
-  const db = ctx.run.file("dead-holder.db");
+  const db = ctx.run.store("dead-holder");
   const ready = ctx.run.file("dead-holder.ready");
   const acks = ctx.run.file("dead-holder.acks.jsonl");
   const holder = ctx.spawn(LOCK_HOLDER, [db, ready, acks]);
@@ -229,7 +230,7 @@ async function bystander(ctx: CellRun, t: Deno.TestContext): Promise<void> {
   const holder = `cell3-bystander:pid=${Deno.pid}`;
   // Each probe is another holder: one that took the lock must not hide the next one.
   const prober = (n: number) => `cell3-prober-${n}:pid=${Deno.pid}`;
-  const seen = await withStore(ctx.target, ctx.run.file("bystander.db"), async (store) => {
+  const seen = await withStore(ctx.target, ctx.run.store("bystander"), async (store) => {
     for (const [id, turns] of [["kept", 3], ["rotated", 1]] as const) {
       await store.createSession(id);
       for (let i = 0; i < turns; i++) {
@@ -340,7 +341,7 @@ async function rotationRun(cell: RotationRun): Promise<void> {
  */
 async function randomKill(cell: RotationRun): Promise<void> {
   const { ctx, options } = cell;
-  const files = { db: ctx.run.file("store.db"), acksPath: ctx.run.file("acks.jsonl") };
+  const files = { db: ctx.run.store("store"), acksPath: ctx.run.file("acks.jsonl") };
   const child = ctx.spawn(ROTATOR, [files.db, files.acksPath, "0"]);
   await killAfterAcks(ctx, child, {
     ...files,

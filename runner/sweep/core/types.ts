@@ -10,7 +10,8 @@ import type { PatternId } from "../../../cells/engine/diagnoses.ts";
  * Unset, the sweep checks what the SIGKILLed child left (the page cache survives). The
  * power-loss variant (`_power_loss.ts`, `--power-loss`) plugs in here: it
  * runs the child under the LD_PRELOAD recorder (`childEnv`), keeps a baseline (`beforeChild`)
- * and builds the last-sync image (`image`).
+ * and builds the last-sync image (`image`). Each hook's `stateDir` is the state's store
+ * folder (the store's files alone); the hooks keep their own files beside it.
  */
 export interface CrashImage {
   /** A name for the report, e.g. `last-sync image`. */

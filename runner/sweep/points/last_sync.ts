@@ -25,6 +25,11 @@ const LOG = "fs.log";
 const BASELINE = "baseline";
 const IMAGE = "last-sync";
 
+/** A file or folder of the state's, kept beside the store's folder, not in it. */
+function besideFolder(storeDir: string, name: string): string {
+  return join(dirname(storeDir), `${basename(storeDir)}.${name}`);
+}
+
 /** The database's own files in a folder: the file, its journal and its WAL. */
 function databaseFiles(files: FileSet, db: string): FileSet {
   const name = basename(db);
@@ -45,24 +50,22 @@ export async function lastSyncImage(): Promise<CrashImage> {
   return {
     name: "last-sync image (power loss, recorder)",
     flag: "--power-loss",
+    // The state folder the hooks get is the store's: the run's journals are beside it.
     childEnv: (stateDir) =>
       recorderEnv({
         library: built.path,
         watched: stateDir,
-        log: join(dirname(stateDir), `${basename(stateDir)}.${LOG}`),
+        log: besideFolder(stateDir, LOG),
         data: true,
-        ignore: [denoCacheDir()],
+        ignore: [denoCacheDir(), dirname(stateDir)],
       }),
     beforeChild(stateDir, db) {
       // The baseline is the start state as the sweep put it in place (treated as durable).
-      writeImage(databaseFiles(readFolder(dirname(db)), db), join(stateDir, BASELINE));
+      writeImage(databaseFiles(readFolder(dirname(db)), db), besideFolder(stateDir, BASELINE));
     },
     image(stateDir, db): CrashImageResult {
-      const log = judgeableLog(
-        readLog(join(dirname(stateDir), `${basename(stateDir)}.${LOG}`)),
-        stateDir,
-      );
-      const baseline = readFolder(join(stateDir, BASELINE));
+      const log = judgeableLog(readLog(besideFolder(stateDir, LOG)), stateDir);
+      const baseline = readFolder(besideFolder(stateDir, BASELINE));
       const relative = (files: FileSet) => databaseFiles(files, db);
       const full = killEnd(log, baseline).files;
       const disk = databaseFiles(readFolder(dirname(db)), db);
@@ -75,7 +78,7 @@ export async function lastSyncImage(): Promise<CrashImage> {
       }
       const synced = powerLossStates(log, { profile: "posix", baseline, lastInstants: 1 }).next();
       const image = relative(synced.done ? full : synced.value.files);
-      const dir = join(stateDir, IMAGE);
+      const dir = besideFolder(stateDir, IMAGE);
       writeImage(image, dir);
       return {
         db: join(dir, basename(db)),

@@ -103,7 +103,7 @@ async function legContext(
     target,
     seed,
     root,
-    template: root.file("template.db"),
+    template: root.store("template"),
     openStore: async (path) => await module.openStore(path, storeOptions) as SweepStore,
     references: new Map(),
     keepEvidence: options.keepEvidence ?? true,

@@ -181,7 +181,7 @@ Deno.test({
     const leg = { ...currentLeg(), name: "delete" as const };
     const { openStore } = await import(target);
     const root = await RunDir.create("sweep-leg-observed");
-    const template = root.file("template.db");
+    const template = root.store("template");
     const seededStore = await openStore(template, { journalMode: "delete" });
     await seedStore(seededStore, 8);
     await seededStore.close();

@@ -2,7 +2,8 @@
 // short-lived owner child when the program takes over a dead process's obligations), the
 // crash child armed at the state's point, how it died, the oracle on what it left (or on
 // its crash image), and the evidence of a failing state. One function per job.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { copyTree } from "../../../internal/fs.ts";
 import { readAckJournal } from "../../../harness/ack_journal.ts";
 import { type Child, classifyExit } from "../../../harness/child.ts";
 import { isHarnessError } from "../../../harness/harness_error.ts";
@@ -12,7 +13,6 @@ import type { PlannedState } from "../core/plan.ts";
 import { methodOf, needsDeadOwner, owns } from "../core/program.ts";
 import {
   CHILD_DEADLINE_MS,
-  copyDb,
   type LegContext,
   reference,
   REFERENCE_TARGET,
@@ -90,8 +90,10 @@ async function prepare(
     dir: ctx.root.path,
     prefix: `${String(n).padStart(4, "0")}-${state.id.replace(/[^\w.@+-]/g, "_")}-`,
   });
-  const db = join(dir, "store.db");
-  copyDb(ctx.template, db);
+  // The store's folder holds its files alone: a store may name files beside its path
+  // its own way, so the template's folder is copied whole.
+  const db = join(dir, "db", "store.db");
+  copyTree(dirname(ctx.template), dirname(db));
   const run: StateRun = { dir, db, start: ctx.template, ended: true, intents: [], acks: [] };
   if (needsDeadOwner(state.program)) {
     // Obligations of a process that has just exited (a pid recycled since the template
@@ -100,8 +102,8 @@ async function prepare(
     if (!await settle(run.owner) || !run.owner.exited?.success) {
       fail("setup", `the owner child failed: ${run.owner.describe()}`);
     }
-    run.start = join(dir, "start.db");
-    copyDb(db, run.start);
+    run.start = join(dir, "start", "store.db");
+    copyTree(dirname(db), dirname(run.start));
   }
   return run;
 }
@@ -110,14 +112,14 @@ async function prepare(
 async function crash(ctx: LegContext, state: PlannedState, run: StateRun): Promise<void> {
   const intentsPath = join(run.dir, "intents.jsonl");
   const acksPath = join(run.dir, "acks.jsonl");
-  await ctx.crashImage?.beforeChild?.(run.dir, run.db);
+  await ctx.crashImage?.beforeChild?.(dirname(run.db), run.db);
   run.child = spawnSweepChild(
     ctx,
     ["run", run.db, intentsPath, acksPath, String(ctx.seed), state.program.join("+")],
     {
       dir: run.dir,
       env: {
-        ...ctx.crashImage?.childEnv?.(run.dir),
+        ...ctx.crashImage?.childEnv?.(dirname(run.db)),
         SESSION_DB_CRASH_AT: `${state.point}@${state.k}`,
       },
       spawn: ctx.crashImage?.spawn?.bind(ctx.crashImage),
@@ -198,14 +200,13 @@ async function check(
   // The mode the child ran in, from the files it left, before anything reopens them.
   const observation = observeJournalMode(run.db, state.id);
   if (ctx.keepEvidence) {
-    Deno.mkdirSync(join(run.dir, "crashed"));
-    copyDb(run.db, join(run.dir, "crashed", "store.db"), ["", "-journal", "-wal", "-shm"]);
+    copyTree(dirname(run.db), join(run.dir, "crashed"));
   }
   let checkedDb = run.db;
   let imageDiffers: boolean | undefined;
   try {
     if (ctx.crashImage) {
-      const built = await ctx.crashImage.image(run.dir, run.db);
+      const built = await ctx.crashImage.image(dirname(run.db), run.db);
       checkedDb = typeof built === "string" ? built : built.db;
       imageDiffers = typeof built === "string" ? undefined : built.differs;
     }
@@ -225,7 +226,8 @@ async function check(
     interrupted: run.acks.length,
     acks: run.acks,
     db: checkedDb,
-    reference: () => reference({ ...ctx, dir: ctx.root.path }, state.program, run.start),
+    reference: () =>
+      reference({ ...ctx, dir: ctx.root.path, wholeFolder: true }, state.program, run.start),
     fail,
   });
   return { verdict, observation, ...(imageDiffers !== undefined ? { imageDiffers } : {}) };
