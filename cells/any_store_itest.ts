@@ -114,6 +114,20 @@ Deno.test({
   },
 });
 
+// A store that refuses a folder holding files not its own: the suite keeps its journals,
+// barriers and copies beside each store's folder. Before, cells 4 and 6 FAILed it (an
+// editor's journals, the open window's barriers in the store's folder).
+Deno.test({
+  name: "a store that refuses files not its own in its folder passes cells 4 and 6",
+  ...options,
+  async fn() {
+    for (const cell of [4, 6] as const) {
+      const outcome = await judged(cell, testdata("own_folder_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+  },
+});
+
 // A store whose ids are bigints (a store on libSQL answers its rowids so) is judged on its
 // durability, not on the type of its integers.
 Deno.test({

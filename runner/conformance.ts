@@ -272,7 +272,9 @@ function cellsTier(
   evidenceDir: string,
 ): CellsTier {
   const cells = options.cells ?? Object.keys(ctx.caps.cells).map(Number);
-  if (!(options.tiers?.includes("cells") ?? true)) return skippedCellsTier(ctx, cells, undefined);
+  // A store that cannot open FAILs whichever tiers were asked for (the cells tier says so).
+  const asked = options.tiers?.includes("cells") ?? true;
+  if (!asked && !ctx.caps.openError) return skippedCellsTier(ctx, cells, undefined);
   if (ctx.caps.scopedChildren) return skippedCellsTier(ctx, cells, ctx.caps.scopedChildren);
   const legs = new LegsFound();
   const found = (run: LegRun, cell1: Outcome | undefined) =>

@@ -89,6 +89,18 @@ Deno.test("conformance: a store whose openStore throws is a FAIL (exit 1) leadin
   ok(run.report!.tiers.slice(1).every((t) => t.reason === `the store cannot open: ${own}`));
   // Deadline advice only when the deadline passed with the child alive.
   ok(!run.stdout.includes("CELLS_OPEN_DEADLINE_MS"), run.stdout);
+  // A FAIL whichever tiers were asked for: not a SKIP because the cells were not asked for.
+  const faultsOnly = await conformance(
+    "--target",
+    path("../cells/testdata/faulty/open_throws.ts"),
+    "--libraries",
+    "system",
+    "--tiers",
+    "faults",
+  );
+  strictEqual(faultsOnly.code, 1, faultsOnly.stdout + faultsOnly.stderr);
+  strictEqual(faultsOnly.report?.verdict, "FAIL", faultsOnly.stdout);
+  ok(faultsOnly.stdout.includes("FAIL store opens × default × system"), faultsOnly.stdout);
   const hung = await conformance(
     "--target",
     path("../cells/testdata/faulty/open_hangs.ts"),

@@ -34,11 +34,11 @@ export interface OpenWindow {
   stored: string[];
 }
 
-/** The window's files in the run folder. */
+/** The window's files in the run folder, its store in a folder of its own. */
 function windowFiles(ctx: CellRun) {
   const file = (name: string) => ctx.run.file(`open-window.${name}`);
   return {
-    db: file("db"),
+    db: ctx.run.store("open-window"),
     held: file("held"),
     release: file("release"),
     opening: file("opening"),

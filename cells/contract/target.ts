@@ -51,8 +51,8 @@
  *   in another mode is SKIPPED with the observations, never counted as evidence. A
  *   store whose file is not SQLite (or that keeps its data elsewhere) runs on the
  *   default leg only; the other legs SKIP as not applicable.
- * - **Files**: each store gets a folder of its own (no other store shares it), and `path`
- *   in it. The store may keep its data at `path`, in files or folders beside it (a
+ * - **Files**: each store gets a folder of its own (no other store shares it, and none of
+ *   the suite's own files are in it), and `path` in it. The store may keep its data at `path`, in files or folders beside it (a
  *   journal, a WAL, a log or a data folder named its own way) or in a folder it makes at
  *   `path` (a LevelDB-like layout): the tiers copy, damage and judge everything in that
  *   folder as the store's.

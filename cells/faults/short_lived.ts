@@ -2,6 +2,7 @@
 // on one file lose nothing acknowledged.
 import { DatabaseSync } from "node:sqlite";
 import { readAckJournal } from "../../harness/ack_journal.ts";
+import { besideStore } from "../../harness/evidence.ts";
 import { type Child, reapAll } from "../../harness/child.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
@@ -76,7 +77,9 @@ export const shortLivedClause: FaultClause = {
 async function runShortLived(options: FaultClauseOptions): Promise<FaultVerdict> {
   const started = performance.now();
   const spawn = clauseSpawn(options);
-  const db = `${options.dir}/store.db`;
+  // The store's folder holds its files alone; the journals are beside it.
+  Deno.mkdirSync(`${options.dir}/db`, { recursive: true });
+  const db = `${options.dir}/db/store.db`;
   const stop = `${options.dir}/stop`;
   const count = options.quick ? SHORT_QUICK : SHORT_FULL;
   const writers: Writer[] = [];
@@ -88,7 +91,11 @@ async function runShortLived(options: FaultClauseOptions): Promise<FaultVerdict>
   };
   try {
     // The first short process makes the file, in the leg's mode, before any race.
-    await settle(start("short-0", "short", `1:own-0`));
+    const first = start("short-0", "short", `1:own-0`);
+    await settle(first);
+    // A store that cannot open (or append) alone fails, whatever the leg's mode.
+    const alone = failedAlone(first);
+    if (alone) return { status: "FAIL", reason: alone, checks: [alone], judged: 1 };
     const seen = [observeJournalMode(db, "after the first short process", true)];
     // A store whose file is not in the leg's mode (or not SQLite) is not judged on it.
     const early = legSkip(options.leg, seen);
@@ -149,6 +156,16 @@ async function longsStarted(longs: Writer[]): Promise<FaultVerdict | undefined> 
     }`;
     return { status: "FAIL", reason, checks: [reason], judged: 0 };
   }
+}
+
+/** Why the first short process, alone on a new file, failed; `undefined` when it did not. */
+function failedAlone(writer: Writer): string | undefined {
+  const error = readAckJournal<Line>(writer.journal).find((l) => l.k === "error");
+  if (error) return `${writer.label}, alone on a new file, threw ${error.name}: ${error.message}`;
+  if (writer.child.exited?.success) return undefined;
+  return `${writer.label}, alone on a new file, did not finish: it ${
+    childEnd(writer.child, !!writer.timedOut)
+  }`;
 }
 
 async function settle(writer: Writer): Promise<void> {
@@ -252,7 +269,7 @@ function integrityOf(db: string): string | undefined {
   if (!exists(db) || isFolder(db)) return undefined;
   const bytes = Deno.readFileSync(db);
   if (!isSqlite(bytes)) return undefined;
-  const copy = `${db}.integrity`;
+  const copy = besideStore(db, "integrity.db");
   Deno.writeFileSync(copy, bytes);
   try {
     Deno.copyFileSync(`${db}-wal`, `${copy}-wal`);

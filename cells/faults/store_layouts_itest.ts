@@ -1,7 +1,8 @@
 // The fault clauses judge stores laid out unlike SQLite: one that makes its path a folder
 // of its own files (a LevelDB-like layout) passes F1, F2, F4 and F5, and one that keeps its log
 // in the path's folder under a name of its own passes the clauses that copy, damage or read
-// its files; each judged, never skipped.
+// its files, and one that refuses a folder holding files not its own passes F5; each
+// judged, never skipped.
 import { ok, strictEqual } from "node:assert/strict";
 import { corruptionClause } from "./corruption.ts";
 import { injectedErrorsClause } from "./injected_errors.ts";
@@ -21,6 +22,13 @@ const LAYOUTS: { store: string; target: string; clauses: FaultClause[] }[] = [
     store: "a store whose log is named its own way",
     target: cellsTarget("testdata/jsonl_store/sibling_target.ts"),
     clauses: [injectedErrorsClause, corruptionClause, shortLivedClause],
+  },
+  {
+    // F5 kept its journals in the store's folder, and a store that could not open there
+    // was SKIPPED on the journal-mode legs as not applicable.
+    store: "a store that refuses files not its own in its folder",
+    target: cellsTarget("testdata/own_folder_target.ts"),
+    clauses: [shortLivedClause],
   },
 ];
 

@@ -55,10 +55,10 @@ interface EditorFiles {
   intentsPath: string;
 }
 
-/** The files of an editor in `dir` (`store.db`, `acks.jsonl`, `intents.jsonl`). */
+/** The files of an editor in `dir` (`db/store.db`: the store's folder is its own). */
 function editorIn(dir: string): EditorFiles {
   return {
-    db: `${dir}/store.db`,
+    db: `${dir}/db/store.db`,
     acksPath: `${dir}/acks.jsonl`,
     intentsPath: `${dir}/intents.jsonl`,
   };
@@ -282,7 +282,7 @@ interface LastStep {
 function startLastSteps(ctx: CellRun): LastStep[] {
   return (["fork", "rewind"] as const).map((op) => {
     const dir = ctx.run.file(`last-${op}`);
-    Deno.mkdirSync(dir);
+    Deno.mkdirSync(`${dir}/db`, { recursive: true });
     const files = editorIn(dir);
     const child = ctx.spawn(EDITOR, [
       files.db,

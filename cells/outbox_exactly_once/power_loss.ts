@@ -106,7 +106,7 @@ async function raceRecoverers(
   try {
     for (let i = 0; i < count; i++) {
       racers.push(runner.spawn(RECOVERER, [
-        join(dir, "store.db"),
+        join(dir, "db", "store.db"),
         join(dir, "inbox.jsonl"),
         dir,
         `r${i}`,
@@ -244,7 +244,7 @@ async function judgeOutboxState(
   if (sound && !judging.candidates.some((c) => c.signature === signature)) {
     const dir = join(options.dir, "raced", String(judging.candidates.length));
     Deno.mkdirSync(dir, { recursive: true });
-    copyStoreFolder(dirname(db), dir);
+    copyTree(dirname(db), join(dir, "db"));
     judging.candidates.push({ signature, dir, lines });
   }
   return { lost, checks };
@@ -268,7 +268,7 @@ async function raceState(
 ): Promise<StateCheck[]> {
   const { options } = judging;
   const sender = senderFromAcks(parseAcks<SenderAck>(state.lines), judging.obligations);
-  const before = await recoverOutbox(options.target, join(state.dir, "store.db"));
+  const before = await recoverOutbox(options.target, join(state.dir, "db", "store.db"));
   const { histories, optional } = placedHistories(sender, before);
   const owed = before.obligations.filter((o) => o.state === "pending" || o.state === "attempting")
     .map((o) => o.content).sort();
@@ -280,8 +280,9 @@ async function raceState(
   for (const idempotent of [false, true]) {
     const label = idempotent ? "idempotent" : "non-idempotent";
     const dir = join(state.dir, label);
-    Deno.mkdirSync(dir);
-    copyStoreFolder(state.dir, dir);
+    // The store's folder holds its files alone; the inbox and the recoverers' reports
+    // are beside it.
+    copyTree(join(state.dir, "db"), join(dir, "db"));
     inboxAt(inbox, sender.sent, join(dir, "inbox.jsonl"));
     const raced = await raceRecoverers(options, dir, idempotent);
     policy ??= choosePolicy(
@@ -290,7 +291,7 @@ async function raceState(
         s.claims.map((c) => ({ action: c.action, maybeSent: maybeSent.has(c.id) }))
       ),
     ).policy;
-    const copy = join(dir, "store.db");
+    const copy = join(dir, "db", "store.db");
     const judged = await judgeOutbox({
       target: options.target,
       db: copy,
@@ -439,18 +440,4 @@ export function powerLossOutboxCell(
       }
     },
   }, options);
-}
-
-/** The copies raced inside a kept state's folder, one per transport. */
-const RACED_COPIES = new Set(["non-idempotent", "idempotent"]);
-
-/**
- * Copies a state's folder into `to`: every file and folder, whatever names the store gave
- * them (a folder at its path, a data folder beside it), but the copies raced in it.
- */
-function copyStoreFolder(from: string, to: string): void {
-  for (const entry of Deno.readDirSync(from)) {
-    if (RACED_COPIES.has(entry.name) || !(entry.isFile || entry.isDirectory)) continue;
-    copyTree(join(from, entry.name), join(to, entry.name));
-  }
 }

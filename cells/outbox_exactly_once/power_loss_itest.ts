@@ -9,7 +9,11 @@ registerPowerLossCases([{
   cell: 5,
   define: powerLossOutboxCell,
   options: { keepEvidence: false },
-  passing: [new URL("../testdata/marked_target.ts", import.meta.url)],
+  passing: [
+    new URL("../testdata/marked_target.ts", import.meta.url),
+    // Its races copy the store's folder alone: the inbox and reports stay beside it.
+    new URL("../testdata/own_folder_target.ts", import.meta.url),
+  ],
   caught: [
     {
       name: "outbox_stale_sequence",
