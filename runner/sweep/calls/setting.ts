@@ -151,7 +151,6 @@ export async function setting(
     seed: options.seed,
     references: new Map(),
     dir: root,
-    wholeFolder: true,
   };
   const template = join(root, "template", "store.db");
   return {

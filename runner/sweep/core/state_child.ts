@@ -6,7 +6,7 @@ import { type Child, reapAll, spawnChild, type SpawnOptions } from "../../../har
 import type { RunDir } from "../../../harness/evidence.ts";
 import { type Leg, legEnv } from "../../../harness/legs.ts";
 import type { ChildPermissions } from "../../../harness/permissions.ts";
-import { copyTree, exists } from "../../../internal/fs.ts";
+import { copyTree } from "../../../internal/fs.ts";
 import { targetAccess } from "../../../cells/contract/target_access.ts";
 import { readFolder } from "../../../recorder/image.ts";
 import type { Reference } from "./oracle.ts";
@@ -95,16 +95,6 @@ export async function settle(child: Child, deadlineMs = CHILD_DEADLINE_MS): Prom
 }
 
 /**
- * Copies a database with its journal or WAL (SQLite rebuilds the shm index); a store's
- * folder at the database's path is copied whole.
- */
-export function copyDb(from: string, to: string, suffixes = ["", "-journal", "-wal"]): void {
-  for (const suffix of suffixes) {
-    if (exists(from + suffix)) copyTree(from + suffix, to + suffix);
-  }
-}
-
-/**
  * Runs a program uncrashed in this process on a copy of `start` (in a folder made under
  * `under`): the state before and after each operation, what each returned, and the
  * store's files after each (what a resume starts from).
@@ -116,15 +106,16 @@ export function copyDb(from: string, to: string, suffixes = ["", "-journal", "-w
  * @returns The reference run.
  */
 export async function referenceRun(
-  refs: Pick<References, "openStore" | "seed" | "dir" | "wholeFolder">,
+  refs: Pick<References, "openStore" | "seed" | "dir">,
   program: readonly ProgramOp[],
   start: string,
 ): Promise<Reference> {
   const { openStore, seed } = refs;
   const dir = Deno.makeTempDirSync({ dir: refs.dir, prefix: "reference-" });
   const db = join(dir, "store.db");
-  if (refs.wholeFolder) copyTree(dirname(start), dir);
-  else copyDb(start, db);
+  // The start's folder holds the store's files alone (each sweep gives its store a folder
+  // of its own): copied whole, whatever names the store gave its files.
+  copyTree(dirname(start), dir);
   const store = await openStore(db);
   try {
     const runner = new ProgramRunner(store, seed);
@@ -154,12 +145,6 @@ export interface References {
   references: Map<string, Promise<Reference>>;
   /** Where the reference runs' folders go. */
   dir: string;
-  /**
-   * The start's folder holds the store's files alone (the recorded-call sweep's template):
-   * copy it whole, whatever names the store gave its files (default: the database with
-   * its journal or WAL).
-   */
-  wholeFolder?: boolean;
 }
 
 /** The reference run of a program from `start`, made once and shared by its states. */

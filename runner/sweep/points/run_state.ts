@@ -226,8 +226,7 @@ async function check(
     interrupted: run.acks.length,
     acks: run.acks,
     db: checkedDb,
-    reference: () =>
-      reference({ ...ctx, dir: ctx.root.path, wholeFolder: true }, state.program, run.start),
+    reference: () => reference({ ...ctx, dir: ctx.root.path }, state.program, run.start),
     fail,
   });
   return { verdict, observation, ...(imageDiffers !== undefined ? { imageDiffers } : {}) };
