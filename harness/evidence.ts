@@ -1,4 +1,4 @@
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /**
  * A run's private directory. Removed when the run passes; kept with an
@@ -93,7 +93,23 @@ export class RunDir {
  * ```
  */
 export function besideStore(db: string, name: string): string {
-  return `${dirname(db)}.${name}`;
+  return besideFolder(dirname(db), name);
+}
+
+/**
+ * A run's file about a store's folder, kept beside it, not in it: `<folder>.<name>`.
+ *
+ * @param folder The store's folder.
+ * @param name The file's name.
+ * @returns Its path.
+ * @example
+ * ```ts
+ * import { besideFolder } from "./evidence.ts";
+ * console.log(besideFolder("/run/a", "fs.log")); // "/run/a.fs.log"
+ * ```
+ */
+export function besideFolder(folder: string, name: string): string {
+  return join(dirname(folder), `${basename(folder)}.${name}`);
 }
 
 /** The evidence folder, created; `undefined` for the system temp folder. */

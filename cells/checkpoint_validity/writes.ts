@@ -33,7 +33,7 @@ async function refuseIn(
   ctx: CellRun,
   scenario: { name: string; kill: boolean; pick: (all: Refusal[]) => Refusal[] },
 ): Promise<Refused> {
-  const db = ctx.run.store(`${scenario.name}`);
+  const db = ctx.run.store(scenario.name);
   const refusals = scenario.pick(refusalsOf(await buildValidStore(ctx.target, db)));
   const before = await readStoreState(ctx.target, db, PROBED);
   const answers = await callsInChild(ctx, {

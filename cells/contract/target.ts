@@ -52,10 +52,10 @@
  *   store whose file is not SQLite (or that keeps its data elsewhere) runs on the
  *   default leg only; the other legs SKIP as not applicable.
  * - **Files**: each store gets a folder of its own (no other store shares it, and none of
- *   the suite's own files are in it), and `path` in it. The store may keep its data at `path`, in files or folders beside it (a
- *   journal, a WAL, a log or a data folder named its own way) or in a folder it makes at
- *   `path` (a LevelDB-like layout): the tiers copy, damage and judge everything in that
- *   folder as the store's.
+ *   the suite's own files are in it), and `path` in it. The store may keep its data at
+ *   `path`, in files or folders beside it (a journal, a WAL, a log or a data folder named
+ *   its own way) or in a folder it makes at `path` (a LevelDB-like layout): the tiers
+ *   copy, damage and judge everything in that folder as the store's.
  * - **A branch exists** (cell 4): a store tells a missing branch from an empty one by
  *   `getSession` or `listSessions`; with neither, cell 4 SKIPs.
  * - **Crash points** (optional): when `SESSION_DB_CRASH_AT=<point>[@<k>]` names one of

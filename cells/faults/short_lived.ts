@@ -158,14 +158,25 @@ async function longsStarted(longs: Writer[]): Promise<FaultVerdict | undefined> 
   }
 }
 
+/** How a writer failed: the error it journaled, or how it ended unfinished; else `undefined`. */
+function failureOf(
+  writer: Writer,
+  lines: readonly Line[],
+): { error: Line } | { ended: string } | undefined {
+  const error = lines.find((l) => l.k === "error");
+  if (error) return { error };
+  if (lines.some((l) => l.k === "done") && writer.child.exited?.success) return undefined;
+  return { ended: childEnd(writer.child, !!writer.timedOut) };
+}
+
 /** Why the first short process, alone on a new file, failed; `undefined` when it did not. */
 function failedAlone(writer: Writer): string | undefined {
-  const error = readAckJournal<Line>(writer.journal).find((l) => l.k === "error");
-  if (error) return `${writer.label}, alone on a new file, threw ${error.name}: ${error.message}`;
-  if (writer.child.exited?.success) return undefined;
-  return `${writer.label}, alone on a new file, did not finish: it ${
-    childEnd(writer.child, !!writer.timedOut)
-  }`;
+  const failure = failureOf(writer, readAckJournal<Line>(writer.journal));
+  if (!failure) return undefined;
+  const what = `${writer.label}, alone on a new file,`;
+  return "error" in failure
+    ? `${what} threw ${failure.error.name}: ${failure.error.message}`
+    : `${what} did not finish: it ${failure.ended}`;
 }
 
 async function settle(writer: Writer): Promise<void> {
@@ -192,18 +203,17 @@ function judge(writers: Writer[], db: string): string[] {
   const verify = readAckJournal<Line>(verifier.journal).find((l) => l.k === "verify");
   for (const writer of writers) {
     const lines = readAckJournal<Line>(writer.journal);
-    const error = lines.find((l) => l.k === "error");
+    const failure = failureOf(writer, lines);
     // The writer journals every error but an append's BusyDeadlineError: any other error
     // refused beside other writers where only that one may.
-    if (error) {
+    if (failure && "error" in failure) {
+      const { error } = failure;
       const where = error.name === "BusyDeadlineError"
         ? ""
         : " beside other writing processes, where only an error named BusyDeadlineError may refuse";
       checks.push(`${writer.label} threw ${error.name}${where}: ${error.message}`);
-    } else if (!lines.some((l) => l.k === "done") || !writer.child.exited?.success) {
-      checks.push(
-        `${writer.label} did not finish: it ${childEnd(writer.child, !!writer.timedOut)}`,
-      );
+    } else if (failure) {
+      checks.push(`${writer.label} did not finish: it ${failure.ended}`);
     }
     const ids = lines.filter((l) => l.k === "ack").map((l) => l.id!);
     const back = ids.findIndex((id, i) => i > 0 && !(id > ids[i - 1]!));

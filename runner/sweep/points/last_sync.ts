@@ -17,6 +17,7 @@ import { buildRecorder } from "../../../recorder/build.ts";
 import { killEnd, powerLossStates } from "../../../recorder/crash_states.ts";
 import { type FileSet, firstDifference, readFolder, writeImage } from "../../../recorder/image.ts";
 import { judgeableLog, readLog } from "../../../recorder/log.ts";
+import { besideFolder } from "../../../harness/evidence.ts";
 import { HarnessError } from "../../../harness/harness_error.ts";
 import { denoCacheDir, recorderEnv } from "../../../recorder/record.ts";
 import type { CrashImage, CrashImageResult } from "../core/types.ts";
@@ -24,11 +25,6 @@ import type { CrashImage, CrashImageResult } from "../core/types.ts";
 const LOG = "fs.log";
 const BASELINE = "baseline";
 const IMAGE = "last-sync";
-
-/** A file or folder of the state's, kept beside the store's folder, not in it. */
-function besideFolder(storeDir: string, name: string): string {
-  return join(dirname(storeDir), `${basename(storeDir)}.${name}`);
-}
 
 /** The database's own files in a folder: the file, its journal and its WAL. */
 function databaseFiles(files: FileSet, db: string): FileSet {
