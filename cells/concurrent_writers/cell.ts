@@ -77,8 +77,8 @@ export interface ConcurrentWritersOptions extends CellOptions {
  * 60. A seeded plan SIGKILLs a role mid-work and restarts it, while (in WAL mode) a
  * long-lived reader pins checkpoints. Beside them, a process of the store opens a new
  * SQLite file whose write lock another process holds, made in the journal mode the store
- * does not use (the open window). Must hold: every acknowledged operation of every
- * process survives; an append acknowledged before another was
+ * does not use (the open window). Must hold: every role has operations acknowledged,
+ * not only refused; every acknowledged operation of every process survives; an append acknowledged before another was
  * invoked has the smaller id; ids strictly increase in each session; every returned id
  * is the committed row's; no process sees an error other than a typed busy refusal
  * (`BusyDeadlineError`, after at least its busy deadline, changing nothing, counted per

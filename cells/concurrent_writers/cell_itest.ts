@@ -113,3 +113,20 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name: "cell 6 fails a store that lets one process write and refuses every other's writes",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // Each refusal is typed and late enough and nothing is lost: what is wrong is that a
+    // role never wrote, so nothing of it was judged.
+    const outcome = await shortRun("../testdata/first_writer_only_target.ts", { lockHoldMs: 0 });
+    if (outcome === "skipped") return;
+    ok(
+      /^every role wrote: each had operations acknowledged, not only refused: .*no operation acknowledged/
+        .test(outcome?.detail ?? ""),
+      `${outcome?.status}: ${outcome?.detail}`,
+    );
+  },
+});

@@ -215,6 +215,12 @@ function lossesOf(run: Run): Losses {
 /** What survived: every returned id real, every acknowledged operation there. */
 async function survival(t: Deno.TestContext, run: Run, lost: Losses): Promise<void> {
   const { acks, appends } = run;
+  await t.step("every role wrote: each had operations acknowledged, not only refused", () => {
+    // A role whose every write was refused leaves nothing to judge of it: nothing judged
+    // is never a pass.
+    const idle = run.runs.map((r) => r.role).filter((role) => !acks.some((a) => a.role === role));
+    ok(idle.length === 0, `${idle.join(", ")}: no operation acknowledged, every one refused`);
+  });
   await t.step("no silent success: every returned id is a positive integer", () => {
     const bad = appends.filter((a) => !(Number.isSafeInteger(a.id) && Number(a.id) > 0));
     ok(bad.length === 0, `${bad.length} append(s) returned ${JSON.stringify(bad[0]?.id)}`);

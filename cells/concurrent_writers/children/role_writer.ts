@@ -7,6 +7,7 @@ import { awaitBarrier, signalReady } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
 import { dirname } from "../../../internal/path.ts";
 import { childArgs, lifetimeGuard, openStoreFor } from "../../contract/child_runtime.ts";
+import type { Store } from "../../contract/target.ts";
 import { isBusyError } from "../../engine/diagnoses.ts";
 
 const [target, dbPath, journalPath, role, total, start, barrier, hold = "-"] = childArgs(
@@ -19,8 +20,37 @@ const holdSeq = hold === "-" ? -1 : Number(hold.slice(0, hold.indexOf(":")));
 const holdBarrier = hold.slice(hold.indexOf(":") + 1);
 /** Sessions the gateway spreads its appends over (plus the shared long one). */
 const GATEWAY_SESSIONS = 6;
-const store = await openStoreFor(target!, dbPath!);
+/** How long the setup (open, sessions) keeps trying through typed busy refusals. */
+const SETUP_DEADLINE_MS = 60_000;
+
+/**
+ * Runs a setup step, trying again after a typed busy refusal: a store may refuse under
+ * contention after its deadline (a restarted role sets up while the others write), and
+ * the setup is not judged; any other error ends the role.
+ */
+async function settled<T>(call: () => T | Promise<T>): Promise<T> {
+  const end = performance.now() + SETUP_DEADLINE_MS;
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      const typed = error instanceof Error && error.name === "BusyDeadlineError";
+      if (!typed || performance.now() > end) throw error;
+    }
+  }
+}
+
 const journal = new AckWriter(journalPath!);
+let store: Store;
+try {
+  store = await settled(() => openStoreFor(target!, dbPath!));
+} catch (error) {
+  const name = error instanceof Error ? error.name : typeof error;
+  const message = error instanceof Error ? error.message : String(error);
+  journal.write({ k: "error", name, message, ...(isBusyError(error) ? { busy: true } : {}) });
+  console.error(`role ${role} pid ${Deno.pid}: cannot open the store: ${name}: ${message}`);
+  Deno.exit(1);
+}
 const guard = lifetimeGuard();
 const canRecord = typeof store.recordObligation === "function";
 const canRotate = typeof store.tryAcquireCompressionLock === "function" &&
@@ -83,7 +113,7 @@ try {
       ...Array.from({ length: GATEWAY_SESSIONS }, (_, i) => `gw-${i}`),
     ]
   ) {
-    await store.createSession(id);
+    await settled(() => store.createSession(id));
   }
   // Every role starts writing at once, so that they contend from the first operation.
   signalReady(dirname(journalPath!), `${role}-${Deno.pid}`);
