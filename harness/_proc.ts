@@ -106,3 +106,35 @@ export function descendantsIn(stats: Map<number, ProcStat>, roots: Iterable<numb
   }
   return out;
 }
+
+/** The numbers of the lock calls that can wait, by architecture. */
+const LOCK_CALLS: Record<string, { flock: number; fcntl: number }> = {
+  x86_64: { flock: 73, fcntl: 72 },
+  aarch64: { flock: 32, fcntl: 25 },
+};
+const LOCK_NB = 4;
+const F_SETLKW = 7;
+const F_OFD_SETLKW = 38;
+
+/**
+ * The lock call a thread of `pid` is blocked in, waiting for another process's lock:
+ * `flock` without `LOCK_NB`, or `fcntl` with `F_SETLKW` or `F_OFD_SETLKW`, as
+ * `/proc/<pid>/task/<tid>/syscall` shows it (e.g. `thread 12 in flock(21, 2)`).
+ * `undefined` when no thread is, or the threads cannot be read.
+ */
+export function lockWaitOf(c: LibcSymbols, pid: number): string | undefined {
+  const calls = LOCK_CALLS[Deno.build.arch];
+  if (!calls) return undefined;
+  for (const tid of listDir(c, `/proc/${pid}/task`) ?? []) {
+    const fields = readText(c, `/proc/${pid}/task/${tid}/syscall`)?.trim().split(" ");
+    if (!fields || fields.length < 3) continue; // "running", or gone
+    const [nr, fd, op] = fields.slice(0, 3).map((field) => Number(field));
+    if (nr === calls.flock && (op! & LOCK_NB) === 0 && (op! & 3) !== 0) {
+      return `thread ${tid} in flock(${fd}, ${op})`;
+    }
+    if (nr === calls.fcntl && (op === F_SETLKW || op === F_OFD_SETLKW)) {
+      return `thread ${tid} in fcntl(${fd}, ${op === F_SETLKW ? "F_SETLKW" : "F_OFD_SETLKW"})`;
+    }
+  }
+  return undefined;
+}

@@ -1,7 +1,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { type Child, killWhileAlive, reapAll, spawnChild } from "./child.ts";
 import { libc, sendSignal, SIGNALS } from "./_libc.ts";
-import { procStat, running } from "./_proc.ts";
+import { lockWaitOf, procStat, running } from "./_proc.ts";
 import { type Survivor, survivorsMessage, treeMechanism } from "./process_tree.ts";
 import { waitFor } from "./wait_for.ts";
 import { TREE_PROGRAMS } from "./testdata/programs.ts";
@@ -282,6 +282,44 @@ Deno.test({
         const scope = tree.cgroupPath.slice(0, tree.cgroupPath.lastIndexOf("/"));
         strictEqual(scope, cgroup, `round ${round}: the process is not in its scope's cgroup`);
       }
+    }
+  },
+});
+
+Deno.test({
+  name: "lockWaitOf names a process blocked in a lock call that waits, and nothing else",
+  ignore: !linux,
+  async fn() {
+    const runDir = testFolder();
+    const file = `${runDir}/locked`;
+    Deno.writeTextFileSync(file, "");
+    const holder = await Deno.open(file, { read: true });
+    holder.lockSync(true);
+    const waiter = spawnChild({
+      script: new URL(
+        `data:application/typescript,${
+          encodeURIComponent(
+            `const f = Deno.openSync(${JSON.stringify(file)}); f.lockSync(true); Deno.exit(0);`,
+          )
+        }`,
+      ),
+      runDir,
+      library,
+    });
+    try {
+      const c = libc()!;
+      await waitFor(() => lockWaitOf(c, waiter.pid) !== undefined, {
+        what: "the child to wait in flock",
+        deadlineMs: 30_000,
+        children: [waiter],
+      });
+      ok(/^thread \d+ in flock\(\d+, 2\)$/.test(lockWaitOf(c, waiter.pid)!));
+      strictEqual(lockWaitOf(c, Deno.pid), undefined, "this process waits on no lock");
+      holder.unlockSync();
+      strictEqual((await waiter.status).code, 0);
+    } finally {
+      holder.close();
+      await reapAll([waiter]);
     }
   },
 });

@@ -12,7 +12,9 @@ import { join } from "node:path";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { hazards, readLog } from "../../recorder/log.ts";
-import { isFolder, readPrefix } from "../../internal/fs.ts";
+import { exists, isFolder, readPrefix } from "../../internal/fs.ts";
+import { libc } from "../../harness/_libc.ts";
+import { lockWaitOf } from "../../harness/_proc.ts";
 import {
   endWithin,
   type RecordedChild,
@@ -30,9 +32,12 @@ const LONG_MS = 30_000;
 /**
  * How long A is held for B to be refused its lock. A lock wait the recorder cannot see
  * (a blocking `flock`, as the JSON-lines store takes) is never a refusal: A is released
- * after this, and B's deadline counts from then, so a correct store never waits it out.
+ * once B's tree sat in one waiting lock call for `LOCK_WAIT_MS` (B can do nothing more
+ * until A lets go), or after this where threads cannot be read; B's deadline counts
+ * from then, so a correct store never waits it out.
  */
 const HOLD_MS = 10_000;
+const LOCK_WAIT_MS = 300;
 /** A's counted call it is held before: past its schema and first appends, in a transaction. */
 const HOLD_AT = 40;
 
@@ -145,6 +150,30 @@ function writerCheck(name: string, other: string, end: ChildEnd): string | undef
   return `process ${name} threw ${end.threw.name} while process ${other} wrote the same store, where only an error named ${BUSY} may refuse a write: ${end.threw.message}`;
 }
 
+/**
+ * Waits until B was refused its lock (the recorder made `refusedFile`), or one process of
+ * its tree sat in one waiting lock call for `LOCK_WAIT_MS`, or `HOLD_MS` passed.
+ */
+async function awaitRefusal(
+  short: RecordedChild,
+  refusedFile: string,
+  alive: () => boolean,
+): Promise<void> {
+  const c = libc();
+  const end = performance.now() + HOLD_MS;
+  let waiting: { call: string; since: number } | undefined;
+  while (performance.now() < end && alive()) {
+    if (exists(refusedFile)) return;
+    const now = performance.now();
+    const pids = short.tree?.members() ?? [short.process.pid];
+    const call = c && pids.map((pid) => lockWaitOf(c, pid)).find((wait) => wait !== undefined);
+    if (!call) waiting = undefined;
+    else if (waiting?.call !== call) waiting = { call, since: now };
+    else if (now - waiting.since >= LOCK_WAIT_MS) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 async function awaitFile(path: string, deadlineMs: number, alive: () => boolean) {
   const end = performance.now() + deadlineMs;
   while (performance.now() < end && alive()) {
@@ -228,7 +257,7 @@ async function runWriters(
       return end;
     });
     // B has opened once A's lock refuses it; A goes on either way once the wait ends.
-    await awaitFile(file("short.refused"), HOLD_MS, () => shortAlive);
+    await awaitRefusal(short, file("short.refused"), () => shortAlive);
     resume(long);
     shortEnd = await shortDone;
   }
