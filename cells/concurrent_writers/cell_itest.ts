@@ -121,7 +121,10 @@ Deno.test({
   async fn() {
     // Each refusal is typed and late enough and nothing is lost: what is wrong is that a
     // role never wrote, so nothing of it was judged.
-    const outcome = await shortRun("../testdata/first_writer_only_target.ts", { lockHoldMs: 0 });
+    const outcome = await shortRun("../testdata/first_writer_only_target.ts", {
+      lockHoldMs: 0,
+      minBusyWaitMs: 100,
+    });
     if (outcome === "skipped") return;
     ok(
       /^every role wrote: each had operations acknowledged, not only refused: .*no operation acknowledged/
