@@ -22,7 +22,8 @@ const AT_ONCE = 4;
 const CHILD_DEADLINE_MS = 45_000;
 
 /** A line of a writer's journal. */
-interface Line {
+/** A line of a writer's journal. */
+export interface Line {
   k: "inv" | "ack" | "refused" | "done" | "error" | "verify";
   seq?: number;
   session?: string;
@@ -142,8 +143,13 @@ async function longsStarted(longs: Writer[]): Promise<FaultVerdict | undefined> 
     return undefined;
   } catch (error) {
     const dead = longs.find((w) => w.child.exited);
-    // A writer that died alone on its file is the store's failure; a wait that ran out
-    // while both still run is the suite's.
+    // A writer that died alone on its file is the store's failure, and so is one whose
+    // every append the store refused all along; a wait that ran out while both still run
+    // and nothing was refused is the suite's.
+    const starved = starvedWriter(
+      longs.map((w) => ({ label: w.label, lines: readAckJournal<Line>(w.journal) })),
+    );
+    if (!dead && starved) return { status: "FAIL", reason: starved, checks: [starved], judged: 0 };
     if (!dead) {
       return {
         status: "ERROR",
@@ -156,6 +162,25 @@ async function longsStarted(longs: Writer[]): Promise<FaultVerdict | undefined> 
     }`;
     return { status: "FAIL", reason, checks: [reason], judged: 0 };
   }
+}
+
+/**
+ * Why a long-lived writer that never had an append acknowledged starved: the store
+ * refused every one it made (typed busy) until the wait ran out; `undefined` when each
+ * had one acknowledged, or one that had none was never refused (the wait is the suite's).
+ *
+ * @param longs Each long-lived writer's label and journal lines.
+ * @returns The reason, or `undefined`.
+ */
+export function starvedWriter(
+  longs: readonly { label: string; lines: readonly Line[] }[],
+): string | undefined {
+  const starved = longs.find(({ lines }) =>
+    !lines.some((l) => l.k === "ack") && lines.some((l) => l.k === "refused")
+  );
+  if (!starved) return undefined;
+  const refusals = starved.lines.filter((l) => l.k === "refused").length;
+  return `${starved.label} had no append acknowledged in ${CHILD_DEADLINE_MS} ms beside the other long-lived writer: the store refused all ${refusals} it made (typed busy), so a second process never writes`;
 }
 
 /** How a writer failed: the error it journaled, or how it ended unfinished; else `undefined`. */
