@@ -214,3 +214,25 @@ Deno.test({
     }
   },
 });
+
+// A store that takes a lock file of its own around each call: the stop series stop it
+// before that lock too (the recorder counts flock as a lock call). Before they did, its
+// competitors and racers were held out at every stop and cells 2, 3, 4, 5 and 7 to 11 were
+// an ERROR: cell 2 has both, a racers' series (the claim) and a competitor's (the request).
+Deno.test({
+  name: "a store that serialises its calls with a flock of its own passes the stop series",
+  ...options,
+  async fn() {
+    for (const cell of [2] as const) {
+      const [outcome] = await runDefinitions(
+        await CELLS[cell]({
+          target: testdata("flock_serialised_target"),
+          leg: legNamed("default"),
+          keepEvidence: false,
+          raceSeries: "locks",
+        }),
+      );
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+  },
+});

@@ -22,17 +22,18 @@
 //                    marks of every process of the log count (shared in <FSREC_LOG>.marks):
 //                    a store whose worker process makes the calls is walked too.
 //   FSREC_STOP_AT    k >= 1: SIGSTOP (the calling thread, so the whole process) just before
-//                    the k-th lock call (fcntl F_SETLK, F_SETLKW, F_OFD_SETLK*) on a file
-//                    under the folder, counted while armed as above; the parent races
-//                    another writer against the stopped process, then SIGCONTs it.
+//                    the k-th lock call (fcntl F_SETLK, F_SETLKW, F_OFD_SETLK*, or flock)
+//                    on a file under the folder, counted while armed as above; the parent
+//                    races another writer against the stopped process, then SIGCONTs it.
 //   FSREC_STOP_FILE  created just before that SIGSTOP: once it exists, the stopping thread
 //                    makes no call but the signal's, so the lock call waits for SIGCONT.
 //   FSREC_STOP_KIND  "write": FSREC_STOP_AT counts the calls that change a file (any counted
 //                    call, as FSREC_CRASH_KIND any) instead of lock calls, so a process is
 //                    held just before its first write inside an operation (cell 5's sweepers).
 //   FSREC_REFUSED_FILE  created when a lock call on a watched file is refused (EAGAIN or
-//                    EACCES) while armed; a blocking one (F_SETLKW) is tried without waiting
-//                    first, so that a wait is seen: the process was held out by a lock.
+//                    EACCES; EWOULDBLOCK for flock) while armed; a blocking one (F_SETLKW,
+//                    flock without LOCK_NB) is tried without waiting first, so that a wait
+//                    is seen: the process was held out by a lock.
 //   FSREC_FAIL_AT    k >= 1: the k-th call of FSREC_FAIL_KIND on a watched file (counted on
 //                    its own, while armed as above) fails instead of being made, with
 //                    FSREC_FAIL_ERRNO; it is logged failed and injected. Kinds: "write"
@@ -68,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -137,6 +139,7 @@ static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static int (*real_fcntl)(int, int, ...);
+static int (*real_flock)(int, int);
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite64)(int, const void *, size_t, off_t);
 static ssize_t (*real_writev)(int, const struct iovec *, int);
@@ -241,6 +244,7 @@ static void init(void) {
   LOAD(real_dup3, "dup3");
   LOAD(real_fcntl, "fcntl64");
   if (!real_fcntl) LOAD(real_fcntl, "fcntl");
+  LOAD(real_flock, "flock");
   LOAD(real_write, "write");
   LOAD(real_pwrite64, "pwrite64");
   LOAD(real_writev, "writev");

@@ -146,12 +146,18 @@ int dup3(int fd, int to, int flags) {
 }
 // Stops the process just before the FSREC_STOP_AT-th armed lock call on a watched file.
 // The mutex is released first: the process must be able to go on once it is continued.
+static void stop_before_lock_on(int fd);
 static int lock_call(int cmd) {
   return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW;
 }
 
 static void stop_before_lock(int fd, int cmd) {
   if (!lock_call(cmd) || stop_on_writes) return;
+  stop_before_lock_on(fd);
+}
+
+// A lock call on fd (fcntl's or flock's): the process stops before the FSREC_STOP_AT-th.
+static void stop_before_lock_on(int fd) {
   struct handle *h = tracked(fd);
   if (!h || h->mark) return;
   pthread_mutex_lock(&lock);
@@ -200,4 +206,23 @@ int fcntl64(int fd, int cmd, ...) {
   void *arg = va_arg(ap, void *);
   va_end(ap);
   return fcntl_common(fd, cmd, arg);
+}
+
+// flock is a lock call like fcntl's: a store that serialises its processes with a lock
+// file of its own is stopped before it, and a wait on it is seen as a refusal.
+int flock(int fd, int op) {
+  ENSURE();
+  if (stop_at && !stop_on_writes) stop_before_lock_on(fd);
+  if (!refused_file[0] || (op & LOCK_UN) || (arm_marks && marks_now() != arm_marks)) {
+    return real_flock(fd, op);
+  }
+  struct handle *h = tracked(fd);
+  if (!h || h->mark) return real_flock(fd, op);
+  int r = real_flock(fd, op | LOCK_NB);
+  if (r == 0 || errno != EWOULDBLOCK) return r;
+  int err = errno;
+  touch(refused_file);
+  if (!(op & LOCK_NB)) return real_flock(fd, op);
+  errno = err;
+  return r;
 }

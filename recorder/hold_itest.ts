@@ -1,5 +1,6 @@
-// The recorder's hold (FSREC_STOP_KIND=write) and refusal (FSREC_REFUSED_FILE) signals, on
-// which cell 5 forces its sweepers' worst-case interleave.
+// The recorder's hold (FSREC_STOP_KIND=write), stop (FSREC_STOP_AT) and refusal
+// (FSREC_REFUSED_FILE) signals, on which cell 5 forces its sweepers' worst-case interleave
+// and the stop series stop a process before a lock call.
 import { ok, strictEqual } from "node:assert/strict";
 import { buildRecorder } from "./build.ts";
 import type { RecorderOptions } from "./record.ts";
@@ -122,5 +123,59 @@ Deno.test({
     ok(output.success, new TextDecoder().decode(output.stderr));
     strictEqual(new TextDecoder().decode(output.stdout).trim(), "0");
     ok(!exists(refused), "a granted lock was taken for a refusal");
+  },
+});
+
+Deno.test({
+  name: "recorder: flock is a lock call: a child is stopped before it, through Deno's lockSync",
+  ignore,
+  async fn() {
+    const { run, marks, env } = folder({ stopAt: 1 });
+    const stop = `${run}/stopped`;
+    const child = spawn(["flock", `${run}/db/store.lock`, marks], {
+      ...env,
+      FSREC_STOP_FILE: stop,
+    });
+    try {
+      await until("the stop file", () => exists(stop));
+      await until("the child to be stopped", () => stateOf(child.pid) === "T");
+      child.kill("SIGCONT");
+      const output = await child.output();
+      ok(output.success, new TextDecoder().decode(output.stderr));
+      strictEqual(new TextDecoder().decode(output.stdout).trim(), "locked");
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+    }
+  },
+});
+
+Deno.test({
+  name: "recorder: a flock that waits for another process's creates the refused file",
+  ignore,
+  async fn() {
+    const { run, marks, env } = folder({});
+    const refused = `${run}/refused`;
+    const file = `${run}/db/store.lock`;
+    const holder = spawn(["fhold", file, `${run}/held`]);
+    let locker: Deno.ChildProcess | undefined;
+    try {
+      await until("the holder's flock", () => exists(`${run}/held`));
+      locker = spawn(["flock", file, marks], { ...env, FSREC_REFUSED_FILE: refused });
+      await until("the refused file", () => exists(refused));
+      holder.kill("SIGKILL");
+      await holder.status;
+      const output = await locker.output();
+      ok(output.success, new TextDecoder().decode(output.stderr));
+      strictEqual(new TextDecoder().decode(output.stdout).trim(), "locked");
+    } finally {
+      for (const child of [holder, locker]) {
+        try {
+          child?.kill("SIGKILL");
+        } catch { /* already gone */ }
+      }
+      await holder.status;
+    }
   },
 });

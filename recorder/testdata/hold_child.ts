@@ -4,6 +4,10 @@
 //                                       recorder's fcntl (F_SETLKW when wait is 1), a mark;
 //                                       prints the call's result
 //   hold <file> <ready> <lib>           takes a write lock on <file>, creates <ready>, waits
+//   flock <file> <marks>                a mark, an exclusive flock on <file> through Deno's
+//                                       own lockSync (it waits), a mark; prints "locked"
+//   fhold <file> <ready>                takes an exclusive flock on <file>, creates <ready>,
+//                                       waits
 
 const F_SETLK = 6;
 const F_SETLKW = 7;
@@ -40,6 +44,16 @@ if (mode === "write") {
   const result = fcntl(fd, d === "1" ? F_SETLKW : F_SETLK, writeLock());
   mark(b!, "end");
   console.log(result);
+} else if (mode === "flock") {
+  const file = Deno.openSync(a!, { read: true, write: true, create: true });
+  mark(b!, "start");
+  file.lockSync(true);
+  mark(b!, "end");
+  console.log("locked");
+} else if (mode === "fhold") {
+  Deno.openSync(a!, { read: true, write: true, create: true }).lockSync(true);
+  Deno.writeTextFileSync(b!, "held");
+  setInterval(() => {}, 1000);
 } else if (mode === "hold") {
   const { open, fcntl } = libc(c!);
   const fd = open(cString(a!), O_RDWR_CREAT, 0o644);

@@ -1,0 +1,42 @@
+/**
+ * Test target: the reference store, correct, that serialises its processes with a lock
+ * file of its own: its open and every call are made under an exclusive `flock` of
+ * `<path>.lock` (Deno's `lockSync`), as a store that guards each operation with an
+ * application lock does. No other process moves inside one of its operations, so the stop
+ * series must stop it before that lock, not only before SQLite's.
+ *
+ * @module
+ */
+import { SessionDB } from "../../session_db/mod.ts";
+import type { StoreOptions } from "../contract/target.ts";
+
+/** Opens the store, each of its calls under the lock file's exclusive lock. */
+export function openStore(path: string, options: StoreOptions): SessionDB {
+  const lock = Deno.openSync(`${path}.lock`, { read: true, write: true, create: true });
+  const locked = <T>(call: () => T): T => {
+    lock.lockSync(true);
+    try {
+      return call();
+    } finally {
+      lock.unlockSync();
+    }
+  };
+  const mode = options.journalMode ? { journalMode: options.journalMode } : {};
+  const store = locked(() => SessionDB.open(path, mode));
+  return new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== "function") return value;
+      if (key === "close") {
+        return () => {
+          try {
+            return target.close();
+          } finally {
+            lock.close();
+          }
+        };
+      }
+      return (...args: unknown[]) => locked(() => value.apply(target, args));
+    },
+  });
+}
