@@ -195,26 +195,35 @@ export function holdsLockIn(pid: number, dir: string): boolean | undefined {
   // Read by Deno alone, so `undefined` (counted as blocking: the stop ends after a grace)
   // under a cell's permissions; reading it through libc would change which stops are
   // waited for without one, a change not yet run across every store and leg.
-  let locks: string;
+  let files: Map<number, string>;
   try {
-    locks = Deno.readTextFileSync("/proc/locks");
+    files = new Map();
+    // In folders too: a store may make its path a folder of its own files.
+    for (const name of filesIn(dir)) files.set(Deno.statSync(`${dir}/${name}`).ino!, name);
   } catch {
     return undefined;
   }
-  try {
-    const files = new Map<number, string>();
-    // In folders too: a store may make its path a folder of its own files.
-    for (const name of filesIn(dir)) files.set(Deno.statSync(`${dir}/${name}`).ino!, name);
-    return locks.split("\n").some((line) => {
+  // The kernel writes /proc/locks a page per read, walking the list afresh from a count
+  // each time: a lock another process drops between two reads shifts the rest, and one
+  // line is skipped. A busy machine does that often enough that one read can miss a lock
+  // that is held; three reads missing it are taken to mean it is not.
+  for (let read = 0; read < 3; read++) {
+    let locks: string;
+    try {
+      locks = Deno.readTextFileSync("/proc/locks");
+    } catch {
+      return undefined;
+    }
+    const held = locks.split("\n").some((line) => {
       // "1: POSIX ADVISORY WRITE <pid> <major>:<minor>:<inode> <start> <end>"
       const [, , , type, owner, id, start] = line.trim().split(/\s+/);
       const name = files.get(Number(id?.split(":")[2]));
       if (owner !== String(pid) || name === undefined) return false;
       return !name.endsWith("-shm") || (type === "WRITE" && Number(start) < 128);
     });
-  } catch {
-    return undefined;
+    if (held) return true;
   }
+  return false;
 }
 
 /** Where a child waits to be killed, and how long to wait for it to get there. */
