@@ -222,10 +222,15 @@ function atStop(stop: Stop, i: number): boolean {
     tree(stop.actors[i]!.pid).some((pid) => processStopped(pid) !== false);
 }
 
-/** Whether a stopped actor holds a lock on the store's files that can block another process. */
-function blocking(stop: Stop, stopped: readonly number[]): boolean {
+/**
+ * Whether a stopped actor holds a lock on the store's files that can block another process,
+ * a lock counting as free after `reads` reads miss it (one where the question is asked
+ * again at once, three where the answer decides a wait).
+ */
+function blocking(stop: Stop, stopped: readonly number[], reads = 1): boolean {
+  const dir = `${stop.plan.dir}/db`;
   return stopped.some((i) =>
-    tree(stop.actors[i]!.pid).some((pid) => holdsLockIn(pid, `${stop.plan.dir}/db`) !== false)
+    tree(stop.actors[i]!.pid).some((pid) => holdsLockIn(pid, dir, reads) !== false)
   );
 }
 
@@ -310,7 +315,7 @@ async function moveWhileStopped(stop: Stop, stopped: readonly number[]): Promise
   const file = refusedFileOf(competitorAt(stop));
   const held = heldOut(file, competitor.refused);
   releaseBarrier(competitor.go);
-  const blocks = blocking(stop, stopped);
+  const blocks = blocking(stop, stopped, 3);
   try {
     await waitFor(() => competitor.took() || (blocks && held()), {
       what: `${stop.plan.label}: ${competitor.what} to move while the actor is stopped`,
