@@ -71,33 +71,54 @@ Deno.test({
   },
 });
 
-for (const wait of [false, true]) {
+/** A lock another process holds, and a call of the child that meets it. */
+interface Refusal {
+  name: string;
+  /** Whether the call waits for the lock (granted once the holder is gone). */
+  wait: boolean;
+  holder: (file: string, ready: string) => string[];
+  locker: (file: string, marks: string) => string[];
+  /** What the child prints once the call returned. */
+  answer: string;
+}
+
+const REFUSALS: Refusal[] = [false, true].map((wait) => ({
+  name: `a ${wait ? "blocking" : "refused"} lock call`,
+  wait,
+  holder: (file, ready) => ["hold", file, ready, "libc.so.6"],
+  locker: (file, marks) => ["lock", file, marks, library, wait ? "1" : "0"],
+  answer: wait ? "0" : "-1",
+}));
+REFUSALS.push({
+  name: "a flock that waits for another process's",
+  wait: true,
+  holder: (file, ready) => ["fhold", file, ready],
+  locker: (file, marks) => ["flock", file, marks],
+  answer: "locked",
+});
+
+for (const refusal of REFUSALS) {
   Deno.test({
-    name: `recorder: a ${
-      wait ? "blocking" : "refused"
-    } lock call while armed creates the refused file`,
+    name: `recorder: ${refusal.name} while armed creates the refused file`,
     ignore,
     async fn() {
       const { run, marks, env } = folder({});
       const refused = `${run}/refused`;
       const file = `${run}/db/locked`;
-      const holder = spawn(["hold", file, `${run}/held`, "libc.so.6"]);
+      const holder = spawn(refusal.holder(file, `${run}/held`));
       let locker: Deno.ChildProcess | undefined;
       try {
         await until("the holder's lock", () => exists(`${run}/held`));
-        locker = spawn(["lock", file, marks, library, wait ? "1" : "0"], {
-          ...env,
-          FSREC_REFUSED_FILE: refused,
-        });
+        locker = spawn(refusal.locker(file, marks), { ...env, FSREC_REFUSED_FILE: refused });
         await until("the refused file", () => exists(refused));
-        if (wait) {
+        if (refusal.wait) {
           // It waits for the lock: it is granted once the holder is gone.
           holder.kill("SIGKILL");
           await holder.status;
         }
         const output = await locker.output();
         ok(output.success, new TextDecoder().decode(output.stderr));
-        strictEqual(new TextDecoder().decode(output.stdout).trim(), wait ? "0" : "-1");
+        strictEqual(new TextDecoder().decode(output.stdout).trim(), refusal.answer);
       } finally {
         for (const child of [holder, locker]) {
           try {
@@ -147,35 +168,6 @@ Deno.test({
       try {
         child.kill("SIGKILL");
       } catch { /* already gone */ }
-    }
-  },
-});
-
-Deno.test({
-  name: "recorder: a flock that waits for another process's creates the refused file",
-  ignore,
-  async fn() {
-    const { run, marks, env } = folder({});
-    const refused = `${run}/refused`;
-    const file = `${run}/db/store.lock`;
-    const holder = spawn(["fhold", file, `${run}/held`]);
-    let locker: Deno.ChildProcess | undefined;
-    try {
-      await until("the holder's flock", () => exists(`${run}/held`));
-      locker = spawn(["flock", file, marks], { ...env, FSREC_REFUSED_FILE: refused });
-      await until("the refused file", () => exists(refused));
-      holder.kill("SIGKILL");
-      await holder.status;
-      const output = await locker.output();
-      ok(output.success, new TextDecoder().decode(output.stderr));
-      strictEqual(new TextDecoder().decode(output.stdout).trim(), "locked");
-    } finally {
-      for (const child of [holder, locker]) {
-        try {
-          child?.kill("SIGKILL");
-        } catch { /* already gone */ }
-      }
-      await holder.status;
     }
   },
 });

@@ -10,6 +10,7 @@
  */
 import { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
+import { wrapped } from "./_wrapped.ts";
 
 /** The typed refusal of a write the store would not take. */
 class BusyDeadlineError extends Error {
@@ -38,23 +39,17 @@ export function openStore(path: string, options: StoreOptions): SessionDB {
   } catch (error) {
     if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
   }
-  return new Proxy(store, {
-    get(target, key) {
-      const value = Reflect.get(target, key);
-      if (typeof value !== "function") return value;
-      if (key === "close") {
-        return () => {
-          if (writer) Deno.removeSync(mark);
-          return target.close();
-        };
-      }
-      if (!writer && typeof key === "string" && REFUSED.has(key)) {
-        return () => {
-          pause(REFUSE_AFTER_MS);
-          throw new BusyDeadlineError(`Cannot write to "${path}": another process holds it`);
-        };
-      }
-      return value.bind(target);
-    },
+  return wrapped(store, (key, method) => {
+    if (key === "close") {
+      return () => {
+        if (writer) Deno.removeSync(mark);
+        return method();
+      };
+    }
+    if (writer || typeof key !== "string" || !REFUSED.has(key)) return method;
+    return () => {
+      pause(REFUSE_AFTER_MS);
+      throw new BusyDeadlineError(`Cannot write to "${path}": another process holds it`);
+    };
   });
 }

@@ -11,6 +11,7 @@ import type { SessionDB } from "../../session_db/mod.ts";
 import { Database } from "../../session_db/sqlite/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
 import { openStore as openSerialised } from "./flock_serialised_target.ts";
+import { underLock, wrapped } from "./_wrapped.ts";
 
 /** Opens the store; its requests check and write under two holds of the lock file. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
@@ -18,14 +19,7 @@ export function openStore(path: string, options: StoreOptions): SessionDB {
   const lock = Deno.openSync(`${path}.lock`, { read: true, write: true });
   const raw = new Database(path);
   raw.exec("PRAGMA busy_timeout = 5000");
-  const locked = <T>(call: () => T): T => {
-    lock.lockSync(true);
-    try {
-      return call();
-    } finally {
-      lock.unlockSync();
-    }
-  };
+  const locked = underLock(lock);
   const requestHandoff = (sessionId: string, platform: string): boolean => {
     const state = store.getHandoffState(sessionId);
     if (state === "pending" || state === "running") return false;
@@ -37,17 +31,13 @@ export function openStore(path: string, options: StoreOptions): SessionDB {
       ) === 1
     );
   };
-  return new Proxy(store, {
-    get(target, key) {
-      if (key === "requestHandoff") return requestHandoff;
-      if (key === "close") {
-        return () => {
-          raw.close();
-          lock.close();
-          return target.close();
-        };
-      }
-      return Reflect.get(target, key);
-    },
+  return wrapped(store, (key, method) => {
+    if (key === "requestHandoff") return requestHandoff;
+    if (key !== "close") return method;
+    return () => {
+      raw.close();
+      lock.close();
+      return method();
+    };
   });
 }

@@ -9,34 +9,22 @@
  */
 import { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
+import { underLock, wrapped } from "./_wrapped.ts";
 
 /** Opens the store, each of its calls under the lock file's exclusive lock. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
   const lock = Deno.openSync(`${path}.lock`, { read: true, write: true, create: true });
-  const locked = <T>(call: () => T): T => {
-    lock.lockSync(true);
-    try {
-      return call();
-    } finally {
-      lock.unlockSync();
-    }
-  };
+  const locked = underLock(lock);
   const mode = options.journalMode ? { journalMode: options.journalMode } : {};
   const store = locked(() => SessionDB.open(path, mode));
-  return new Proxy(store, {
-    get(target, key) {
-      const value = Reflect.get(target, key);
-      if (typeof value !== "function") return value;
-      if (key === "close") {
-        return () => {
-          try {
-            return target.close();
-          } finally {
-            lock.close();
-          }
-        };
+  return wrapped(store, (key, method) => {
+    if (key !== "close") return (...args: unknown[]) => locked(() => method(...args));
+    return () => {
+      try {
+        return method();
+      } finally {
+        lock.close();
       }
-      return (...args: unknown[]) => locked(() => value.apply(target, args));
-    },
+    };
   });
 }
