@@ -1,6 +1,7 @@
 // One run of the fault program under the recorder: a fresh folder, the k-th call of a
 // kind failed (or none, the clean run that counts the calls), a deadline after which the
 // process is killed and the hang named, and what the log and the journal say.
+import { stderrLine } from "../../internal/stderr_line.ts";
 import { join } from "node:path";
 import { readLog, type RecorderLog } from "../../recorder/log.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
@@ -70,6 +71,6 @@ export async function faultRun(
     marks: readAckJournal<FaultMark>(marksPath),
     hung,
     status: { success: output.success, code: output.code, signal: output.signal },
-    stderr: new TextDecoder().decode(output.stderr).trim().split("\n").slice(-4).join(" | "),
+    stderr: stderrLine(new TextDecoder().decode(output.stderr)),
   };
 }

@@ -1,6 +1,7 @@
 // What F2 and F5 share: their children spawned as the cells spawn theirs (the leg's
 // environment, the target's access and declared permissions), each awaited within a
 // deadline, and a store folder's files listed and copied.
+import { stderrLine } from "../../internal/stderr_line.ts";
 import type { Child } from "../../harness/child.ts";
 import { spawnFor, type TargetSpawn } from "../engine/run.ts";
 import { type JournalObservation, type Leg, legVerdict } from "../../harness/legs.ts";
@@ -37,7 +38,7 @@ export async function finished(
 
 /** A one-line account of how a child ended, with its stderr's tail. */
 export function childEnd(child: Child, timedOut: boolean): string {
-  const stderr = child.stderr.trim().split("\n").slice(-3).join(" | ");
+  const stderr = stderrLine(child.stderr);
   const status = child.exited;
   const how = timedOut
     ? "was killed at its deadline"

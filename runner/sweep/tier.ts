@@ -31,6 +31,7 @@
  *
  * @module
  */
+import { stderrLine } from "../../internal/stderr_line.ts";
 import { join } from "node:path";
 import type { LegName } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
@@ -199,7 +200,7 @@ export async function libraryChild(
     const result = JSON.parse(await Deno.readTextFile(resultPath)) as LibraryResult;
     return { ...result, survivors: [...result.survivors ?? [], ...outside] };
   } catch {
-    const tail = (await stderr).trim().split("\n").slice(-4).join(" | ");
+    const tail = stderrLine(await stderr);
     throw new Error(
       `The ${request.label} library's run wrote no result (exit ${status.code}): ${tail}`,
     );

@@ -21,6 +21,7 @@
  *
  * @module
  */
+import { stderrLine } from "../../../internal/stderr_line.ts";
 import { join } from "node:path";
 import { buildRecorder } from "../../../recorder/build.ts";
 import { powerLossStates } from "../../../recorder/crash_states.ts";
@@ -169,7 +170,7 @@ async function faultedRun(
     marks: readLines(start.marks),
     hung: late,
     status: { success: output.success, code: output.code, signal: output.signal },
-    stderr: new TextDecoder().decode(output.stderr).trim().split("\n").slice(-4).join(" | "),
+    stderr: stderrLine(new TextDecoder().decode(output.stderr)),
   };
 }
 

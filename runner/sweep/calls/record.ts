@@ -3,6 +3,7 @@
 // process continuing a recovered state (resume). They run with every permission: Deno
 // passes LD_PRELOAD to a child only with an unscoped --allow-run, and the recorder must
 // see every call of the store, whatever it needs.
+import { stderrLine } from "../../../internal/stderr_line.ts";
 import { join } from "node:path";
 import { type FileSet, readFolder, writeImage } from "../../../recorder/image.ts";
 import { denoCacheDir, recorderEnv, type RecorderOptions } from "../../../recorder/record.ts";
@@ -72,7 +73,7 @@ export async function runChild(
   deadline.clear();
   const late = deadline.passed();
   const decoder = new TextDecoder();
-  const stderr = decoder.decode(output.stderr).trim().split("\n").slice(-4).join(" | ");
+  const stderr = stderrLine(decoder.decode(output.stderr));
   return {
     // A hang is no crash the sweep asked for: never SIGKILL, always a failed run.
     status: late
