@@ -138,3 +138,33 @@ export function lockWaitOf(c: LibcSymbols, pid: number): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * A check that turns true once each given process tree has had a process sit in the same
+ * waiting lock call ({@linkcode lockWaitOf}) for `holdMs`: held out by another process's
+ * lock, it can do nothing more until that one lets go. It lists the trees (`trees`) and
+ * reads `/proc` at most every 20 ms; without libc it stays false.
+ */
+export function lockWaits(
+  holdMs: number,
+): (trees: () => readonly (readonly number[])[]) => boolean {
+  let seen: { calls: string; since: number } | undefined;
+  let checked = -Infinity;
+  let answer = false;
+  return (trees) => {
+    const now = performance.now();
+    if (now - checked < 20) return answer;
+    checked = now;
+    const c = libc();
+    const calls = c
+      ? trees().map((pids) => pids.map((pid) => lockWaitOf(c, pid)).find(Boolean))
+      : [];
+    if (!calls.length || calls.some((call) => call === undefined)) {
+      seen = undefined;
+      return answer = false;
+    }
+    const key = calls.join("; ");
+    if (seen?.calls !== key) seen = { calls: key, since: now };
+    return answer = now - seen.since >= holdMs;
+  };
+}

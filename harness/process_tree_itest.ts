@@ -1,7 +1,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { type Child, killWhileAlive, reapAll, spawnChild } from "./child.ts";
 import { libc, sendSignal, SIGNALS } from "./_libc.ts";
-import { lockWaitOf, procStat, running } from "./_proc.ts";
+import { lockWaitOf, lockWaits, procStat, running } from "./_proc.ts";
 import { type Survivor, survivorsMessage, treeMechanism } from "./process_tree.ts";
 import { waitFor } from "./wait_for.ts";
 import { TREE_PROGRAMS } from "./testdata/programs.ts";
@@ -287,7 +287,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "lockWaitOf names a process blocked in a lock call that waits, and nothing else",
+  name:
+    "lockWaitOf and lockWaits see a process blocked in a lock call that waits, and nothing else",
   ignore: !linux,
   async fn() {
     const runDir = testFolder();
@@ -315,6 +316,15 @@ Deno.test({
       });
       ok(/^thread \d+ in flock\(\d+, 2\)$/.test(lockWaitOf(c, waiter.pid)!));
       strictEqual(lockWaitOf(c, Deno.pid), undefined, "this process waits on no lock");
+      // lockWaits: true once the waiter has sat in that call for its hold, never for this process.
+      const waiting = lockWaits(50);
+      await waitFor(() => waiting(() => [[waiter.pid]]), {
+        what: "the waiter to be seen held out for 50 ms",
+        deadlineMs: 30_000,
+        children: [waiter],
+      });
+      const free = lockWaits(0);
+      strictEqual(free(() => [[waiter.pid], [Deno.pid]]), false, "this process was held out");
       holder.unlockSync();
       strictEqual((await waiter.status).code, 0);
     } finally {

@@ -13,8 +13,7 @@ import { readAckJournal } from "../../harness/ack_journal.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 import { hazards, readLog } from "../../recorder/log.ts";
 import { exists, isFolder, readPrefix } from "../../internal/fs.ts";
-import { libc } from "../../harness/_libc.ts";
-import { lockWaitOf } from "../../harness/_proc.ts";
+import { lockWaits } from "../../harness/_proc.ts";
 import {
   endWithin,
   type RecordedChild,
@@ -159,17 +158,11 @@ async function awaitRefusal(
   refusedFile: string,
   alive: () => boolean,
 ): Promise<void> {
-  const c = libc();
   const end = performance.now() + HOLD_MS;
-  let waiting: { call: string; since: number } | undefined;
+  const waiting = lockWaits(LOCK_WAIT_MS);
   while (performance.now() < end && alive()) {
     if (exists(refusedFile)) return;
-    const now = performance.now();
-    const pids = short.tree?.members() ?? [short.process.pid];
-    const call = c && pids.map((pid) => lockWaitOf(c, pid)).find((wait) => wait !== undefined);
-    if (!call) waiting = undefined;
-    else if (waiting?.call !== call) waiting = { call, since: now };
-    else if (now - waiting.since >= LOCK_WAIT_MS) return;
+    if (waiting(() => [short.tree?.members() ?? [short.process.pid]])) return;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

@@ -146,11 +146,11 @@ async function longsStarted(longs: Writer[]): Promise<FaultVerdict | undefined> 
     // A writer that died alone on its file is the store's failure, and so is one whose
     // every append the store refused all along; a wait that ran out while both still run
     // and nothing was refused is the suite's.
-    const starved = starvedWriter(
-      longs.map((w) => ({ label: w.label, lines: readAckJournal<Line>(w.journal) })),
-    );
-    if (!dead && starved) return { status: "FAIL", reason: starved, checks: [starved], judged: 0 };
     if (!dead) {
+      const starved = starvedWriter(
+        longs.map((w) => ({ label: w.label, lines: readAckJournal<Line>(w.journal) })),
+      );
+      if (starved) return { status: "FAIL", reason: starved, checks: [starved], judged: 0 };
       return {
         status: "ERROR",
         reason: error instanceof Error ? error.message : String(error),

@@ -17,8 +17,7 @@
 import { releaseBarrier } from "../../harness/barrier.ts";
 import { type Child, reapAll } from "../../harness/child.ts";
 import { HarnessError } from "../../harness/harness_error.ts";
-import { libc } from "../../harness/_libc.ts";
-import { lockWaitOf, procText } from "../../harness/_proc.ts";
+import { lockWaits, procText } from "../../harness/_proc.ts";
 import { WaitError, waitFor } from "../../harness/wait_for.ts";
 import { exists } from "../../internal/fs.ts";
 import { recorderEnv } from "../../recorder/record.ts";
@@ -136,30 +135,6 @@ function tree(pid: number): number[] {
   return pids;
 }
 
-/**
- * A check that turns true once every given process tree has sat in the same waiting lock
- * call (`lockWaitOf`) for {@linkcode HELD_OUT_MS}; it reads `/proc` at most every 20 ms.
- */
-function lockWaits(): (trees: readonly number[][]) => boolean {
-  let seen: { calls: string; since: number } | undefined;
-  let checked = -Infinity;
-  let answer = false;
-  return (trees) => {
-    const now = performance.now();
-    if (now - checked < 20) return answer;
-    checked = now;
-    const c = libc();
-    const calls = c ? trees.map((pids) => pids.map((pid) => lockWaitOf(c, pid)).find(Boolean)) : [];
-    if (!calls.length || calls.some((call) => call === undefined)) {
-      seen = undefined;
-      return answer = false;
-    }
-    const key = calls.join("; ");
-    if (seen?.calls !== key) seen = { calls: key, since: now };
-    return answer = now - seen.since >= HELD_OUT_MS;
-  };
-}
-
 /** A stop's running state: its plan, processes and files. */
 interface Stop {
   ctx: CellRun;
@@ -248,7 +223,7 @@ async function reachStops(stop: Stop): Promise<number[] | undefined> {
   const settled = (i: number) =>
     actors[i]!.exited !== undefined || stop.finished(i) || exists(stop.stopFile(i));
   let since: number | undefined;
-  const heldOutAll = lockWaits();
+  const heldOutAll = lockWaits(HELD_OUT_MS);
   await waitFor(() => {
     if (indices.every(settled)) return true;
     if (!blocking(stop, stopping())) {
@@ -258,7 +233,7 @@ async function reachStops(stop: Stop): Promise<number[] | undefined> {
     since ??= performance.now();
     // The actors still on their way each wait in a lock call (a flock, an F_SETLKW) that
     // the stopped one holds: none reaches its stop before it goes on.
-    if (heldOutAll(indices.filter((i) => !settled(i)).map((i) => tree(actors[i]!.pid)))) {
+    if (heldOutAll(() => indices.filter((i) => !settled(i)).map((i) => tree(actors[i]!.pid)))) {
       return true;
     }
     return performance.now() - since > REACH_MS;

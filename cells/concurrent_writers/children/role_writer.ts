@@ -41,16 +41,18 @@ async function settled<T>(call: () => T | Promise<T>): Promise<T> {
 }
 
 const journal = new AckWriter(journalPath!);
-let store: Store;
-try {
-  store = await settled(() => openStoreFor(target!, dbPath!));
-} catch (error) {
+/** Journals an error other than a typed busy refusal and ends the role with code 1. */
+function failed(error: unknown, doing = ""): never {
   const name = error instanceof Error ? error.name : typeof error;
   const message = error instanceof Error ? error.message : String(error);
   journal.write({ k: "error", name, message, ...(isBusyError(error) ? { busy: true } : {}) });
-  console.error(`role ${role} pid ${Deno.pid}: cannot open the store: ${name}: ${message}`);
+  console.error(`role ${role} pid ${Deno.pid}: ${doing}${name}: ${message}`);
   Deno.exit(1);
 }
+
+const store: Store = await settled(() => openStoreFor(target!, dbPath!)).catch((error) =>
+  failed(error, "cannot open the store: ")
+);
 const guard = lifetimeGuard();
 const canRecord = typeof store.recordObligation === "function";
 const canRotate = typeof store.tryAcquireCompressionLock === "function" &&
@@ -150,9 +152,5 @@ try {
   await store.close();
   journal.write({ k: "done", total: Number(total) });
 } catch (error) {
-  const name = error instanceof Error ? error.name : typeof error;
-  const message = error instanceof Error ? error.message : String(error);
-  journal.write({ k: "error", name, message, ...(isBusyError(error) ? { busy: true } : {}) });
-  console.error(`role ${role} pid ${Deno.pid}: ${name}: ${message}`);
-  Deno.exit(1);
+  failed(error);
 }
