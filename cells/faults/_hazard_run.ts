@@ -24,6 +24,7 @@ import type { FaultClauseOptions, FaultVerdict } from "./types.ts";
 import { legSkip } from "./_lives.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
 import { readReport } from "../../internal/report_line.ts";
+import { stderrLine } from "../../internal/stderr_line.ts";
 
 const CHILD = new URL("./children/hazard_store.ts", import.meta.url);
 const READY_MS = 30_000;
@@ -102,21 +103,13 @@ function resume(spawned: RecordedChild): void {
   } catch { /* already gone */ }
 }
 
-/**
- * The stderr lines that say what went wrong, without the stack's `at` frames: an
- * uncaught error's own line carries its name and message.
- */
-function stderrGist(stderr: string): string {
-  const lines = stderr.trim().split("\n").filter((line) => line.trim() && !/^\s+at /.test(line));
-  return lines.slice(-3).join(" | ").slice(0, 600);
-}
-
+/** How a hazard child ended; its stderr in one line when it wrote no `{"threw": …}` line. */
 async function ended(spawned: RecordedChild, deadlineMs: number): Promise<ChildEnd> {
   const { output, late } = await endWithin(spawned, deadlineMs);
   const decoder = new TextDecoder();
   const text = decoder.decode(output.stderr);
   const threw = threwOf(text);
-  const stderr = threw ? `${threw.name}: ${threw.message}` : stderrGist(text);
+  const stderr = threw ? `${threw.name}: ${threw.message}` : stderrLine(text).slice(0, 600);
   const code = output.signal ? 128 : output.code;
   const how = late
     ? `was killed at its ${deadlineMs / 1000} s deadline`
