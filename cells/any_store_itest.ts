@@ -247,3 +247,31 @@ Deno.test({
     );
   },
 });
+
+// A store that signals another process (Deno.kill, as a lock holder's liveness check does)
+// needs a permission the children lack until it is declared. Before the refusal was told
+// apart, cells 3 and 11 FAILed this correct store on Deno's NotCapable.
+Deno.test({
+  name: "a store refused a permission in a child gets an ERROR naming it, and passes once declared",
+  ...options,
+  async fn() {
+    const refused = await judged(3, testdata("signalling_target"));
+    strictEqual(refused?.status, "ERROR", refused?.detail);
+    ok(
+      /^The store was refused a permission .*tryAcquireCompressionLock threw NotCapable: Requires run access.*signals: true/
+        .test(refused?.detail ?? ""),
+      refused?.detail,
+    );
+    const declared = await judged(3, testdata("signalling_declared_target"));
+    strictEqual(declared?.status, "PASS", declared?.detail);
+    // Refused at open, in the leg probe: before, the store "could not open" and FAILed.
+    const atOpen = await judged(1, testdata("signalling_open_target"));
+    strictEqual(atOpen?.status, "ERROR", atOpen?.detail);
+    ok(
+      /^The store was refused a permission .*openStore threw NotCapable: Requires run access/.test(
+        atOpen?.detail ?? "",
+      ),
+      atOpen?.detail,
+    );
+  },
+});

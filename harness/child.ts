@@ -462,6 +462,7 @@ export function spawnChild(options: SpawnOptions): Child {
       env: allowEnv,
       ...(extra.sys ? { sys: extra.sys } : {}),
       ...(extra.run?.length ? { run: extra.run, preloaded: env.LD_PRELOAD !== undefined } : {}),
+      ...(extra.signals ? { signals: true } : {}),
     }),
   ];
   if (tree.preload) flags.push(`--preload=${tree.preload}`);

@@ -55,6 +55,12 @@ export interface ChildPermissions {
    * harness resolves each on `PATH` and refuses shells).
    */
   run?: readonly string[];
+  /**
+   * Whether the children may signal processes they did not start (`Deno.kill`, such as a
+   * check that a lock's holder is alive). Deno grants that only with an unscoped
+   * `--allow-run`, so this grants it.
+   */
+  signals?: boolean;
 }
 
 /**
@@ -109,7 +115,8 @@ export function widenedFlags(permissions: ChildPermissions | undefined): string[
   flags.push(...sysFlag(permissions?.sys));
   if (permissions?.ffi?.length) flags.push(`--allow-ffi=${pathList(permissions.ffi)}`);
   if (permissions?.read?.length) flags.push(`--allow-read=${pathList(permissions.read)}`);
-  if (permissions?.run?.length) flags.push(`--allow-run=${list(permissions.run)}`);
+  if (permissions?.signals) flags.push("--allow-run");
+  else if (permissions?.run?.length) flags.push(`--allow-run=${list(permissions.run)}`);
   return flags;
 }
 
@@ -144,6 +151,8 @@ export interface ChildScope {
    * are then granted as `--allow-run`, the one case where the grant is wider than `run`.
    */
   preloaded?: boolean;
+  /** Whether it may signal any process: an unscoped `--allow-run` (Deno has no narrower grant). */
+  signals?: boolean;
 }
 
 /**
@@ -167,7 +176,9 @@ export function scopedPermissions(scope: ChildScope): string[] {
     ffi === undefined ? "--allow-ffi" : `--allow-ffi=${pathList(ffi)}`,
     `--allow-env=${[...new Set(scope.env)].join(",")}`,
   ];
-  const run = scope.run?.length
+  const run = scope.signals
+    ? ["--allow-run"]
+    : scope.run?.length
     ? [scope.preloaded ? "--allow-run" : `--allow-run=${[...new Set(scope.run)].join(",")}`]
     : [];
   return [...flags, ...sysFlag(scope.sys), ...run];

@@ -51,7 +51,8 @@ function probed(target: string, library: string | undefined, deadlineMs: number)
  * @param target The target specifier.
  * @param library The SQLite library the probe may load (default: this process's).
  * @param deadlineMs How long the store may take to open and write.
- * @returns The engine, and the store's error when it did not open.
+ * @returns The engine, and the store's error when it did not open (not when the cells'
+ * children were refused a permission it needs: each cell reports that as an ERROR).
  * @example
  * ```ts ignore
  * import { probeEngine } from "./capabilities.ts";
@@ -65,9 +66,12 @@ export async function probeEngine(
   deadlineMs = 30_000,
 ): Promise<{ engine: StoreEngine; openError?: string }> {
   const probe = await probed(target, library, deadlineMs);
+  // A permission the children were refused is not the store's error: each cell's gate
+  // reports it as an ERROR naming the declaration.
+  const own = probe.openError && !probe.openError.permission;
   return {
     engine: probe.engine,
-    ...(probe.openError ? { openError: probe.openError.message } : {}),
+    ...(own ? { openError: probe.openError!.message } : {}),
   };
 }
 

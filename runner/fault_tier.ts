@@ -37,6 +37,7 @@ import { pulledFilesClause } from "../cells/faults/pulled_files.ts";
 import { shortLivedClause } from "../cells/faults/short_lived.ts";
 import { survivorsMessage } from "../harness/process_tree.ts";
 import { libraryChild } from "./sweep/tier.ts";
+import { findSandboxRefusals, refusalReason } from "../cells/contract/sandbox_refusal.ts";
 
 export type {
   FaultClause,
@@ -185,12 +186,18 @@ async function withSweepPrograms(
 
 /** Runs one clause, turning a crash of the suite into an ERROR row. */
 async function runClause(clause: FaultClause, options: FaultClauseOptions): Promise<FaultVerdict> {
+  let verdict: FaultVerdict;
   try {
-    return await clause.run(options);
+    verdict = await clause.run(options);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    return { status: "ERROR", reason: `the ${clause.id} run failed: ${why}`, judged: 0 };
+    verdict = { status: "ERROR", reason: `the ${clause.id} run failed: ${why}`, judged: 0 };
   }
+  // A child the sandbox refused judged nothing, whatever the clause then said.
+  const refusals = findSandboxRefusals(options.dir);
+  return refusals.length
+    ? { status: "ERROR", reason: refusalReason(refusals), judged: 0 }
+    : verdict;
 }
 
 /**

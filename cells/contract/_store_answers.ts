@@ -3,9 +3,11 @@
 // integers) as numbers, which the cells compare, sort and journal; a `null` where the
 // contract's "none" is `undefined` (a missing session) as `undefined`; and what it throws as an
 // error whose name tells a typed refusal: a class of the store's own that left `name` as
-// `Error` (a common omission) by its class's name, a thrown string as untyped.
+// `Error` (a common omission) by its class's name, a thrown string as untyped. In a scoped
+// child, a permission Deno refused ends the child instead (`sandbox_refusal.ts`).
 import type { Store } from "./store.ts";
 import { GENERIC_ERRORS } from "./typed.ts";
+import { endIfRefused } from "./sandbox_refusal.ts";
 
 /** Whether `value` holds a bigint (in arrays and plain objects, however deep). */
 function holdsBigint(value: unknown): boolean {
@@ -91,10 +93,14 @@ export function readAnswers(store: Store): Store {
           try {
             answer = member.apply(target, args);
           } catch (error) {
+            endIfRefused(String(key), error);
             throw asStoreError(error);
           }
           return answer instanceof Promise
-            ? answer.then(read, (error) => Promise.reject(asStoreError(error)))
+            ? answer.then(read, (error) => {
+              endIfRefused(String(key), error);
+              return Promise.reject(asStoreError(error));
+            })
             : read(answer);
         };
         methods.set(key, method);

@@ -3,6 +3,16 @@ import { openTargetStore, type Store } from "./target.ts";
 import { TIMED_OUT } from "../../harness/child.ts";
 import { AckWriter } from "../../harness/ack_journal.ts";
 import { awaitBarrier, signalReady } from "../../harness/barrier.ts";
+import { endIfRefused } from "./sandbox_refusal.ts";
+
+// What the store's own background work (a timer, a promise nobody awaits) has Deno refuse
+// is the sandbox's doing too: it ends the child as a refused call does. Anything else
+// keeps Deno's own handling of an uncaught error.
+addEventListener("error", (event) => endIfRefused("the store's background work", event.error));
+addEventListener(
+  "unhandledrejection",
+  (event) => endIfRefused("the store's background work", event.reason),
+);
 
 /** A child gives up on its own after this long (the parent's deadlines are shorter). */
 export const CHILD_LIFETIME_MS = 90_000;

@@ -9,6 +9,7 @@
  */
 import type { Store, TargetModule } from "./store.ts";
 import { asStoreError, readAnswers } from "./_store_answers.ts";
+import { endIfRefused } from "./sandbox_refusal.ts";
 
 /**
  * Raised when a target module cannot be loaded or lacks `openStore`.
@@ -89,6 +90,7 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
       try {
         return readAnswers(await openStore(path, options));
       } catch (error) {
+        endIfRefused("openStore", error);
         throw asStoreError(error);
       }
     },

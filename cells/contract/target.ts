@@ -138,7 +138,11 @@
  *   addon reads its variables, asks sys APIs, loads its addon from Deno's npm cache)
  *   exports `childPermissions`: a {@linkcode ChildPermissions} object, or a function of a
  *   {@linkcode PermissionContext} (Deno's cache folders, resolved at run time) returning
- *   one. Only `env`, `sys`, `ffi`, `read` and `run` exist: net and write are never granted.
+ *   one. Only `env`, `sys`, `ffi`, `read`, `run` and `signals` exist: net and write are
+ *   never granted. `signals: true` lets the store signal processes it did not start
+ *   (`Deno.kill`, such as a check that a lock's holder is alive), which Deno grants only
+ *   with an unscoped `--allow-run`. A store call that Deno refuses in a child (`NotCapable`)
+ *   ends that cell in ERROR naming the permission, never in a FAIL of the store.
  *   `run` names the programs the store starts (a worker in another language, see
  *   `docs/worker_protocol.md`), each a name on `PATH` or an absolute path, never a shell;
  *   a program this machine lacks SKIPs every cell, naming it. Every child of every cell and

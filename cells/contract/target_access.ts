@@ -47,7 +47,7 @@ export function targetAccess(target: string): Partial<SpawnOptions> {
   return {};
 }
 
-const KEYS = ["env", "sys", "ffi", "read", "run"] as const;
+const KEYS = ["env", "sys", "ffi", "read", "run", "signals"] as const;
 const NEVER: Readonly<Record<string, string>> = {
   net: "the cells never grant the network",
   write: "the children write only their run folder",
@@ -157,7 +157,7 @@ function parseDeclaration(
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw bad(
       `expected an object, got ${Array.isArray(value) ? "an array" : typeof value}`,
-      "export { env?, sys?, ffi?, read?, run? } or a function of the context returning one",
+      "export { env?, sys?, ffi?, read?, run?, signals? } or a function of the context returning one",
     );
   }
   const record = value as Record<string, unknown>;
@@ -175,6 +175,12 @@ function parseDeclaration(
     throw bad(
       `sys must be true, false or a list of sys kinds, got ${JSON.stringify(sys)}`,
       `use true or some of ${SYS_KINDS.join(", ")}`,
+    );
+  }
+  if (record.signals !== undefined && typeof record.signals !== "boolean") {
+    throw bad(
+      `signals must be true or false, got ${JSON.stringify(record.signals)}`,
+      "signals: true when the store signals other processes (Deno.kill)",
     );
   }
   for (const key of ["ffi", "read"] as const) {

@@ -3,6 +3,7 @@
 // `run.ts` runs it (run folder, context, deadline, outcome), and `outcome.ts` writes what
 // it leaves (report, evidence, a FAIL's text). This file holds `defineCell`, which ties
 // them together, and re-exports the types the cells code against (`_types.ts`).
+import { HarnessError } from "../../harness/harness_error.ts";
 import { currentLeg, type Leg } from "../../harness/legs.ts";
 import { type ChildPermissions, widenedFlags } from "../../harness/permissions.ts";
 import { treeLibraries } from "../../harness/process_tree.ts";
@@ -30,6 +31,24 @@ function definedCell(spec: CellSpec): DefinedCell {
     title: spec.title ?? CELL_TITLES[spec.id],
     legs: spec.legs ?? "all",
     requires: spec.requires ?? CELL_METHODS[spec.id],
+  };
+}
+
+/**
+ * A cell's one test when the cells' children were refused a permission the store needs:
+ * an ERROR (the sandbox's doing, never a verdict on the store) naming the declaration.
+ */
+function refusedDefinition(
+  name: string,
+  reporter: CellReporter,
+  message: string,
+): Deno.TestDefinition {
+  return {
+    name,
+    fn() {
+      reporter.write("ERROR", { reason: message, checks: [message.split("\n")[0]!] });
+      throw new HarnessError(message);
+    },
   };
 }
 
@@ -124,6 +143,7 @@ export async function defineCell(
   // What the target's children got beyond the narrow scope: named in every report.
   const widened = widenedFlags(permissions);
   const reporter = new CellReporter(spec, { target, leg, engine, widened });
+  if (gate.refused) return [refusedDefinition(name, reporter, gate.refused)];
   if (gate.unopened) return [unopenedDefinition(name, reporter, gate.unopened)];
   if (gate.skip) {
     reporter.write("SKIP", {

@@ -30,6 +30,12 @@ import type { StoreEngine } from "./report.ts";
 import { targetSpecifier } from "../contract/load_target.ts";
 import { declaredPermissions, targetAccess } from "../contract/target_access.ts";
 import { PROBE_THREW, type ProbeLine, type ProbeStage } from "./_probe_line.ts";
+import {
+  findSandboxRefusals,
+  refusalReason,
+  SANDBOX_REFUSALS_ENV,
+  sandboxRefusalsFile,
+} from "../contract/sandbox_refusal.ts";
 import { readReport } from "../../internal/report_line.ts";
 import { AT_START_CWD } from "../../internal/start_cwd.ts";
 
@@ -391,7 +397,7 @@ export async function probeStore(
     args: [specifier, db, ready],
     runDir: run.path,
     library: leg.library,
-    env: legEnv(leg),
+    env: { ...legEnv(leg), [SANDBOX_REFUSALS_ENV]: sandboxRefusalsFile(run.path) },
     read: [...(access.read ?? []), ...(scriptAccess.read ?? [])],
     importHosts: [...(access.importHosts ?? []), ...(scriptAccess.importHosts ?? [])],
     ...(access.config ? { config: access.config } : {}),
@@ -408,16 +414,22 @@ export async function probeStore(
       const alive = !child.exited;
       if (alive) child.signal("SIGKILL");
       await child.status;
-      return unopened(failure(child, specifier, leg, elapsed, alive ? deadlineMs : undefined));
+      return unopened(
+        refused(run.path, elapsed) ??
+          failure(child, specifier, leg, elapsed, alive ? deadlineMs : undefined),
+      );
     }
     const mapped = mapsLibrary(child.pid, leg.library);
     try {
       await killWhileAlive(child);
     } catch {
+      const elapsed = Math.round(performance.now() - started);
+      const refusal = refused(run.path, elapsed);
+      if (refusal) return unopened(refusal);
       return unopened({
         kind: "exited",
         ...(child.exited ? { exitCode: child.exited.code } : {}),
-        elapsedMs: Math.round(performance.now() - started),
+        elapsedMs: elapsed,
         message:
           `The store of ${specifier} opened on leg ${leg.name}, then its probe child ended by itself before the probe's kill: ${child.describe()}`,
       });
@@ -437,6 +449,22 @@ export async function probeStore(
     await reapAll([child]);
     await Deno.remove(run.path, { recursive: true }).catch(() => {});
   }
+}
+
+/** The failure of a probe child that the sandbox refused a permission, if it was. */
+function refused(runDir: string, elapsedMs: number): ProbeFailure | undefined {
+  const refusals = findSandboxRefusals(runDir, 0);
+  if (!refusals.length) return undefined;
+  const { call, name } = refusals[0]!;
+  const stages: readonly string[] = ["openStore", "createSession", "appendMessage"];
+  return {
+    kind: "threw",
+    ...(stages.includes(call) ? { stage: call as ProbeStage } : {}),
+    name,
+    permission: true,
+    elapsedMs,
+    message: refusalReason(refusals),
+  };
 }
 
 function unopened(openError: ProbeFailure): StoreProbe {

@@ -33,6 +33,12 @@ import type { CellOptions } from "./options.ts";
 import type { StoreEngine } from "./report.ts";
 import { diagnosesOf, diagnosisLines } from "./diagnoses.ts";
 import { targetAccess } from "../contract/target_access.ts";
+import {
+  findSandboxRefusals,
+  refusalReason,
+  SANDBOX_REFUSALS_ENV,
+  sandboxRefusalsFile,
+} from "../contract/sandbox_refusal.ts";
 import { restoreStartCwd } from "../../internal/start_cwd.ts";
 
 /** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
@@ -122,7 +128,12 @@ export function spawnFor(options: TargetChildOptions): TargetSpawn {
       runDir,
       library: leg.library,
       ...extra,
-      env: { ...legEnv(leg), ...options.env, ...extra.env },
+      env: {
+        ...legEnv(leg),
+        [SANDBOX_REFUSALS_ENV]: sandboxRefusalsFile(runDir),
+        ...options.env,
+        ...extra.env,
+      },
       read: [...(access.read ?? []), ...(scriptAccess.read ?? []), ...(extra.read ?? [])],
       importHosts: [...(access.importHosts ?? []), ...(scriptAccess.importHosts ?? [])],
       ...(access.config ? { config: access.config } : {}),
@@ -184,6 +195,18 @@ function makeContext(setup: RunSetup, run: RunDir, seed: number): Context {
     },
   };
   return { ctx, children, observations, overdue: (why) => overdue = why };
+}
+
+/** The ERROR of a run whose children met sandbox refusals, or `undefined`. */
+function refusedError(run: RunDir): HarnessError | undefined {
+  const refusals = findSandboxRefusals(run.path);
+  return refusals.length ? new HarnessError(refusalReason(refusals)) : undefined;
+}
+
+/** Throws the ERROR of a run whose children met sandbox refusals. */
+function throwIfRefused(run: RunDir): void {
+  const error = refusedError(run);
+  if (error) throw error;
 }
 
 /** Every kill's observation, as counts per mode, for the report. */
@@ -342,10 +365,16 @@ async function runCellHere(
     await probeWithin(spec, context, t, failedChecks, deadline);
     // Nothing the cell's children started may outlive it: a survivor is a FAIL.
     await reapWithoutSurvivors(context.children, `cell ${spec.id} ${spec.title}`);
-  } catch (error) {
+    throwIfRefused(run);
+  } catch (caught) {
     if (observations.length) ctx.figures.legObservations = observedModes(observations);
     clear();
     await reapAll(context.children);
+    // A child the sandbox refused judged nothing, whatever the checks then said: the
+    // refusal leads the checks it made fail.
+    const refused = refusedError(run);
+    if (refused) failedChecks.unshift({ line: refused.message, error: refused, harness: true });
+    const error = refused ?? caught;
     console.error(
       `cell ${spec.id} failed with seed ${seed}: CELLS_SEED=${seed} replays its random choices`,
     );
