@@ -248,6 +248,26 @@ Deno.test({
   },
 });
 
+// A store that takes a lock directory of its own (a rename of a folder holding its pid,
+// as proper-lockfile's mkdir lock): the recorder counts a name made only if missing as a
+// lock call. Before it did, the stops all fell inside that lock and cell 2 was an ERROR
+// for both of these stores.
+Deno.test({
+  name:
+    "a store that serialises its calls with a lock directory gets verdicts from the stop series",
+  ...options,
+  async fn() {
+    const correct = await withSeries(testdata("lockdir_serialised_target"));
+    strictEqual(correct?.status, "PASS", correct?.detail);
+    const broken = await withSeries(testdata("lockdir_check_then_request"));
+    strictEqual(broken?.status, "FAIL", broken?.detail);
+    ok(
+      /^requestHandoff stopped at lock call \d+: .*acknowledged/.test(broken?.detail ?? ""),
+      broken?.detail,
+    );
+  },
+});
+
 // A store that signals another process (Deno.kill, as a lock holder's liveness check does)
 // needs a permission the children lack until it is declared. Before the refusal was told
 // apart, cells 3 and 11 FAILed this correct store on Deno's NotCapable.

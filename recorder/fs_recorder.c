@@ -22,8 +22,9 @@
 //                    marks of every process of the log count (shared in <FSREC_LOG>.marks):
 //                    a store whose worker process makes the calls is walked too.
 //   FSREC_STOP_AT    k >= 1: SIGSTOP (the calling thread, so the whole process) just before
-//                    the k-th lock call (fcntl F_SETLK, F_SETLKW, F_OFD_SETLK*, or flock)
-//                    on a file under the folder, counted while armed as above; the parent
+//                    the k-th lock call (fcntl F_SETLK, F_SETLKW, F_OFD_SETLK*, flock, or a
+//                    name made only if missing: mkdir, link, a rename's target, an O_EXCL
+//                    open) on a file under the folder, counted while armed as above; the parent
 //                    races another writer against the stopped process, then SIGCONTs it.
 //   FSREC_STOP_FILE  created just before that SIGSTOP: once it exists, the stopping thread
 //                    makes no call but the signal's, so the lock call waits for SIGCONT.
@@ -31,9 +32,11 @@
 //                    call, as FSREC_CRASH_KIND any) instead of lock calls, so a process is
 //                    held just before its first write inside an operation (cell 5's sweepers).
 //   FSREC_REFUSED_FILE  created when a lock call on a watched file is refused (EAGAIN or
-//                    EACCES; EWOULDBLOCK for flock) while armed; a blocking one (F_SETLKW,
-//                    flock without LOCK_NB) is tried without waiting first, so that a wait
-//                    is seen: the process was held out by a lock.
+//                    EACCES; EWOULDBLOCK for flock; EEXIST or ENOTEMPTY for a name made
+//                    only if missing, which also creates <FSREC_REFUSED_FILE>.name: no
+//                    kernel lock table shows who holds such a lock) while armed; a blocking
+//                    one (F_SETLKW, flock without LOCK_NB) is tried without waiting first,
+//                    so that a wait is seen: the process was held out by a lock.
 //   FSREC_FAIL_AT    k >= 1: the k-th call of FSREC_FAIL_KIND on a watched file (counted on
 //                    its own, while armed as above) fails instead of being made, with
 //                    FSREC_FAIL_ERRNO; it is logged failed and injected. Kinds: "write"
@@ -196,6 +199,7 @@ static char stop_file[PATH_MAX];
 static int stop_on_writes;
 static uint64_t writes_counted;
 static char refused_file[PATH_MAX];
+static char refused_name_file[PATH_MAX + 8];
 static uint64_t fail_at;
 static int fail_class = CLASS_NONE;
 static int fail_errno = EIO;
@@ -299,7 +303,10 @@ static void init(void) {
   const char *stop_kind = getenv("FSREC_STOP_KIND");
   stop_on_writes = stop_kind && strcmp(stop_kind, "write") == 0;
   const char *refused = getenv("FSREC_REFUSED_FILE");
-  if (refused) snprintf(refused_file, sizeof refused_file, "%s", refused);
+  if (refused) {
+    snprintf(refused_file, sizeof refused_file, "%s", refused);
+    snprintf(refused_name_file, sizeof refused_name_file, "%s.name", refused);
+  }
   const char *arm = getenv("FSREC_ARM_MARKS");
   if (arm) arm_marks = strtoull(arm, NULL, 10);
   const char *kind = getenv("FSREC_CRASH_KIND");

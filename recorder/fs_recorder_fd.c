@@ -1,6 +1,9 @@
 // fs_recorder, part two: the descriptor interposers (opens, closes, dups, fcntl and its
 // lock calls); included by fs_recorder.c (one translation unit, so it shares the
 // recorder's static state), not compiled on its own.
+static void stop_before_name_lock(void);
+static void name_lock_refused(int err);
+
 static int open_common(int dirfd, const char *path, int flags, mode_t mode) {
   ENSURE();
   if (!active) return real_openat(dirfd, path, flags, mode);
@@ -21,6 +24,9 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode) {
     }
     return fd;
   }
+  // An exclusive create is how a store takes a lock file of its own.
+  int exclusive = watch_it && (flags & O_CREAT) && (flags & O_EXCL);
+  if (exclusive) stop_before_name_lock();
   pthread_mutex_lock(&lock);
   int shm = is_shm(full);
   int creates = watch_it && !shm && (flags & (O_CREAT | O_TRUNC));
@@ -49,6 +55,7 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode) {
     emit_simple(K_OPEN, F_COUNTED | F_FAILED, full, 0, flags, mode, err);
   }
   pthread_mutex_unlock(&lock);
+  if (exclusive && fd < 0) name_lock_refused(err);
   errno = err;
   return fd;
 }
@@ -164,6 +171,25 @@ static void stop_before_lock_on(int fd) {
   int stop = (!arm_marks || marks_now() == arm_marks) && ++locks_counted == stop_at;
   pthread_mutex_unlock(&lock);
   if (stop) stop_self();
+}
+
+// A name made only if it is missing (mkdir, link, a rename onto it, an O_EXCL open) is
+// how a store takes a lock file or folder of its own (a lock directory, a pid file): a lock
+// call like fcntl's. The process stops before the FSREC_STOP_AT-th, and one that fails
+// because the name exists is a refusal: another process holds that lock.
+static void stop_before_name_lock(void) {
+  if (!stop_at || stop_on_writes) return;
+  pthread_mutex_lock(&lock);
+  int stop = (!arm_marks || marks_now() == arm_marks) && ++locks_counted == stop_at;
+  pthread_mutex_unlock(&lock);
+  if (stop) stop_self();
+}
+
+static void name_lock_refused(int err) {
+  if (!refused_file[0] || (err != EEXIST && err != ENOTEMPTY)) return;
+  if (arm_marks && marks_now() != arm_marks) return;
+  touch(refused_file);
+  touch(refused_name_file);
 }
 
 // A lock request on a watched file while armed, with FSREC_REFUSED_FILE set: a refusal

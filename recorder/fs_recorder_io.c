@@ -295,6 +295,10 @@ static int name_op(int kind, int dir1, const char *p1, int dir2, const char *p2,
   if (kind == K_UNLINK || kind == K_RENAME) {
     pulled_hazards(kind == K_UNLINK ? "unlink" : "rename", wa ? a : "", wb ? b : "");
   }
+  // A name made in the folder (the new one: a mkdir's, a link's or rename's target) may be
+  // a lock taken: a lock call.
+  int takes = (kind == K_MKDIR && wa) || ((kind == K_LINK || kind == K_RENAME) && wb);
+  if (takes) stop_before_name_lock();
   pthread_mutex_lock(&lock);
   int shm = is_shm(wa ? a : b);
   if (p2 && wa != wb) {
@@ -316,6 +320,7 @@ static int name_op(int kind, int dir1, const char *p1, int dir2, const char *p2,
   emit(kind, (shm ? 0 : F_COUNTED) | (r ? F_FAILED : 0), both, len, 0, 0, 0, r ? err : extra,
        NULL, 0, 0);
   pthread_mutex_unlock(&lock);
+  if (takes && r) name_lock_refused(err);
   errno = err;
   return r;
 }

@@ -171,3 +171,48 @@ Deno.test({
     }
   },
 });
+
+// A lock a store takes by making a name only if it is missing (a lock directory, a pid
+// file): the stop comes before the call, and a call that finds the name is a refusal.
+const TAKES = { mkdir: "a mkdir", rename: "a rename onto a name", excl: "a createNew open" };
+for (const kind of ["mkdir", "rename", "excl"] as const) {
+  Deno.test({
+    name: `recorder: ${TAKES[kind]} is a lock call: stopped before, refused when the name exists`,
+    ignore,
+    async fn() {
+      const { run, marks, env } = folder({ stopAt: 1 });
+      const stop = `${run}/stopped`;
+      const name = `${run}/db/store.lock`;
+      const child = spawn(["take", kind, name, marks], { ...env, FSREC_STOP_FILE: stop });
+      try {
+        await until("the stop file", () => exists(stop));
+        await until("the child to be stopped", () => stateOf(child.pid) === "T");
+        ok(!exists(name), "the name was made before the stop");
+        child.kill("SIGCONT");
+        const output = await child.output();
+        ok(output.success, new TextDecoder().decode(output.stderr));
+        strictEqual(new TextDecoder().decode(output.stdout).trim(), "took");
+      } finally {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* already gone */ }
+      }
+      // Taken already (by a holder that put its pid in it): the call is refused, and noted.
+      const second = folder({});
+      const refused = `${second.run}/refused`;
+      const taken = `${second.run}/db/store.lock`;
+      if (kind === "excl") Deno.writeTextFileSync(taken, "1");
+      else {
+        Deno.mkdirSync(taken);
+        Deno.writeTextFileSync(`${taken}/pid`, "1");
+      }
+      const output = await spawn(["take", kind, taken, second.marks], {
+        ...second.env,
+        FSREC_REFUSED_FILE: refused,
+      }).output();
+      ok(output.success, new TextDecoder().decode(output.stderr));
+      ok(new TextDecoder().decode(output.stdout).trim() !== "took", "the taken name was made");
+      ok(exists(refused), `a ${kind} that found the name was not taken for a refusal`);
+    },
+  });
+}

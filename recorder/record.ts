@@ -77,7 +77,8 @@ export interface RecorderOptions {
    */
   armAfterMarks?: number;
   /**
-   * Stop the child with SIGSTOP just before this lock call (`fcntl` `F_SETLK*`) on a
+   * Stop the child with SIGSTOP just before this lock call (`fcntl` `F_SETLK*`, `flock`, or a
+   * name made only if missing: `mkdir`, `link`, a `rename`'s target, an `O_EXCL` open) on a
    * watched file (1-based, counted while armed); the caller continues it with SIGCONT.
    */
   stopAt?: number;
@@ -90,7 +91,9 @@ export interface RecorderOptions {
   stopKind?: "lock" | "write";
   /**
    * A file the child creates when a lock call on a watched file is refused while armed
-   * (a blocking one is tried without waiting first): it was held out by another's lock.
+   * (a blocking one is tried without waiting first): it was held out by another's lock. A
+   * name it found made also creates `<refusedFile>.name` (no kernel table names that
+   * lock's holder).
    */
   refusedFile?: string;
   /**

@@ -27,6 +27,15 @@ export function refusedFileOf(at: { dir: string; who: string }): string {
 }
 
 /**
+ * The file the recorder also makes when `who` is refused a name made only if missing (a
+ * lock directory or lock file taken by another process): no kernel lock table shows that
+ * lock's holder, so this refusal alone says the process waits for a stopped one.
+ */
+export function nameRefusedFileOf(at: { dir: string; who: string }): string {
+  return `${refusedFileOf(at)}.name`;
+}
+
+/**
  * A check, started as the process is released, that turns true once it has been refused a
  * lock for {@linkcode HELD_OUT_MS}; a refusal noted in `file` before its release is
  * forgotten. `refused` reads the refusals another way (default: `file` exists).

@@ -24,7 +24,7 @@ import { recorderEnv } from "../../recorder/record.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { holdsLockIn, processStopped, untilStopped } from "./kill.ts";
 import { OP_MARKS_ENV } from "./kill_series.ts";
-import { HELD_OUT_MS, heldOut, refusalEnv, refusedFileOf } from "./_held_out.ts";
+import { HELD_OUT_MS, heldOut, nameRefusedFileOf, refusalEnv, refusedFileOf } from "./_held_out.ts";
 
 /** How long a competitor may take while a lock-holding actor is stopped; past it the actor goes on. */
 const GRACE_MS = 1_000;
@@ -173,6 +173,7 @@ async function startActors(stop: Stop, children: Child[]): Promise<void> {
         mark: marks,
         stopAt: plan.k,
         stopFile: stop.stopFile(i),
+        refusedFile: refusedFileOf(actorAt(stop, i)),
         armAfterMarks: 1,
       }),
       [OP_MARKS_ENV]: marks,
@@ -224,8 +225,13 @@ async function reachStops(stop: Stop): Promise<number[] | undefined> {
     actors[i]!.exited !== undefined || stop.finished(i) || exists(stop.stopFile(i));
   let since: number | undefined;
   const heldOutAll = lockWaits(HELD_OUT_MS);
+  const nameHeld = indices.map((i) => heldOut(nameRefusedFileOf(actorAt(stop, i))));
   await waitFor(() => {
     if (indices.every(settled)) return true;
+    // The actors still on their way each refused a lock file or folder of the store's own,
+    // which one stopped holds (no kernel table shows such a lock's holder).
+    const unsettled = indices.filter((i) => !settled(i));
+    if (stopping().length && unsettled.every((i) => nameHeld[i]!())) return true;
     if (!blocking(stop, stopping())) {
       since = undefined;
       return false;
@@ -277,6 +283,11 @@ function checkActors(stop: Stop, when: "completed" | "after"): void {
   );
 }
 
+/** Where actor `i`'s refusals are noted. */
+function actorAt(stop: Stop, i: number): { dir: string; who: string } {
+  return { dir: stop.plan.dir, who: `${stop.plan.actors.prefix?.(i) ?? ""}actor` };
+}
+
 /** Where the competitor's refusals are noted. */
 function competitorAt(stop: Stop): { dir: string; who: string } {
   return { dir: stop.plan.dir, who: "competitor" };
@@ -289,10 +300,12 @@ async function moveWhileStopped(stop: Stop, stopped: readonly number[]): Promise
   // Only a refusal of its move counts (none while it waited, holding no lock, for the go).
   const file = refusedFileOf(competitorAt(stop));
   const held = heldOut(file, competitor.refused);
+  // A lock file or folder of the store's own is in no kernel table: its refusal says it.
+  const heldByName = heldOut(nameRefusedFileOf(competitorAt(stop)));
   releaseBarrier(competitor.go);
   const blocks = blocking(stop, stopped, 3);
   try {
-    await waitFor(() => competitor.took() || (blocks && held()), {
+    await waitFor(() => competitor.took() || (blocks && held()) || heldByName(), {
       what: `${stop.plan.label}: ${competitor.what} to move while the actor is stopped`,
       deadlineMs: blocks ? GRACE_MS : DEADLINE_MS,
       intervalMs: 2,

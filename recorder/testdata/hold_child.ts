@@ -8,6 +8,11 @@
 //                                       own lockSync (it waits), a mark; prints "locked"
 //   fhold <file> <ready>                takes an exclusive flock on <file>, creates <ready>,
 //                                       waits
+//   take <mkdir|rename|excl> <path> <marks>
+//                                       a mark, a name made only if missing at <path> (a
+//                                       folder; a folder holding a file renamed onto it; a
+//                                       createNew open), a mark; prints "took", else the
+//                                       error's name
 
 const F_SETLK = 6;
 const F_SETLKW = 7;
@@ -54,6 +59,23 @@ if (mode === "write") {
   Deno.openSync(a!, { read: true, write: true, create: true }).lockSync(true);
   Deno.writeTextFileSync(b!, "held");
   setInterval(() => {}, 1000);
+} else if (mode === "take") {
+  const [kind, path, marks] = [a!, b!, c!];
+  if (kind === "rename") {
+    Deno.mkdirSync(`${path}.new`);
+    Deno.writeTextFileSync(`${path}.new/pid`, String(Deno.pid));
+  }
+  mark(marks, "start");
+  let said = "took";
+  try {
+    if (kind === "mkdir") Deno.mkdirSync(path);
+    else if (kind === "rename") Deno.renameSync(`${path}.new`, path);
+    else Deno.openSync(path, { write: true, createNew: true }).close();
+  } catch (error) {
+    said = error instanceof Error ? error.name : String(error);
+  }
+  mark(marks, "end");
+  console.log(said);
 } else if (mode === "hold") {
   const { open, fcntl } = libc(c!);
   const fd = open(cString(a!), O_RDWR_CREAT, 0o644);

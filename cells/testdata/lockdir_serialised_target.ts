@@ -1,0 +1,24 @@
+/**
+ * Test target: the reference store, correct, that serialises its processes with a lock
+ * directory of its own (`<path>.lock`, taken by a rename of a folder holding its pid, as
+ * proper-lockfile's mkdir lock is taken): its open and every call are made under it. No
+ * other process moves inside one of its operations, so the stop series must stop it before
+ * taking that lock (a name made only if missing), not only before SQLite's.
+ *
+ * @module
+ */
+import { SessionDB } from "../../session_db/mod.ts";
+import type { StoreOptions } from "../contract/target.ts";
+import { underLockDir, wrapped } from "./_wrapped.ts";
+
+/** Opens the store, each of its calls under the lock directory. */
+export function openStore(path: string, options: StoreOptions): SessionDB {
+  const locked = underLockDir(`${path}.lock`);
+  const mode = options.journalMode ? { journalMode: options.journalMode } : {};
+  const store = locked(() => SessionDB.open(path, mode));
+  return wrapped(
+    store,
+    (key, method) =>
+      key === "close" ? method : (...args: unknown[]) => locked(() => method(...args)),
+  );
+}
