@@ -176,12 +176,17 @@ export function findSandboxRefusals(root: string, depth = 4): SandboxRefusal[] {
 export function refusalReason(refusals: readonly SandboxRefusal[]): string {
   const first = refusals[0]!;
   const kind = /Requires (\w+) access/.exec(first.message)?.[1];
+  const what =
+    `The store was refused a permission the cells' children do not get, so nothing was judged: ` +
+    `${first.call} threw ${first.name}: ${first.message} (${refusals.length} refusal(s))`;
+  // Deno grants /proc/<pid> only with every permission, which no child gets.
+  if (kind === "all") {
+    return `${what}; no declaration grants every permission: ask the C library instead (a liveness check through kill(pid, 0) over FFI, as targets/_liveness.ts does, needs only ffi)`;
+  }
   const fix = kind === "run"
     ? "signals: true when it signals other processes (Deno.kill, such as a lock holder's liveness check), or run: [<program>] when it starts one"
     : kind && ["env", "sys", "ffi", "read"].includes(kind)
     ? `${kind}: [...] naming what it needs`
     : "the permission it needs";
-  return `The store was refused a permission the cells' children do not get, so nothing was judged: ` +
-    `${first.call} threw ${first.name}: ${first.message} (${refusals.length} refusal(s)); ` +
-    `declare it in the target's childPermissions export (${fix}; see cells/contract/target.ts)`;
+  return `${what}; declare it in the target's childPermissions export (${fix}; see cells/contract/target.ts)`;
 }

@@ -70,6 +70,13 @@ Deno.test("findSandboxRefusals: the run folder and its children's folders, a tor
     const reason = refusalReason(findSandboxRefusals(root));
     ok(reason.includes("openStore threw NotCapable: Requires env access (2 refusal(s))"), reason);
     ok(reason.includes("env: [...]"), reason);
+    const proc = refusalReason([{
+      pid: 1,
+      call: "tryAcquireCompressionLock",
+      name: "NotCapable",
+      message: 'Requires all access to "/proc/4396", run again with the --allow-all flag',
+    }]);
+    ok(proc.includes("no declaration grants every permission"), proc);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }

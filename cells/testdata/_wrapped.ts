@@ -39,14 +39,17 @@ export function underLock(lock: Deno.FsFile): <T>(call: () => T) => T {
 }
 
 /**
- * Runs calls under a lock directory at `lock` (proper-lockfile's kind of lock, with the
+ * Runs calls (`locked`) under a lock directory at `lock` (proper-lockfile's kind of lock, with the
  * holder's pid inside), one at a time. It is taken by renaming a folder already holding the
  * pid onto `lock` (a rename onto a folder that is not empty fails), so it never exists
  * without its holder's pid; a lock whose holder is dead is moved aside and removed under a
  * `flock` of `<lock>.break`, which releases take too, so that a lock is broken only while
  * the dead holder's own is there.
  */
-export function underLockDir(lock: string): <T>(call: () => T) => T {
+export function underLockDir(lock: string): {
+  locked: <T>(call: () => T) => T;
+  close(): void;
+} {
   const pause = new Int32Array(new SharedArrayBuffer(4));
   const breaker = Deno.openSync(`${lock}.break`, { read: true, write: true, create: true });
   const take = () => {
@@ -95,12 +98,15 @@ export function underLockDir(lock: string): <T>(call: () => T) => T {
     }
     Deno.removeSync(aside, { recursive: true });
   };
-  return (call) => {
-    take();
-    try {
-      return call();
-    } finally {
-      release();
-    }
+  return {
+    locked: (call) => {
+      take();
+      try {
+        return call();
+      } finally {
+        release();
+      }
+    },
+    close: () => breaker.close(),
   };
 }

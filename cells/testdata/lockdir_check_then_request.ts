@@ -18,7 +18,7 @@ export function openStore(path: string, options: StoreOptions): SessionDB {
   const store = openSerialised(path, options);
   const raw = new Database(path);
   raw.exec("PRAGMA busy_timeout = 5000");
-  const locked = underLockDir(`${path}.lock`);
+  const { locked, close } = underLockDir(`${path}.lock`);
   const requestHandoff = (sessionId: string, platform: string): boolean => {
     const state = store.getHandoffState(sessionId);
     if (state === "pending" || state === "running") return false;
@@ -35,6 +35,7 @@ export function openStore(path: string, options: StoreOptions): SessionDB {
     if (key !== "close") return method;
     return () => {
       raw.close();
+      close();
       return method();
     };
   });

@@ -3,7 +3,9 @@
  * directory of its own (`<path>.lock`, taken by a rename of a folder holding its pid, as
  * proper-lockfile's mkdir lock is taken): its open and every call are made under it. No
  * other process moves inside one of its operations, so the stop series must stop it before
- * taking that lock (a name made only if missing), not only before SQLite's.
+ * taking that lock (a name made only if missing), not only before SQLite's. Its liveness
+ * check is the holder's pid alone: a lock copied into a recovered state whose pid another
+ * process has since taken is waited for without end, so it is for the SIGKILL cells only.
  *
  * @module
  */
@@ -13,12 +15,17 @@ import { underLockDir, wrapped } from "./_wrapped.ts";
 
 /** Opens the store, each of its calls under the lock directory. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  const locked = underLockDir(`${path}.lock`);
+  const { locked, close } = underLockDir(`${path}.lock`);
   const mode = options.journalMode ? { journalMode: options.journalMode } : {};
   const store = locked(() => SessionDB.open(path, mode));
-  return wrapped(
-    store,
-    (key, method) =>
-      key === "close" ? method : (...args: unknown[]) => locked(() => method(...args)),
-  );
+  return wrapped(store, (key, method) => {
+    if (key !== "close") return (...args: unknown[]) => locked(() => method(...args));
+    return () => {
+      try {
+        return method();
+      } finally {
+        close();
+      }
+    };
+  });
 }
