@@ -226,47 +226,32 @@ async function withSeries(target: URL) {
   return (await runDefinitions(definitions))[0];
 }
 
-// A store that takes a lock file of its own around each call: the stop series stop it
-// before that lock too (the recorder counts flock as a lock call). Before they did, its
-// competitors and racers were held out at every stop and cells 2, 3, 4, 5 and 7 to 11 were
-// an ERROR: cell 2 has both, a racers' series (the claim) and a competitor's (the request).
-Deno.test({
-  name:
-    "a store that serialises its calls with a flock of its own gets verdicts from the stop series",
-  ...options,
-  async fn() {
-    const correct = await withSeries(testdata("flock_serialised_target"));
-    strictEqual(correct?.status, "PASS", correct?.detail);
-    // Checking a request under one hold of its lock and writing it under another: the stop
-    // before the second hold lets another process request and claim in between.
-    const broken = await withSeries(testdata("flock_check_then_request"));
-    strictEqual(broken?.status, "FAIL", broken?.detail);
-    ok(
-      /^requestHandoff stopped at lock call \d+: .*acknowledged/.test(broken?.detail ?? ""),
-      broken?.detail,
-    );
-  },
-});
-
-// A store that takes a lock directory of its own (a rename of a folder holding its pid,
-// as proper-lockfile's mkdir lock): the recorder counts a name made only if missing as a
-// lock call. Before it did, the stops all fell inside that lock and cell 2 was an ERROR
-// for both of these stores.
-Deno.test({
-  name:
-    "a store that serialises its calls with a lock directory gets verdicts from the stop series",
-  ...options,
-  async fn() {
-    const correct = await withSeries(testdata("lockdir_serialised_target"));
-    strictEqual(correct?.status, "PASS", correct?.detail);
-    const broken = await withSeries(testdata("lockdir_check_then_request"));
-    strictEqual(broken?.status, "FAIL", broken?.detail);
-    ok(
-      /^requestHandoff stopped at lock call \d+: .*acknowledged/.test(broken?.detail ?? ""),
-      broken?.detail,
-    );
-  },
-});
+// A store that takes a lock of its own around each call (a lock file's flock; a lock
+// directory, a rename of a folder holding its pid as proper-lockfile's mkdir lock): the
+// stop series stop it before that lock too (the recorder counts flock, and a name made only
+// if missing, as lock calls). Before they did, its competitors and racers were held out at
+// every stop: with a flock cells 2, 3, 4, 5 and 7 to 11 were an ERROR, with a lock directory
+// cell 2 (it has both, a racers' series, the claim, and a competitor's, the request) was an
+// ERROR for the broken store too.
+for (const [lock, kind] of [["flock", "a flock"], ["lockdir", "a lock directory"]] as const) {
+  Deno.test({
+    name:
+      `a store that serialises its calls with ${kind} of its own gets verdicts from the stop series`,
+    ...options,
+    async fn() {
+      const correct = await withSeries(testdata(`${lock}_serialised_target`));
+      strictEqual(correct?.status, "PASS", correct?.detail);
+      // Checking a request under one hold of its lock and writing it under another: the stop
+      // before the second hold lets another process request and claim in between.
+      const broken = await withSeries(testdata(`${lock}_check_then_request`));
+      strictEqual(broken?.status, "FAIL", broken?.detail);
+      ok(
+        /^requestHandoff stopped at lock call \d+: .*acknowledged/.test(broken?.detail ?? ""),
+        broken?.detail,
+      );
+    },
+  });
+}
 
 // A store that signals another process (Deno.kill, as a lock holder's liveness check does)
 // needs a permission the children lack until it is declared. Before the refusal was told

@@ -35,34 +35,21 @@ function definedCell(spec: CellSpec): DefinedCell {
 }
 
 /**
- * A cell's one test when the cells' children were refused a permission the store needs:
- * an ERROR (the sandbox's doing, never a verdict on the store) naming the declaration.
+ * A cell's one test when it cannot run: a FAIL leading with why when its store cannot open
+ * (or its target load); an ERROR when the cells' children were refused a permission the
+ * store needs (the sandbox's doing, never a verdict on the store).
  */
-function refusedDefinition(
+function unrunDefinition(
   name: string,
   reporter: CellReporter,
-  message: string,
+  why: { status: "FAIL" | "ERROR"; message: string },
 ): Deno.TestDefinition {
+  const { status, message } = why;
   return {
     name,
     fn() {
-      reporter.write("ERROR", { reason: message, checks: [message.split("\n")[0]!] });
-      throw new HarnessError(message);
-    },
-  };
-}
-
-/** A cell's one test when its store cannot open (or its target load): a FAIL leading with why. */
-function unopenedDefinition(
-  name: string,
-  reporter: CellReporter,
-  message: string,
-): Deno.TestDefinition {
-  return {
-    name,
-    fn() {
-      reporter.write("FAIL", { reason: message, checks: [message.split("\n")[0]!] });
-      throw new Error(message);
+      reporter.write(status, { reason: message, checks: [message.split("\n")[0]!] });
+      throw status === "ERROR" ? new HarnessError(message) : new Error(message);
     },
   };
 }
@@ -143,8 +130,12 @@ export async function defineCell(
   // What the target's children got beyond the narrow scope: named in every report.
   const widened = widenedFlags(permissions);
   const reporter = new CellReporter(spec, { target, leg, engine, widened });
-  if (gate.refused) return [refusedDefinition(name, reporter, gate.refused)];
-  if (gate.unopened) return [unopenedDefinition(name, reporter, gate.unopened)];
+  if (gate.refused) {
+    return [unrunDefinition(name, reporter, { status: "ERROR", message: gate.refused })];
+  }
+  if (gate.unopened) {
+    return [unrunDefinition(name, reporter, { status: "FAIL", message: gate.unopened })];
+  }
   if (gate.skip) {
     reporter.write("SKIP", {
       reason: gate.skip,

@@ -1,11 +1,15 @@
 /**
  * What the test targets that wrap the reference store share: a store whose methods are
- * handed out through a function of their own, and calls made under a lock file's lock or
- * a lock directory.
+ * handed out through a function of their own, and stores serialised by a lock of their own
+ * (a lock file's `flock`, a lock directory), correct or checking a request under one hold
+ * and writing it under another.
  *
  * @module
  */
+import { SessionDB } from "../../session_db/mod.ts";
 import { processAlive } from "../../session_db/process.ts";
+import { Database } from "../../session_db/sqlite/mod.ts";
+import type { StoreOptions } from "../contract/target.ts";
 
 /** A method of the store, bound to it. */
 export type Method = (...args: unknown[]) => unknown;
@@ -26,30 +30,39 @@ export function wrapped<T extends object>(
   });
 }
 
-/** Runs calls under an exclusive `flock` of `lock` (Deno's `lockSync`), one at a time. */
-export function underLock(lock: Deno.FsFile): <T>(call: () => T) => T {
-  return (call) => {
-    lock.lockSync(true);
-    try {
-      return call();
-    } finally {
-      lock.unlockSync();
-    }
+/** A lock of the store's own: calls made under it one at a time; its file closed with the store. */
+export interface OwnLock {
+  /** Runs `call` holding the lock. */
+  locked<T>(call: () => T): T;
+  /** Closes the lock's file. */
+  close(): void;
+}
+
+/** An exclusive `flock` of the file at `path` (Deno's `lockSync`). */
+export function fileLock(path: string): OwnLock {
+  const file = Deno.openSync(path, { read: true, write: true, create: true });
+  return {
+    locked: (call) => {
+      file.lockSync(true);
+      try {
+        return call();
+      } finally {
+        file.unlockSync();
+      }
+    },
+    close: () => file.close(),
   };
 }
 
 /**
- * Runs calls (`locked`) under a lock directory at `lock` (proper-lockfile's kind of lock, with the
+ * A lock directory at `lock` (proper-lockfile's kind of lock, with the
  * holder's pid inside), one at a time. It is taken by renaming a folder already holding the
  * pid onto `lock` (a rename onto a folder that is not empty fails), so it never exists
  * without its holder's pid; a lock whose holder is dead is moved aside and removed under a
  * `flock` of `<lock>.break`, which releases take too, so that a lock is broken only while
  * the dead holder's own is there.
  */
-export function underLockDir(lock: string): {
-  locked: <T>(call: () => T) => T;
-  close(): void;
-} {
+export function dirLock(lock: string): OwnLock {
   const pause = new Int32Array(new SharedArrayBuffer(4));
   const breaker = Deno.openSync(`${lock}.break`, { read: true, write: true, create: true });
   const take = () => {
@@ -109,4 +122,53 @@ export function underLockDir(lock: string): {
     },
     close: () => breaker.close(),
   };
+}
+
+/**
+ * The reference store, correct, that serialises its processes with a lock of its own: its
+ * open and every call are made holding `lock`, which is closed with it.
+ */
+export function serialised(path: string, options: StoreOptions, lock: OwnLock): SessionDB {
+  const mode = options.journalMode ? { journalMode: options.journalMode } : {};
+  const store = lock.locked(() => SessionDB.open(path, mode));
+  return wrapped(store, (key, method) => {
+    if (key !== "close") return (...args: unknown[]) => lock.locked(() => method(...args));
+    return () => {
+      try {
+        return method();
+      } finally {
+        lock.close();
+      }
+    };
+  });
+}
+
+/**
+ * `store` (a serialised one) whose `requestHandoff` checks the handoff's state under one
+ * hold of its lock and writes the request under another hold (`lock`, a second handle on
+ * the same lock), with raw SQL that checks nothing: broken for cell 2.
+ */
+export function checkThenRequest(store: SessionDB, path: string, lock: OwnLock): SessionDB {
+  const raw = new Database(path);
+  raw.exec("PRAGMA busy_timeout = 5000");
+  const requestHandoff = (sessionId: string, platform: string): boolean => {
+    const state = store.getHandoffState(sessionId);
+    if (state === "pending" || state === "running") return false;
+    return lock.locked(() =>
+      raw.exec(
+        "UPDATE sessions SET handoff_state = 'pending', handoff_platform = ?, handoff_error = NULL WHERE id = ?",
+        platform,
+        sessionId,
+      ) === 1
+    );
+  };
+  return wrapped(store, (key, method) => {
+    if (key === "requestHandoff") return requestHandoff;
+    if (key !== "close") return method;
+    return () => {
+      raw.close();
+      lock.close();
+      return method();
+    };
+  });
 }

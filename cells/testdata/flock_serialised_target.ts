@@ -7,24 +7,11 @@
  *
  * @module
  */
-import { SessionDB } from "../../session_db/mod.ts";
+import type { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
-import { underLock, wrapped } from "./_wrapped.ts";
+import { fileLock, serialised } from "./_wrapped.ts";
 
 /** Opens the store, each of its calls under the lock file's exclusive lock. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  const lock = Deno.openSync(`${path}.lock`, { read: true, write: true, create: true });
-  const locked = underLock(lock);
-  const mode = options.journalMode ? { journalMode: options.journalMode } : {};
-  const store = locked(() => SessionDB.open(path, mode));
-  return wrapped(store, (key, method) => {
-    if (key !== "close") return (...args: unknown[]) => locked(() => method(...args));
-    return () => {
-      try {
-        return method();
-      } finally {
-        lock.close();
-      }
-    };
-  });
+  return serialised(path, options, fileLock(`${path}.lock`));
 }

@@ -9,23 +9,11 @@
  *
  * @module
  */
-import { SessionDB } from "../../session_db/mod.ts";
+import type { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
-import { underLockDir, wrapped } from "./_wrapped.ts";
+import { dirLock, serialised } from "./_wrapped.ts";
 
 /** Opens the store, each of its calls under the lock directory. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  const { locked, close } = underLockDir(`${path}.lock`);
-  const mode = options.journalMode ? { journalMode: options.journalMode } : {};
-  const store = locked(() => SessionDB.open(path, mode));
-  return wrapped(store, (key, method) => {
-    if (key !== "close") return (...args: unknown[]) => locked(() => method(...args));
-    return () => {
-      try {
-        return method();
-      } finally {
-        close();
-      }
-    };
-  });
+  return serialised(path, options, dirLock(`${path}.lock`));
 }
