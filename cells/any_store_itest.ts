@@ -253,6 +253,18 @@ for (const [lock, kind] of [["flock", "a flock"], ["lockdir", "a lock directory"
   });
 }
 
+// A store kept in a worker loads its own copy of the reference's modules, where a cell's
+// child's own crash points (sender:afterSend) are not listed. Before the store took them for
+// another's, it refused to open under them and cell 5 FAILed it.
+Deno.test({
+  name: "a store kept in a Web Worker passes cell 5 under the child's own crash points",
+  ...options,
+  async fn() {
+    const outcome = await judged(5, new URL("./testdata/worker_store/target.ts", import.meta.url));
+    strictEqual(outcome?.status, "PASS", outcome?.detail);
+  },
+});
+
 // A store that signals another process (Deno.kill, as a lock holder's liveness check does)
 // needs a permission the children lack until it is declared. Before the refusal was told
 // apart, cells 3 and 11 FAILed this correct store on Deno's NotCapable.

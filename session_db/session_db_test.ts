@@ -1105,13 +1105,26 @@ Deno.test("every crash point the store marks is declared, and every declared one
 Deno.test("an unknown or malformed SESSION_DB_CRASH_AT is a CrashPointError at open", async () => {
   using dir = tempDir();
   const path = join(dir.path, "s.db");
-  for (const spec of ["noSuch:point", "appendMessage", "appendMessage:afterInsert@0"]) {
+  for (const spec of ["appendMessage:noSuch", "appendMessage", "appendMessage:afterInsert@0"]) {
     const child = await runDeno(OPEN_STORE, [path], { env: { SESSION_DB_CRASH_AT: spec } });
     assert.ok(child.success, child.stderr);
     const [result] = JSON.parse(child.stdout).results;
     assert.equal(result.error, "CrashPointError", `${spec}: ${child.stdout}`);
     assert.match(result.message, /SESSION_DB_CRASH_AT/);
   }
+});
+
+// A cell's child owns points of its own (sender:afterSend); a store whose copy of this
+// module is not the child's (a store in a worker) must open under them, unarmed.
+Deno.test("a SESSION_DB_CRASH_AT point of an operation the store lacks is not its business", async () => {
+  using dir = tempDir();
+  const path = join(dir.path, "s.db");
+  const child = await runDeno(OPEN_STORE, [path], {
+    env: { SESSION_DB_CRASH_AT: "sender:afterSend" },
+  });
+  assert.ok(child.success, child.stderr);
+  const [result] = JSON.parse(child.stdout).results;
+  assert.equal(result.error, undefined, child.stdout);
 });
 
 Deno.test("a crash point SIGKILLs the process and the acknowledged prefix survives", async () => {
