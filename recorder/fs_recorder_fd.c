@@ -152,7 +152,6 @@ int dup3(int fd, int to, int flags) {
   return r < 0 ? r : dup_into(fd, r);
 }
 // Stops the process just before the FSREC_STOP_AT-th armed lock call on a watched file.
-// The mutex is released first: the process must be able to go on once it is continued.
 static void stop_before_lock_on(int fd);
 static int lock_call(int cmd) {
   return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW;
@@ -163,14 +162,20 @@ static void stop_before_lock(int fd, int cmd) {
   stop_before_lock_on(fd);
 }
 
-// A lock call on fd (fcntl's or flock's): the process stops before the FSREC_STOP_AT-th.
-static void stop_before_lock_on(int fd) {
-  struct handle *h = tracked(fd);
-  if (!h || h->mark) return;
+// Counts a lock call while armed and stops the process before the FSREC_STOP_AT-th. The
+// mutex is released first: the process must be able to go on once it is continued.
+static void count_lock_call(void) {
   pthread_mutex_lock(&lock);
   int stop = (!arm_marks || marks_now() == arm_marks) && ++locks_counted == stop_at;
   pthread_mutex_unlock(&lock);
   if (stop) stop_self();
+}
+
+// A lock call on fd (fcntl's or flock's): the process stops before the FSREC_STOP_AT-th.
+static void stop_before_lock_on(int fd) {
+  struct handle *h = tracked(fd);
+  if (!h || h->mark) return;
+  count_lock_call();
 }
 
 // A name made only if it is missing (mkdir, link, a rename onto it, an O_EXCL open) is
@@ -178,11 +183,7 @@ static void stop_before_lock_on(int fd) {
 // call like fcntl's. The process stops before the FSREC_STOP_AT-th, and one that fails
 // because the name exists is a refusal: another process holds that lock.
 static void stop_before_name_lock(void) {
-  if (!stop_at || stop_on_writes) return;
-  pthread_mutex_lock(&lock);
-  int stop = (!arm_marks || marks_now() == arm_marks) && ++locks_counted == stop_at;
-  pthread_mutex_unlock(&lock);
-  if (stop) stop_self();
+  if (stop_at && !stop_on_writes) count_lock_call();
 }
 
 static void name_lock_refused(int err) {

@@ -125,10 +125,8 @@ export async function detectCapabilities(
   if (widened.length) caps.childPermissions = widened;
   if (failure) {
     if (failure.permission === true) {
-      caps.scopedChildren =
-        `the store needs permissions the cells' children do not get (declare them in the target's childPermissions, see cells/contract/target.ts): ${
-          failure.message.split("\n")[0]
-        }`;
+      // Its message names the permission and the childPermissions declaration to make.
+      caps.scopedChildren = failure.message.split("\n")[0]!;
     } else {
       caps.openError = failure.message;
     }

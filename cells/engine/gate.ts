@@ -6,7 +6,7 @@ import type { Leg } from "../../harness/legs.ts";
 import type { ChildPermissions } from "../../harness/permissions.ts";
 import type { CellOptions } from "./options.ts";
 import { DEFAULT_LEG_ONLY, type SkipKind, type StoreEngine } from "./report.ts";
-import { OPEN_DEADLINE_MS, type ProbeFailure, probeStore, type StoreProbe } from "./probe_store.ts";
+import { OPEN_DEADLINE_MS, probeStore, type StoreProbe } from "./probe_store.ts";
 import { declaredPermissions, missingPrograms } from "../contract/target_access.ts";
 
 /** What a cell's gate found. */
@@ -29,16 +29,6 @@ export interface Gate {
 }
 
 const probes = new Map<string, Promise<StoreProbe>>();
-
-/** A refused probe's message, leading with the declaration that grants what was refused. */
-function refusedMessage(failure: ProbeFailure): string {
-  if (failure.message.includes("childPermissions")) return failure.message;
-  const [first, ...rest] = failure.message.split("\n");
-  return [
-    `The store was refused a permission the cells' children do not get, so nothing was judged: ${first}; declare it in the target's childPermissions export (see cells/contract/target.ts)`,
-    ...rest,
-  ].join("\n");
-}
 
 /** The leg probe's open deadline: the option, else `CELLS_OPEN_DEADLINE_MS`, else 30 s. */
 export function openDeadline(options: CellOptions): number {
@@ -152,7 +142,7 @@ export async function gateCell(spec: GatedSpec, scope: GateScope): Promise<Gate>
       skipKind: "default-leg-only",
     };
   }
-  if (probe.openError?.permission) return { ...gate, refused: refusedMessage(probe.openError) };
+  if (probe.openError?.permission) return { ...gate, refused: probe.openError.message };
   if (probe.openError) return { ...gate, unopened: probe.openError.message };
   if (probe.notHonoured) return { ...gate, skip: probe.notHonoured };
   const missing = missingMethods(spec, probe.methods);

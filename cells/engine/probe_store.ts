@@ -31,7 +31,7 @@ import { targetSpecifier } from "../contract/load_target.ts";
 import { declaredPermissions, targetAccess } from "../contract/target_access.ts";
 import { PROBE_THREW, type ProbeLine, type ProbeStage } from "./_probe_line.ts";
 import {
-  findSandboxRefusals,
+  readSandboxRefusals,
   refusalReason,
   SANDBOX_REFUSALS_ENV,
   sandboxRefusalsFile,
@@ -324,6 +324,10 @@ function failure(
   if (status.code === PROBE_THREW && line.threw) {
     const { stage, name, message, permission } = line.threw;
     const what = stage === "load" ? "loading the target" : stage;
+    // A refusal is the sandbox's: said as every refusal is, with the declaration to make.
+    const lead = permission
+      ? refusalReason([{ pid: child.pid, call: what, name, message }])
+      : `${what} threw: ${name}: ${message}`;
     return {
       kind: "threw",
       stage,
@@ -332,7 +336,7 @@ function failure(
       exitCode: status.code,
       elapsedMs,
       message:
-        `${what} threw: ${name}: ${message}\n(the store of ${target} on leg ${leg.name}: ${end})\n${child.stderr.trim()}`,
+        `${lead}\n(the store of ${target} on leg ${leg.name}: ${end})\n${child.stderr.trim()}`,
     };
   }
   return {
@@ -453,7 +457,7 @@ export async function probeStore(
 
 /** The failure of a probe child that the sandbox refused a permission, if it was. */
 function refused(runDir: string, elapsedMs: number): ProbeFailure | undefined {
-  const refusals = findSandboxRefusals(runDir, 0);
+  const refusals = readSandboxRefusals(sandboxRefusalsFile(runDir));
   if (!refusals.length) return undefined;
   const { call, name } = refusals[0]!;
   const stages: readonly string[] = ["openStore", "createSession", "appendMessage"];

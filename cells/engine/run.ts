@@ -203,12 +203,6 @@ function refusedError(run: RunDir): HarnessError | undefined {
   return refusals.length ? new HarnessError(refusalReason(refusals)) : undefined;
 }
 
-/** Throws the ERROR of a run whose children met sandbox refusals. */
-function throwIfRefused(run: RunDir): void {
-  const error = refusedError(run);
-  if (error) throw error;
-}
-
 /** Every kill's observation, as counts per mode, for the report. */
 function observedModes(observations: readonly JournalObservation[]): Record<string, number> {
   const modes: Record<string, number> = {};
@@ -361,34 +355,33 @@ async function runCellHere(
   // failure so the cell itself fails, reports FAIL (ERROR when only the suite failed)
   // and keeps its evidence.
   const failedChecks: FailedCheck[] = [];
+  let caught: { error: unknown } | undefined;
   try {
     await probeWithin(spec, context, t, failedChecks, deadline);
     // Nothing the cell's children started may outlive it: a survivor is a FAIL.
     await reapWithoutSurvivors(context.children, `cell ${spec.id} ${spec.title}`);
-    throwIfRefused(run);
-  } catch (caught) {
-    if (observations.length) ctx.figures.legObservations = observedModes(observations);
-    clear();
-    await reapAll(context.children);
-    // A child the sandbox refused judged nothing, whatever the checks then said: the
-    // refusal leads the checks it made fail.
-    const refused = refusedError(run);
-    if (refused) failedChecks.unshift({ line: refused.message, error: refused, harness: true });
-    const error = refused ?? caught;
+  } catch (error) {
+    caught = { error };
+  }
+  if (observations.length) ctx.figures.legObservations = observedModes(observations);
+  clear();
+  await reapAll(context.children);
+  // A child the sandbox refused judged nothing, whatever the checks said: the refusal is
+  // the ERROR, and leads the checks it made fail.
+  const refused = refusedError(run);
+  if (refused) failedChecks.unshift({ line: refused.message, error: refused, harness: true });
+  if (caught || refused) {
     console.error(
       `cell ${spec.id} failed with seed ${seed}: CELLS_SEED=${seed} replays its random choices`,
     );
     return await failed(
-      error,
+      refused ?? caught!.error,
       setup,
       run,
       { fields: evidence(), figures: ctx.figures },
       failedChecks,
     );
   }
-  if (observations.length) ctx.figures.legObservations = observedModes(observations);
-  clear();
-  await reapAll(context.children);
   const verdict = observations.length ? legVerdict(setup.leg, observations) : undefined;
   if (verdict && !verdict.honoured) {
     // The checks held, but about a mode the leg does not advertise: not evidence.
