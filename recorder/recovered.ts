@@ -28,6 +28,7 @@
 import { Database } from "../session_db/sqlite/database.ts";
 import { type FileSet, readFolder, writeImage } from "./image.ts";
 import { memoryFolder } from "./_memory_folder.ts";
+import { judging } from "../internal/judging_beacon.ts";
 
 const MAGIC = "SQLite format 3\0";
 
@@ -156,6 +157,8 @@ export interface StateFiles {
   readonly files: FileSet;
   /** Two states with one key hold the same files. */
   key: string;
+  /** How the state was made, for a failure's words. */
+  label?: string;
 }
 
 /**
@@ -284,7 +287,8 @@ export class RecoveredStates<V> {
       if (work !== this.#scratch) writeImage(recovered ?? state.files, this.#scratch);
       else if (errors.length) writeImage(state.files, this.#scratch);
       this.#judged++;
-      verdict = await judge(this.#scratch);
+      const scratch = this.#scratch;
+      verdict = await judging(state.label ?? `the state ${state.key}`, () => judge(scratch));
       if (recovered) this.#byDigest.set(digest, [...seen, { files: recovered, verdict }]);
     }
     this.#byKey.set(`${state.key}\0${context}`, verdict);

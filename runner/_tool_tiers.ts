@@ -28,6 +28,8 @@ export interface UnitContext {
   evidenceDir: string;
   /** The seed of the random choices, when given. */
   seed?: number;
+  /** How long one judging of a crash state in the tier's own process may take. */
+  judgingDeadlineMs?: number;
 }
 
 /**
@@ -88,6 +90,7 @@ export async function runTierUnit(
     evidenceDir: ctx.evidenceDir,
     jobs: 1,
     ...(ctx.seed !== undefined ? { seed: ctx.seed } : {}),
+    ...(ctx.judgingDeadlineMs !== undefined ? { judgingDeadlineMs: ctx.judgingDeadlineMs } : {}),
   };
   const outcome = tier === "powerloss-cells"
     ? await powerLossCellsTier({ ...options, cells: cells ?? [1] })

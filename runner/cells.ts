@@ -32,6 +32,12 @@ import type { Outcome, TierOutcome } from "./result.ts";
 import { leftToTwin, type LegAt, legFound, LegsFound } from "./_twin_legs.ts";
 import { CELL_TITLES as CELL_TITLES_BY_NUMBER } from "../cells/contract/target.ts";
 import { killAtDeadline } from "../internal/deadline_kill.ts";
+import {
+  JUDGING_BEACON_ENV,
+  JUDGING_DEADLINE_MS,
+  type JudgingBeacon,
+  watchJudging,
+} from "../internal/judging_beacon.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
@@ -99,6 +105,11 @@ export interface CellsOptions {
   attachDir?: string;
   /** How long one leg's test run may take before it is killed (default 60 minutes). */
   timeoutMs?: number;
+  /**
+   * How long the store may take over one judging in a leg's own test run (opening what a
+   * crash left) before it is killed and the cell FAILs (default 2 minutes).
+   */
+  judgingDeadlineMs?: number;
   /** Called once per finished leg with its outcomes and wall time. */
   onLeg?(run: LegRun, outcomes: Outcome[], seconds: number): void;
   /**
@@ -126,6 +137,8 @@ export interface LegResult {
   seconds: number;
   /** What it started and left running (killed since). */
   survivors?: Survivor[];
+  /** The judging the test run was killed in: the store never returned from it. */
+  stalled?: JudgingBeacon;
 }
 
 async function writeTestFile(
@@ -159,9 +172,11 @@ async function runLeg(
   options: CellsOptions,
 ): Promise<LegResult> {
   const { testFile, reportDir, reported } = at;
+  const beacon = `${reportDir}.judging`;
   const env = legChildEnv(run.library.path, run.leg, {
     CELLS_REPORT_DIR: reportDir,
     CELLS_SURVIVORS: `${reportDir}.survivors`,
+    [JUDGING_BEACON_ENV]: beacon,
     ...(options.seed !== undefined ? { CELLS_SEED: String(options.seed) } : {}),
     ...options.env,
   });
@@ -180,9 +195,14 @@ async function runLeg(
   });
   const timeoutMs = options.timeoutMs ?? 60 * 60_000;
   const deadline = killAtDeadline(child, timeoutMs);
+  // The cells judge what the store's children left in this process: a store that never
+  // returns from opening it is bounded, and named, from here.
+  const judge = watchJudging(child, beacon, options.judgingDeadlineMs ?? JUDGING_DEADLINE_MS);
   const poll = reported ? setInterval(() => watch(run, reportDir, reported, options), 200) : 0;
   const output = await child.output();
   deadline.clear();
+  judge.clear();
+  const stalled = judge.stalled();
   const timedOut = deadline.passed();
   clearInterval(poll);
   // Inside (its own run scope's reap) and outside (its tree): nothing may be left running.
@@ -192,8 +212,9 @@ async function runLeg(
   const { reports } = await readCellReports(reportDir);
   return {
     reports,
-    code: timedOut ? null : output.code,
+    code: timedOut || stalled ? null : output.code,
     tail: timedOut ? `killed past the leg's timeout of ${timeoutMs} ms\n${tail}` : tail,
+    ...(stalled ? { stalled } : {}),
     seconds: (performance.now() - started) / 1000,
     survivors,
   };
@@ -261,6 +282,31 @@ function outcomeOf(report: CellReport, run: LegRun, options: CellsOptions): Outc
   };
 }
 
+/** The FAIL of the cell whose store never returned from a judging in the test run's process. */
+function stalledOutcome(
+  stalled: JudgingBeacon,
+  cell: number,
+  at: { run: LegRun; options: CellsOptions },
+): Outcome {
+  const ms = at.options.judgingDeadlineMs ?? JUDGING_DEADLINE_MS;
+  const reason =
+    `The store never returned while ${stalled.what} (judged in the test run's own process): still running after ${
+      ms / 1000
+    } s, the test run was killed; a store must open what a crash left`;
+  return {
+    clause: `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
+    cell,
+    tier: "cells",
+    leg: at.run.leg,
+    library: at.run.library.label,
+    status: "FAIL",
+    reason,
+    checks: [reason],
+    replay: cellReplay(at.options.target, cell, { ...at.run, seed: at.options.seed }),
+    ...(at.options.repeat && at.options.repeat > 1 ? { run: at.run.run } : {}),
+  };
+}
+
 /**
  * A leg's outcomes: one per cell report; an ERROR for each requested cell that wrote
  * none; an ERROR when the test run failed although every cell reported PASS.
@@ -288,7 +334,23 @@ export function legOutcomes(run: LegRun, result: LegResult, options: CellsOption
     ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
   });
   const missing = options.cells.filter((cell) => !result.reports.some((r) => r.cell === cell));
+  const stalled = result.stalled;
   for (const cell of missing) {
+    if (
+      stalled && (stalled.cell === cell || (stalled.cell === undefined && missing.length === 1))
+    ) {
+      outcomes.push(stalledOutcome(stalled, cell, { run, options }));
+      continue;
+    }
+    if (stalled) {
+      const where = stalled.cell !== undefined ? ` in cell ${stalled.cell}` : "";
+      outcomes.push(error(
+        `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
+        `Not judged: the test run was killed when the store never returned${where} (${stalled.what})`,
+        cell,
+      ));
+      continue;
+    }
     outcomes.push(error(
       `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
       `The test run ${ended} and wrote no report for cell ${cell}: ${

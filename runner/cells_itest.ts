@@ -136,3 +136,40 @@ Deno.test("cells tier: a store on its own SQLite is labelled by what it runs, no
   strictEqual(outcome!.sqliteVersion, "3.50.4");
   ok(!outcome!.replay!.includes("--libraries"), outcome!.replay);
 });
+
+Deno.test("cells tier: a store that never returns from a judging in the test run FAILs its cell, the rest not judged", () => {
+  const stalled = { what: "opening the store on /e/cell2-x/store.db", since: 0, cell: 2 };
+  const outcomes = legOutcomes(
+    run,
+    { reports: [], code: null, tail: "", seconds: 130, stalled },
+    { ...options, cells: [1, 2], judgingDeadlineMs: 120_000 },
+  );
+  deepStrictEqual(outcomes.map((o) => [o.cell, o.status]), [[1, "ERROR"], [2, "FAIL"]]);
+  match(
+    outcomes[1]!.reason!,
+    /^The store never returned while opening the store on \/e\/cell2-x\/store.db \(judged in the test run's own process\): still running after 120 s/,
+  );
+  match(
+    outcomes[0]!.reason!,
+    /^Not judged: the test run was killed when the store never returned in cell 2/,
+  );
+});
+
+Deno.test("cells tier: the cell whose store never opens what its kill left FAILs at the judging deadline", async () => {
+  const { runCells } = await import("./cells.ts");
+  const { sqliteLibraryPath } = await import("../session_db/sqlite/database.ts");
+  const tier = await runCells({
+    target: new URL("../cells/testdata/stale_pidfile_target.ts", import.meta.url).href,
+    cells: [1],
+    legs: ["delete"],
+    libraries: [{ label: "system", path: sqliteLibraryPath() }],
+    judgingDeadlineMs: 3000,
+    env: { CELLS_SPAN: "0.25" },
+  });
+  const [cell1] = tier.results;
+  deepStrictEqual(cell1?.status, "FAIL", JSON.stringify(tier.results));
+  match(
+    cell1!.reason!,
+    /^The store never returned while opening the store on \S+\/store\.db \(judged/,
+  );
+});

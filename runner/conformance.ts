@@ -35,6 +35,7 @@ import {
   verdictOf,
 } from "./report_schema.ts";
 import { type Outcome, type TierName, type TierOutcome, TIERS } from "./result.ts";
+import { JUDGING_DEADLINE_MS } from "../internal/judging_beacon.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
@@ -160,7 +161,7 @@ function unitLegs(
 
 async function toolTier(
   tier: ToolTier,
-  ctx: { target: string; caps: Capabilities; libraries: Library[]; legs: readonly LegName[] },
+  ctx: CellsTierContext,
   honoured: Honoured,
   pool: Pool,
   options: ConformanceOptions,
@@ -182,6 +183,7 @@ async function toolTier(
         library,
         quick: options.quick ?? false,
         evidenceDir,
+        judgingDeadlineMs: ctx.judgingDeadlineMs,
         ...(options.seed !== undefined ? { seed: options.seed } : {}),
       }, cells);
       last = performance.now();
@@ -221,6 +223,8 @@ interface CellsTierContext {
   caps: Capabilities;
   libraries: Library[];
   legs: readonly LegName[];
+  /** How long one judging of a crash state in a tier's own process may take. */
+  judgingDeadlineMs: number;
 }
 
 /** The cells tier and, per leg × library, whether its leg was honoured. */
@@ -287,6 +291,7 @@ function cellsTier(
     engine: ctx.caps.engine,
     ...(ctx.caps.openError ? { openError: ctx.caps.openError } : {}),
     jobs: options.jobs ?? 2,
+    judgingDeadlineMs: ctx.judgingDeadlineMs,
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     env: { CELLS_EVIDENCE_DIR: evidenceDir, ...(options.quick ? { CELLS_SPAN: "0.25" } : {}) },
     twinDefault: options.quick ?? false,
@@ -357,6 +362,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     caps,
     libraries: axis.libraries,
     legs: options.legs ?? LEGS,
+    // A store given longer to open is given as long to open what a crash left.
+    judgingDeadlineMs: Math.max(JUDGING_DEADLINE_MS, deadline),
   };
   const tiers = options.tiers ?? TIERS;
   const cells = cellsTier(ctx, options, evidenceDir);

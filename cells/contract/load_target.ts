@@ -7,9 +7,10 @@
  *
  * @module
  */
-import type { Store, TargetModule } from "./store.ts";
+import type { MaybePromise, Store, TargetModule } from "./store.ts";
 import { asStoreError, readAnswers } from "./_store_answers.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
+import { judging, judgingDeadlineMs, judgingWatched } from "../../internal/judging_beacon.ts";
 
 /**
  * Raised when a target module cannot be loaded or lacks `openStore`.
@@ -117,5 +118,38 @@ export async function openTargetStore(target: string | URL, path: string): Promi
   const module = await loadTarget(target);
   const raw = Deno.env.get("SESSION_DB_JOURNAL_MODE");
   const journalMode = raw === "wal" || raw === "delete" ? raw : undefined;
-  return await module.openStore(path, journalMode ? { journalMode } : {});
+  const open = () => module.openStore(path, journalMode ? { journalMode } : {});
+  // A watched process's parent bounds the open (even a synchronous one) and names the state.
+  const opened = () => judgingWatched() ? open() : openedInTime(open, path);
+  return await judging(`opening the store on ${path}`, opened, path);
+}
+
+/**
+ * The store an open resolves to, or an error once the judging deadline passes: a store
+ * that waits without end (for a lock a crashed life left) must not hold its judge for good.
+ * One that opens after all is closed. Only an open that returns a promise can be bounded
+ * here.
+ */
+async function openedInTime(open: () => MaybePromise<Store>, path: string): Promise<Store> {
+  // Called inside the judging: a store that never returns from a synchronous open is seen.
+  const opening = Promise.resolve(open());
+  const ms = judgingDeadlineMs();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      opening.then((store) => store.close()).catch(() => {});
+      reject(
+        new Error(
+          `The store did not open "${path}" within ${
+            ms / 1000
+          } s: a store must open what a crash left`,
+        ),
+      );
+    }, ms);
+  });
+  try {
+    return await Promise.race([opening, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -40,6 +40,7 @@ import {
   sandboxRefusalsFile,
 } from "../contract/sandbox_refusal.ts";
 import { restoreStartCwd } from "../../internal/start_cwd.ts";
+import { judgingIn } from "../../internal/judging_beacon.ts";
 
 /** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
 export const CELL_DEADLINE_MS = 10 * 60_000;
@@ -333,8 +334,27 @@ async function runCellHere(
   setup: RunSetup,
   t: Deno.TestContext,
 ): Promise<void> {
-  const { options } = setup;
   const run = await RunDir.create(`cell${spec.id}`);
+  // The store judged in this process on the run's files is the cell's (its parent names it).
+  const unplace = judgingIn(run.path, {
+    cell: spec.id,
+    clause: `${spec.id} ${spec.title}`,
+    leg: setup.leg.name,
+  });
+  try {
+    await runIn(spec, setup, t, run);
+  } finally {
+    unplace();
+  }
+}
+
+async function runIn(
+  spec: DefinedCell,
+  setup: RunSetup,
+  t: Deno.TestContext,
+  run: RunDir,
+): Promise<void> {
+  const { options } = setup;
   const seed = runSeed(options.seed);
   const context = makeContext(setup, run, seed);
   const { ctx, observations } = context;

@@ -502,7 +502,7 @@ export async function checkStates<J extends StateJudgement>(
   const candidates: PowerLossCandidate<J>[] = [];
   const verdictOf = verdicts(judging, basename(files.db), candidates);
   const full = await cache.check(
-    { files: killed.files, key: "sigkill" },
+    { files: killed.files, key: "sigkill", label: "SIGKILL (the page cache kept)" },
     String(killed.acks.length),
     verdictOf("SIGKILL", killed.acks, () => killed.files),
   );

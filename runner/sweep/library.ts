@@ -25,6 +25,7 @@ import { type FaultSweepReport, sweepFaults } from "./calls/faults.ts";
 import { lastSyncImage } from "./points/last_sync.ts";
 import { callOutcomes, cellOutcome, pointOutcomes } from "./core/outcomes.ts";
 import { sweep } from "./points/points.ts";
+import { judgingAt } from "../../internal/judging_beacon.ts";
 import type { CallSweepReport, SweepReport } from "./core/types.ts";
 
 /** The power-loss tier's cells, by number. */
@@ -122,6 +123,8 @@ export interface LibraryRequest {
   calls?: CallKnobs;
   /** The power-loss cells' knobs. */
   powerLoss?: CellKnobs;
+  /** How long one state's judging in the share's process may take (default 2 min). */
+  judgingDeadlineMs?: number;
 }
 
 /** One library's outcomes and the reports they come from. */
@@ -187,23 +190,24 @@ async function callsShare(r: LibraryRequest, log: (line: string) => void): Promi
   const k = r.calls ?? {};
   const result: LibraryResult = { outcomes: [], reports: [] };
   for (const leg of r.legs) {
-    const report = await sweepCalls({
-      target: r.target,
-      leg,
-      seed: r.seed,
-      mode: r.tier === "syscalls-power-loss" ? "power-loss" : "crash",
-      log,
-      maxLength: k.maxLength ?? (r.quick ? 1 : 2),
-      resumes: k.resumes ?? 1,
-      ...(r.quick || k.subsets !== undefined ? { subsets: k.subsets ?? 4 } : {}),
-      ...(r.jobs !== undefined ? { jobs: r.jobs } : {}),
-      ...(r.cells ? { cells: r.cells } : {}),
-      ...(k.programs ? { programs: k.programs } : {}),
-      ...(k.call !== undefined ? { call: k.call } : {}),
-      ...(k.kills !== undefined ? { kills: k.kills } : {}),
-      ...(k.profile ? { profile: k.profile } : {}),
-      ...(k.instants !== undefined ? { instants: k.instants } : {}),
-    });
+    const report = await judgingAt({ leg }, () =>
+      sweepCalls({
+        target: r.target,
+        leg,
+        seed: r.seed,
+        mode: r.tier === "syscalls-power-loss" ? "power-loss" : "crash",
+        log,
+        maxLength: k.maxLength ?? (r.quick ? 1 : 2),
+        resumes: k.resumes ?? 1,
+        ...(r.quick || k.subsets !== undefined ? { subsets: k.subsets ?? 4 } : {}),
+        ...(r.jobs !== undefined ? { jobs: r.jobs } : {}),
+        ...(r.cells ? { cells: r.cells } : {}),
+        ...(k.programs ? { programs: k.programs } : {}),
+        ...(k.call !== undefined ? { call: k.call } : {}),
+        ...(k.kills !== undefined ? { kills: k.kills } : {}),
+        ...(k.profile ? { profile: k.profile } : {}),
+        ...(k.instants !== undefined ? { instants: k.instants } : {}),
+      }));
     result.reports.push(report);
     result.outcomes.push(
       ...callOutcomes(report, {
@@ -231,20 +235,22 @@ async function cellsShare(r: LibraryRequest, log: (line: string) => void): Promi
       // another mode would be converted before the recoverers and the new life see it.
       const journal = leg === "default" ? undefined : leg;
       const vars = { CELLS_REPORT_DIR: reports, SESSION_DB_JOURNAL_MODE: journal };
-      const [definition] = await withEnv(vars, async () =>
-        runDefinitions(
-          await POWER_LOSS_CELLS[cell]!({
-            target: r.target,
-            leg: { name: leg, library: sqliteLibraryPath(), sqliteVersion: sqliteVersion() },
-            seed: r.seed,
-            subsets: k.subsets ?? (r.quick ? 4 : 12),
-            resumes: k.resumes ?? (r.quick ? 1 : 3),
-            ...(k.profile ? { profile: k.profile } : {}),
-            // Quick: the last sync points of each run (where the kill's state is decided).
-            ...(k.instants !== undefined || r.quick ? { instants: k.instants ?? 24 } : {}),
-            ...(k.env ? { env: k.env } : {}),
-          }),
-        ));
+      const place = { leg, clause: `${cell} power-loss cell`, cell };
+      const [definition] = await withEnv(vars, () =>
+        judgingAt(place, async () =>
+          runDefinitions(
+            await POWER_LOSS_CELLS[cell]!({
+              target: r.target,
+              leg: { name: leg, library: sqliteLibraryPath(), sqliteVersion: sqliteVersion() },
+              seed: r.seed,
+              subsets: k.subsets ?? (r.quick ? 4 : 12),
+              resumes: k.resumes ?? (r.quick ? 1 : 3),
+              ...(k.profile ? { profile: k.profile } : {}),
+              // Quick: the last sync points of each run (where the kill's state is decided).
+              ...(k.instants !== undefined || r.quick ? { instants: k.instants ?? 24 } : {}),
+              ...(k.env ? { env: k.env } : {}),
+            }),
+          )));
       const [report] = (await readCellReports(reports)).reports;
       await Deno.remove(reports, { recursive: true }).catch(() => {});
       const seconds = (performance.now() - started) / 1000;
@@ -280,15 +286,17 @@ async function faultsShare(r: LibraryRequest, log: (line: string) => void): Prom
   const result: LibraryResult = { outcomes: [], reports: [] };
   for (const leg of r.legs) {
     const started = performance.now();
-    const report = await sweepFaults({
-      target: r.target,
-      leg,
-      seed: r.seed,
-      quick: r.quick,
-      log,
-      ...(r.jobs !== undefined ? { jobs: r.jobs } : {}),
-      ...(r.calls?.programs ? { programs: r.calls.programs } : {}),
-    });
+    const place = { leg, clause: "F1 injected errors" };
+    const report = await judgingAt(place, () =>
+      sweepFaults({
+        target: r.target,
+        leg,
+        seed: r.seed,
+        quick: r.quick,
+        log,
+        ...(r.jobs !== undefined ? { jobs: r.jobs } : {}),
+        ...(r.calls?.programs ? { programs: r.calls.programs } : {}),
+      }));
     result.reports.push(report);
     result.outcomes.push(
       faultsOutcome(report, { leg, library: r.label, replay: r.replay, started }),

@@ -46,8 +46,15 @@ import {
   type LibraryRequest,
   type LibraryResult,
   type PointKnobs,
+  POWER_LOSS_CELLS,
 } from "./library.ts";
 import { killAtDeadline } from "../../internal/deadline_kill.ts";
+import {
+  JUDGING_BEACON_ENV,
+  JUDGING_DEADLINE_MS,
+  type JudgingBeacon,
+  watchJudging,
+} from "../../internal/judging_beacon.ts";
 
 export type { CallKnobs, CellKnobs, LibraryResult, PointKnobs } from "./library.ts";
 
@@ -77,6 +84,11 @@ export interface TierOptions {
   jobs?: number;
   /** Only these cells' clauses (default every one the tier judges). */
   cells?: number[];
+  /**
+   * How long the store may take over one state judged in the tier's own process before it
+   * FAILs as a store that cannot open what a crash left (default 2 min).
+   */
+  judgingDeadlineMs?: number;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
 }
@@ -126,6 +138,26 @@ async function probeStore(target: string, library: string, seed: number): Promis
 /** A library's share still running after this long is killed (as a cells leg is). */
 const SHARE_DEADLINE_MS = 60 * 60_000;
 
+/** A share killed because the store never returned from judging one state. */
+class JudgingStalledError extends Error {
+  /** The judging that never ended: the state, its leg and clause when known. */
+  readonly stalled: JudgingBeacon;
+
+  /**
+   * @param stalled The judging.
+   * @param ms The deadline it ran past.
+   */
+  constructor(stalled: JudgingBeacon, ms: number) {
+    super(
+      `The store never returned on the crash state "${stalled.what}" (judged in the tier's own process): still running after ${
+        Math.round(ms / 1000)
+      } s, the library's run was killed; a store must open what a crash left`,
+    );
+    this.name = "JudgingStalledError";
+    this.stalled = stalled;
+  }
+}
+
 /**
  * Runs one library's share in a child with that library; its progress lines go to `log`.
  *
@@ -150,10 +182,13 @@ export async function libraryChild(
   const requestPath = join(dir, "request.json");
   const resultPath = join(dir, "result.json");
   await Deno.writeTextFile(requestPath, JSON.stringify(request));
+  const beacon = join(dir, "judging.json");
+  const judgingMs = request.judgingDeadlineMs ?? JUDGING_DEADLINE_MS;
   const env = {
     ...Deno.env.toObject(),
     DENO_SQLITE_PATH: path,
     CELLS_EVIDENCE_DIR: request.evidenceDir,
+    [JUDGING_BEACON_ENV]: beacon,
     NO_COLOR: "1",
   };
   delete (env as Record<string, string | undefined>).SESSION_DB_JOURNAL_MODE;
@@ -175,8 +210,10 @@ export async function libraryChild(
   });
   const stderr = new Response(child.stderr).text();
   // Every state is judged in that process: a store that never returns from one would hang
-  // the tier for good. Past the deadline the share is killed and says so (an ERROR).
+  // the tier for good. The state's judging has a deadline of its own (the store's FAIL), the
+  // share a last one (an ERROR).
   const deadline = killAtDeadline(child, SHARE_DEADLINE_MS);
+  const watch = watchJudging(child, beacon, judgingMs);
   let pending = "";
   for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {
     const lines = (pending + text).split("\n");
@@ -186,8 +223,14 @@ export async function libraryChild(
   if (pending) log(pending);
   const status = await child.status;
   deadline.clear();
+  watch.clear();
   // Inside (the share's own run scope) and outside (its tree): nothing may be left running.
   const outside = await settle();
+  const stalled = watch.stalled();
+  if (stalled) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw new JudgingStalledError(stalled, judgingMs);
+  }
   if (deadline.passed()) {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     throw new Error(
@@ -263,6 +306,17 @@ async function eachLibrary(
         outcomes.push(survivorsOutcome(result.survivors, { tier, leg, library: library.label }));
       }
     } catch (error) {
+      if (error instanceof JudgingStalledError) {
+        outcomes.push(
+          ...stalledOutcomes(error, {
+            legs: options.legs,
+            tier,
+            library: library.label,
+            ...(request.cells ? { cells: request.cells } : {}),
+          }),
+        );
+        continue;
+      }
       const reason = error instanceof Error ? error.message : String(error);
       outcomes.push(...options.legs.map((leg) => ({
         clause: "run",
@@ -276,6 +330,49 @@ async function eachLibrary(
     }
   }
   return outcomes;
+}
+
+/**
+ * A stalled share's outcomes: a FAIL of the clause and leg it stalled in (every leg when it
+ * is not known), an ERROR for the rest of the share (each power-loss cell of it), whose
+ * results went with it.
+ */
+function stalledOutcomes(
+  error: JudgingStalledError,
+  at: { legs: readonly LegName[]; tier: TierName; library: string; cells?: readonly number[] },
+): Outcome[] {
+  const { leg, clause, cell } = error.stalled;
+  const cells = at.tier === "powerloss-cells"
+    ? (at.cells ?? Object.keys(POWER_LOSS_CELLS).map(Number)).filter((c) => POWER_LOSS_CELLS[c])
+    : [undefined];
+  return at.legs.flatMap((l) =>
+    cells.map((c): Outcome => {
+      const row = { tier: at.tier, leg: l, library: at.library };
+      const here = (leg === undefined || l === leg) && (c === undefined || c === cell);
+      if (!here) {
+        const reason = `Not judged: the library's run was killed${
+          leg !== undefined ? ` on leg ${leg}` : ""
+        }: ${error.message}`;
+        return {
+          ...row,
+          clause: c !== undefined ? `${c} power-loss cell` : "run",
+          ...(c !== undefined ? { cell: c } : {}),
+          status: "ERROR",
+          reason,
+          judged: 0,
+        };
+      }
+      return {
+        ...row,
+        clause: clause ?? "run",
+        ...(cell !== undefined ? { cell } : {}),
+        status: "FAIL",
+        reason: error.message,
+        checks: [error.message],
+        judged: 1,
+      };
+    })
+  );
 }
 
 /** The tier's run: RAN when something was judged, else SKIP with the first reason given. */
@@ -336,6 +433,9 @@ async function startTier(
     evidenceDir: options.evidenceDir,
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(options.cells ? { cells: options.cells } : {}),
+    ...(options.judgingDeadlineMs !== undefined
+      ? { judgingDeadlineMs: options.judgingDeadlineMs }
+      : {}),
   };
   return { target, seed, store, started, request };
 }

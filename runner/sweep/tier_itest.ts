@@ -162,3 +162,39 @@ test("sweepTier: a store that never clears its timer is judged, and nothing wait
   const [cell1] = outcome.results;
   deepStrictEqual(cell1?.status, "PASS", show(outcome.results));
 });
+
+// A store that never opens what a crash left (a pid file it never breaks): the tiers judge
+// each state in a share's own process, which such a store stops for good. The state's
+// judging has a deadline of its own: the store FAILs naming the state, in seconds.
+test("powerLossCellsTier and sweepTier: a store that never returns from a crash state FAILs naming it", async () => {
+  const stalling = {
+    ...base("cells/testdata/stale_pidfile_target.ts"),
+    legs: ["default", "wal"] as const,
+    cells: [1],
+    judgingDeadlineMs: 2000,
+  };
+  const never =
+    /^The store never returned on the crash state "(.+)" \(judged in the tier's own process\): still running after 2 s/;
+  const cells = await powerLossCellsTier({ ...stalling, legs: [...stalling.legs] });
+  const [cell1, wal] = cells.results;
+  deepStrictEqual([cell1?.clause, cell1?.leg, cell1?.status], [
+    "1 power-loss cell",
+    "default",
+    "FAIL",
+  ]);
+  deepStrictEqual(
+    never.exec(cell1!.reason ?? "")?.[1],
+    "SIGKILL (the page cache kept)",
+    show(cells.results),
+  );
+  deepStrictEqual([wal?.leg, wal?.status], ["wal", "ERROR"], show(cells.results));
+  const calls = await sweepTier({
+    ...stalling,
+    legs: ["default"],
+    tier: "syscalls-power-loss",
+    calls: { programs: ["append"] },
+  });
+  const [call] = calls.results;
+  deepStrictEqual(call?.status, "FAIL", show(calls.results));
+  ok(/^append: before #\d+/.test(never.exec(call!.reason ?? "")?.[1] ?? ""), show(calls.results));
+});

@@ -43,6 +43,7 @@ import { isHarnessError } from "../../../harness/harness_error.ts";
 import { journalModeOf, observeJournalMode } from "../../../harness/legs.ts";
 import { acksOf, readLines, record, type Recording } from "./record.ts";
 import { CLAUSES } from "../core/oracle.ts";
+import { judging } from "../../../internal/judging_beacon.ts";
 import { alsoJudged } from "../core/clause_checks.ts";
 import { parseProgram, type ProgramOp } from "../core/program.ts";
 import { failedToSeed, finalReport } from "./report.ts";
@@ -126,7 +127,15 @@ async function checkProgram(
       ));
     }
     let raw: FileSet | undefined;
-    const verdict = await s.cache.check(state, `${name}\0${JSON.stringify(acks)}`, (dir) => {
+    const label = `${name}: ${state.label}`;
+    const named = {
+      get files() {
+        return state.files;
+      },
+      key: state.key,
+      label,
+    };
+    const verdict = await s.cache.check(named, `${name}\0${JSON.stringify(acks)}`, (dir) => {
       raw = copied(state.files);
       return judge(s, { program, dir, acks });
     });
@@ -206,8 +215,10 @@ async function crossCheck(
       problems = [`child: killed before call ${k} but ${recorded} calls were recorded`];
     } else {
       const db = join(killDir, "db", "store.db");
-      s.observations.push(observeJournalMode(db, `${name}: a child killed before call ${k}`));
-      problems = (await judge(s, { program, dir: join(killDir, "db"), acks })).problems;
+      const what = `${name}: a child killed before call ${k}`;
+      s.observations.push(observeJournalMode(db, what));
+      const dir = join(killDir, "db");
+      problems = (await judging(what, () => judge(s, { program, dir, acks }))).problems;
     }
     if (problems.length) {
       s.counts.childFailures++;

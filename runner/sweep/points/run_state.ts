@@ -9,6 +9,7 @@ import { type Child, classifyExit } from "../../../harness/child.ts";
 import { isHarnessError } from "../../../harness/harness_error.ts";
 import { type JournalObservation, observeJournalMode } from "../../../harness/legs.ts";
 import { type Ack, checkRecovered, type Verdict } from "../core/oracle.ts";
+import { judging } from "../../../internal/judging_beacon.ts";
 import type { PlannedState } from "../core/plan.ts";
 import { methodOf, needsDeadOwner, owns } from "../core/program.ts";
 import {
@@ -220,15 +221,16 @@ async function check(
     );
     return { verdict: { candidates: {} }, observation };
   }
-  const verdict = await checkRecovered({
-    openStore: ctx.openStore,
-    state,
-    interrupted: run.acks.length,
-    acks: run.acks,
-    db: checkedDb,
-    reference: () => reference({ ...ctx, dir: ctx.root.path }, state.program, run.start),
-    fail,
-  });
+  const verdict = await judging(`a crash at ${state.id}`, () =>
+    checkRecovered({
+      openStore: ctx.openStore,
+      state,
+      interrupted: run.acks.length,
+      acks: run.acks,
+      db: checkedDb,
+      reference: () => reference({ ...ctx, dir: ctx.root.path }, state.program, run.start),
+      fail,
+    }));
   return { verdict, observation, ...(imageDiffers !== undefined ? { imageDiffers } : {}) };
 }
 

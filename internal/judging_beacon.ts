@@ -1,0 +1,227 @@
+/**
+ * What a judge is judging in its own process, kept in a file its parent reads: a store
+ * that never returns from opening what a crash left (a lock it waits for without end, a
+ * loop that spins) stops that process's event loop, so only another process can bound the
+ * wait and say which state it was.
+ *
+ * The judge's process names the file in {@linkcode JUDGING_BEACON_ENV}, and its parent
+ * ({@linkcode watchJudging}) kills it past the deadline; without the file every call here
+ * only runs its work, and a judge bounds what waits it can itself
+ * ({@linkcode judgingDeadlineMs}).
+ *
+ * @example
+ * ```ts
+ * import { judging, readJudgingBeacon } from "./judging_beacon.ts";
+ * const verdict = await judging("state: before #3 (sync)", () => "sound");
+ * console.log(verdict, readJudgingBeacon("/nonexistent")); // sound undefined
+ * ```
+ *
+ * @module
+ */
+
+/** The environment variable naming the beacon's file. */
+export const JUDGING_BEACON_ENV = "CELLS_JUDGING_BEACON";
+
+/**
+ * The environment variable holding the deadline of one judging in a process nobody
+ * watches, in milliseconds.
+ */
+export const JUDGING_DEADLINE_ENV = "CELLS_JUDGING_DEADLINE_MS";
+
+/**
+ * How long one judging in a judge's own process may run by default: a state's recovery
+ * and checks take milliseconds, so a store still busy after this never opens what a crash
+ * left.
+ */
+export const JUDGING_DEADLINE_MS = 2 * 60_000;
+
+/** Where a judging is: the leg and clause it judges. */
+export interface JudgingPlace {
+  /** The journal-mode leg. */
+  leg?: string;
+  /** The clause, as its outcome names it. */
+  clause?: string;
+  /** The clause's cell. */
+  cell?: number;
+}
+
+/** The oldest judging still running, as the beacon's file holds it. */
+export interface JudgingBeacon extends JudgingPlace {
+  /** What is judged, e.g. the crash state's label. */
+  what: string;
+  /** When it started (`Date.now()` of the judge's process). */
+  since: number;
+}
+
+let place: JudgingPlace = {};
+const folders = new Map<string, JudgingPlace>();
+let nextId = 0;
+const running = new Map<number, JudgingBeacon>();
+
+/**
+ * Read once, as the module loads, and the beacon's variable removed: it names this
+ * process's file, and a child started with this process's environment (a recorded child)
+ * must not write it.
+ */
+function claimSettings(): { file: string | null; deadlineMs: number } {
+  let file: string | null = null;
+  let deadlineMs = JUDGING_DEADLINE_MS;
+  try {
+    file = Deno.env.get(JUDGING_BEACON_ENV) || null;
+    if (file) Deno.env.delete(JUDGING_BEACON_ENV);
+    const raw = Number(Deno.env.get(JUDGING_DEADLINE_ENV));
+    if (Number.isInteger(raw) && raw > 0) deadlineMs = raw;
+  } catch {
+    // No environment access (a store's child): nobody watches this process.
+  }
+  return { file, deadlineMs };
+}
+
+const settings = claimSettings();
+
+function readSettings(): { file: string | null; deadlineMs: number } {
+  return settings;
+}
+
+/**
+ * The deadline of one judging in this process: {@linkcode JUDGING_DEADLINE_ENV}, else
+ * {@linkcode JUDGING_DEADLINE_MS}.
+ *
+ * @returns Milliseconds.
+ */
+export function judgingDeadlineMs(): number {
+  return readSettings().deadlineMs;
+}
+
+/**
+ * Whether a parent watches this process's judgings (and bounds them, even a synchronous
+ * wait, by killing it).
+ *
+ * @returns `true` when {@linkcode JUDGING_BEACON_ENV} names a file.
+ */
+export function judgingWatched(): boolean {
+  return readSettings().file !== null;
+}
+
+function publish(path: string): void {
+  let oldest: JudgingBeacon | undefined;
+  for (const beacon of running.values()) {
+    if (!oldest || beacon.since < oldest.since) oldest = beacon;
+  }
+  Deno.writeTextFileSync(path, oldest ? JSON.stringify(oldest) : "");
+}
+
+/** The place of the registered folder holding `path`, else the current one. */
+function placeOf(path: string | undefined): JudgingPlace {
+  if (path === undefined) return place;
+  let best: [string, JudgingPlace] | undefined;
+  for (const entry of folders) {
+    if (path.startsWith(`${entry[0]}/`) && (!best || entry[0].length > best[0].length)) {
+      best = entry;
+    }
+  }
+  return best?.[1] ?? place;
+}
+
+/**
+ * Runs `work`, the judging of `what` in this process, known to the beacon while it runs
+ * (several may run at once: the beacon shows the oldest).
+ *
+ * @param what What is judged, for the failure's words.
+ * @param work The judging.
+ * @param file A file the judging reads, whose registered folder gives its place.
+ * @returns What `work` returns.
+ */
+export async function judging<T>(
+  what: string,
+  work: () => T | Promise<T>,
+  file?: string,
+): Promise<T> {
+  const path = readSettings().file;
+  if (!path) return await work();
+  const id = nextId++;
+  running.set(id, { ...placeOf(file), what, since: Date.now() });
+  publish(path);
+  try {
+    return await work();
+  } finally {
+    running.delete(id);
+    publish(path);
+  }
+}
+
+/**
+ * Runs `work` with the judgings inside it placed on a leg and clause (one at a time).
+ *
+ * @param at The leg and clause.
+ * @param work What runs there.
+ * @returns What `work` returns.
+ */
+export async function judgingAt<T>(at: JudgingPlace, work: () => Promise<T>): Promise<T> {
+  const before = place;
+  place = at;
+  try {
+    return await work();
+  } finally {
+    place = before;
+  }
+}
+
+/**
+ * Places the judgings of files under `folder` (several clauses may run at once, each in a
+ * folder of its own).
+ *
+ * @param folder The folder.
+ * @param at Its leg and clause.
+ * @returns Ends the registration.
+ */
+export function judgingIn(folder: string, at: JudgingPlace): () => void {
+  folders.set(folder, at);
+  return () => folders.delete(folder);
+}
+
+/**
+ * The beacon's judging, if one is running.
+ *
+ * @param path The beacon's file.
+ * @returns The oldest judging still running, or `undefined`.
+ */
+export function readJudgingBeacon(path: string): JudgingBeacon | undefined {
+  try {
+    const text = Deno.readTextFileSync(path);
+    return text ? JSON.parse(text) as JudgingBeacon : undefined;
+  } catch {
+    return undefined; // not written yet, or caught mid-write: read again next time
+  }
+}
+
+/** A running watch over a child's beacon: the judging it killed the child for, if any. */
+export interface JudgingWatch {
+  /** The judging that ran past the deadline (the child was killed then), or `undefined`. */
+  stalled(): JudgingBeacon | undefined;
+  /** Stops the watch (the child ended). */
+  clear(): void;
+}
+
+/**
+ * Watches a child's beacon: a judging still running `ms` after it started has the child
+ * killed with SIGKILL.
+ *
+ * @param child The child whose environment names `path` in {@linkcode JUDGING_BEACON_ENV}.
+ * @param path The beacon's file.
+ * @param ms How long one judging may run.
+ * @returns The watch.
+ */
+export function watchJudging(child: Deno.ChildProcess, path: string, ms: number): JudgingWatch {
+  let stalled: JudgingBeacon | undefined;
+  const timer = setInterval(() => {
+    const beacon = readJudgingBeacon(path);
+    if (!beacon || Date.now() - beacon.since < ms) return;
+    stalled = beacon;
+    clearInterval(timer);
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it ended meanwhile */ }
+  }, Math.min(1000, ms / 4));
+  return { stalled: () => stalled, clear: () => clearInterval(timer) };
+}
