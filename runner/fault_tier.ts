@@ -36,7 +36,7 @@ import { lockHazardsClause } from "../cells/faults/lock_hazards.ts";
 import { pulledFilesClause } from "../cells/faults/pulled_files.ts";
 import { shortLivedClause } from "../cells/faults/short_lived.ts";
 import { survivorsMessage } from "../harness/process_tree.ts";
-import { libraryChild } from "./sweep/tier.ts";
+import { JudgingStalledError, libraryChild } from "./sweep/tier.ts";
 import { findSandboxRefusals, refusalReason } from "../cells/contract/sandbox_refusal.ts";
 
 export type {
@@ -165,6 +165,11 @@ async function withSweepPrograms(
     }
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
+    if (error instanceof JudgingStalledError) {
+      // The store's own failure: its programs were judged until it stopped returning.
+      const reason = `the sweep's programs under faults: ${why}`;
+      return { ...verdict, status: "FAIL", reason, checks: [...verdict.checks ?? [], reason] };
+    }
     return { ...verdict, status: "ERROR", reason: `the sweep's programs under faults: ${why}` };
   }
   const checks = [...verdict.checks ?? [], ...row.checks ?? []];

@@ -37,12 +37,12 @@ const READ_DEADLINE_MS = 120_000;
  *
  * @param options The clause's target, leg and folder.
  * @param jobs The states.
- * @returns One result per job, or why the reader itself failed.
+ * @returns One result per job, or why the reader itself failed (and whether it hung).
  */
 export async function readStates(
   options: FaultClauseOptions,
   jobs: readonly ReadJob[],
-): Promise<ReadResult[] | { failed: string }> {
+): Promise<ReadResult[] | { failed: string; hung?: true }> {
   if (!jobs.length) return [];
   const tag = crypto.randomUUID().slice(0, 8);
   const jobsPath = join(options.dir, `reads-${tag}.json`);
@@ -53,7 +53,9 @@ export async function readStates(
   const child = clauseSpawn(options)(READER, [jobsPath, outPath]);
   const { status, timedOut } = await finished(child, READ_DEADLINE_MS);
   try {
-    if (timedOut) return { failed: `the reader hung for ${READ_DEADLINE_MS / 1000} s` };
+    if (timedOut) {
+      return { failed: `the reader hung for ${READ_DEADLINE_MS / 1000} s`, hung: true };
+    }
     if (!status.success) {
       return { failed: `the reader exited with ${status.code}: ${child.stderr.slice(-600)}` };
     }

@@ -187,9 +187,17 @@ async function run(options: FaultClauseOptions): Promise<FaultVerdict> {
     { length: Math.ceil(runs.length / READS_PER_READER) },
     (_, i) => runs.slice(i * READS_PER_READER, (i + 1) * READS_PER_READER),
   );
+  // A store whose reader hung once (it never opens what a fault left) would hang every
+  // reader after it, each for the whole deadline: its verdict is already a FAIL.
+  const unread = { runs: 0, after: "" };
   await pool(batches, 2, async (batch) => {
+    if (unread.after) {
+      unread.runs += batch.length;
+      return;
+    }
     const reads = batch.map((j) => ({ j, ...readJobs(j, options.seed) }));
     const results = await readStates(options, reads.flatMap((r) => r.jobs));
+    if ("hung" in results) unread.after ||= `${batch[0]!.fault.name} at call ${batch[0]!.k}`;
     let at = 0;
     for (const { j, jobs, acks } of reads) {
       figures[j.fault.name] = (figures[j.fault.name] ?? 0) + 1;
@@ -201,7 +209,12 @@ async function run(options: FaultClauseOptions): Promise<FaultVerdict> {
       if (!problems.length) Deno.removeSync(j.run.dir, { recursive: true });
     }
   });
-  return verdictOf(checks, runs.length, figures);
+  if (unread.runs) {
+    checks.push(
+      `${unread.runs} faulted run(s) not read back: the reader of ${unread.after} hung, and so would theirs`,
+    );
+  }
+  return verdictOf(checks, runs.length - unread.runs, figures);
 }
 
 function verdictOf(

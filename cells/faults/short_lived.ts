@@ -24,7 +24,7 @@ const CHILD_DEADLINE_MS = 45_000;
 /** A line of a writer's journal. */
 /** A line of a writer's journal. */
 export interface Line {
-  k: "inv" | "ack" | "refused" | "done" | "error" | "verify";
+  k: "open" | "inv" | "ack" | "refused" | "done" | "error" | "verify";
   seq?: number;
   session?: string;
   content?: string;
@@ -147,9 +147,11 @@ async function longsStarted(longs: Writer[]): Promise<FaultVerdict | undefined> 
     // every append the store refused all along; a wait that ran out while both still run
     // and nothing was refused is the suite's.
     if (!dead) {
-      const starved = starvedWriter(
-        longs.map((w) => ({ label: w.label, lines: readAckJournal<Line>(w.journal) })),
-      );
+      const journals = longs.map((w) => ({
+        label: w.label,
+        lines: readAckJournal<Line>(w.journal),
+      }));
+      const starved = starvedWriter(journals) ?? shutOut(journals);
       if (starved) return { status: "FAIL", reason: starved, checks: [starved], judged: 0 };
       return {
         status: "ERROR",
@@ -181,6 +183,23 @@ export function starvedWriter(
   if (!starved) return undefined;
   const refusals = starved.lines.filter((l) => l.k === "refused").length;
   return `${starved.label} had no append acknowledged in ${CHILD_DEADLINE_MS} ms beside the other long-lived writer: the store refused all ${refusals} it made (typed busy), so a second process never writes`;
+}
+
+/**
+ * Why a long-lived writer never opened the store: it was still opening after the whole
+ * wait while the other appended beside it (a store that admits one process at a time);
+ * `undefined` otherwise (neither got going: the wait is the suite's).
+ *
+ * @param longs Each long-lived writer's label and journal lines.
+ * @returns The reason, or `undefined`.
+ */
+export function shutOut(
+  longs: readonly { label: string; lines: readonly Line[] }[],
+): string | undefined {
+  const shut = longs.find(({ lines }) => !lines.some((l) => l.k === "open"));
+  const other = longs.find(({ lines }) => lines.some((l) => l.k === "ack"));
+  if (!shut || !other) return undefined;
+  return `${shut.label} never returned from opening the store in ${CHILD_DEADLINE_MS} ms while ${other.label} appended beside it: the store lets one process in at a time, so a second process never writes`;
 }
 
 /** How a writer failed: the error it journaled, or how it ended unfinished; else `undefined`. */

@@ -1,5 +1,5 @@
 import { strictEqual } from "node:assert/strict";
-import { type Line, starvedWriter } from "./short_lived.ts";
+import { type Line, shutOut, starvedWriter } from "./short_lived.ts";
 
 const refused: Line = { k: "refused", seq: 0, name: "BusyDeadlineError" };
 const acked: Line = { k: "ack", seq: 0, id: 1 };
@@ -21,4 +21,23 @@ Deno.test("starvedWriter: none when each had one acknowledged, or nothing was re
   strictEqual(starvedWriter([{ label: "a", lines: [refused, acked] }]), undefined);
   strictEqual(starvedWriter([{ label: "a", lines: [{ k: "inv", seq: 0 }] }]), undefined);
   strictEqual(starvedWriter([]), undefined);
+});
+
+Deno.test("shutOut: a long-lived writer still opening while the other appended was shut out", () => {
+  const opened: Line = { k: "open" };
+  const reason = shutOut([
+    { label: "long-0", lines: [opened, { k: "inv", seq: 0 }, acked] },
+    { label: "long-1", lines: [] },
+  ]);
+  strictEqual(
+    reason?.startsWith("long-1 never returned from opening the store in 45000 ms while long-0"),
+    true,
+    reason,
+  );
+  // Neither got going, or both opened: the wait is the suite's, or another verdict's.
+  strictEqual(shutOut([{ label: "a", lines: [] }, { label: "b", lines: [] }]), undefined);
+  strictEqual(
+    shutOut([{ label: "a", lines: [opened, acked] }, { label: "b", lines: [opened] }]),
+    undefined,
+  );
 });

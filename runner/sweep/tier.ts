@@ -139,7 +139,7 @@ async function probeStore(target: string, library: string, seed: number): Promis
 const SHARE_DEADLINE_MS = 60 * 60_000;
 
 /** A share killed because the store never returned from judging one state. */
-class JudgingStalledError extends Error {
+export class JudgingStalledError extends Error {
   /** The judging that never ended: the state, its leg and clause when known. */
   readonly stalled: JudgingBeacon;
 

@@ -1,7 +1,8 @@
 // F5's child. `short`: opens the store, appends its planned messages to the shared
 // session (and one to a session of its own), closes. `long`: appends to the shared
 // session in a loop until the stop file exists, then closes. `verify`: a fresh life that
-// reads the sessions named and the store's invariants. Every append is journaled before it
+// reads the sessions named and the store's invariants. The open is journaled once it
+// returned (`open`); every append is journaled before it
 // is invoked (`inv`) and once it returned (`ack`) or was refused busy (`refused`); any
 // other error is journaled and ends the child with code 1.
 import { AckWriter } from "../../../harness/ack_journal.ts";
@@ -20,6 +21,7 @@ const LONG_PACE_MS = 5;
 
 try {
   const store = await openStoreFor(target!, dbPath!);
+  journal.write({ k: "open" });
   if (mode === "verify") {
     const sessions: Record<string, unknown> = {};
     for (const id of [shared!, ...arg.split(",").filter(Boolean)]) {

@@ -309,7 +309,7 @@ async function judgeRun(
     const acks = faultedAcks(acksOf(state.acks));
     const key = `${name}\0${run.fault.name}\0${run.k}\0${i}`;
     const verdict = await s.cache.check(
-      { files: state.files, key },
+      { files: state.files, key, label: `${name}: ${where}, ${state.label}` },
       `${name}\0${JSON.stringify(acks)}`,
       (dir) => judge(s, { program, dir, acks }),
     );
