@@ -103,11 +103,17 @@ export function judgingWatched(): boolean {
   return readSettings().file !== null;
 }
 
+let shown: JudgingBeacon | undefined;
+
+/** Writes the oldest running judging, when it is not the one the file shows already. */
 function publish(path: string): void {
   let oldest: JudgingBeacon | undefined;
   for (const beacon of running.values()) {
     if (!oldest || beacon.since < oldest.since) oldest = beacon;
   }
+  // A judging inside an older one (a store call inside a state's) changes nothing shown.
+  if (oldest === shown) return;
+  shown = oldest;
   Deno.writeTextFileSync(path, oldest ? JSON.stringify(oldest) : "");
 }
 
@@ -137,17 +143,32 @@ export async function judging<T>(
   work: () => T | Promise<T>,
   file?: string,
 ): Promise<T> {
-  const path = readSettings().file;
-  if (!path) return await work();
-  const id = nextId++;
-  running.set(id, { ...placeOf(file), what, since: Date.now() });
-  publish(path);
+  const leave = enterJudging(what, file);
   try {
     return await work();
   } finally {
-    running.delete(id);
-    publish(path);
+    leave();
   }
+}
+
+/**
+ * Makes the judging of `what` known to the beacon until the returned function is called
+ * (for a call that may return at once or later).
+ *
+ * @param what What is judged, for the failure's words.
+ * @param file A file the judging reads, whose registered folder gives its place.
+ * @returns Ends the judging.
+ */
+export function enterJudging(what: string, file?: string): () => void {
+  const path = readSettings().file;
+  if (!path) return () => {};
+  const id = nextId++;
+  running.set(id, { ...placeOf(file), what, since: Date.now() });
+  publish(path);
+  return () => {
+    if (!running.delete(id)) return;
+    publish(path);
+  };
 }
 
 /**

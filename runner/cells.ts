@@ -292,7 +292,7 @@ function stalledOutcome(
   const reason =
     `The store never returned while ${stalled.what} (judged in the test run's own process): still running after ${
       ms / 1000
-    } s, the test run was killed; a store must open what a crash left`;
+    } s, the test run was killed; a store must open and read what a crash left`;
   return {
     clause: `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
     cell,

@@ -155,7 +155,7 @@ Deno.test("cells tier: a store that never returns from a judging in the test run
   );
 });
 
-Deno.test("cells tier: the cell whose store never opens what its kill left FAILs at the judging deadline", async () => {
+Deno.test("cells tier: the cell whose store never opens or reads what its kill left FAILs at the judging deadline", async () => {
   const { runCells } = await import("./cells.ts");
   const { sqliteLibraryPath } = await import("../session_db/sqlite/database.ts");
   const tier = await runCells({
@@ -171,5 +171,15 @@ Deno.test("cells tier: the cell whose store never opens what its kill left FAILs
   match(
     cell1!.reason!,
     /^The store never returned while opening the store on \S+\/store\.db \(judged/,
-  );
+  ); // A store that opens what its kill left but never reads it: the call is named.
+  const reads = await runCells({
+    target: new URL("../cells/testdata/stale_reader_target.ts", import.meta.url).href,
+    cells: [1],
+    legs: ["delete"],
+    libraries: [{ label: "system", path: sqliteLibraryPath() }],
+    judgingDeadlineMs: 3000,
+    env: { CELLS_SPAN: "0.25" },
+  });
+  deepStrictEqual(reads.results[0]?.status, "FAIL", JSON.stringify(reads.results));
+  match(reads.results[0]!.reason!, /^The store never returned while getMessages on \S+\/store\.db/);
 });

@@ -8,6 +8,7 @@
 import type { Store } from "./store.ts";
 import { GENERIC_ERRORS } from "./typed.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
+import { enterJudging } from "../../internal/judging_beacon.ts";
 
 /** Whether `value` holds a bigint (in arrays and plain objects, however deep). */
 function holdsBigint(value: unknown): boolean {
@@ -77,7 +78,7 @@ const NONE_IS_UNDEFINED: ReadonlySet<PropertyKey> = new Set([
  * The store, its methods' answers (or what their promises resolve to) read as numbers (and
  * a `null` "none" as `undefined`), and what they throw as {@linkcode asStoreError} reads it.
  */
-export function readAnswers(store: Store): Store {
+export function readAnswers(store: Store, path: string): Store {
   const methods = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, key) {
@@ -89,19 +90,28 @@ export function readAnswers(store: Store): Store {
           ? (answer: unknown) => answer === null ? undefined : asNumbers(answer)
           : asNumbers;
         method = (...args: unknown[]) => {
+          // A call that never returns is named to a parent that watches this process.
+          const leave = enterJudging(`${String(key)} on ${path}`, path);
           let answer: unknown;
           try {
             answer = member.apply(target, args);
           } catch (error) {
+            leave();
             endIfRefused(String(key), error);
             throw asStoreError(error);
           }
-          return answer instanceof Promise
-            ? answer.then(read, (error) => {
-              endIfRefused(String(key), error);
-              return Promise.reject(asStoreError(error));
-            })
-            : read(answer);
+          if (!(answer instanceof Promise)) {
+            leave();
+            return read(answer);
+          }
+          return answer.then((value) => {
+            leave();
+            return read(value);
+          }, (error) => {
+            leave();
+            endIfRefused(String(key), error);
+            return Promise.reject(asStoreError(error));
+          });
         };
         methods.set(key, method);
       }

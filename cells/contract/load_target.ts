@@ -89,7 +89,7 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
     ...loaded,
     openStore: async (path, options) => {
       try {
-        return readAnswers(await openStore(path, options));
+        return readAnswers(await openStore(path, options), path);
       } catch (error) {
         endIfRefused("openStore", error);
         throw asStoreError(error);

@@ -151,7 +151,7 @@ export class JudgingStalledError extends Error {
     super(
       `The store never returned on the crash state "${stalled.what}" (judged in the tier's own process): still running after ${
         Math.round(ms / 1000)
-      } s, the library's run was killed; a store must open what a crash left`,
+      } s, the library's run was killed; a store must open and read what a crash left`,
     );
     this.name = "JudgingStalledError";
     this.stalled = stalled;
