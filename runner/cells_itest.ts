@@ -158,28 +158,28 @@ Deno.test("cells tier: a store that never returns from a judging in the test run
 Deno.test("cells tier: the cell whose store never opens or reads what its kill left FAILs at the judging deadline", async () => {
   const { runCells } = await import("./cells.ts");
   const { sqliteLibraryPath } = await import("../session_db/sqlite/database.ts");
-  const tier = await runCells({
-    target: new URL("../cells/testdata/stale_pidfile_target.ts", import.meta.url).href,
-    cells: [1],
-    legs: ["delete"],
-    libraries: [{ label: "system", path: sqliteLibraryPath() }],
-    judgingDeadlineMs: 3000,
-    env: { CELLS_SPAN: "0.25" },
-  });
-  const [cell1] = tier.results;
-  deepStrictEqual(cell1?.status, "FAIL", JSON.stringify(tier.results));
-  match(
-    cell1!.reason!,
-    /^The store never returned while opening the store on \S+\/store\.db \(judged/,
-  ); // A store that opens what its kill left but never reads it: the call is named.
-  const reads = await runCells({
-    target: new URL("../cells/testdata/stale_reader_target.ts", import.meta.url).href,
-    cells: [1],
-    legs: ["delete"],
-    libraries: [{ label: "system", path: sqliteLibraryPath() }],
-    judgingDeadlineMs: 3000,
-    env: { CELLS_SPAN: "0.25" },
-  });
-  deepStrictEqual(reads.results[0]?.status, "FAIL", JSON.stringify(reads.results));
-  match(reads.results[0]!.reason!, /^The store never returned while getMessages on \S+\/store\.db/);
+  // An open that waits for the crashed life's pid file, and a read that does: each named.
+  const cases = [
+    [
+      "stale_pidfile_target.ts",
+      /^The store never returned while opening the store on \S+\/store\.db \(judged/,
+    ],
+    [
+      "stale_reader_target.ts",
+      /^The store never returned while getMessages on \S+\/store\.db \(judged/,
+    ],
+  ] as const;
+  for (const [fixture, reason] of cases) {
+    const tier = await runCells({
+      target: new URL(`../cells/testdata/${fixture}`, import.meta.url).href,
+      cells: [1],
+      legs: ["delete"],
+      libraries: [{ label: "system", path: sqliteLibraryPath() }],
+      judgingDeadlineMs: 3000,
+      env: { CELLS_SPAN: "0.25" },
+    });
+    const [cell1] = tier.results;
+    deepStrictEqual(cell1?.status, "FAIL", JSON.stringify(tier.results));
+    match(cell1!.reason!, reason);
+  }
 });
