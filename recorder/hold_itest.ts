@@ -33,6 +33,33 @@ function folder(options: Partial<RecorderOptions>) {
   return { run, marks: marksIn(run), env };
 }
 
+/**
+ * Runs the hold child recorded with a stop at its first lock call: waits until it is
+ * stopped there, checks `whileStopped`, continues it, and asserts it ended well having
+ * printed `printed`.
+ */
+async function stoppedAtFirstLockCall(
+  args: (run: string, marks: string) => string[],
+  expect: { printed: string; whileStopped?: (run: string) => void },
+): Promise<void> {
+  const { run, marks, env } = folder({ stopAt: 1 });
+  const stop = `${run}/stopped`;
+  const child = spawn(args(run, marks), { ...env, FSREC_STOP_FILE: stop });
+  try {
+    await until("the stop file", () => exists(stop));
+    await until("the child to be stopped", () => stateOf(child.pid) === "T");
+    expect.whileStopped?.(run);
+    child.kill("SIGCONT");
+    const output = await child.output();
+    ok(output.success, new TextDecoder().decode(output.stderr));
+    strictEqual(new TextDecoder().decode(output.stdout).trim(), expect.printed);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }
+}
+
 async function until(what: string, condition: () => boolean): Promise<void> {
   const end = performance.now() + 20_000;
   while (!condition()) {
@@ -151,24 +178,9 @@ Deno.test({
   name: "recorder: flock is a lock call: a child is stopped before it, through Deno's lockSync",
   ignore,
   async fn() {
-    const { run, marks, env } = folder({ stopAt: 1 });
-    const stop = `${run}/stopped`;
-    const child = spawn(["flock", `${run}/db/store.lock`, marks], {
-      ...env,
-      FSREC_STOP_FILE: stop,
+    await stoppedAtFirstLockCall((run, marks) => ["flock", `${run}/db/store.lock`, marks], {
+      printed: "locked",
     });
-    try {
-      await until("the stop file", () => exists(stop));
-      await until("the child to be stopped", () => stateOf(child.pid) === "T");
-      child.kill("SIGCONT");
-      const output = await child.output();
-      ok(output.success, new TextDecoder().decode(output.stderr));
-      strictEqual(new TextDecoder().decode(output.stdout).trim(), "locked");
-    } finally {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* already gone */ }
-    }
   },
 });
 
@@ -180,23 +192,11 @@ for (const kind of ["mkdir", "rename", "excl"] as const) {
     name: `recorder: ${TAKES[kind]} is a lock call: stopped before, refused when the name exists`,
     ignore,
     async fn() {
-      const { run, marks, env } = folder({ stopAt: 1 });
-      const stop = `${run}/stopped`;
-      const name = `${run}/db/store.lock`;
-      const child = spawn(["take", kind, name, marks], { ...env, FSREC_STOP_FILE: stop });
-      try {
-        await until("the stop file", () => exists(stop));
-        await until("the child to be stopped", () => stateOf(child.pid) === "T");
-        ok(!exists(name), "the name was made before the stop");
-        child.kill("SIGCONT");
-        const output = await child.output();
-        ok(output.success, new TextDecoder().decode(output.stderr));
-        strictEqual(new TextDecoder().decode(output.stdout).trim(), "took");
-      } finally {
-        try {
-          child.kill("SIGKILL");
-        } catch { /* already gone */ }
-      }
+      await stoppedAtFirstLockCall((run, marks) => ["take", kind, `${run}/db/store.lock`, marks], {
+        printed: "took",
+        whileStopped: (run) =>
+          ok(!exists(`${run}/db/store.lock`), "the name was made before the stop"),
+      });
       // Taken already (by a holder that put its pid in it): the call is refused, and noted.
       const second = folder({});
       const refused = `${second.run}/refused`;
