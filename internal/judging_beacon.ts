@@ -79,10 +79,6 @@ function claimSettings(): { file: string | null; deadlineMs: number } {
 
 const settings = claimSettings();
 
-function readSettings(): { file: string | null; deadlineMs: number } {
-  return settings;
-}
-
 /**
  * The deadline of one judging in this process: {@linkcode JUDGING_DEADLINE_ENV}, else
  * {@linkcode JUDGING_DEADLINE_MS}.
@@ -90,7 +86,7 @@ function readSettings(): { file: string | null; deadlineMs: number } {
  * @returns Milliseconds.
  */
 export function judgingDeadlineMs(): number {
-  return readSettings().deadlineMs;
+  return settings.deadlineMs;
 }
 
 /**
@@ -100,7 +96,7 @@ export function judgingDeadlineMs(): number {
  * @returns `true` when {@linkcode JUDGING_BEACON_ENV} names a file.
  */
 export function judgingWatched(): boolean {
-  return readSettings().file !== null;
+  return settings.file !== null;
 }
 
 let shown: JudgingBeacon | undefined;
@@ -160,7 +156,7 @@ export async function judging<T>(
  * @returns Ends the judging.
  */
 export function enterJudging(what: string, file?: string): () => void {
-  const path = readSettings().file;
+  const path = settings.file;
   if (!path) return () => {};
   const id = nextId++;
   running.set(id, { ...placeOf(file), what, since: Date.now() });

@@ -282,29 +282,12 @@ function outcomeOf(report: CellReport, run: LegRun, options: CellsOptions): Outc
   };
 }
 
-/** The FAIL of the cell whose store never returned from a judging in the test run's process. */
-function stalledOutcome(
-  stalled: JudgingBeacon,
-  cell: number,
-  at: { run: LegRun; options: CellsOptions },
-): Outcome {
-  const ms = at.options.judgingDeadlineMs ?? JUDGING_DEADLINE_MS;
-  const reason =
-    `The store never returned while ${stalled.what} (judged in the test run's own process): still running after ${
-      ms / 1000
-    } s, the test run was killed; a store must open and read what a crash left`;
-  return {
-    clause: `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
-    cell,
-    tier: "cells",
-    leg: at.run.leg,
-    library: at.run.library.label,
-    status: "FAIL",
-    reason,
-    checks: [reason],
-    replay: cellReplay(at.options.target, cell, { ...at.run, seed: at.options.seed }),
-    ...(at.options.repeat && at.options.repeat > 1 ? { run: at.run.run } : {}),
-  };
+/** Why a test run killed for a judging that never returned is the store's failure. */
+function stalledReason(stalled: JudgingBeacon, options: CellsOptions): string {
+  const ms = options.judgingDeadlineMs ?? JUDGING_DEADLINE_MS;
+  return `The store never returned while ${stalled.what} (judged in the test run's own process): still running after ${
+    ms / 1000
+  } s, the test run was killed; a store must open and read what a crash left`;
 }
 
 /**
@@ -319,13 +302,13 @@ function stalledOutcome(
 export function legOutcomes(run: LegRun, result: LegResult, options: CellsOptions): Outcome[] {
   const outcomes = result.reports.map((r) => outcomeOf(r, run, options));
   const ended = result.code === null ? "was killed" : `exited ${result.code}`;
-  const error = (clause: string, reason: string, cell?: number): Outcome => ({
+  const row = (status: "ERROR" | "FAIL", clause: string, reason: string, cell?: number) => ({
     clause,
     ...(cell !== undefined ? { cell } : {}),
-    tier: "cells",
+    tier: "cells" as const,
     leg: run.leg,
     library: run.library.label,
-    status: "ERROR",
+    status,
     reason,
     checks: [reason.split("\n")[0]!],
     ...(cell !== undefined
@@ -336,32 +319,23 @@ export function legOutcomes(run: LegRun, result: LegResult, options: CellsOption
   const missing = options.cells.filter((cell) => !result.reports.some((r) => r.cell === cell));
   const stalled = result.stalled;
   for (const cell of missing) {
-    if (
-      stalled && (stalled.cell === cell || (stalled.cell === undefined && missing.length === 1))
-    ) {
-      outcomes.push(stalledOutcome(stalled, cell, { run, options }));
-      continue;
-    }
-    if (stalled) {
+    const clause = `${cell} ${CELL_TITLES[cell] ?? ""}`.trim();
+    if (!stalled) {
+      const tail = result.tail.split("\n").slice(-3).join(" | ");
+      const why = `The test run ${ended} and wrote no report for cell ${cell}: ${tail}`;
+      outcomes.push(row("ERROR", clause, `${why}\n${result.tail}`, cell));
+    } else if (stalled.cell === cell || (stalled.cell === undefined && missing.length === 1)) {
+      outcomes.push(row("FAIL", clause, stalledReason(stalled, options), cell));
+    } else {
       const where = stalled.cell !== undefined ? ` in cell ${stalled.cell}` : "";
-      outcomes.push(error(
-        `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
-        `Not judged: the test run was killed when the store never returned${where} (${stalled.what})`,
-        cell,
-      ));
-      continue;
+      const why = `Not judged: the test run was killed when the store never returned${where}`;
+      outcomes.push(row("ERROR", clause, `${why} (${stalled.what})`, cell));
     }
-    outcomes.push(error(
-      `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
-      `The test run ${ended} and wrote no report for cell ${cell}: ${
-        result.tail.split("\n").slice(-3).join(" | ")
-      }\n${result.tail}`,
-      cell,
-    ));
   }
   const allPassed = result.reports.every((r) => r.status === "PASS");
   if (result.code !== 0 && !missing.length && allPassed) {
-    outcomes.push(error(
+    outcomes.push(row(
+      "ERROR",
       "test run",
       `The test run ${ended} although every cell reported PASS: ${result.tail}`,
     ));

@@ -8,7 +8,9 @@
 import type { Store } from "./store.ts";
 import { GENERIC_ERRORS } from "./typed.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
-import { enterJudging } from "../../internal/judging_beacon.ts";
+import { enterJudging, judgingWatched } from "../../internal/judging_beacon.ts";
+
+const NOTHING = () => {};
 
 /** Whether `value` holds a bigint (in arrays and plain objects, however deep). */
 function holdsBigint(value: unknown): boolean {
@@ -80,6 +82,9 @@ const NONE_IS_UNDEFINED: ReadonlySet<PropertyKey> = new Set([
  */
 export function readAnswers(store: Store, path: string): Store {
   const methods = new Map<PropertyKey, unknown>();
+  // A call that never returns is named to a parent that watches this process; nobody
+  // watches a store's own children, whose calls pay nothing for it.
+  const watched = judgingWatched();
   return new Proxy(store, {
     get(target, key) {
       const member = Reflect.get(target, key, target);
@@ -90,8 +95,7 @@ export function readAnswers(store: Store, path: string): Store {
           ? (answer: unknown) => answer === null ? undefined : asNumbers(answer)
           : asNumbers;
         method = (...args: unknown[]) => {
-          // A call that never returns is named to a parent that watches this process.
-          const leave = enterJudging(`${String(key)} on ${path}`, path);
+          const leave = watched ? enterJudging(`${String(key)} on ${path}`, path) : NOTHING;
           let answer: unknown;
           try {
             answer = member.apply(target, args);

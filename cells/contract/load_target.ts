@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { MaybePromise, Store, TargetModule } from "./store.ts";
+import type { Store, TargetModule } from "./store.ts";
 import { asStoreError, readAnswers } from "./_store_answers.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
 import { judging, judgingDeadlineMs, judgingWatched } from "../../internal/judging_beacon.ts";
@@ -87,13 +87,18 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
   const openStore = loaded.openStore;
   return {
     ...loaded,
-    openStore: async (path, options) => {
-      try {
-        return readAnswers(await openStore(path, options), path);
-      } catch (error) {
-        endIfRefused("openStore", error);
-        throw asStoreError(error);
-      }
+    openStore: (path, options) => {
+      const open = async () => {
+        try {
+          return readAnswers(await openStore(path, options), path);
+        } catch (error) {
+          endIfRefused("openStore", error);
+          throw asStoreError(error);
+        }
+      };
+      // A watched process's parent bounds the open (even one that blocks) and names it.
+      const opened = () => judgingWatched() ? open() : openedInTime(open, path);
+      return judging(`opening the store on ${path}`, opened, path);
     },
   };
 }
@@ -118,10 +123,7 @@ export async function openTargetStore(target: string | URL, path: string): Promi
   const module = await loadTarget(target);
   const raw = Deno.env.get("SESSION_DB_JOURNAL_MODE");
   const journalMode = raw === "wal" || raw === "delete" ? raw : undefined;
-  const open = () => module.openStore(path, journalMode ? { journalMode } : {});
-  // A watched process's parent bounds the open (even a synchronous one) and names the state.
-  const opened = () => judgingWatched() ? open() : openedInTime(open, path);
-  return await judging(`opening the store on ${path}`, opened, path);
+  return await module.openStore(path, journalMode ? { journalMode } : {});
 }
 
 /**
@@ -130,9 +132,8 @@ export async function openTargetStore(target: string | URL, path: string): Promi
  * One that opens after all is closed. Only an open that returns a promise can be bounded
  * here.
  */
-async function openedInTime(open: () => MaybePromise<Store>, path: string): Promise<Store> {
-  // Called inside the judging: a store that never returns from a synchronous open is seen.
-  const opening = Promise.resolve(open());
+async function openedInTime(open: () => Promise<Store>, path: string): Promise<Store> {
+  const opening = open();
   const ms = judgingDeadlineMs();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {

@@ -43,6 +43,16 @@ export const POWER_LOSS_CELLS: Readonly<
   12: powerLossHandoffCell,
 };
 
+/**
+ * The power-loss cells a share runs: those asked for that the tier has, else every one.
+ *
+ * @param asked The cells asked for, if any.
+ * @returns Their numbers.
+ */
+export function powerLossCellsOf(asked?: readonly number[]): number[] {
+  return (asked ?? Object.keys(POWER_LOSS_CELLS).map(Number)).filter((c) => POWER_LOSS_CELLS[c]);
+}
+
 /** The knobs of the named-point sweep (`sweep` tier). */
 export interface PointKnobs {
   /** Only these crash points (exact names, or method prefixes ending with `:`). */
@@ -224,9 +234,7 @@ async function callsShare(r: LibraryRequest, log: (line: string) => void): Promi
 async function cellsShare(r: LibraryRequest, log: (line: string) => void): Promise<LibraryResult> {
   const k = r.powerLoss ?? {};
   const outcomes: Outcome[] = [];
-  const cells = (r.cells ?? Object.keys(POWER_LOSS_CELLS).map(Number)).filter((c) =>
-    POWER_LOSS_CELLS[c]
-  );
+  const cells = powerLossCellsOf(r.cells);
   for (const leg of r.legs) {
     for (const cell of cells) {
       const reports = await Deno.makeTempDir({ prefix: "powerloss-cells-" });

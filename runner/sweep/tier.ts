@@ -46,7 +46,7 @@ import {
   type LibraryRequest,
   type LibraryResult,
   type PointKnobs,
-  POWER_LOSS_CELLS,
+  powerLossCellsOf,
 } from "./library.ts";
 import { killAtDeadline } from "../../internal/deadline_kill.ts";
 import {
@@ -342,9 +342,7 @@ function stalledOutcomes(
   at: { legs: readonly LegName[]; tier: TierName; library: string; cells?: readonly number[] },
 ): Outcome[] {
   const { leg, clause, cell } = error.stalled;
-  const cells = at.tier === "powerloss-cells"
-    ? (at.cells ?? Object.keys(POWER_LOSS_CELLS).map(Number)).filter((c) => POWER_LOSS_CELLS[c])
-    : [undefined];
+  const cells = at.tier === "powerloss-cells" ? powerLossCellsOf(at.cells) : [undefined];
   return at.legs.flatMap((l) =>
     cells.map((c): Outcome => {
       const row = { tier: at.tier, leg: l, library: at.library };
