@@ -19,6 +19,8 @@
  * @module
  */
 
+import { envMilliseconds } from "./env_ms.ts";
+
 /** The environment variable naming the beacon's file. */
 export const JUDGING_BEACON_ENV = "CELLS_JUDGING_BEACON";
 
@@ -63,16 +65,21 @@ const running = new Map<number, JudgingBeacon>();
  * process's file, and a child started with this process's environment (a recorded child)
  * must not write it.
  */
-function claimSettings(): { file: string | null; deadlineMs: number } {
+function claimSettings(): { file: string | null; deadlineMs: number | RangeError } {
   let file: string | null = null;
-  let deadlineMs = JUDGING_DEADLINE_MS;
+  let deadlineMs: number | RangeError = JUDGING_DEADLINE_MS;
   try {
     file = Deno.env.get(JUDGING_BEACON_ENV) || null;
     if (file) Deno.env.delete(JUDGING_BEACON_ENV);
-    const raw = Number(Deno.env.get(JUDGING_DEADLINE_ENV));
-    if (Number.isInteger(raw) && raw > 0) deadlineMs = raw;
   } catch {
     // No environment access (a store's child): nobody watches this process.
+    return { file, deadlineMs };
+  }
+  try {
+    deadlineMs = envMilliseconds(JUDGING_DEADLINE_ENV, JUDGING_DEADLINE_MS);
+  } catch (error) {
+    // Thrown where the deadline is asked for, not at an import.
+    deadlineMs = error as RangeError;
   }
   return { file, deadlineMs };
 }
@@ -84,8 +91,11 @@ const settings = claimSettings();
  * {@linkcode JUDGING_DEADLINE_MS}.
  *
  * @returns Milliseconds.
+ * @throws {RangeError} When {@linkcode JUDGING_DEADLINE_ENV} is not a whole number of
+ * milliseconds above 0.
  */
 export function judgingDeadlineMs(): number {
+  if (settings.deadlineMs instanceof RangeError) throw settings.deadlineMs;
   return settings.deadlineMs;
 }
 

@@ -35,7 +35,8 @@ import {
   verdictOf,
 } from "./report_schema.ts";
 import { type Outcome, type TierName, type TierOutcome, TIERS } from "./result.ts";
-import { JUDGING_DEADLINE_MS } from "../internal/judging_beacon.ts";
+import { JUDGING_DEADLINE_MS, judgingDeadlineMs } from "../internal/judging_beacon.ts";
+import { envMilliseconds } from "../internal/env_ms.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
@@ -341,8 +342,13 @@ function cellsTier(
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
   const evidenceDir = options.evidenceDir ?? Deno.env.get("CELLS_EVIDENCE_DIR") ??
     `${ROOT}.cache/evidence`;
-  const deadline = options.openDeadlineMs ??
-    Number(Deno.env.get("CELLS_OPEN_DEADLINE_MS") || 30_000);
+  let deadline: number;
+  try {
+    deadline = options.openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", 30_000);
+    judgingDeadlineMs();
+  } catch (error) {
+    throw new ConformanceSetupError((error as Error).message, { cause: error });
+  }
   const caps = await detectCapabilities(options.target, hostLibrary(), {
     openDeadlineMs: deadline,
   });

@@ -14,6 +14,8 @@ import {
 } from "../harness/process_tree.ts";
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
+import { envMilliseconds } from "../internal/env_ms.ts";
+import { judgingDeadlineMs } from "../internal/judging_beacon.ts";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { LEVELS } from "../runner/report_schema.ts";
 import { type TierName, TIERS } from "../runner/result.ts";
@@ -433,7 +435,13 @@ export async function runAxis(
   axis: AxisOptions,
 ): Promise<RunAxis> {
   const { flags, openDeadlineMs } = axis;
-  const deadline = openDeadlineMs ?? Number(Deno.env.get("CELLS_OPEN_DEADLINE_MS") || 30_000);
+  let deadline = 30_000;
+  try {
+    deadline = openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", deadline);
+    judgingDeadlineMs();
+  } catch (error) {
+    fail((error as Error).message);
+  }
   const { engine, openError } = await probeEngine(options.target, hostLibrary(), deadline);
   const resolved = await libraryAxis(engine, options.libraries, {
     build: !flags.has("--no-build"),

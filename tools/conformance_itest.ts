@@ -62,6 +62,15 @@ Deno.test("conformance: a usage error exits 2 naming the problem and the fix", a
     match(run.stderr, message);
   }
   await Deno.remove(manifest);
+  const settings: [string, string][] = [
+    ["CELLS_OPEN_DEADLINE_MS", "soon"],
+    ["CELLS_JUDGING_DEADLINE_MS", "-5"],
+  ];
+  for (const [name, value] of settings) {
+    const run = await conformanceWith({ [name]: value }, "--tiers", "cells");
+    strictEqual(run.code, 2, `${name}=${value}: ${run.stderr}`);
+    match(run.stderr, new RegExp(`Invalid ${name} "${value}": use a whole number of milliseconds`));
+  }
 });
 
 Deno.test("conformance: a store whose openStore throws is a FAIL (exit 1) leading with its own error", async () => {

@@ -8,6 +8,8 @@ import type { CellOptions } from "./options.ts";
 import { DEFAULT_LEG_ONLY, type SkipKind, type StoreEngine } from "./report.ts";
 import { OPEN_DEADLINE_MS, probeStore, type StoreProbe } from "./probe_store.ts";
 import { declaredPermissions, missingPrograms } from "../contract/target_access.ts";
+import { envMilliseconds } from "../../internal/env_ms.ts";
+import { judgingDeadlineMs } from "../../internal/judging_beacon.ts";
 
 /** What a cell's gate found. */
 export interface Gate {
@@ -30,18 +32,14 @@ export interface Gate {
 
 const probes = new Map<string, Promise<StoreProbe>>();
 
-/** The leg probe's open deadline: the option, else `CELLS_OPEN_DEADLINE_MS`, else 30 s. */
+/**
+ * The leg probe's open deadline: the option, else `CELLS_OPEN_DEADLINE_MS`, else 30 s.
+ * Reading it here also refuses a bad `CELLS_JUDGING_DEADLINE_MS` before any cell runs.
+ */
 export function openDeadline(options: CellOptions): number {
+  judgingDeadlineMs();
   if (options.openDeadlineMs !== undefined) return options.openDeadlineMs;
-  const raw = Deno.env.get("CELLS_OPEN_DEADLINE_MS");
-  if (raw === undefined || raw === "") return OPEN_DEADLINE_MS;
-  const ms = Number(raw);
-  if (!Number.isSafeInteger(ms) || ms <= 0) {
-    throw new Error(
-      `Invalid CELLS_OPEN_DEADLINE_MS "${raw}": use a whole number of milliseconds above 0`,
-    );
-  }
-  return ms;
+  return envMilliseconds("CELLS_OPEN_DEADLINE_MS", OPEN_DEADLINE_MS);
 }
 
 /** The leg probe, once per target × leg × library in this process. */
