@@ -51,7 +51,7 @@ export {
 export { RunDir } from "./evidence.ts";
 export { integrityCheck, integrityIfSqlite } from "./db_audit.ts";
 export { killSelf } from "./self_kill.ts";
-export { runSeed, seededRandom } from "./seeded_random.ts";
+export { envSeed, runSeed, seededRandom } from "./seeded_random.ts";
 export {
   type ChildPermissions,
   type ChildScope,

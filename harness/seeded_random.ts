@@ -28,6 +28,8 @@ export function seededRandom(seed: number): () => number {
  *
  * @param explicit A seed passed as an option.
  * @returns The seed to use and to print.
+ * @throws {RangeError} When `CELLS_SEED` is set to anything but a seed: a replay asked for
+ * must not quietly draw fresh choices.
  * @example
  * ```ts
  * import { runSeed } from "./seeded_random.ts";
@@ -36,12 +38,33 @@ export function seededRandom(seed: number): () => number {
  */
 export function runSeed(explicit?: number): number {
   if (explicit !== undefined) return explicit;
-  let fromEnv: string | undefined;
+  return envSeed() ?? Math.floor(Math.random() * 2 ** 31);
+}
+
+/**
+ * The seed `CELLS_SEED` asks for, if any.
+ *
+ * @returns The seed, or `undefined` when the variable is unset, empty or not readable.
+ * @throws {RangeError} When it holds anything but a whole number from 0 to 2^31 - 1.
+ * @example
+ * ```ts
+ * import { envSeed } from "./seeded_random.ts";
+ * console.log(envSeed()); // undefined unless CELLS_SEED is set
+ * ```
+ */
+export function envSeed(): number | undefined {
+  let raw: string | undefined;
   try {
-    fromEnv = Deno.env.get("CELLS_SEED");
+    raw = Deno.env.get("CELLS_SEED");
   } catch {
-    fromEnv = undefined; // no env permission: a fresh seed
+    return undefined; // no env permission: a fresh seed
   }
-  if (fromEnv !== undefined && /^\d+$/.test(fromEnv)) return Number(fromEnv);
-  return Math.floor(Math.random() * 2 ** 31);
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const seed = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || seed > 2 ** 31 - 1) {
+    throw new RangeError(
+      `Invalid CELLS_SEED "${raw}": use the seed a run reported, a whole number from 0 to 2147483647, or unset it`,
+    );
+  }
+  return seed;
 }

@@ -37,6 +37,7 @@ import {
 import { type Outcome, type TierName, type TierOutcome, TIERS } from "./result.ts";
 import { JUDGING_DEADLINE_MS, judgingDeadlineMs } from "../internal/judging_beacon.ts";
 import { envMilliseconds } from "../internal/env_ms.ts";
+import { envSeed } from "../harness/seeded_random.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
@@ -346,6 +347,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   try {
     deadline = options.openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", 30_000);
     judgingDeadlineMs();
+    envSeed();
   } catch (error) {
     throw new ConformanceSetupError((error as Error).message, { cause: error });
   }

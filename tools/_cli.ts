@@ -15,6 +15,7 @@ import {
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { envMilliseconds } from "../internal/env_ms.ts";
+import { envSeed } from "../harness/seeded_random.ts";
 import { judgingDeadlineMs } from "../internal/judging_beacon.ts";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { LEVELS } from "../runner/report_schema.ts";
@@ -439,6 +440,7 @@ export async function runAxis(
   try {
     deadline = openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", deadline);
     judgingDeadlineMs();
+    envSeed();
   } catch (error) {
     fail((error as Error).message);
   }
