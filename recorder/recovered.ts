@@ -9,7 +9,11 @@
  * Why this is sound: what any SQLite connection reads from a state is what SQLite's
  * recovery makes of it, and the recovery is deterministic given the files; so two states
  * with byte-identical recovered files read the same through any store on SQLite. A
- * state SQLite cannot recover is judged on its own (never reused). Files that are not
+ * state SQLite cannot recover is judged on its own (never reused). Before any recovery, a
+ * state is compared with the last distinct images recovered: its files with each WAL cut
+ * after the last frame SQLite's recovery keeps (a power loss mostly differs in torn or
+ * unsynced frames after it, which recovery never reads). Each recovery checks that cut
+ * against the frames SQLite kept; one disagreement and states are compared whole. Files that are not
  * SQLite databases are digested as they are. States are opened one after another, never
  * two connections at once, so the binding's connection and the target's (maybe another
  * copy of SQLite, e.g. `node:sqlite`) never hold the same file together.
@@ -29,6 +33,8 @@ import { Database } from "../session_db/sqlite/database.ts";
 import { type FileSet, readFolder, writeImage } from "./image.ts";
 import { memoryFolder } from "./_memory_folder.ts";
 import { judging } from "../internal/judging_beacon.ts";
+import { walKept } from "./_wal_prefix.ts";
+import { Buffer } from "node:buffer";
 
 const MAGIC = "SQLite format 3\0";
 
@@ -44,6 +50,8 @@ function isSqlite(content: Uint8Array): boolean {
  *
  * @param dir The folder (the state's scratch copy).
  * @param files The state's files (which of them are SQLite databases).
+ * @param walFrames When given, gets the frames SQLite's recovery kept of each database's
+ * WAL (by the database's name), for the databases that have one.
  * @returns The recovery errors, one per database SQLite could not recover (`[]` when all did).
  * @example
  * ```ts
@@ -51,7 +59,11 @@ function isSqlite(content: Uint8Array): boolean {
  * console.log(recoverSqliteFiles(Deno.makeTempDirSync(), new Map())); // []
  * ```
  */
-export function recoverSqliteFiles(dir: string, files: FileSet): string[] {
+export function recoverSqliteFiles(
+  dir: string,
+  files: FileSet,
+  walFrames?: Map<string, number>,
+): string[] {
   const errors: string[] = [];
   for (const [name, content] of files) {
     if (!isSqlite(content)) continue;
@@ -83,8 +95,13 @@ export function recoverSqliteFiles(dir: string, files: FileSet): string[] {
         db = new Database(`${dir}/${name}`, { create: false });
         db.exec(
           "PRAGMA locking_mode = EXCLUSIVE; PRAGMA synchronous = OFF; " +
-            "SELECT count(*) FROM sqlite_master; PRAGMA wal_checkpoint(TRUNCATE)",
+            "SELECT count(*) FROM sqlite_master",
         );
+        if (walFrames && files.has(`${name}-wal`)) {
+          // A passive checkpoint reports the frames recovery kept (a truncating one, 0).
+          walFrames.set(name, Number(db.prepare("PRAGMA wal_checkpoint").value()?.[1] ?? -1));
+        }
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       }
       db.close();
       db = undefined;
@@ -133,14 +150,69 @@ function quickDigest(files: FileSet): string {
   return `${(a >>> 0).toString(16)}${(b >>> 0).toString(16)}`;
 }
 
+/** How many distinct images {@linkcode RecoveredStates} remembers (the states of one instant). */
+const RECENT_IMAGES = 64;
+
+/** A state's files as recovery reads them: each WAL cut where SQLite's recovery stops. */
+interface Image {
+  files: FileSet;
+  /** The frames kept of each cut WAL, by its database's name. */
+  cuts: Map<string, number>;
+}
+
+/**
+ * The image of a state: each SQLite database's WAL (with no rollback journal beside it)
+ * cut after the last frame recovery keeps; every other file whole.
+ */
+function imageOf(files: FileSet): Image {
+  const cuts = new Map<string, number>();
+  let cutFiles: FileSet | undefined;
+  for (const [name, content] of files) {
+    if (!name.endsWith("-wal")) continue;
+    const database = name.slice(0, -"-wal".length);
+    const db = files.get(database);
+    if (!db || !isSqlite(db) || files.has(`${database}-journal`)) continue;
+    const kept = walKept(content);
+    if (!kept) continue;
+    cuts.set(database, kept.frames);
+    if (kept.end < content.length) {
+      cutFiles ??= new Map(files);
+      cutFiles.set(name, content.subarray(0, kept.end));
+    }
+  }
+  return { files: cutFiles ?? files, cuts };
+}
+
 function sameFiles(x: FileSet, y: FileSet): boolean {
   if (x.size !== y.size) return false;
   for (const [name, a] of x) {
     const b = y.get(name);
     if (!b || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    // Native: most states of an instant equal a recent image, so each is compared whole.
+    if (a !== b && Buffer.compare(a, b) !== 0) return false;
   }
   return true;
+}
+
+/**
+ * A cheap filter before {@linkcode sameFiles}: each file's name, length, last word and
+ * every 16th word. Images with equal filters are still compared whole.
+ */
+function sampledDigest(files: FileSet): string {
+  let a = 0x811c9dc5;
+  for (const name of [...files.keys()].sort()) {
+    for (let i = 0; i < name.length; i++) a = Math.imul(a ^ name.charCodeAt(i), 0x01000193);
+    const content = files.get(name)!;
+    a = Math.imul(a ^ content.length, 0x01000193);
+    const view = new DataView(content.buffer, content.byteOffset, content.byteLength);
+    for (let at = 0; at + 4 <= content.length; at += 64) {
+      a = Math.imul(a ^ view.getInt32(at, true), 0x01000193);
+    }
+    if (content.length >= 4) {
+      a = Math.imul(a ^ view.getInt32(content.length - 4, true), 0x01000193);
+    }
+  }
+  return (a >>> 0).toString(16);
 }
 
 /**
@@ -185,6 +257,8 @@ export class RecoveredStates<V> {
   #work: string | undefined;
   #byKey = new Map<string, V>();
   #byDigest = new Map<string, { files: FileSet; verdict: V }[]>();
+  #recent: { digest: string; files: FileSet; verdict: V }[] = [];
+  #cutsAgree = true;
   #checked = 0;
   #recovered = 0;
   #judged = 0;
@@ -267,16 +341,31 @@ export class RecoveredStates<V> {
     judge: (dir: string) => V | Promise<V>,
   ): Promise<V> {
     this.#checked++;
-    const byKey = this.#byKey.get(`${state.key}\0${context}`);
+    const key = `${state.key}\0${context}`;
+    const byKey = this.#byKey.get(key);
     if (byKey !== undefined) return byKey;
+    const image = this.#cutsAgree ? imageOf(state.files) : { files: state.files, cuts: new Map() };
+    const imageDigest = `${sampledDigest(image.files)}\0${context}`;
+    const recent = this.#recall(imageDigest, image.files);
+    if (recent !== undefined) {
+      this.#byKey.set(key, recent);
+      return recent;
+    }
     this.#recovered++;
     let work = this.#written(state.files);
-    let errors = recoverSqliteFiles(work, state.files);
+    let frames = new Map<string, number>();
+    let errors = recoverSqliteFiles(work, state.files, frames);
     if (work !== this.#scratch && errors.some((e) => e.includes("disk is full"))) {
       // SQLITE_FULL in memory says nothing of the state: the disk recovers it instead.
       this.#onDisk();
       work = this.#written(state.files);
-      errors = recoverSqliteFiles(work, state.files);
+      frames = new Map();
+      errors = recoverSqliteFiles(work, state.files, frames);
+    }
+    if ([...image.cuts].some(([db, kept]) => frames.has(db) && frames.get(db) !== kept)) {
+      // SQLite kept other frames than the cut says: compare states whole from now on.
+      this.#cutsAgree = false;
+      this.#recent = [];
     }
     // A state SQLite cannot recover is never merged with another.
     const recovered = errors.length ? undefined : readFolder(work);
@@ -291,7 +380,21 @@ export class RecoveredStates<V> {
       verdict = await judging(state.label ?? `the state ${state.key}`, () => judge(scratch));
       if (recovered) this.#byDigest.set(digest, [...seen, { files: recovered, verdict }]);
     }
-    this.#byKey.set(`${state.key}\0${context}`, verdict);
+    // A state SQLite cannot recover is never merged with another.
+    if (recovered && (this.#cutsAgree || !image.cuts.size)) {
+      this.#recent.push({ digest: imageDigest, files: image.files, verdict });
+      if (this.#recent.length > RECENT_IMAGES) this.#recent.shift();
+    }
+    this.#byKey.set(key, verdict);
     return verdict;
+  }
+
+  /** The verdict of a recent image equal to `files`, moved to the most recent place. */
+  #recall(digest: string, files: FileSet): V | undefined {
+    const at = this.#recent.findLastIndex((e) => e.digest === digest && sameFiles(e.files, files));
+    if (at < 0) return undefined;
+    const [entry] = this.#recent.splice(at, 1);
+    this.#recent.push(entry!);
+    return entry!.verdict;
   }
 }

@@ -116,3 +116,35 @@ Deno.test({
   strictEqual(exists(`/dev/shm/${mine}`), false);
   states.close();
 });
+
+Deno.test("RecoveredStates: states whose WALs differ only after the last frame recovery keeps are judged once", async () => {
+  const scratch = `${testFolder()}/scratch`;
+  const states = new RecoveredStates<string>(scratch);
+  const state = walState();
+  const wal = state.get("store.db-wal")!;
+  const withTail = (tail: Uint8Array) => {
+    const files = new Map(state);
+    const longer = new Uint8Array(wal.length + tail.length);
+    longer.set(wal);
+    longer.set(tail, wal.length);
+    files.set("store.db-wal", longer);
+    return files;
+  };
+  // A torn frame after the last commit: zeros, then garbage; recovery reads neither.
+  const torn = [withTail(new Uint8Array(700)), withTail(new Uint8Array(700).fill(0x5a))];
+  let judged = 0;
+  const judge = () => `judged ${++judged}`;
+  for (const [i, files] of [state, ...torn].entries()) {
+    strictEqual(await states.check({ files, key: `s${i}` }, "", judge), "judged 1");
+  }
+  strictEqual(states.recovered, 1, "one recovery for the three states");
+  // A committed frame that differs (its checksum no longer matches) is another state.
+  const flipped = new Map(state);
+  const changed = wal.slice();
+  changed[wal.length - 1]! ^= 1;
+  flipped.set("store.db-wal", changed);
+  strictEqual(await states.check({ files: flipped, key: "f" }, "", judge), "judged 2");
+  // Another context (other acknowledgements) is never merged.
+  strictEqual(await states.check({ files: torn[0]!, key: "t" }, "other", judge), "judged 3");
+  states.close();
+});
