@@ -35,7 +35,7 @@ import { buildRecorder } from "../../recorder/build.ts";
 import { type Profile, PROFILES } from "../../recorder/crash_states.ts";
 import { denoCacheDir, recorderEnv } from "../../recorder/record.ts";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const TARGET = new URL("../../cells/testdata/synchronous_target.ts", import.meta.url).href;
 const BENCH_CHILD = new URL("./_powerloss_bench.ts", import.meta.url).href;
 const LEVELS = ["OFF", "NORMAL", "FULL", "EXTRA"] as const;
