@@ -45,6 +45,8 @@ export interface JudgingPlace {
   clause?: string;
   /** The clause's cell. */
   cell?: number;
+  /** The run folder the judging reads from, kept as evidence when its process is killed. */
+  folder?: string;
 }
 
 /** The oldest judging still running, as the beacon's file holds it. */
@@ -203,7 +205,7 @@ export async function judgingAt<T>(at: JudgingPlace, work: () => Promise<T>): Pr
  * @returns Ends the registration.
  */
 export function judgingIn(folder: string, at: JudgingPlace): () => void {
-  folders.set(folder, at);
+  folders.set(folder, { ...at, folder });
   return () => folders.delete(folder);
 }
 

@@ -325,7 +325,10 @@ export function legOutcomes(run: LegRun, result: LegResult, options: CellsOption
       const why = `The test run ${ended} and wrote no report for cell ${cell}: ${tail}`;
       outcomes.push(row("ERROR", clause, `${why}\n${result.tail}`, cell));
     } else if (stalled.cell === cell || (stalled.cell === undefined && missing.length === 1)) {
-      outcomes.push(row("FAIL", clause, stalledReason(stalled, options), cell));
+      outcomes.push({
+        ...row("FAIL", clause, stalledReason(stalled, options), cell),
+        ...(stalled.folder ? { evidence: stalled.folder } : {}),
+      });
     } else {
       const where = stalled.cell !== undefined ? ` in cell ${stalled.cell}` : "";
       const why = `Not judged: the test run was killed when the store never returned${where}`;

@@ -3,6 +3,7 @@
 // no broken run; a failing test run with every cell PASS is an ERROR.
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import type { CellReport } from "../cells/engine/report.ts";
+import { exists } from "../internal/fs.ts";
 import { type CellsOptions, legOutcomes, type LegRun } from "./cells.ts";
 
 const run: LegRun = { leg: "delete", library: { label: "system", path: "/lib.so" }, run: 1 };
@@ -138,13 +139,19 @@ Deno.test("cells tier: a store on its own SQLite is labelled by what it runs, no
 });
 
 Deno.test("cells tier: a store that never returns from a judging in the test run FAILs its cell, the rest not judged", () => {
-  const stalled = { what: "opening the store on /e/cell2-x/store.db", since: 0, cell: 2 };
+  const stalled = {
+    what: "opening the store on /e/cell2-x/store.db",
+    since: 0,
+    cell: 2,
+    folder: "/e/cell2-x",
+  };
   const outcomes = legOutcomes(
     run,
     { reports: [], code: null, tail: "", seconds: 130, stalled },
     { ...options, cells: [1, 2], judgingDeadlineMs: 120_000 },
   );
   deepStrictEqual(outcomes.map((o) => [o.cell, o.status]), [[1, "ERROR"], [2, "FAIL"]]);
+  deepStrictEqual(outcomes.map((o) => o.evidence), [undefined, "/e/cell2-x"]);
   match(
     outcomes[1]!.reason!,
     /^The store never returned while opening the store on \/e\/cell2-x\/store.db \(judged in the test run's own process\): still running after 120 s/,
@@ -181,5 +188,7 @@ Deno.test("cells tier: the cell whose store never opens or reads what its kill l
     const [cell1] = tier.results;
     deepStrictEqual(cell1?.status, "FAIL", JSON.stringify(tier.results));
     match(cell1!.reason!, reason);
+    // The run folder of the state the store never returned on is kept, and named.
+    ok(cell1!.evidence && exists(cell1!.evidence), JSON.stringify(cell1));
   }
 });
