@@ -20,6 +20,7 @@
  */
 
 import { envMilliseconds } from "./env_ms.ts";
+import { type SelfWatch, startSelfWatch } from "./_self_watch.ts";
 
 /** The environment variable naming the beacon's file. */
 export const JUDGING_BEACON_ENV = "CELLS_JUDGING_BEACON";
@@ -169,7 +170,7 @@ export async function judging<T>(
  */
 export function enterJudging(what: string, file?: string): () => void {
   const path = settings.file;
-  if (!path) return () => {};
+  if (!path) return self ? enterWatched(self, what, placeOf(file)) : NOTHING;
   const id = nextId++;
   running.set(id, { ...placeOf(file), what, since: Date.now() });
   publish(path);
@@ -177,6 +178,56 @@ export function enterJudging(what: string, file?: string): () => void {
     if (!running.delete(id)) return;
     publish(path);
   };
+}
+
+/** A blocked process's watcher waits this long past the deadline for the judge's own bound. */
+const SELF_GRACE_MS = 2_000;
+const NOTHING = () => {};
+let self: SelfWatch | undefined;
+let selfStarting: Promise<void> | undefined;
+
+/** A judging known to this process's own watcher, which kills the process past the deadline. */
+function enterWatched(watch: SelfWatch, what: string, at: JudgingPlace): () => void {
+  const id = nextId++;
+  const ms = judgingDeadlineMs();
+  watch.enter(
+    id,
+    `The store never returned while ${what} (judged in this process, which no other process watches): still running after ${
+      ms / 1000
+    } s, the process is killed; a store must open and read what a crash left${
+      at.folder ? `; the run folder is kept: ${at.folder}` : ""
+    }`,
+    ms + SELF_GRACE_MS,
+  );
+  let open = true;
+  return () => {
+    if (open) watch.leave(id);
+    open = false;
+  };
+}
+
+/**
+ * In a process no parent watches, starts a thread of its own that bounds its judgings: one
+ * that runs past the deadline, even blocking the main thread, is named on stderr and the
+ * process killed (a test run that would hang for good). Nothing where a parent watches.
+ *
+ * @returns Once the thread runs (at once when it cannot).
+ */
+export function watchJudgingHere(): Promise<void> {
+  if (settings.file || settings.deadlineMs instanceof RangeError) return Promise.resolve();
+  return selfStarting ??= startSelfWatch().then((watch) => {
+    self = watch;
+  });
+}
+
+/**
+ * Whether this process's judgings are bounded by something that sees a blocked thread: a
+ * parent ({@linkcode judgingWatched}) or its own thread ({@linkcode watchJudgingHere}).
+ *
+ * @returns `true` when a judging here is watched.
+ */
+export function judgingTracked(): boolean {
+  return settings.file !== null || self !== undefined;
 }
 
 /**

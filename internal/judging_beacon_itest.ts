@@ -35,3 +35,28 @@ Deno.test("judging: a child started with the judge's whole environment never see
   ok(success);
   deepStrictEqual(new TextDecoder().decode(stdout).trim(), "unset");
 });
+
+Deno.test("watchJudgingHere: with no parent watching, a judging that blocks the thread kills its own process, named", async () => {
+  const run = (mode: string) =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--no-lock", CHILD, mode],
+      env: { CELLS_JUDGING_DEADLINE_MS: "500" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  const started = Date.now();
+  const blocked = await run("block");
+  const stderr = new TextDecoder().decode(blocked.stderr);
+  deepStrictEqual(blocked.signal, "SIGKILL", stderr);
+  ok(Date.now() - started < 15_000, "killed long before the 20 s wait ended");
+  ok(
+    stderr.includes(
+      "The store never returned while opening the store on /run/cell1-x/store.db (judged in this process, which no other process watches): still running after 0.5 s, the process is killed; a store must open and read what a crash left; the run folder is kept: /run/cell1-x",
+    ),
+    stderr,
+  );
+  // A judging that returns in time: the thread never keeps the process alive.
+  const returned = await run("return");
+  ok(returned.success, new TextDecoder().decode(returned.stderr));
+  deepStrictEqual(new TextDecoder().decode(returned.stdout).trim(), "returned");
+});

@@ -8,7 +8,7 @@
 import type { Store } from "./store.ts";
 import { GENERIC_ERRORS } from "./typed.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
-import { enterJudging, judgingWatched } from "../../internal/judging_beacon.ts";
+import { enterJudging, judgingTracked } from "../../internal/judging_beacon.ts";
 
 const NOTHING = () => {};
 
@@ -82,9 +82,9 @@ const NONE_IS_UNDEFINED: ReadonlySet<PropertyKey> = new Set([
  */
 export function readAnswers(store: Store, path: string): Store {
   const methods = new Map<PropertyKey, unknown>();
-  // A call that never returns is named to a parent that watches this process; nobody
-  // watches a store's own children, whose calls pay nothing for it.
-  const watched = judgingWatched();
+  // A call that never returns is named to whatever watches this process (its parent or a
+  // thread of its own); nobody watches a store's own children, whose calls pay nothing.
+  const watched = judgingTracked();
   return new Proxy(store, {
     get(target, key) {
       const member = Reflect.get(target, key, target);

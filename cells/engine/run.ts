@@ -40,7 +40,7 @@ import {
   sandboxRefusalsFile,
 } from "../contract/sandbox_refusal.ts";
 import { restoreStartCwd } from "../../internal/start_cwd.ts";
-import { judgingIn } from "../../internal/judging_beacon.ts";
+import { judgingIn, watchJudgingHere } from "../../internal/judging_beacon.ts";
 
 /** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
 export const CELL_DEADLINE_MS = 10 * 60_000;
@@ -335,7 +335,9 @@ async function runCellHere(
   t: Deno.TestContext,
 ): Promise<void> {
   const run = await RunDir.create(`cell${spec.id}`);
-  // The store judged in this process on the run's files is the cell's (its parent names it).
+  // The store judged in this process on the run's files is the cell's (its parent names it;
+  // with no parent watching, a thread of this process bounds what blocks it).
+  await watchJudgingHere();
   const unplace = judgingIn(run.path, {
     cell: spec.id,
     clause: `${spec.id} ${spec.title}`,

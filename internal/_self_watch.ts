@@ -1,0 +1,47 @@
+// A judge's process that no parent watches bounds its own judgings: a worker thread runs
+// while the main thread is blocked (a store waiting in `Atomics.wait` or on a lock through a
+// synchronous call), so it can write why to stderr and kill the process once one judging
+// has run past its deadline. It is unreferenced: it never keeps the process alive.
+
+const WORKER = `
+const { parentPort } = require("node:worker_threads");
+const timers = new Map();
+parentPort.on("message", (m) => {
+  if (m.end !== undefined) {
+    clearTimeout(timers.get(m.end));
+    timers.delete(m.end);
+    return;
+  }
+  timers.set(m.id, setTimeout(() => {
+    try { Deno.stderr.writeSync(new TextEncoder().encode(m.message + "\\n")); } catch {}
+    try { Deno.kill(Deno.pid, "SIGKILL"); } catch {}
+  }, m.ms));
+});
+`;
+
+/** The watcher of this process's judgings. */
+export interface SelfWatch {
+  /** A judging began: past `ms`, `message` goes to stderr and the process is killed. */
+  enter(id: number, message: string, ms: number): void;
+  /** The judging ended in time. */
+  leave(id: number): void;
+}
+
+/**
+ * Starts the watcher thread, or `undefined` where none can run (no worker threads).
+ *
+ * @returns The watcher.
+ */
+export async function startSelfWatch(): Promise<SelfWatch | undefined> {
+  try {
+    const { Worker } = await import("node:worker_threads");
+    const worker = new Worker(WORKER, { eval: true });
+    worker.unref();
+    return {
+      enter: (id, message, ms) => worker.postMessage({ id, message, ms }),
+      leave: (id) => worker.postMessage({ end: id }),
+    };
+  } catch {
+    return undefined;
+  }
+}
