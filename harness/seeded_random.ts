@@ -59,6 +59,22 @@ export function envSeed(): number | undefined {
   } catch {
     return undefined; // no env permission: a fresh seed
   }
+  return parseSeed(raw);
+}
+
+/**
+ * The seed `raw` holds as `CELLS_SEED`.
+ *
+ * @param raw The variable's value.
+ * @returns The seed, or `undefined` when `raw` is unset or empty.
+ * @throws {RangeError} When it holds anything but a whole number from 0 to 2^31 - 1.
+ * @example
+ * ```ts
+ * import { parseSeed } from "./seeded_random.ts";
+ * console.log(parseSeed("42")); // 42
+ * ```
+ */
+export function parseSeed(raw: string | undefined): number | undefined {
   if (raw === undefined || raw.trim() === "") return undefined;
   const seed = Number(raw);
   if (!/^\s*\d+\s*$/.test(raw) || seed > 2 ** 31 - 1) {

@@ -18,7 +18,20 @@
  * ```
  */
 export function envMilliseconds(name: string, fallback: number): number {
-  const raw = Deno.env.get(name);
+  return parseMilliseconds(name, Deno.env.get(name), fallback);
+}
+
+/**
+ * The milliseconds `raw` holds, read as the variable `name`, or `fallback` when it is
+ * unset or empty.
+ *
+ * @param name The variable, for the message.
+ * @param raw Its value.
+ * @param fallback The value when unset or empty.
+ * @returns A whole number of milliseconds above 0.
+ * @throws {RangeError} When `raw` holds anything else.
+ */
+export function parseMilliseconds(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw.trim() === "") return fallback;
   const ms = Number(raw);
   if (!Number.isSafeInteger(ms) || ms <= 0) {

@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { checkCellSettings } from "./cell_settings.ts";
 import { type CellReport, readCellReports, type StoreEngine } from "../cells/engine/report.ts";
 import type { LegName } from "../harness/legs.ts";
 import { basename, join } from "node:path";
@@ -359,6 +360,8 @@ export function legOutcomes(run: LegRun, result: LegResult, options: CellsOption
  *
  * @param options What to run.
  * @returns The tier's outcome: one result per cell × leg × library (× run).
+ * @throws {Error} When a setting the cells read from the environment (`options.env` over this
+ * process's) is bad: `CELLS_SPAN`, `CELLS_KILL_SERIES`, `CELLS_SEED`, … (`checkCellSettings`).
  * @example
  * ```ts ignore
  * import { runCells } from "./cells.ts";
@@ -372,6 +375,7 @@ export function legOutcomes(run: LegRun, result: LegResult, options: CellsOption
  * ```
  */
 export async function runCells(options: CellsOptions): Promise<TierOutcome> {
+  checkCellSettings((name) => options.env?.[name] ?? Deno.env.get(name));
   const started = performance.now();
   if (options.openError) {
     const library = options.libraries[0]?.label ?? "none";

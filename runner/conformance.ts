@@ -35,9 +35,9 @@ import {
   verdictOf,
 } from "./report_schema.ts";
 import { type Outcome, type TierName, type TierOutcome, TIERS } from "./result.ts";
-import { JUDGING_DEADLINE_MS, judgingDeadlineMs } from "../internal/judging_beacon.ts";
+import { JUDGING_DEADLINE_MS } from "../internal/judging_beacon.ts";
 import { envMilliseconds } from "../internal/env_ms.ts";
-import { envSeed } from "../harness/seeded_random.ts";
+import { checkCellSettings } from "./cell_settings.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
@@ -345,9 +345,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     `${ROOT}.cache/evidence`;
   let deadline: number;
   try {
+    checkCellSettings();
     deadline = options.openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", 30_000);
-    judgingDeadlineMs();
-    envSeed();
   } catch (error) {
     throw new ConformanceSetupError((error as Error).message, { cause: error });
   }

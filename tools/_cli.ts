@@ -15,8 +15,7 @@ import {
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { envMilliseconds } from "../internal/env_ms.ts";
-import { envSeed } from "../harness/seeded_random.ts";
-import { judgingDeadlineMs } from "../internal/judging_beacon.ts";
+import { checkCellSettings } from "../runner/cell_settings.ts";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { LEVELS } from "../runner/report_schema.ts";
 import { type TierName, TIERS } from "../runner/result.ts";
@@ -438,9 +437,8 @@ export async function runAxis(
   const { flags, openDeadlineMs } = axis;
   let deadline = 30_000;
   try {
+    checkCellSettings();
     deadline = openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", deadline);
-    judgingDeadlineMs();
-    envSeed();
   } catch (error) {
     fail((error as Error).message);
   }

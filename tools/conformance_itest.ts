@@ -66,6 +66,9 @@ Deno.test("conformance: a usage error exits 2 naming the problem and the fix", a
     ["CELLS_OPEN_DEADLINE_MS", "soon"],
     ["CELLS_JUDGING_DEADLINE_MS", "-5"],
     ["CELLS_SEED", "abc"],
+    ["CELLS_SPAN", "fast"],
+    ["CELLS_KILL_SERIES", "yes"],
+    ["CELLS_RACE_SERIES", "all"],
   ];
   for (const [name, value] of settings) {
     const run = await conformanceWith({ [name]: value }, "--tiers", "cells");

@@ -10,7 +10,17 @@
  */
 export function spanOf(option: number | undefined): number {
   if (option !== undefined) return option;
-  const raw = Deno.env.get("CELLS_SPAN");
+  return parseSpan(Deno.env.get("CELLS_SPAN"));
+}
+
+/**
+ * The span `raw` holds as `CELLS_SPAN`, 1 when unset.
+ *
+ * @param raw The variable's value.
+ * @returns A positive factor.
+ * @throws {RangeError} When it is not a positive number.
+ */
+export function parseSpan(raw: string | undefined): number {
   const span = raw === undefined ? 1 : Number(raw);
   if (!(span > 0) || !Number.isFinite(span)) {
     throw new RangeError(`Invalid CELLS_SPAN "${raw}": use a positive number such as 1 or 10`);

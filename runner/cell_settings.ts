@@ -1,0 +1,37 @@
+// The cells' settings that travel in the environment, checked before anything runs: a bad
+// one would otherwise reach every cell's process and fail a correct store's cells (or be
+// ignored), instead of being the caller's usage error.
+import { parseMilliseconds } from "../internal/env_ms.ts";
+import { JUDGING_DEADLINE_ENV, JUDGING_DEADLINE_MS } from "../internal/judging_beacon.ts";
+import { parseSeed } from "../harness/seeded_random.ts";
+import { parseSpan } from "../cells/engine/span.ts";
+import { OPEN_DEADLINE_MS } from "../cells/engine/probe_store.ts";
+import { type SeriesKind, seriesKind } from "../cells/moves/kill_series.ts";
+import { type RaceSeries, raceSeriesOf } from "../cells/moves/race.ts";
+
+/**
+ * Checks the settings the cells read from their environment: `CELLS_OPEN_DEADLINE_MS`,
+ * `CELLS_JUDGING_DEADLINE_MS`, `CELLS_SEED`, `CELLS_SPAN`, `CELLS_KILL_SERIES` and
+ * `CELLS_RACE_SERIES`.
+ *
+ * @param get Reads a variable as the cells' processes will see it (default: this process's).
+ * @throws {Error} The first bad one, named with what to use instead.
+ * @example
+ * ```ts
+ * import { checkCellSettings } from "./cell_settings.ts";
+ * checkCellSettings((name) => name === "CELLS_SPAN" ? "10" : undefined);
+ * ```
+ */
+export function checkCellSettings(
+  get: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): void {
+  parseMilliseconds("CELLS_OPEN_DEADLINE_MS", get("CELLS_OPEN_DEADLINE_MS"), OPEN_DEADLINE_MS);
+  parseMilliseconds(JUDGING_DEADLINE_ENV, get(JUDGING_DEADLINE_ENV), JUDGING_DEADLINE_MS);
+  parseSeed(get("CELLS_SEED"));
+  const span = get("CELLS_SPAN");
+  if (span !== undefined) parseSpan(span);
+  const kill = get("CELLS_KILL_SERIES");
+  if (kill !== undefined) seriesKind(kill as SeriesKind);
+  const race = get("CELLS_RACE_SERIES");
+  if (race !== undefined) raceSeriesOf(race as RaceSeries);
+}

@@ -1,0 +1,54 @@
+import { rejects, throws } from "node:assert/strict";
+import { checkCellSettings } from "./cell_settings.ts";
+import { runCells } from "./cells.ts";
+
+const only = (values: Record<string, string>) => (name: string) => values[name];
+
+Deno.test("checkCellSettings: good values and unset ones pass", () => {
+  checkCellSettings(only({}));
+  checkCellSettings(only({
+    CELLS_OPEN_DEADLINE_MS: "45000",
+    CELLS_JUDGING_DEADLINE_MS: "600000",
+    CELLS_SEED: "42",
+    CELLS_SPAN: "0.25",
+    CELLS_KILL_SERIES: "any",
+    CELLS_RACE_SERIES: "locks",
+  }));
+});
+
+Deno.test("checkCellSettings: each bad value is named with what to use", () => {
+  const cases: [string, string, RegExp][] = [
+    [
+      "CELLS_OPEN_DEADLINE_MS",
+      "soon",
+      /^Invalid CELLS_OPEN_DEADLINE_MS "soon": use a whole number/,
+    ],
+    [
+      "CELLS_JUDGING_DEADLINE_MS",
+      "0",
+      /^Invalid CELLS_JUDGING_DEADLINE_MS "0": use a whole number/,
+    ],
+    ["CELLS_SEED", "abc", /^Invalid CELLS_SEED "abc": use the seed a run reported/],
+    ["CELLS_SPAN", "fast", /^Invalid CELLS_SPAN "fast": use a positive number/],
+    ["CELLS_KILL_SERIES", "yes", /^Invalid CELLS_KILL_SERIES "yes": use sync, any or off/],
+    ["CELLS_RACE_SERIES", "all", /^Invalid CELLS_RACE_SERIES "all": use locks or off/],
+  ];
+  for (const [name, value, message] of cases) {
+    throws(() => checkCellSettings(only({ [name]: value })), (error: Error) => {
+      return message.test(error.message);
+    }, `${name}=${value}`);
+  }
+});
+
+Deno.test("runCells: a bad setting in its env is refused before any cell runs", async () => {
+  await rejects(
+    runCells({
+      target: "file:///nowhere/target.ts",
+      cells: [1],
+      legs: ["default"],
+      libraries: [{ label: "system", path: "/nowhere/libsqlite3.so" }],
+      env: { CELLS_KILL_SERIES: "yes" },
+    }),
+    /^Error: Invalid CELLS_KILL_SERIES "yes": use sync, any or off/,
+  );
+});
