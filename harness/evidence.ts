@@ -1,4 +1,5 @@
 import { basename, dirname, join } from "node:path";
+import { HarnessError } from "./harness_error.ts";
 
 /**
  * A run's private directory. Removed when the run passes; kept with an
@@ -112,11 +113,31 @@ export function besideFolder(folder: string, name: string): string {
   return join(dirname(folder), `${basename(folder)}.${name}`);
 }
 
-/** The evidence folder, created; `undefined` for the system temp folder. */
-async function evidenceRoot(): Promise<string | undefined> {
+/**
+ * The folder run folders are made in, created: `CELLS_EVIDENCE_DIR`, else `.cache/evidence`
+ * in the working directory, else (that one read-only) `undefined` for the system temp folder.
+ *
+ * @returns The folder.
+ * @throws {HarnessError} When `CELLS_EVIDENCE_DIR` names a folder that cannot be created.
+ * @example
+ * ```ts
+ * import { evidenceRoot } from "./evidence.ts";
+ * console.log(await evidenceRoot()); // e.g. "/srv/project/.cache/evidence"
+ * ```
+ */
+export async function evidenceRoot(): Promise<string | undefined> {
   const explicit = Deno.env.get("CELLS_EVIDENCE_DIR");
   if (explicit) {
-    await Deno.mkdir(explicit, { recursive: true });
+    try {
+      await Deno.mkdir(explicit, { recursive: true });
+    } catch (error) {
+      throw new HarnessError(
+        `Cannot create the evidence folder "${explicit}" (CELLS_EVIDENCE_DIR): ${
+          (error as Error).message
+        }: name a folder this user can write`,
+        { cause: error },
+      );
+    }
     return explicit;
   }
   try {

@@ -350,6 +350,16 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   } catch (error) {
     throw new ConformanceSetupError((error as Error).message, { cause: error });
   }
+  try {
+    await Deno.mkdir(evidenceDir, { recursive: true });
+  } catch (error) {
+    throw new ConformanceSetupError(
+      `Cannot create the evidence folder "${evidenceDir}": ${
+        (error as Error).message
+      }: set CELLS_EVIDENCE_DIR (or evidenceDir) to a folder this user can write`,
+      { cause: error },
+    );
+  }
   const caps = await detectCapabilities(options.target, hostLibrary(), {
     openDeadlineMs: deadline,
   });

@@ -16,6 +16,7 @@ import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { envMilliseconds } from "../internal/env_ms.ts";
 import { checkCellSettings } from "../runner/cell_settings.ts";
+import { evidenceRoot } from "../harness/evidence.ts";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { LEVELS } from "../runner/report_schema.ts";
 import { type TierName, TIERS } from "../runner/result.ts";
@@ -438,6 +439,7 @@ export async function runAxis(
   let deadline = 30_000;
   try {
     checkCellSettings();
+    await evidenceRoot();
     deadline = openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", deadline);
   } catch (error) {
     fail((error as Error).message);

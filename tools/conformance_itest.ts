@@ -75,6 +75,18 @@ Deno.test("conformance: a usage error exits 2 naming the problem and the fix", a
     strictEqual(run.code, 2, `${name}=${value}: ${run.stderr}`);
     match(run.stderr, new RegExp(`Invalid ${name} "${value}": use `));
   }
+  const file = await Deno.makeTempFile();
+  const unusable = await conformanceWith(
+    { CELLS_EVIDENCE_DIR: `${file}/evidence` },
+    "--tiers",
+    "cells",
+  );
+  strictEqual(unusable.code, 2, unusable.stderr);
+  match(
+    unusable.stderr,
+    /Cannot create the evidence folder ".*\/evidence": .*: set CELLS_EVIDENCE_DIR/,
+  );
+  await Deno.remove(file);
 });
 
 Deno.test("conformance: a store whose openStore throws is a FAIL (exit 1) leading with its own error", async () => {
