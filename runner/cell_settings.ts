@@ -35,3 +35,28 @@ export function checkCellSettings(
   const race = get("CELLS_RACE_SERIES");
   if (race !== undefined) raceSeriesOf(race as RaceSeries);
 }
+
+/**
+ * Checks that this process can make temporary folders (where `TMPDIR` points, else the
+ * system's): every run makes some, and a missing one would end it midway.
+ *
+ * @throws {Error} When it cannot, naming the folder and the fix.
+ * @example
+ * ```ts
+ * import { checkTempFolder } from "./cell_settings.ts";
+ * checkTempFolder();
+ * ```
+ */
+export function checkTempFolder(): void {
+  try {
+    Deno.removeSync(Deno.makeTempDirSync({ prefix: "cells-check-" }));
+  } catch (error) {
+    const where = Deno.env.get("TMPDIR");
+    throw new Error(
+      `Cannot make a temporary folder${where ? ` in "${where}" (TMPDIR)` : ""}: ${
+        (error as Error).message
+      }: ${where ? "unset TMPDIR or name a folder this user can write" : "check the system's"}`,
+      { cause: error },
+    );
+  }
+}

@@ -37,7 +37,7 @@ import {
 import { type Outcome, type TierName, type TierOutcome, TIERS } from "./result.ts";
 import { JUDGING_DEADLINE_MS } from "../internal/judging_beacon.ts";
 import { envMilliseconds } from "../internal/env_ms.ts";
-import { checkCellSettings } from "./cell_settings.ts";
+import { checkCellSettings, checkTempFolder } from "./cell_settings.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
@@ -346,6 +346,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   let deadline: number;
   try {
     checkCellSettings();
+    checkTempFolder();
     deadline = options.openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", 30_000);
   } catch (error) {
     throw new ConformanceSetupError((error as Error).message, { cause: error });

@@ -15,7 +15,7 @@ import {
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { envMilliseconds } from "../internal/env_ms.ts";
-import { checkCellSettings } from "../runner/cell_settings.ts";
+import { checkCellSettings, checkTempFolder } from "../runner/cell_settings.ts";
 import { evidenceRoot } from "../harness/evidence.ts";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { LEVELS } from "../runner/report_schema.ts";
@@ -439,6 +439,7 @@ export async function runAxis(
   let deadline = 30_000;
   try {
     checkCellSettings();
+    checkTempFolder();
     await evidenceRoot();
     deadline = openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", deadline);
   } catch (error) {

@@ -86,6 +86,9 @@ Deno.test("conformance: a usage error exits 2 naming the problem and the fix", a
     unusable.stderr,
     /Cannot create the evidence folder ".*\/evidence": .*: set CELLS_EVIDENCE_DIR/,
   );
+  const noTemp = await conformanceWith({ TMPDIR: `${file}/tmp` }, "--tiers", "cells");
+  strictEqual(noTemp.code, 2, noTemp.stderr);
+  match(noTemp.stderr, /Cannot make a temporary folder in ".*\/tmp" \(TMPDIR\): .*: unset TMPDIR/);
   await Deno.remove(file);
 });
 
