@@ -13,8 +13,8 @@
  * state is compared with the last distinct images recovered: its files with each WAL cut
  * after the last frame SQLite's recovery keeps (a power loss mostly differs in torn or
  * unsynced frames after it, which recovery never reads). Each recovery checks that cut
- * against the frames SQLite kept; one disagreement and states are compared whole. Files that are not
- * SQLite databases are digested as they are. States are opened one after another, never
+ * against the frames SQLite kept; one disagreement and states are compared whole. Files
+ * that are not SQLite databases are digested as they are. States are opened one after another, never
  * two connections at once, so the binding's connection and the target's (maybe another
  * copy of SQLite, e.g. `node:sqlite`) never hold the same file together.
  *
