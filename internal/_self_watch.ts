@@ -13,16 +13,32 @@ parentPort.on("message", (m) => {
     return;
   }
   timers.set(m.id, setTimeout(() => {
-    try { Deno.stderr.writeSync(new TextEncoder().encode(m.message + "\\n")); } catch {}
+    const message = "The store never returned while " + m.what + " (judged in this process, " +
+      "which no other process watches): still running after " + m.seconds + " s, the process " +
+      "is killed; a store must open and read what a crash left" +
+      (m.folder ? "; the run folder is kept: " + m.folder : "");
+    try { Deno.stderr.writeSync(new TextEncoder().encode(message + "\\n")); } catch {}
     try { Deno.kill(Deno.pid, "SIGKILL"); } catch {}
   }, m.ms));
 });
 `;
 
+/** A judging the watcher bounds. */
+export interface WatchedJudging {
+  /** What is judged, for the message. */
+  what: string;
+  /** The run folder kept, for the message. */
+  folder?: string | undefined;
+  /** The judging deadline the message names, in seconds. */
+  seconds: number;
+  /** When the process is killed, in milliseconds from now. */
+  ms: number;
+}
+
 /** The watcher of this process's judgings. */
 export interface SelfWatch {
-  /** A judging began: past `ms`, `message` goes to stderr and the process is killed. */
-  enter(id: number, message: string, ms: number): void;
+  /** A judging began: past its time, it is named on stderr and the process is killed. */
+  enter(id: number, judging: WatchedJudging): void;
   /** The judging ended in time. */
   leave(id: number): void;
 }
@@ -38,7 +54,7 @@ export async function startSelfWatch(): Promise<SelfWatch | undefined> {
     const worker = new Worker(WORKER, { eval: true });
     worker.unref();
     return {
-      enter: (id, message, ms) => worker.postMessage({ id, message, ms }),
+      enter: (id, judging) => worker.postMessage({ id, ...judging }),
       leave: (id) => worker.postMessage({ end: id }),
     };
   } catch {

@@ -190,15 +190,8 @@ let selfStarting: Promise<void> | undefined;
 function enterWatched(watch: SelfWatch, what: string, at: JudgingPlace): () => void {
   const id = nextId++;
   const ms = judgingDeadlineMs();
-  watch.enter(
-    id,
-    `The store never returned while ${what} (judged in this process, which no other process watches): still running after ${
-      ms / 1000
-    } s, the process is killed; a store must open and read what a crash left${
-      at.folder ? `; the run folder is kept: ${at.folder}` : ""
-    }`,
-    ms + SELF_GRACE_MS,
-  );
+  // The words are made in the watcher, only if it fires: a judging is a store call here.
+  watch.enter(id, { what, folder: at.folder, seconds: ms / 1000, ms: ms + SELF_GRACE_MS });
   let open = true;
   return () => {
     if (open) watch.leave(id);
