@@ -238,7 +238,8 @@ export async function faultTier(options: FaultTierOptions): Promise<TierOutcome>
         Deno.mkdirSync(options.evidenceDir, { recursive: true });
         const dir = Deno.makeTempDirSync({
           dir: options.evidenceDir,
-          prefix: `faults-${clause.id}-${leg}-${library.label}-`,
+          // A library given by path is labelled by it: no slash in a folder's name.
+          prefix: `faults-${clause.id}-${leg}-${library.label.replace(/[^\w.-]+/g, "_")}-`,
         });
         const at = performance.now();
         const clauseOptions: FaultClauseOptions = {

@@ -15,7 +15,11 @@
  */
 import type { StoreEngine } from "../cells/engine/report.ts";
 import { exists } from "../internal/fs.ts";
-import { explicitLibraryPath, systemLibraryPath } from "../session_db/sqlite/library.ts";
+import {
+  explicitLibraryPath,
+  sqliteLibraryProblem,
+  systemLibraryPath,
+} from "../session_db/sqlite/library.ts";
 import { buildFixedSqlite, fixedSqlitePath } from "./sqlite_build.ts";
 
 export { buildFixedSqlite, fixedSqlitePath } from "./sqlite_build.ts";
@@ -111,8 +115,13 @@ export async function resolveLibraries(
           choice.unavailable.push({ label, why: (error as Error).message });
         }
       }
-    } else if (exists(label)) choice.libraries.push({ label, path: label });
-    else choice.unavailable.push({ label, why: `${label} does not exist` });
+    } else if (!exists(label)) choice.unavailable.push({ label, why: `${label} does not exist` });
+    else {
+      // A file that is no SQLite library would fail every cell of a correct store.
+      const problem = sqliteLibraryProblem(label);
+      if (problem) choice.unavailable.push({ label, why: problem });
+      else choice.libraries.push({ label, path: label });
+    }
   }
   return choice;
 }

@@ -71,6 +71,7 @@ export type SqliteSymbols = Deno.DynamicLibrary<typeof symbols>["symbols"];
 import { SQLITE_CONFIG_MEMSTATUS } from "./constants.ts";
 import { lazySymbols } from "./_lazy_symbols.ts";
 import { explicitLibraryPath, libraryCandidates, SqliteLibraryError } from "./library.ts";
+import { describeLoadFailure } from "./_load_failure.ts";
 
 /** Bound when the library loads: a library that lacks one is not SQLite. */
 const EAGER = [
@@ -121,21 +122,6 @@ let loaded: LoadedLibrary | undefined;
 function configureLibrary(sym: SqliteSymbols): void {
   if (Deno.build.os === "darwin" && Deno.build.arch === "aarch64") return; // variadic ints go on the stack there
   sym.sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-}
-
-/** Names what is wrong with a library that did not load, from the loader's message. */
-function describeLoadFailure(path: string, error: unknown): string {
-  const raw = error instanceof Error ? error.message : String(error);
-  const symbol = /Failed to register symbol (\w+)/.exec(raw)?.[1] ??
-    /undefined symbol: (\w+)/.exec(raw)?.[1];
-  // A library that loads but lacks the API is another library, e.g. libz.
-  if (symbol) return `${path} is not a SQLite library: it lacks the symbol ${symbol}`;
-  if (/No such file or directory|cannot find|image not found/i.test(raw)) {
-    return `${path} does not exist`;
-  }
-  if (/Is a directory/i.test(raw)) return `${path} is a directory, not a library file`;
-  const reason = raw.split(": ").at(-1) ?? raw;
-  return `${path} is not a loadable shared library (${reason})`;
 }
 
 /**

@@ -1,4 +1,5 @@
 // Where the SQLite library comes from: `DENO_SQLITE_PATH`, else the system's libsqlite3.
+import { describeLoadFailure } from "./_load_failure.ts";
 
 /**
  * Raised when no SQLite library can be loaded.
@@ -99,4 +100,37 @@ function systemLibraryCandidates(): string[] {
  */
 export function systemLibraryPath(): string | undefined {
   return systemLibraryCandidates().find((path) => path.startsWith("/"));
+}
+
+/**
+ * What keeps the file at `path` from serving as a SQLite library (it is missing, not a
+ * shared library, or a library without SQLite's API), or `undefined` when it loads and
+ * answers its version (or when this process may not load libraries). Opened and closed
+ * again at once.
+ *
+ * @param path The library's path.
+ * @returns The problem, or `undefined`.
+ * @example
+ * ```ts
+ * import { sqliteLibraryProblem } from "./library.ts";
+ * console.log(sqliteLibraryProblem("/etc/hostname")); // "/etc/hostname is not a loadable shared library (…)"
+ * ```
+ */
+export function sqliteLibraryProblem(path: string): string | undefined {
+  try {
+    const library = Deno.dlopen(path, {
+      sqlite3_libversion_number: { parameters: [], result: "i32" },
+      sqlite3_open_v2: { parameters: ["buffer", "buffer", "i32", "pointer"], result: "i32" },
+    });
+    try {
+      library.symbols.sqlite3_libversion_number();
+    } finally {
+      library.close();
+    }
+    return undefined;
+  } catch (error) {
+    // Without the permission to load libraries here, the check is left to the loading child.
+    if ((error as Error).name === "NotCapable") return undefined;
+    return describeLoadFailure(path, error);
+  }
 }
