@@ -122,34 +122,6 @@ export function recoverSqliteFiles(
   return errors;
 }
 
-/** A fast 64-bit digest of a file set (two 32-bit FNV-style lanes); hits are compared in full. */
-function quickDigest(files: FileSet): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  const names = [...files.keys()].sort();
-  for (const name of names) {
-    for (let i = 0; i < name.length; i++) {
-      a = Math.imul(a ^ name.charCodeAt(i), 0x01000193);
-      b = Math.imul(b ^ name.charCodeAt(i), 0x5bd1e995);
-    }
-    const content = files.get(name)!;
-    const words = new Int32Array(content.buffer, content.byteOffset, content.length >> 2);
-    if ((content.byteOffset & 3) === 0) {
-      for (let i = 0; i < words.length; i++) {
-        a = Math.imul(a ^ words[i]!, 0x01000193);
-        b = Math.imul(b ^ words[i]!, 0x5bd1e995) ^ (b >>> 15);
-      }
-    } else {
-      for (let i = 0; i < words.length * 4; i++) a = Math.imul(a ^ content[i]!, 0x01000193);
-    }
-    for (let i = words.length * 4; i < content.length; i++) {
-      a = Math.imul(a ^ content[i]!, 0x01000193);
-    }
-    a = Math.imul(a ^ content.length, 0x01000193);
-  }
-  return `${(a >>> 0).toString(16)}${(b >>> 0).toString(16)}`;
-}
-
 /** How many distinct images {@linkcode RecoveredStates} remembers (the states of one instant). */
 const RECENT_IMAGES = 64;
 
@@ -196,7 +168,7 @@ function sameFiles(x: FileSet, y: FileSet): boolean {
 
 /**
  * A cheap filter before {@linkcode sameFiles}: each file's name, length, last word and
- * every 16th word. Images with equal filters are still compared whole.
+ * every 16th word. File sets with equal filters are still compared whole.
  */
 function sampledDigest(files: FileSet): string {
   let a = 0x811c9dc5;
@@ -353,23 +325,24 @@ export class RecoveredStates<V> {
     }
     this.#recovered++;
     let work = this.#written(state.files);
-    let frames = new Map<string, number>();
+    // The frames SQLite keeps are asked for only to check a cut.
+    const frames = image.cuts.size ? new Map<string, number>() : undefined;
     let errors = recoverSqliteFiles(work, state.files, frames);
     if (work !== this.#scratch && errors.some((e) => e.includes("disk is full"))) {
       // SQLITE_FULL in memory says nothing of the state: the disk recovers it instead.
       this.#onDisk();
       work = this.#written(state.files);
-      frames = new Map();
+      frames?.clear();
       errors = recoverSqliteFiles(work, state.files, frames);
     }
-    if ([...image.cuts].some(([db, kept]) => frames.has(db) && frames.get(db) !== kept)) {
+    if ([...image.cuts].some(([db, kept]) => frames?.has(db) && frames.get(db) !== kept)) {
       // SQLite kept other frames than the cut says: compare states whole from now on.
       this.#cutsAgree = false;
       this.#recent = [];
     }
     // A state SQLite cannot recover is never merged with another.
     const recovered = errors.length ? undefined : readFolder(work);
-    const digest = recovered ? `${quickDigest(recovered)}\0${context}` : "";
+    const digest = recovered ? `${sampledDigest(recovered)}\0${context}` : "";
     const seen = recovered ? this.#byDigest.get(digest) ?? [] : [];
     let verdict = seen.find((entry) => sameFiles(entry.files, recovered!))?.verdict;
     if (verdict === undefined) {
