@@ -1,7 +1,7 @@
 // The cells' settings that travel in the environment, checked before anything runs: a bad
 // one would otherwise reach every cell's process and fail a correct store's cells (or be
 // ignored), instead of being the caller's usage error.
-import { parseMilliseconds } from "../internal/env_ms.ts";
+import { envMilliseconds, parseMilliseconds } from "../internal/env_ms.ts";
 import { JUDGING_DEADLINE_ENV, JUDGING_DEADLINE_MS } from "../internal/judging_beacon.ts";
 import { parseSeed } from "../harness/seeded_random.ts";
 import { parseSpan } from "../cells/engine/span.ts";
@@ -34,6 +34,25 @@ export function checkCellSettings(
   if (kill !== undefined) seriesKind(kill as SeriesKind);
   const race = get("CELLS_RACE_SERIES");
   if (race !== undefined) raceSeriesOf(race as RaceSeries);
+}
+
+/**
+ * Checks what a run reads from its setting before anything starts ({@linkcode checkCellSettings},
+ * {@linkcode checkTempFolder}) and gives how long the store may take to open.
+ *
+ * @param openDeadlineMs The open deadline asked for, if any.
+ * @returns It, else `CELLS_OPEN_DEADLINE_MS`, else 30 s.
+ * @throws {Error} The first bad setting, named with what to use instead.
+ * @example
+ * ```ts
+ * import { checkRunSettings } from "./cell_settings.ts";
+ * console.log(checkRunSettings(5000)); // 5000
+ * ```
+ */
+export function checkRunSettings(openDeadlineMs?: number): number {
+  checkCellSettings();
+  checkTempFolder();
+  return openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", OPEN_DEADLINE_MS);
 }
 
 /**

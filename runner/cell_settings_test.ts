@@ -1,5 +1,5 @@
-import { rejects, throws } from "node:assert/strict";
-import { checkCellSettings } from "./cell_settings.ts";
+import { rejects, strictEqual, throws } from "node:assert/strict";
+import { checkCellSettings, checkRunSettings } from "./cell_settings.ts";
 import { runCells } from "./cells.ts";
 
 const only = (values: Record<string, string>) => (name: string) => values[name];
@@ -51,4 +51,20 @@ Deno.test("runCells: a bad setting in its env is refused before any cell runs", 
     }),
     /^Error: Invalid CELLS_KILL_SERIES "yes": use sync, any or off/,
   );
+});
+
+Deno.test("checkRunSettings: the open deadline asked for, else CELLS_OPEN_DEADLINE_MS, else 30 s", () => {
+  const saved = Deno.env.get("CELLS_OPEN_DEADLINE_MS");
+  try {
+    Deno.env.delete("CELLS_OPEN_DEADLINE_MS");
+    strictEqual(checkRunSettings(), 30_000);
+    strictEqual(checkRunSettings(5000), 5000);
+    Deno.env.set("CELLS_OPEN_DEADLINE_MS", "45000");
+    strictEqual(checkRunSettings(), 45_000);
+    Deno.env.set("CELLS_OPEN_DEADLINE_MS", "soon");
+    throws(() => checkRunSettings(5000), /^RangeError: Invalid CELLS_OPEN_DEADLINE_MS "soon"/);
+  } finally {
+    if (saved === undefined) Deno.env.delete("CELLS_OPEN_DEADLINE_MS");
+    else Deno.env.set("CELLS_OPEN_DEADLINE_MS", saved);
+  }
 });

@@ -36,8 +36,7 @@ import {
 } from "./report_schema.ts";
 import { type Outcome, type TierName, type TierOutcome, TIERS } from "./result.ts";
 import { JUDGING_DEADLINE_MS } from "../internal/judging_beacon.ts";
-import { envMilliseconds } from "../internal/env_ms.ts";
-import { checkCellSettings, checkTempFolder } from "./cell_settings.ts";
+import { checkRunSettings } from "./cell_settings.ts";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 
@@ -345,9 +344,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     `${ROOT}.cache/evidence`;
   let deadline: number;
   try {
-    checkCellSettings();
-    checkTempFolder();
-    deadline = options.openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", 30_000);
+    deadline = checkRunSettings(options.openDeadlineMs);
   } catch (error) {
     throw new ConformanceSetupError((error as Error).message, { cause: error });
   }

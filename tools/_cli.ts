@@ -14,8 +14,7 @@ import {
 } from "../harness/process_tree.ts";
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
-import { envMilliseconds } from "../internal/env_ms.ts";
-import { checkCellSettings, checkTempFolder } from "../runner/cell_settings.ts";
+import { checkRunSettings } from "../runner/cell_settings.ts";
 import { evidenceRoot } from "../harness/evidence.ts";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { LEVELS } from "../runner/report_schema.ts";
@@ -436,12 +435,10 @@ export async function runAxis(
   axis: AxisOptions,
 ): Promise<RunAxis> {
   const { flags, openDeadlineMs } = axis;
-  let deadline = 30_000;
+  let deadline: number;
   try {
-    checkCellSettings();
-    checkTempFolder();
+    deadline = checkRunSettings(openDeadlineMs);
     await evidenceRoot();
-    deadline = openDeadlineMs ?? envMilliseconds("CELLS_OPEN_DEADLINE_MS", deadline);
   } catch (error) {
     fail((error as Error).message);
   }
