@@ -12,11 +12,13 @@
  * state SQLite cannot recover is judged on its own (never reused). Before any recovery, a
  * state is compared with the last distinct images recovered: its files with each WAL cut
  * after the last frame SQLite's recovery keeps (a power loss mostly differs in torn or
- * unsynced frames after it, which recovery never reads). Each recovery checks that cut
- * against the frames SQLite kept; one disagreement and states are compared whole. Files
- * that are not SQLite databases are digested as they are. States are opened one after another, never
- * two connections at once, so the binding's connection and the target's (maybe another
- * copy of SQLite, e.g. `node:sqlite`) never hold the same file together.
+ * unsynced frames after it, which recovery never reads), a rollback journal SQLite never
+ * plays back (empty, or its first byte 0) left out. Each recovery checks the cut against
+ * the frames SQLite kept and a left-out journal against a database SQLite left as it was;
+ * one disagreement and states are compared whole. Files that are not SQLite databases are
+ * digested as they are. States are opened one after another, never two connections at
+ * once, so the binding's connection and the target's (maybe another copy of SQLite, e.g.
+ * `node:sqlite`) never hold the same file together.
  *
  * @example
  * ```ts
@@ -44,6 +46,11 @@ function isSqlite(content: Uint8Array): boolean {
   return true;
 }
 
+/** Whether a database file's header says WAL (its read or write version is 2). */
+function walHeader(content: Uint8Array): boolean {
+  return content[18] === 2 || content[19] === 2;
+}
+
 /**
  * Recovers every SQLite database of a folder in place (rollback, WAL checkpoint) with
  * syncs off: the folder then holds what any connection would read.
@@ -69,22 +76,26 @@ export function recoverSqliteFiles(
     if (!isSqlite(content)) continue;
     let db: Database | undefined;
     const journal = `${dir}/${name}-journal`;
-    const held = files.has(`${name}-journal`);
+    const journaled = files.has(`${name}-journal`);
     try {
-      if (held) {
+      if (journaled) {
         // PRAGMA synchronous reads the schema, which would roll a hot journal back with
         // syncs on: set it while the journal is held aside, then put the journal back so
-        // the next read rolls it back with syncs off (one disk flush less per state).
-        Deno.renameSync(journal, `${journal}.held`);
-        try {
-          db = new Database(`${dir}/${name}`, { create: false });
-          db.exec("PRAGMA synchronous = OFF");
-        } catch {
-          // The file alone does not open (mid-transaction): recover with syncs on.
-          db?.close();
-          db = undefined;
-        } finally {
-          Deno.renameSync(`${journal}.held`, journal);
+        // the next read rolls it back with syncs off (one disk flush less per state). Not
+        // when the file's header says WAL (a switch to WAL that the journal undoes): that
+        // read would open the WAL, and a connection in WAL mode never plays a journal back.
+        if (!walHeader(content)) {
+          Deno.renameSync(journal, `${journal}.held`);
+          try {
+            db = new Database(`${dir}/${name}`, { create: false });
+            db.exec("PRAGMA synchronous = OFF");
+          } catch {
+            // The file alone does not open (mid-transaction): recover with syncs on.
+            db?.close();
+            db = undefined;
+          } finally {
+            Deno.renameSync(`${journal}.held`, journal);
+          }
         }
         db ??= new Database(`${dir}/${name}`, { create: false });
         db.exec("SELECT count(*) FROM sqlite_master; PRAGMA wal_checkpoint(TRUNCATE)");
@@ -125,34 +136,63 @@ export function recoverSqliteFiles(
 /** How many distinct images {@linkcode RecoveredStates} remembers (the states of one instant). */
 const RECENT_IMAGES = 64;
 
-/** A state's files as recovery reads them: each WAL cut where SQLite's recovery stops. */
+/** A state's files as recovery reads them. */
 interface Image {
   files: FileSet;
   /** The frames kept of each cut WAL, by its database's name. */
   cuts: Map<string, number>;
+  /** The databases whose cold rollback journal was left out. */
+  coldJournals: string[];
+}
+
+/** What {@linkcode imageOf} may leave out: each is turned off when SQLite disagrees. */
+interface ImageRules {
+  cutWals: boolean;
+  dropColdJournals: boolean;
+}
+
+/**
+ * A rollback journal SQLite never plays back: empty, or its first byte 0 (`hasHotJournal`
+ * reads that byte alone). Such a journal is how one with syncs on looks until its records
+ * are synced (its header is written zeroed, the magic only after the sync).
+ */
+function isColdJournal(content: Uint8Array): boolean {
+  return content.length === 0 || content[0] === 0;
 }
 
 /**
  * The image of a state: each SQLite database's WAL (with no rollback journal beside it)
- * cut after the last frame recovery keeps; every other file whole.
+ * cut after the last frame recovery keeps; a journal that is not hot (beside a database
+ * with no WAL) left out; every other file whole.
  */
-function imageOf(files: FileSet): Image {
+function imageOf(files: FileSet, rules: ImageRules): Image {
   const cuts = new Map<string, number>();
-  let cutFiles: FileSet | undefined;
+  const coldJournals: string[] = [];
+  let imageFiles: FileSet | undefined;
   for (const [name, content] of files) {
-    if (!name.endsWith("-wal")) continue;
-    const database = name.slice(0, -"-wal".length);
+    const journal = name.endsWith("-journal");
+    if (!journal && !name.endsWith("-wal")) continue;
+    const database = name.slice(0, -(journal ? "-journal" : "-wal").length);
     const db = files.get(database);
-    if (!db || !isSqlite(db) || files.has(`${database}-journal`)) continue;
+    if (!db || !isSqlite(db)) continue;
+    if (journal) {
+      if (!rules.dropColdJournals || files.has(`${database}-wal`)) continue;
+      if (!isColdJournal(content)) continue;
+      coldJournals.push(database);
+      imageFiles ??= new Map(files);
+      imageFiles.delete(name);
+      continue;
+    }
+    if (!rules.cutWals || files.has(`${database}-journal`)) continue;
     const kept = walKept(content);
     if (!kept) continue;
     cuts.set(database, kept.frames);
     if (kept.end < content.length) {
-      cutFiles ??= new Map(files);
-      cutFiles.set(name, content.subarray(0, kept.end));
+      imageFiles ??= new Map(files);
+      imageFiles.set(name, content.subarray(0, kept.end));
     }
   }
-  return { files: cutFiles ?? files, cuts };
+  return { files: imageFiles ?? files, cuts, coldJournals };
 }
 
 function sameFiles(x: FileSet, y: FileSet): boolean {
@@ -230,7 +270,7 @@ export class RecoveredStates<V> {
   #byKey = new Map<string, V>();
   #byDigest = new Map<string, { files: FileSet; verdict: V }[]>();
   #recent: { digest: string; files: FileSet; verdict: V }[] = [];
-  #cutsAgree = true;
+  #rules: ImageRules = { cutWals: true, dropColdJournals: true };
   #checked = 0;
   #recovered = 0;
   #judged = 0;
@@ -316,7 +356,7 @@ export class RecoveredStates<V> {
     const key = `${state.key}\0${context}`;
     const byKey = this.#byKey.get(key);
     if (byKey !== undefined) return byKey;
-    const image = this.#cutsAgree ? imageOf(state.files) : { files: state.files, cuts: new Map() };
+    const image = imageOf(state.files, this.#rules);
     const imageDigest = `${sampledDigest(image.files)}\0${context}`;
     const recent = this.#recall(imageDigest, image.files);
     if (recent !== undefined) {
@@ -335,13 +375,9 @@ export class RecoveredStates<V> {
       frames?.clear();
       errors = recoverSqliteFiles(work, state.files, frames);
     }
-    if ([...image.cuts].some(([db, kept]) => frames?.has(db) && frames.get(db) !== kept)) {
-      // SQLite kept other frames than the cut says: compare states whole from now on.
-      this.#cutsAgree = false;
-      this.#recent = [];
-    }
     // A state SQLite cannot recover is never merged with another.
     const recovered = errors.length ? undefined : readFolder(work);
+    this.#checkRules(image, { files: state.files, frames, recovered });
     const digest = recovered ? `${sampledDigest(recovered)}\0${context}` : "";
     const seen = recovered ? this.#byDigest.get(digest) ?? [] : [];
     let verdict = seen.find((entry) => sameFiles(entry.files, recovered!))?.verdict;
@@ -354,12 +390,45 @@ export class RecoveredStates<V> {
       if (recovered) this.#byDigest.set(digest, [...seen, { files: recovered, verdict }]);
     }
     // A state SQLite cannot recover is never merged with another.
-    if (recovered && (this.#cutsAgree || !image.cuts.size)) {
+    if (recovered && this.#agreed(image)) {
       this.#recent.push({ digest: imageDigest, files: image.files, verdict });
       if (this.#recent.length > RECENT_IMAGES) this.#recent.shift();
     }
     this.#byKey.set(key, verdict);
     return verdict;
+  }
+
+  /**
+   * Holds SQLite's recovery of one state to what its image left out: each cut WAL to the
+   * frames SQLite kept, each dropped journal to a database SQLite left as it was. A
+   * disagreement turns that rule off for the rest of the run and forgets the recent images.
+   */
+  #checkRules(image: Image, recovery: {
+    files: FileSet;
+    frames: Map<string, number> | undefined;
+    recovered: FileSet | undefined;
+  }): void {
+    const { files, frames, recovered } = recovery;
+    if ([...image.cuts].some(([db, kept]) => frames?.has(db) && frames.get(db) !== kept)) {
+      this.#rules.cutWals = false;
+      this.#recent = [];
+    }
+    const untouched = (db: string) => {
+      const before = files.get(db)!;
+      const after = recovered?.get(db);
+      return after !== undefined && after.length === before.length &&
+        Buffer.compare(after, before) === 0;
+    };
+    if (recovered && !image.coldJournals.every(untouched)) {
+      this.#rules.dropColdJournals = false;
+      this.#recent = [];
+    }
+  }
+
+  /** Whether the rules that made `image` still hold (an image made whole always does). */
+  #agreed(image: Image): boolean {
+    return (this.#rules.cutWals || !image.cuts.size) &&
+      (this.#rules.dropColdJournals || !image.coldJournals.length);
   }
 
   /** The verdict of a recent image equal to `files`, moved to the most recent place. */

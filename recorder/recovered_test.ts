@@ -5,8 +5,9 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { Database } from "../session_db/sqlite/database.ts";
 import { exists } from "../internal/fs.ts";
 import { testFolder } from "../internal/_test_folder.ts";
-import { readFolder } from "./image.ts";
-import { RecoveredStates } from "./recovered.ts";
+import { Buffer } from "node:buffer";
+import { readFolder, writeImage } from "./image.ts";
+import { RecoveredStates, recoverSqliteFiles } from "./recovered.ts";
 import { memoryFolder, removeOrphans } from "./_memory_folder.ts";
 
 /** A store.db in WAL mode with one committed row still only in its -wal, as a crash leaves it. */
@@ -147,4 +148,99 @@ Deno.test("RecoveredStates: states whose WALs differ only after the last frame r
   // Another context (other acknowledgements) is never merged.
   strictEqual(await states.check({ files: torn[0]!, key: "t" }, "other", judge), "judged 3");
   states.close();
+});
+
+/**
+ * A DELETE-mode store.db in the middle of a transaction that spilled to the file: the
+ * database holds uncommitted pages and its journal is hot (synced, magic written). Also
+ * the committed database alone, as it was before the transaction.
+ */
+function hotJournalState(): { hot: Map<string, Uint8Array>; committed: Uint8Array } {
+  const dir = Deno.makeTempDirSync();
+  const db = new Database(`${dir}/store.db`);
+  try {
+    db.exec("PRAGMA journal_mode = DELETE; PRAGMA cache_size = 2");
+    db.exec("CREATE TABLE t (v TEXT)");
+    db.exec(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) " +
+        "INSERT INTO t SELECT printf('%0500d', i) FROM n",
+    );
+    const committed = Deno.readFileSync(`${dir}/store.db`);
+    db.exec("BEGIN; UPDATE t SET v = upper(v) || 'x'");
+    const hot = readFolder(dir);
+    db.exec("ROLLBACK");
+    return { hot, committed };
+  } finally {
+    db.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+Deno.test("RecoveredStates: a rollback journal SQLite never plays back is left out of the image", async () => {
+  const { hot, committed } = hotJournalState();
+  const journal = hot.get("store.db-journal")!;
+  const spilled = hot.get("store.db")!;
+  ok(journal[0] !== 0, "the journal is hot");
+  ok(Buffer.compare(spilled, committed) !== 0, "the transaction spilled into the file");
+  const states = new RecoveredStates<string>(`${testFolder()}/scratch`);
+  let judged = 0;
+  const judge = () => `judged ${++judged}`;
+  const check = (files: Map<string, Uint8Array>, key: string) =>
+    states.check({ files, key }, "", judge);
+  // The spilled file alone, then with journals SQLite reads only the first byte of
+  // (empty, or that byte 0 as a journal is until its records are synced): one recovery.
+  strictEqual(await check(new Map([["store.db", spilled]]), "alone"), "judged 1");
+  const cold = [new Uint8Array(0), journal.slice(), new Uint8Array(journal.length)];
+  cold[1]![0] = 0;
+  for (const [i, content] of cold.entries()) {
+    const files = new Map([["store.db", spilled], ["store.db-journal", content]]);
+    strictEqual(await check(files, `cold ${i}`), "judged 1");
+  }
+  strictEqual(states.recovered, 1);
+  // The hot journal is played back: never merged with the file alone, and recovered to
+  // the committed file, as the committed file alone is.
+  strictEqual(await check(hot, "hot"), "judged 2");
+  strictEqual(await check(new Map([["store.db", committed]]), "committed"), "judged 2");
+  strictEqual(states.recovered, 3);
+  states.close();
+});
+
+Deno.test("recoverSqliteFiles: SQLite leaves the database as it is beside a journal whose first byte is 0", () => {
+  const { hot } = hotJournalState();
+  const journal = hot.get("store.db-journal")!;
+  const spilled = hot.get("store.db")!;
+  // The hot journal cut anywhere, then its first byte zeroed: SQLite never reads further.
+  for (const length of [1, 28, 512, 4096, journal.length >> 1, journal.length]) {
+    const content = journal.slice(0, length);
+    content[0] = 0;
+    const dir = `${testFolder()}/state`;
+    Deno.mkdirSync(dir, { recursive: true });
+    const files = new Map([["store.db", spilled], ["store.db-journal", content]]);
+    writeImage(files, dir);
+    deepStrictEqual(recoverSqliteFiles(dir, files), []);
+    deepStrictEqual(
+      readFolder(dir),
+      new Map([["store.db", spilled]]),
+      `journal of ${length} bytes`,
+    );
+  }
+});
+
+Deno.test("recoverSqliteFiles: a hot journal is played back though the file's header says WAL", () => {
+  // Page 1 written by a switch to WAL that the journal undoes: SQLite rolls the journal
+  // back before it looks at the header, and so must the recovery.
+  const { hot } = hotJournalState();
+  const switched = hot.get("store.db")!.slice();
+  switched[18] = switched[19] = 2;
+  const files = new Map(hot).set("store.db", switched);
+  const dir = `${testFolder()}/state`;
+  Deno.mkdirSync(dir, { recursive: true });
+  writeImage(files, dir);
+  deepStrictEqual(recoverSqliteFiles(dir, files), []);
+  const db = new Database(`${dir}/store.db`, { create: false });
+  try {
+    strictEqual(db.prepare("SELECT count(*) FROM t WHERE v LIKE '%x'").value()?.[0], 0);
+  } finally {
+    db.close();
+  }
 });
