@@ -12,10 +12,11 @@
  * state SQLite cannot recover is judged on its own (never reused). Before any recovery, a
  * state is compared with the last distinct images recovered: its files with each WAL cut
  * after the last frame SQLite's recovery keeps (a power loss mostly differs in torn or
- * unsynced frames after it, which recovery never reads), a rollback journal SQLite never
- * plays back (empty, or its first byte 0) left out. Each recovery checks the cut against
- * the frames SQLite kept and a left-out journal against a database SQLite left as it was;
- * one disagreement and states are compared whole. Files that are not SQLite databases are
+ * unsynced frames after it, which recovery never reads), each rollback journal left out
+ * and its database as the journal's playback leaves it (a power loss mostly differs in
+ * pages of the database the journal restores). Each recovery checks the cut against the
+ * frames SQLite kept and the played-back file against SQLite's; one disagreement and
+ * states are compared whole. Files that are not SQLite databases are
  * digested as they are. States are opened one after another, never two connections at
  * once, so the binding's connection and the target's (maybe another copy of SQLite, e.g.
  * `node:sqlite`) never hold the same file together.
@@ -36,6 +37,7 @@ import { type FileSet, readFolder, writeImage } from "./image.ts";
 import { memoryFolder } from "./_memory_folder.ts";
 import { judging } from "../internal/judging_beacon.ts";
 import { walKept } from "./_wal_prefix.ts";
+import { rolledBack } from "./_journal_playback.ts";
 import { Buffer } from "node:buffer";
 
 const MAGIC = "SQLite format 3\0";
@@ -141,14 +143,17 @@ interface Image {
   files: FileSet;
   /** The frames kept of each cut WAL, by its database's name. */
   cuts: Map<string, number>;
-  /** The databases whose cold rollback journal was left out. */
-  coldJournals: string[];
+  /**
+   * The databases whose rollback journal was left out, each with the file SQLite's
+   * recovery leaves: the same file beside a journal that is not hot, else its playback.
+   */
+  playedBack: Map<string, Uint8Array>;
 }
 
 /** What {@linkcode imageOf} may leave out: each is turned off when SQLite disagrees. */
 interface ImageRules {
   cutWals: boolean;
-  dropColdJournals: boolean;
+  playJournals: boolean;
 }
 
 /**
@@ -161,13 +166,24 @@ function isColdJournal(content: Uint8Array): boolean {
 }
 
 /**
+ * The database file SQLite's recovery leaves beside a rollback journal: the same file
+ * when the journal is not hot, else the file the journal's playback makes; `undefined`
+ * when the playback is not modelled, or leaves a file whose header says WAL.
+ */
+function afterJournal(db: Uint8Array, journal: Uint8Array): Uint8Array | undefined {
+  if (isColdJournal(journal)) return db;
+  const played = rolledBack(db, journal);
+  return played && !walHeader(played) ? played : undefined;
+}
+
+/**
  * The image of a state: each SQLite database's WAL (with no rollback journal beside it)
- * cut after the last frame recovery keeps; a journal that is not hot (beside a database
- * with no WAL) left out; every other file whole.
+ * cut after the last frame recovery keeps; a rollback journal (beside a database with no
+ * WAL) left out, the database as its recovery leaves it; every other file whole.
  */
 function imageOf(files: FileSet, rules: ImageRules): Image {
   const cuts = new Map<string, number>();
-  const coldJournals: string[] = [];
+  const playedBack = new Map<string, Uint8Array>();
   let imageFiles: FileSet | undefined;
   for (const [name, content] of files) {
     const journal = name.endsWith("-journal");
@@ -176,11 +192,13 @@ function imageOf(files: FileSet, rules: ImageRules): Image {
     const db = files.get(database);
     if (!db || !isSqlite(db)) continue;
     if (journal) {
-      if (!rules.dropColdJournals || files.has(`${database}-wal`)) continue;
-      if (!isColdJournal(content)) continue;
-      coldJournals.push(database);
+      if (!rules.playJournals || files.has(`${database}-wal`)) continue;
+      const played = afterJournal(db, content);
+      if (!played) continue;
+      playedBack.set(database, played);
       imageFiles ??= new Map(files);
       imageFiles.delete(name);
+      imageFiles.set(database, played);
       continue;
     }
     if (!rules.cutWals || files.has(`${database}-journal`)) continue;
@@ -192,7 +210,7 @@ function imageOf(files: FileSet, rules: ImageRules): Image {
       imageFiles.set(name, content.subarray(0, kept.end));
     }
   }
-  return { files: imageFiles ?? files, cuts, coldJournals };
+  return { files: imageFiles ?? files, cuts, playedBack };
 }
 
 function sameFiles(x: FileSet, y: FileSet): boolean {
@@ -270,7 +288,7 @@ export class RecoveredStates<V> {
   #byKey = new Map<string, V>();
   #byDigest = new Map<string, { files: FileSet; verdict: V }[]>();
   #recent: { digest: string; files: FileSet; verdict: V }[] = [];
-  #rules: ImageRules = { cutWals: true, dropColdJournals: true };
+  #rules: ImageRules = { cutWals: true, playJournals: true };
   #checked = 0;
   #recovered = 0;
   #judged = 0;
@@ -377,7 +395,7 @@ export class RecoveredStates<V> {
     }
     // A state SQLite cannot recover is never merged with another.
     const recovered = errors.length ? undefined : readFolder(work);
-    this.#checkRules(image, { files: state.files, frames, recovered });
+    this.#checkRules(image, { frames, recovered });
     const digest = recovered ? `${sampledDigest(recovered)}\0${context}` : "";
     const seen = recovered ? this.#byDigest.get(digest) ?? [] : [];
     let verdict = seen.find((entry) => sameFiles(entry.files, recovered!))?.verdict;
@@ -400,27 +418,25 @@ export class RecoveredStates<V> {
 
   /**
    * Holds SQLite's recovery of one state to what its image left out: each cut WAL to the
-   * frames SQLite kept, each dropped journal to a database SQLite left as it was. A
+   * frames SQLite kept, each left-out journal to the database file SQLite's playback made. A
    * disagreement turns that rule off for the rest of the run and forgets the recent images.
    */
   #checkRules(image: Image, recovery: {
-    files: FileSet;
     frames: Map<string, number> | undefined;
     recovered: FileSet | undefined;
   }): void {
-    const { files, frames, recovered } = recovery;
+    const { frames, recovered } = recovery;
     if ([...image.cuts].some(([db, kept]) => frames?.has(db) && frames.get(db) !== kept)) {
       this.#rules.cutWals = false;
       this.#recent = [];
     }
-    const untouched = (db: string) => {
-      const before = files.get(db)!;
+    const agrees = ([db, played]: [string, Uint8Array]) => {
       const after = recovered?.get(db);
-      return after !== undefined && after.length === before.length &&
-        Buffer.compare(after, before) === 0;
+      return after !== undefined && after.length === played.length &&
+        Buffer.compare(after, played) === 0;
     };
-    if (recovered && !image.coldJournals.every(untouched)) {
-      this.#rules.dropColdJournals = false;
+    if (recovered && ![...image.playedBack].every(agrees)) {
+      this.#rules.playJournals = false;
       this.#recent = [];
     }
   }
@@ -428,7 +444,7 @@ export class RecoveredStates<V> {
   /** Whether the rules that made `image` still hold (an image made whole always does). */
   #agreed(image: Image): boolean {
     return (this.#rules.cutWals || !image.cuts.size) &&
-      (this.#rules.dropColdJournals || !image.coldJournals.length);
+      (this.#rules.playJournals || !image.playedBack.size);
   }
 
   /** The verdict of a recent image equal to `files`, moved to the most recent place. */
