@@ -6,8 +6,13 @@
 // its sync) get no answer and are compared whole.
 
 const MAGIC = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
-/** The sector size a reader assumes before the first header is read (unix, powersafe overwrite). */
+/**
+ * The sector size a reader assumes until it has read the first header: 512 on unix with
+ * powersafe overwrite (the default), 4096 without. A journal shorter than the larger is
+ * not modelled, so the model never depends on which.
+ */
 const READER_SECTOR = 512;
+const READER_SECTOR_MAX = 4096;
 const MAX_PAGE = 65536;
 const MAX_SECTOR = 0x10000;
 /** SQLite's `PENDING_BYTE`: the page holding it is never journaled. */
@@ -59,14 +64,15 @@ class DatabaseFile {
 /**
  * The database file SQLite's recovery leaves after playing back `journal`, a hot rollback
  * journal (its first byte not 0) beside `db`; `undefined` when the journal holds what this
- * model does not read (a super-journal name, a record count of `0xffffffff` after the
- * first header, a page size of 0, an original size far past both files): compare such
- * states whole.
+ * model does not read (shorter than 4096 bytes, a super-journal name, a record count of
+ * `0xffffffff` after the first header, a page size of 0, an original size far past both
+ * files): compare such states whole.
  */
 export function rolledBack(db: Uint8Array, journal: Uint8Array): Uint8Array | undefined {
   const size = journal.length;
+  if (size < READER_SECTOR_MAX) return undefined;
   // A super-journal name ends with the magic; its playback depends on another file.
-  if (size >= 16 && hasMagic(journal, size - 8)) return undefined;
+  if (hasMagic(journal, size - 8)) return undefined;
   const view = new DataView(journal.buffer, journal.byteOffset, journal.byteLength);
   const file = new DatabaseFile(db);
   let sector = READER_SECTOR;

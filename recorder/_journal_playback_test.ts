@@ -129,6 +129,12 @@ function journalVariants(journal: Uint8Array, pageSize: number): Uint8Array[] {
     new DataView(copy.buffer).setUint32(8, count);
     out.push(copy);
   }
+  // Other valid sector sizes: the records and later headers are looked for elsewhere.
+  for (const sectorSize of [32, 1024, 4096]) {
+    const copy = journal.slice();
+    new DataView(copy.buffer).setUint32(20, sectorSize);
+    out.push(copy);
+  }
   // In each record: its page number, a byte the checksum reads, one it skips, the checksum;
   // a sector zeroed and a sector of garbage.
   for (const at of offsets) {
