@@ -16,10 +16,10 @@
  * and its database as the journal's playback leaves it (a power loss mostly differs in
  * pages of the database the journal restores). Each recovery checks the cut against the
  * frames SQLite kept and the played-back file against SQLite's; one disagreement and
- * states are compared whole. Files that are not SQLite databases are
- * digested as they are. States are opened one after another, never two connections at
- * once, so the binding's connection and the target's (maybe another copy of SQLite, e.g.
- * `node:sqlite`) never hold the same file together.
+ * states are compared whole. Files that are not SQLite databases are digested as they
+ * are. States are opened one after another, never two connections at once, so the
+ * binding's connection and the target's (maybe another copy of SQLite, e.g. `node:sqlite`)
+ * never hold the same file together.
  *
  * @example
  * ```ts
@@ -418,8 +418,9 @@ export class RecoveredStates<V> {
 
   /**
    * Holds SQLite's recovery of one state to what its image left out: each cut WAL to the
-   * frames SQLite kept, each left-out journal to the database file SQLite's playback made. A
-   * disagreement turns that rule off for the rest of the run and forgets the recent images.
+   * frames SQLite kept, each left-out journal to the database file SQLite's playback made.
+   * A disagreement turns that rule off for the rest of the run and forgets the recent
+   * images.
    */
   #checkRules(image: Image, recovery: {
     frames: Map<string, number> | undefined;
