@@ -1,9 +1,9 @@
 // What SQLite's playback of a hot rollback journal leaves in the database file, computed
 // the way pager.c's `pager_playback` reads the journal: the first header's magic, sizes,
 // record count and original page count; each record's page number and checksum; later
-// segments at the header's sector boundaries; a short read ends the playback. States whose
-// journal this model does not cover (a super-journal name, a record count written before
-// its sync) get no answer and are compared whole.
+// segments at the header's sector boundaries; a short read ends the playback. A journal
+// this model does not cover (see `rolledBack`) gets no answer: its states are compared
+// whole.
 
 const MAGIC = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
 /**
@@ -29,35 +29,37 @@ function isPowerOfTwo(n: number): boolean {
 
 /** A growable copy of the database file, written as playback writes it. */
 class DatabaseFile {
-  bytes: Uint8Array;
-  size: number;
+  #bytes: Uint8Array;
+  #size: number;
 
   constructor(db: Uint8Array) {
-    this.bytes = db.slice();
-    this.size = db.length;
+    this.#bytes = db.slice();
+    this.#size = db.length;
   }
 
   write(data: Uint8Array, at: number): void {
     const end = at + data.length;
-    if (end > this.bytes.length) {
-      const grown = new Uint8Array(Math.max(end, this.bytes.length * 2));
-      grown.set(this.bytes.subarray(0, this.size));
-      this.bytes = grown;
-    } else if (at > this.size) {
-      this.bytes.fill(0, this.size, at);
+    if (end > this.#bytes.length) {
+      const grown = new Uint8Array(Math.max(end, this.#bytes.length * 2));
+      grown.set(this.#bytes.subarray(0, this.#size));
+      this.#bytes = grown;
+    } else if (at > this.#size) {
+      // A write past the end leaves a hole of zeros (after a truncation, stale bytes).
+      this.#bytes.fill(0, this.#size, at);
     }
-    this.bytes.set(data, at);
-    this.size = Math.max(this.size, end);
+    this.#bytes.set(data, at);
+    this.#size = Math.max(this.#size, end);
   }
 
   /** `pager_truncate`: cut to `size`, or grow to it by one zeroed page at its end. */
   truncate(size: number, pageSize: number): void {
-    if (this.size > size) this.size = size;
-    else if (this.size + pageSize <= size) this.write(new Uint8Array(pageSize), size - pageSize);
+    if (this.#size > size) this.#size = size;
+    else if (this.#size + pageSize <= size) this.write(new Uint8Array(pageSize), size - pageSize);
   }
 
+  /** The file's bytes (a view: the file is not written after). */
   content(): Uint8Array {
-    return this.bytes.slice(0, this.size);
+    return this.#bytes.subarray(0, this.#size);
   }
 }
 
