@@ -88,16 +88,31 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
   return {
     ...loaded,
     openStore: (path, options) => {
-      const open = async () => {
-        try {
-          return readAnswers(await openStore(path, options), path);
-        } catch (error) {
-          endIfRefused("openStore", error);
-          throw asStoreError(error);
-        }
+      const failure = (error: unknown): Error => {
+        endIfRefused("openStore", error);
+        return asStoreError(error);
       };
-      // A watched process's parent bounds the open (even one that blocks) and names it.
-      const opened = () => judgingWatched() ? open() : openedInTime(open, path);
+      const opened = () => {
+        let store: ReturnType<typeof openStore>;
+        try {
+          store = openStore(path, options);
+          // An open that returned its store needs no deadline, and sets no timer: a
+          // process's first timer costs it about 5 ms of CPU (Deno loads its Node timers).
+          if (!isPromiseLike(store)) return readAnswers(store, path);
+        } catch (error) {
+          throw failure(error);
+        }
+        const pending = store;
+        const open = async () => {
+          try {
+            return readAnswers(await pending, path);
+          } catch (error) {
+            throw failure(error);
+          }
+        };
+        // A watched process's parent bounds the open (even one that blocks) and names it.
+        return judgingWatched() ? open() : openedInTime(open, path);
+      };
       return judging(`opening the store on ${path}`, opened, path);
     },
   };
@@ -124,6 +139,10 @@ export async function openTargetStore(target: string | URL, path: string): Promi
   const raw = Deno.env.get("SESSION_DB_JOURNAL_MODE");
   const journalMode = raw === "wal" || raw === "delete" ? raw : undefined;
   return await module.openStore(path, journalMode ? { journalMode } : {});
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 /**
