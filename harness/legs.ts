@@ -1,5 +1,6 @@
 import { sqliteLibraryPath, sqliteVersion } from "../session_db/sqlite/database.ts";
 import { isFolder, readPrefix } from "../internal/fs.ts";
+import { hasDatabaseHeader, hasJournalMagic, JOURNAL_MAGIC } from "../internal/sqlite_files.ts";
 
 /**
  * A journal-mode leg: `default` leaves `SESSION_DB_JOURNAL_MODE` unset.
@@ -159,8 +160,6 @@ export interface JournalObservation {
   detail?: string;
 }
 
-/** The magic number at the start of a live rollback journal's header. */
-const JOURNAL_MAGIC = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
 /**
  * A rollback journal's header: magic (8), record count (4), checksum seed (4), original
  * size (4), sector size (4), page size (4). PERSIST zeroes all 28 bytes at COMMIT; a new
@@ -232,8 +231,7 @@ function modeOnDisk(
   const { header, journal } = bytes;
   if (header === undefined) return { at, mode: "missing" };
   if (header.length === 0) return { at, mode: "delete", detail: "empty database file" };
-  const magic = new TextDecoder().decode(header.subarray(0, 16));
-  if (header.length < 100 || magic !== "SQLite format 3\0") {
+  if (!hasDatabaseHeader(header)) {
     return { at, mode: "not-sqlite", detail: "the file has no SQLite header" };
   }
   if (header[18] === 2 && header[19] === 2) return { at, mode: "wal" };
@@ -244,7 +242,7 @@ function modeOnDisk(
       ? { at, mode: "truncate", detail: "an empty journal at rest" }
       : { at, mode: "delete", detail: "an empty journal mid-operation (created or truncated)" };
   }
-  if (JOURNAL_MAGIC.every((byte, i) => head[i] === byte)) {
+  if (hasJournalMagic(head)) {
     return { at, mode: "delete", detail: "hot journal (a transaction in flight)" };
   }
   // With full syncs SQLite writes a new journal's magic as zeros until the journal is

@@ -4,8 +4,8 @@
 // segments at the header's sector boundaries; a short read ends the playback. A journal
 // this model does not cover (see `rolledBack`) gets no answer: its states are compared
 // whole.
+import { hasJournalMagic } from "../internal/sqlite_files.ts";
 
-const MAGIC = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
 /**
  * The sector size a reader assumes until it has read the first header: 512 on unix with
  * powersafe overwrite (the default), 4096 without. A journal shorter than the larger is
@@ -17,11 +17,6 @@ const MAX_PAGE = 65536;
 const MAX_SECTOR = 0x10000;
 /** SQLite's `PENDING_BYTE`: the page holding it is never journaled. */
 const PENDING_BYTE = 0x40000000;
-
-function hasMagic(journal: Uint8Array, at: number): boolean {
-  for (let i = 0; i < MAGIC.length; i++) if (journal[at + i] !== MAGIC[i]) return false;
-  return true;
-}
 
 function isPowerOfTwo(n: number): boolean {
   return n > 0 && (n & (n - 1)) === 0;
@@ -74,7 +69,7 @@ export function rolledBack(db: Uint8Array, journal: Uint8Array): Uint8Array | un
   const size = journal.length;
   if (size < READER_SECTOR_MAX) return undefined;
   // A super-journal name ends with the magic; its playback depends on another file.
-  if (hasMagic(journal, size - 8)) return undefined;
+  if (hasJournalMagic(journal, size - 8)) return undefined;
   const view = new DataView(journal.buffer, journal.byteOffset, journal.byteLength);
   const file = new DatabaseFile(db);
   let sector = READER_SECTOR;
@@ -84,7 +79,7 @@ export function rolledBack(db: Uint8Array, journal: Uint8Array): Uint8Array | un
   for (let first = true;; first = false) {
     // readJournalHdr: the next header starts at a sector boundary.
     if (at > 0) at = Math.ceil(at / sector) * sector;
-    if (at + sector > size || !hasMagic(journal, at)) break;
+    if (at + sector > size || !hasJournalMagic(journal, at)) break;
     let records = view.getUint32(at + 8);
     const checksumInit = view.getUint32(at + 12);
     if (first) {

@@ -38,15 +38,8 @@ import { memoryFolder } from "./_memory_folder.ts";
 import { judging } from "../internal/judging_beacon.ts";
 import { walKept } from "./_wal_prefix.ts";
 import { rolledBack } from "./_journal_playback.ts";
+import { hasDatabaseHeader } from "../internal/sqlite_files.ts";
 import { Buffer } from "node:buffer";
-
-const MAGIC = "SQLite format 3\0";
-
-function isSqlite(content: Uint8Array): boolean {
-  if (content.length < 100) return false;
-  for (let i = 0; i < MAGIC.length; i++) if (content[i] !== MAGIC.charCodeAt(i)) return false;
-  return true;
-}
 
 /** Whether a database file's header says WAL (its read or write version is 2). */
 function walHeader(content: Uint8Array): boolean {
@@ -75,7 +68,7 @@ export function recoverSqliteFiles(
 ): string[] {
   const errors: string[] = [];
   for (const [name, content] of files) {
-    if (!isSqlite(content)) continue;
+    if (!hasDatabaseHeader(content)) continue;
     let db: Database | undefined;
     const journal = `${dir}/${name}-journal`;
     const journaled = files.has(`${name}-journal`);
@@ -190,7 +183,7 @@ function imageOf(files: FileSet, rules: ImageRules): Image {
     if (!journal && !name.endsWith("-wal")) continue;
     const database = name.slice(0, -(journal ? "-journal" : "-wal").length);
     const db = files.get(database);
-    if (!db || !isSqlite(db)) continue;
+    if (!db || !hasDatabaseHeader(db)) continue;
     if (journal) {
       if (!rules.playJournals || files.has(`${database}-wal`)) continue;
       const played = afterJournal(db, content);

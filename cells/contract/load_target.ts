@@ -97,7 +97,7 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
         try {
           store = openStore(path, options);
           // An open that returned its store needs no deadline, and sets no timer: a
-          // process's first timer costs it about 5 ms of CPU (Deno loads its Node timers).
+          // process's first timer costs it about 6 ms of CPU (Deno loads its Node timers).
           if (!isPromiseLike(store)) return readAnswers(store, path);
         } catch (error) {
           throw failure(error);
