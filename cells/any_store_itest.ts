@@ -201,6 +201,52 @@ Deno.test({
   },
 });
 
+// A store whose methods answer thenables that are not promises (query builders returned
+// from methods that are not `async`) is read through them as through promises: its bigint
+// ids, its `null` for a missing session and its error classes. Before, cells 1 and 13 FAILed
+// the correct store (ids compared as bigints, `null` as a session, refusals untyped).
+Deno.test({
+  name: "a store whose methods answer thenables passes cells 1 and 13",
+  ...options,
+  async fn() {
+    for (const cell of [1, 13] as const) {
+      const outcome = await judged(cell, jsonl("thenable_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+  },
+});
+
+// A store that answers with SQLite's integers where the contract has booleans (a message's
+// `active` flag as stored, a guarded write's rows changed; as bigints through libSQL) is read
+// as if it said `false` and `true`. Before, cells 2, 3, 4, 7, 8, 10, 11 and 12 FAILed the
+// correct store (every rewound row read as active again, a refused reopen as done).
+Deno.test({
+  name: "a store that answers SQLite's integers for booleans passes cells 4, 8 and 10",
+  ...options,
+  async fn() {
+    for (const cell of [4, 8, 10] as const) {
+      const outcome = await judged(cell, testdata("sqlite_integers_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+  },
+});
+
+// A store that says "none" by leaving a value out (a session's null fields absent, as plain
+// objects or JSON that omits empty fields have them; `undefined` for a refused markAttempting
+// and for a session without a handoff) is read as if it said `null`. Before, cells 2, 3, 5,
+// 7, 8, 10 and 12 FAILed the correct store (an open session read as ended, a refused attempt
+// as taken, no handoff as a changed one).
+Deno.test({
+  name: "a store that leaves out its null values passes cells 5, 10 and 12",
+  ...options,
+  async fn() {
+    for (const cell of [5, 10, 12] as const) {
+      const outcome = await judged(cell, testdata("omitted_nulls_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+  },
+});
+
 // A store that keeps its files in a data folder beside its path reads every path of one
 // folder as one store: each cell's stores get folders of their own. Before they did,
 // cells 3, 4, 7 to 9, 11 and 13 FAILed it (their scenarios' stores shared the run's folder).

@@ -1,10 +1,13 @@
-// How the cells read a store's answers, once, where the target is loaded: integers a store
-// answers as bigints (libSQL's rowids, node:sqlite's readBigInts, better-sqlite3's safe
-// integers) as numbers, which the cells compare, sort and journal; a `null` where the
-// contract's "none" is `undefined` (a missing session) as `undefined`; and what it throws as an
-// error whose name tells a typed refusal: a class of the store's own that left `name` as
-// `Error` (a common omission) by its class's name, a thrown string as untyped. In a scoped
-// child, a permission Deno refused ends the child instead (`sandbox_refusal.ts`).
+// How the cells read a store's answers, once, where the target is loaded, so that a store
+// is judged on what it says, not on how its driver spells it: integers answered as bigints
+// (libSQL's rowids, node:sqlite's readBigInts, better-sqlite3's safe integers) as numbers,
+// which the cells compare, sort and journal; `0` and `1` where the contract has a boolean (a
+// message's `active` flag as SQLite stores it, a guarded write's rows changed) as `false` and
+// `true`; each "none" as the contract writes it (`undefined` for a missing session, `null`
+// elsewhere, a session's field left out as `null`); any thenable as a promise; and what it
+// throws as an error whose name tells a typed refusal: a class of the store's own that left
+// `name` as `Error` (a common omission) by its class's name, a thrown string as untyped. In a
+// scoped child, a permission Deno refused ends the child instead (`sandbox_refusal.ts`).
 import type { Store } from "./store.ts";
 import { GENERIC_ERRORS } from "./typed.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
@@ -69,6 +72,23 @@ export function asStoreError(thrown: unknown): Error {
   });
 }
 
+/** Whether `value` is a promise or any other thenable (`await` resolves both alike). */
+export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/**
+ * Messages with an `active` flag of `0` or `1` (how SQLite stores a boolean, and how a row
+ * of `node:sqlite`, better-sqlite3 or libSQL hands it out) as `false` or `true`; anything
+ * else unchanged (a copy only where a flag was an integer).
+ */
+export function flagsAsBooleans(messages: unknown): unknown {
+  const integer = (row: unknown): row is Record<string, unknown> =>
+    isPlain(row) && (row.active === 0 || row.active === 1);
+  if (!Array.isArray(messages) || !messages.some(integer)) return messages;
+  return messages.map((row: unknown) => integer(row) ? { ...row, active: row.active === 1 } : row);
+}
+
 /** The methods whose "none" is `undefined`: a store whose driver answers `null` means it too. */
 const NONE_IS_UNDEFINED: ReadonlySet<PropertyKey> = new Set([
   "getSession",
@@ -76,9 +96,81 @@ const NONE_IS_UNDEFINED: ReadonlySet<PropertyKey> = new Set([
   "findLiveCompressionChild",
 ]);
 
+/** The methods whose "none" is `null`: a store that answers `undefined` (no row) means it too. */
+const NONE_IS_NULL: ReadonlySet<PropertyKey> = new Set(["markAttempting", "getHandoffState"]);
+
 /**
- * The store, its methods' answers (or what their promises resolve to) read as numbers (and
- * a `null` "none" as `undefined`), and what they throw as {@linkcode asStoreError} reads it.
+ * The methods whose answer is a boolean: a store that answers the rows its write changed
+ * (`changes()` of `node:sqlite` or better-sqlite3, Python's `rowcount`) says `true` with `1`
+ * and `false` with `0`.
+ */
+const BOOLEAN_ANSWERS: ReadonlySet<PropertyKey> = new Set([
+  "requestHandoff",
+  "claimHandoff",
+  "completeHandoff",
+  "failHandoff",
+  "tryAcquireCompressionLock",
+  "releaseCompressionLock",
+  "markDelivered",
+  "markFailed",
+  "markUnknown",
+  "endSession",
+  "reopenSession",
+  "refreshCompressionLock",
+  "reopenOrphanedCompressionSession",
+]);
+
+/** `1` as `true` and `0` as `false` (after {@linkcode asNumbers}); anything else unchanged. */
+function asBoolean(answer: unknown): unknown {
+  return answer === 1 ? true : answer === 0 ? false : answer;
+}
+
+/** The methods that answer sessions, or one. */
+const SESSIONS: ReadonlySet<PropertyKey> = new Set([
+  "getSession",
+  "listSessions",
+  "findLiveCompressionChild",
+  "listPendingHandoffs",
+]);
+
+/** A session's fields whose "none" is `null`. */
+const SESSION_NONE_FIELDS = ["parentSessionId", "endedAt", "endReason", "handoffState"] as const;
+
+/**
+ * Sessions (an array of them, or one) with each field whose "none" is `null` that they
+ * leave out (a store of plain objects, JSON that omits empty fields) as `null`; a copy only
+ * where one was left out.
+ */
+export function sessionNones(sessions: unknown): unknown {
+  if (Array.isArray(sessions)) {
+    return sessions.some(leavesOut) ? sessions.map(sessionNones) : sessions;
+  }
+  if (!leavesOut(sessions)) return sessions;
+  const filled: Record<string, unknown> = { ...sessions };
+  for (const field of SESSION_NONE_FIELDS) filled[field] ??= null;
+  return filled;
+}
+
+function leavesOut(session: unknown): session is Record<string, unknown> {
+  return isPlain(session) && SESSION_NONE_FIELDS.some((field) => session[field] === undefined);
+}
+
+/** How the answers of the method `key` are read. */
+function readerOf(key: PropertyKey): (answer: unknown) => unknown {
+  if (key === "getMessages") return (answer) => flagsAsBooleans(asNumbers(answer));
+  if (NONE_IS_NULL.has(key)) return (answer) => answer === undefined ? null : asNumbers(answer);
+  if (BOOLEAN_ANSWERS.has(key)) return (answer) => asBoolean(asNumbers(answer));
+  const undefinedNone = NONE_IS_UNDEFINED.has(key);
+  if (!SESSIONS.has(key)) {
+    return undefinedNone ? (answer) => answer === null ? undefined : asNumbers(answer) : asNumbers;
+  }
+  return (answer) => sessionNones(undefinedNone && answer === null ? undefined : asNumbers(answer));
+}
+
+/**
+ * The store, its methods' answers (or what their promises resolve to) read as numbers, each
+ * "none" as the contract writes it (`undefined` or `null`) and a message's integer flag as a
+ * boolean, and what they throw as {@linkcode asStoreError} reads it.
  */
 export function readAnswers(store: Store, path: string): Store {
   const methods = new Map<PropertyKey, unknown>();
@@ -91,9 +183,7 @@ export function readAnswers(store: Store, path: string): Store {
       if (typeof member !== "function") return member;
       let method = methods.get(key);
       if (!method) {
-        const read = NONE_IS_UNDEFINED.has(key)
-          ? (answer: unknown) => answer === null ? undefined : asNumbers(answer)
-          : asNumbers;
+        const read = readerOf(key);
         method = (...args: unknown[]) => {
           const leave = watched ? enterJudging(`${String(key)} on ${path}`, path) : NOTHING;
           let answer: unknown;
@@ -104,11 +194,13 @@ export function readAnswers(store: Store, path: string): Store {
             endIfRefused(String(key), error);
             throw asStoreError(error);
           }
-          if (!(answer instanceof Promise)) {
+          if (!isPromiseLike(answer)) {
             leave();
             return read(answer);
           }
-          return answer.then((value) => {
+          // A thenable that is not a native promise (a query builder's, as Drizzle's) is read
+          // as what it resolves to, as a native one is.
+          return Promise.resolve(answer).then((value) => {
             leave();
             return read(value);
           }, (error) => {

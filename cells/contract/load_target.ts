@@ -8,7 +8,7 @@
  * @module
  */
 import type { Store, TargetModule } from "./store.ts";
-import { asStoreError, readAnswers } from "./_store_answers.ts";
+import { asStoreError, isPromiseLike, readAnswers } from "./_store_answers.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
 import { judging, judgingDeadlineMs, judgingWatched } from "../../internal/judging_beacon.ts";
 
@@ -139,10 +139,6 @@ export async function openTargetStore(target: string | URL, path: string): Promi
   const raw = Deno.env.get("SESSION_DB_JOURNAL_MODE");
   const journalMode = raw === "wal" || raw === "delete" ? raw : undefined;
   return await module.openStore(path, journalMode ? { journalMode } : {});
-}
-
-function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 /**

@@ -75,7 +75,10 @@ export interface StoredMessage {
   role: string;
   /** The text. */
   content: string | null;
-  /** `false` once a rewind soft-deleted it (read with `includeInactive`; default `true`). */
+  /**
+   * `false` once a rewind soft-deleted it (read with `includeInactive`; default `true`);
+   * `0` and `1`, as SQLite stores a boolean, are read as `false` and `true`.
+   */
   active?: boolean;
 }
 
