@@ -1,32 +1,15 @@
 /**
  * Test target: the reference store, correct, answering with SQLite's integers where the
  * contract has booleans, as a store handing out what `node:sqlite` or better-sqlite3 give it
- * does: a message's `active` flag as stored (`1`, `0`), and a guarded write's answer as the
- * rows it changed (`1` done, `0` refused). Every second answer's integers are bigints
- * (libSQL's). The cells must read `1` as `true` and `0` as `false`.
+ * does: a message's `active` flag as stored (`1`, `0`), and every boolean answer (a guarded
+ * write's) as the rows it changed (`1` done, `0` refused). Every second answer's integers
+ * are bigints (libSQL's). The cells must read `1` as `true` and `0` as `false`.
  *
  * @module
  */
 import { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
 import { type Method, wrapped } from "./_wrapped.ts";
-
-/** The methods whose answer is a boolean: here, the number of rows they changed. */
-const CHANGES: ReadonlySet<string | symbol> = new Set([
-  "requestHandoff",
-  "claimHandoff",
-  "completeHandoff",
-  "failHandoff",
-  "tryAcquireCompressionLock",
-  "releaseCompressionLock",
-  "markDelivered",
-  "markFailed",
-  "markUnknown",
-  "endSession",
-  "reopenSession",
-  "refreshCompressionLock",
-  "reopenOrphanedCompressionSession",
-]);
 
 /** A message row with its flag as an integer. */
 type Row = Record<string, unknown> & { active?: unknown };
@@ -40,13 +23,15 @@ export function openStore(path: string, options: StoreOptions): SessionDB {
   let answers = 0;
   const integer = (flag: boolean) => ++answers % 2 === 0 ? BigInt(flag ? 1 : 0) : flag ? 1 : 0;
   return wrapped(store, (key, method: Method) => {
-    if (CHANGES.has(key)) {
-      return async (...args: unknown[]) => integer(await method(...args) as boolean);
+    if (key === "getMessages") {
+      return async (...args: unknown[]) =>
+        (await method(...args) as Row[]).map((row) =>
+          typeof row.active === "boolean" ? { ...row, active: integer(row.active) } : row
+        );
     }
-    if (key !== "getMessages") return method;
-    return async (...args: unknown[]) =>
-      (await method(...args) as Row[]).map((row) =>
-        typeof row.active === "boolean" ? { ...row, active: integer(row.active) } : row
-      );
+    return (...args: unknown[]) => {
+      const answer = method(...args);
+      return typeof answer === "boolean" ? integer(answer) : answer;
+    };
   });
 }
