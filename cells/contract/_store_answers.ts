@@ -168,9 +168,9 @@ function readerOf(key: PropertyKey): (answer: unknown) => unknown {
 }
 
 /**
- * The store, its methods' answers (or what their promises resolve to) read as numbers, each
- * "none" as the contract writes it (`undefined` or `null`) and a message's integer flag as a
- * boolean, and what they throw as {@linkcode asStoreError} reads it.
+ * The store, its methods' answers (or what any thenable resolves to) read as numbers, each
+ * "none" as the contract writes it (`undefined` or `null`) and SQLite's `0` and `1` where the
+ * contract has a boolean as booleans, and what they throw as {@linkcode asStoreError} reads it.
  */
 export function readAnswers(store: Store, path: string): Store {
   const methods = new Map<PropertyKey, unknown>();
