@@ -7,6 +7,20 @@ const DATABASE_HEADER = "SQLite format 3\0";
 export const JOURNAL_MAGIC: readonly number[] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
 
 /**
+ * Whether `bytes` start with a SQLite database file's header string (a file cut shorter
+ * than its header may still be one that was cut).
+ *
+ * @param bytes The file's first bytes (16 are enough).
+ * @returns `true` when the header string is there.
+ */
+export function startsWithDatabaseHeader(bytes: Uint8Array): boolean {
+  for (let i = 0; i < DATABASE_HEADER.length; i++) {
+    if (bytes[i] !== DATABASE_HEADER.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+/**
  * Whether `bytes` start as a SQLite database file does: its header string, and the
  * 100-byte header in full.
  *
@@ -14,11 +28,7 @@ export const JOURNAL_MAGIC: readonly number[] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0
  * @returns `true` for a SQLite database file's header.
  */
 export function hasDatabaseHeader(bytes: Uint8Array): boolean {
-  if (bytes.length < 100) return false;
-  for (let i = 0; i < DATABASE_HEADER.length; i++) {
-    if (bytes[i] !== DATABASE_HEADER.charCodeAt(i)) return false;
-  }
-  return true;
+  return bytes.length >= 100 && startsWithDatabaseHeader(bytes);
 }
 
 /**

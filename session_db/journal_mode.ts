@@ -1,3 +1,5 @@
+import { hasDatabaseHeader } from "../internal/sqlite_files.ts";
+
 /**
  * A journal mode the store supports.
  *
@@ -187,8 +189,7 @@ export function onDiskJournalMode(path: string): string {
     if (error instanceof Deno.errors.NotFound) return "missing";
     throw error;
   }
-  const magic = new TextDecoder().decode(header.subarray(0, 16));
-  if (header.length < 100 || magic !== "SQLite format 3\0") {
+  if (!hasDatabaseHeader(header)) {
     throw new Error(
       `Cannot read the journal mode of "${path}": file is not a database (check the path)`,
     );

@@ -17,6 +17,7 @@
  */
 import { type Child, killWhileAlive, reapAll, spawnChild } from "../../harness/child.ts";
 import { RunDir } from "../../harness/evidence.ts";
+import { hasDatabaseHeader } from "../../internal/sqlite_files.ts";
 import {
   currentLeg,
   type Leg,
@@ -134,7 +135,6 @@ export interface ProbeOptions {
   permissions?: ChildPermissions;
 }
 
-const HEADER = "SQLite format 3\0";
 const WAL_MAGIC = [0x377f0682, 0x377f0683];
 
 /** A file's first bytes; `undefined` when it is missing or cannot be read (no evidence). */
@@ -166,9 +166,7 @@ function versionOf(number: number): string {
  */
 export function lastWriterVersion(db: string): string | undefined {
   const header = readBytes(db, 100);
-  if (
-    header && header.length >= 100 && new TextDecoder().decode(header.subarray(0, 16)) === HEADER
-  ) {
+  if (header && hasDatabaseHeader(header)) {
     const number = new DataView(header.buffer, header.byteOffset, 100).getUint32(96);
     return number > 3_000_000 ? versionOf(number) : "unknown";
   }

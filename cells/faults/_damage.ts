@@ -1,5 +1,6 @@
 // The damages F2 makes between lives, each on a fresh copy of the first life's files: the
 // ways the field found session stores broken.
+import { startsWithDatabaseHeader } from "../../internal/sqlite_files.ts";
 
 /** One damage: its name, what it did, and the file it did it to. */
 export interface Damage {
@@ -12,7 +13,6 @@ export interface Damage {
 /** The damages, by name. */
 export type DamageName = "page" | "truncation" | "header" | "middle record";
 
-const SQLITE_MAGIC = "SQLite format 3\0";
 /** A sector: what a torn or lost write leaves zeroed. */
 const SECTOR = 512;
 /** The b-tree page type of a table leaf. */
@@ -20,7 +20,7 @@ const TABLE_LEAF = 0x0d;
 
 /** Whether the bytes start with SQLite's header. */
 export function isSqlite(bytes: Uint8Array): boolean {
-  return new TextDecoder().decode(bytes.subarray(0, 16)) === SQLITE_MAGIC;
+  return startsWithDatabaseHeader(bytes);
 }
 
 /** The damages that apply to a store whose largest file holds `bytes`. */

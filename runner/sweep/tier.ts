@@ -32,6 +32,7 @@
  * @module
  */
 import { stderrLine } from "../../internal/stderr_line.ts";
+import { startsWithDatabaseHeader } from "../../internal/sqlite_files.ts";
 import { join } from "node:path";
 import type { LegName } from "../../harness/legs.ts";
 import { buildRecorder } from "../../recorder/build.ts";
@@ -124,10 +125,10 @@ async function probeStore(target: string, library: string, seed: number): Promis
       DENO_SQLITE_PATH: library,
     });
     if ("failed" in seeded) return { failed: seeded.failed, sqliteFile: false, crashPoints: 0 };
-    const head = seeded.files.get("store.db")?.subarray(0, 16);
+    const file = seeded.files.get("store.db");
     return {
       ...(seeded.binding !== undefined ? { binding: seeded.binding } : {}),
-      sqliteFile: head !== undefined && new TextDecoder().decode(head) === "SQLite format 3\0",
+      sqliteFile: file !== undefined && startsWithDatabaseHeader(file),
       crashPoints: seeded.crashPoints.length,
     };
   } finally {
