@@ -9,6 +9,7 @@ import { testFolder } from "../internal/_test_folder.ts";
 import { readFolder, writeImage } from "./image.ts";
 import { recoverSqliteFiles } from "./recovered.ts";
 import { rolledBack } from "./_journal_playback.ts";
+import { hasJournalMagic, JOURNAL_MAGIC } from "../internal/sqlite_files.ts";
 
 interface Scenario {
   pageSize: number;
@@ -70,7 +71,7 @@ function recordOffsets(journal: Uint8Array, pageSize: number): number[] {
   const view = new DataView(journal.buffer, journal.byteOffset, journal.byteLength);
   const sector = view.getUint32(20);
   const offsets: number[] = [];
-  for (let at = 0; at + sector <= journal.length && view.getUint32(at) === 0xd9d505f9;) {
+  for (let at = 0; at + sector <= journal.length && hasJournalMagic(journal, at);) {
     let count = view.getUint32(at + 8);
     at += sector;
     if (count === 0xffffffff) count = Math.floor((journal.length - at) / (pageSize + 8));
@@ -223,7 +224,7 @@ Deno.test("rolledBack: a journal ending in a super-journal name is not modelled"
   const { db, journal } = hotState(dir, SCENARIOS["an update spilled to the file"]!);
   const named = new Uint8Array(journal.length + 24);
   named.set(journal);
-  named.set([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7], named.length - 8);
+  named.set(JOURNAL_MAGIC, named.length - 8);
   strictEqual(rolledBack(db, named), undefined);
   Deno.removeSync(dir, { recursive: true });
 });

@@ -6,9 +6,10 @@
  *
  * @module
  */
-import { SessionDB } from "../../session_db/mod.ts";
+import type { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
 import { type Method, wrapped } from "./_wrapped.ts";
+import { openStore as openReference } from "./unpointed_target.ts";
 
 /** `value` without its `null` fields (each element's, for an array). */
 function withoutNulls(value: unknown): unknown {
@@ -22,10 +23,7 @@ const NONE: ReadonlySet<string | symbol> = new Set(["markAttempting", "getHandof
 
 /** Opens the store. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  const store = SessionDB.open(
-    path,
-    options.journalMode ? { journalMode: options.journalMode } : {},
-  );
+  const store = openReference(path, options);
   return wrapped(store, (key, method: Method) => {
     if (SESSIONS.has(key)) return (...args: unknown[]) => withoutNulls(method(...args));
     if (NONE.has(key)) return (...args: unknown[]) => method(...args) ?? undefined;

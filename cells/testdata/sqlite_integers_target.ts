@@ -7,19 +7,17 @@
  *
  * @module
  */
-import { SessionDB } from "../../session_db/mod.ts";
+import type { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
 import { type Method, wrapped } from "./_wrapped.ts";
+import { openStore as openReference } from "./unpointed_target.ts";
 
 /** A message row with its flag as an integer. */
 type Row = Record<string, unknown> & { active?: unknown };
 
 /** Opens the store. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  const store = SessionDB.open(
-    path,
-    options.journalMode ? { journalMode: options.journalMode } : {},
-  );
+  const store = openReference(path, options);
   let answers = 0;
   const integer = (flag: boolean) => ++answers % 2 === 0 ? BigInt(flag ? 1 : 0) : flag ? 1 : 0;
   return wrapped(store, (key, method: Method) => {
