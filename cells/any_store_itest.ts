@@ -247,6 +247,35 @@ Deno.test({
   },
 });
 
+// A store that says "no such record" by throwing (a `SessionNotFoundError` of its own, Node's
+// `ENOENT`, a rejected `NotFoundError`) where the contract's none is `undefined` is read as if
+// it answered `undefined`. Before, cells 4, 8 and 13 FAILed the correct store (a fork that
+// never happened, no live continuation, a session that never existed: each read as a failure).
+Deno.test({
+  name: "a store that throws not-found for a missing record passes cells 4, 8 and 13",
+  ...options,
+  async fn() {
+    for (const cell of [4, 8, 13] as const) {
+      const outcome = await judged(cell, testdata("not_found_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+  },
+});
+
+// A store that spells the contract's integers in decimal (`"42"`: an int64 in protobuf's JSON)
+// is read as if it answered numbers. Before, cells 1, 4, 6, 8 and 9 FAILed the correct store
+// with losses it never had (ids compared as strings: "10" sorted before "9").
+Deno.test({
+  name: "a store that spells its integers in decimal passes cells 1, 6 and 9",
+  ...options,
+  async fn() {
+    for (const cell of [1, 6, 9] as const) {
+      const outcome = await judged(cell, testdata("decimal_integers_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+  },
+});
+
 // A store that keeps its files in a data folder beside its path reads every path of one
 // folder as one store: each cell's stores get folders of their own. Before they did,
 // cells 3, 4, 7 to 9, 11 and 13 FAILed it (their scenarios' stores shared the run's folder).

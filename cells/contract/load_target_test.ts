@@ -1,10 +1,12 @@
 // Loading a target: integers a store answers as bigints (libSQL's rowids) are read as
 // numbers, in arrays and plain objects, sync, async or through a thenable; what is not a safe integer, and
 // class instances, pass unchanged. An error class of the store's own is named by its class,
-// a thrown string is an untyped error.
+// a thrown string is an untyped error; a not-found error where the contract's none is
+// `undefined` is that none.
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { loadTarget } from "./load_target.ts";
-import { asNumbers, asStoreError, flagsAsBooleans, sessionNones } from "./_store_answers.ts";
+import { asStoreError, saysNotFound } from "./_store_answers.ts";
+import { asInteger, asNumbers, readerOf, readMessages, readSessions } from "./_answer_readings.ts";
 import { testFolder } from "../../internal/_test_folder.ts";
 
 Deno.test("a store's bigint ids are read as numbers", async () => {
@@ -80,6 +82,46 @@ Deno.test("a store's values left out read as the contract's null", async () => {
   }
 });
 
+Deno.test("a store's not-found errors are read as none where the contract has undefined", async () => {
+  const target = await loadTarget(new URL("../testdata/not_found_target.ts", import.meta.url));
+  const store = await target.openStore(`${testFolder()}/store.db`, {});
+  try {
+    await store.createSession("s");
+    strictEqual(await store.getSession?.("none"), undefined);
+    strictEqual(await store.getObligation?.("none"), undefined);
+    strictEqual(await store.findLiveCompressionChild?.("s"), undefined);
+    strictEqual((await store.getSession?.("s"))?.id, "s");
+  } finally {
+    await store.close();
+  }
+});
+
+Deno.test("saysNotFound: a name with NotFound in it or ENOENT, nothing else", () => {
+  const named = (name: string) => Object.assign(new Error("x"), { name });
+  for (const name of ["NotFound", "NotFoundError", "SessionNotFoundError", "EntityNotFoundError"]) {
+    strictEqual(saysNotFound(named(name)), true, name);
+  }
+  strictEqual(saysNotFound(Object.assign(new Error("x"), { code: "ENOENT" })), true);
+  strictEqual(saysNotFound(new Deno.errors.NotFound("x")), true);
+  for (const name of ["Error", "SqliteError", "SessionEndedError", "BusyDeadlineError"]) {
+    strictEqual(saysNotFound(named(name)), false, name);
+  }
+  strictEqual(saysNotFound(new Error("session not found")), false);
+});
+
+Deno.test("a not-found error elsewhere is still thrown", async () => {
+  const target = await loadTarget(new URL("../testdata/not_found_target.ts", import.meta.url));
+  const store = await target.openStore(`${testFolder()}/store.db`, {});
+  try {
+    await rejects(
+      async () => await store.appendMessage("none", { role: "user", content: "hi" }),
+      { name: "SessionNotFoundError" },
+    );
+  } finally {
+    await store.close();
+  }
+});
+
 Deno.test("asNumbers: safe integers only, plain values only, copies only where needed", async () => {
   const huge = 2n ** 60n;
   deepStrictEqual(asNumbers({ a: [1n, { b: 2n }], c: "x", d: huge }), {
@@ -94,22 +136,61 @@ Deno.test("asNumbers: safe integers only, plain values only, copies only where n
   deepStrictEqual(await Promise.resolve(asNumbers([3n])), [3]);
 });
 
-Deno.test("flagsAsBooleans: a message's active flag of 0 or 1 as a boolean, nothing else", () => {
-  deepStrictEqual(flagsAsBooleans([{ id: 1, active: 1 }, { id: 2, active: 0 }, { id: 3 }]), [
+Deno.test("readMessages: a message's active flag of 0 or 1 as a boolean, nothing else", () => {
+  deepStrictEqual(readMessages([{ id: 1, active: 1 }, { id: 2, active: 0 }, { id: 3 }]), [
     { id: 1, active: true },
     { id: 2, active: false },
     { id: 3 },
   ]);
   const booleans = [{ id: 1, active: true }, { id: 2, active: false }];
-  strictEqual(flagsAsBooleans(booleans), booleans);
-  deepStrictEqual(flagsAsBooleans([{ active: 2 }, { active: "0" }]), [{ active: 2 }, {
+  strictEqual(readMessages(booleans), booleans);
+  deepStrictEqual(readMessages([{ active: 2 }, { active: "0" }]), [{ active: 2 }, {
     active: "0",
   }]);
-  strictEqual(flagsAsBooleans(undefined), undefined);
+  strictEqual(readMessages(undefined), undefined);
 });
 
-Deno.test("sessionNones: a session's null fields left out read as null, a copy only then", () => {
-  deepStrictEqual(sessionNones([{ id: "a", endedAt: 5 }]), [{
+Deno.test("asInteger: a decimal string of a safe integer as written, nothing else", () => {
+  deepStrictEqual(["0", "42", "-3", "9007199254740991"].map(asInteger), [0, 42, -3, 2 ** 53 - 1]);
+  for (const kept of ["042", "4.0", " 4", "4 ", "+4", "-0x1", "1e3", "", "9007199254740993", "a"]) {
+    strictEqual(asInteger(kept), kept, kept);
+  }
+  strictEqual(asInteger(5), 5);
+  strictEqual(asInteger(null), null);
+});
+
+Deno.test("readerOf: integers spelled in decimal where the contract has one, nowhere else", () => {
+  strictEqual(readerOf("appendMessage")("12"), 12);
+  deepStrictEqual(readerOf("appendMessages")(["3", "4"]), [3, 4]);
+  deepStrictEqual(readerOf("getMessages")([{ id: "7", role: "user", content: "12", active: 1 }]), [
+    { id: 7, role: "user", content: "12", active: true },
+  ]);
+  strictEqual(readerOf("markAttempting")("2"), 2);
+  strictEqual(readerOf("markAttempting")(undefined), null);
+  deepStrictEqual(readerOf("getObligation")({ obligationId: "9", deliveryFence: "1" }), {
+    obligationId: "9",
+    deliveryFence: 1,
+  });
+  deepStrictEqual(
+    readerOf("sweepRecoverable")([{ action: "send", obligation: { deliveryFence: "3" } }]),
+    [{ action: "send", obligation: { deliveryFence: 3 } }],
+  );
+  deepStrictEqual(readerOf("getSession")({ id: "5", endedAt: "17", endReason: "user" }), {
+    id: "5",
+    endedAt: 17,
+    endReason: "user",
+    parentSessionId: null,
+    handoffState: null,
+  });
+  strictEqual(readerOf("getSession")(null), undefined);
+  strictEqual(readerOf("getHandoffState")("1"), "1");
+  strictEqual(readerOf("claimHandoff")("1"), "1");
+  const [listed] = readerOf("listSessions")([{ id: "1" }]) as { id: unknown }[];
+  strictEqual(listed?.id, "1");
+});
+
+Deno.test("readSessions: a session's null fields left out read as null, a copy only then", () => {
+  deepStrictEqual(readSessions([{ id: "a", endedAt: 5 }]), [{
     id: "a",
     endedAt: 5,
     parentSessionId: null,
@@ -123,10 +204,10 @@ Deno.test("sessionNones: a session's null fields left out read as null, a copy o
     endReason: null,
     handoffState: "parked",
   };
-  strictEqual(sessionNones(whole), whole);
+  strictEqual(readSessions(whole), whole);
   const list = [whole];
-  strictEqual(sessionNones(list), list);
-  strictEqual(sessionNones(undefined), undefined);
+  strictEqual(readSessions(list), list);
+  strictEqual(readSessions(undefined), undefined);
 });
 
 Deno.test("asStoreError: a class of the store's own by its name, a thrown string untyped", () => {

@@ -168,7 +168,11 @@ export interface Store {
   failHandoff?(sessionId: string, error: string): MaybePromise<boolean>;
   /** The handoff state (`pending`, `running`, …), or `null`. (cell 2) */
   getHandoffState?(sessionId: string): MaybePromise<string | null>;
-  /** Reads a session, `undefined` when unknown. (cells 1 and 4, optional: tells a missing session from an empty one) */
+  /**
+   * Reads a session, `undefined` when unknown (`null` or a not-found error, such as
+   * `SessionNotFoundError`, read the same). (cells 1 and 4, optional: tells a missing session
+   * from an empty one)
+   */
   getSession?(id: string): MaybePromise<StoredSession | undefined>;
   /** Lists every session. (cell 3) */
   listSessions?(): MaybePromise<StoredSession[]>;

@@ -38,13 +38,14 @@
  *   `markDelivered`, `sweepRecoverable`).
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
- *   order. Integers answered as bigints (libSQL's rowids) are read as numbers, `0` and
- *   `1` where the contract has a boolean (a message's `active` as SQLite stores it, a
- *   guarded write's rows changed) as `false` and `true`,
- *   a `null` from `getSession`, `getObligation` or `findLiveCompressionChild` as none, and
- *   a value left out where the contract's none is `null` (a session's `parentSessionId`,
- *   `endedAt`, `endReason` and `handoffState`; `markAttempting`'s and `getHandoffState`'s
- *   answer) as `null`.
+ *   order. Integers answered as bigints (libSQL's rowids) or as decimal strings (an
+ *   int64 in protobuf's JSON) are read as numbers; `0` and `1` where the contract has a
+ *   boolean (a message's `active` as SQLite stores it, a guarded write's rows changed) as
+ *   `false` and `true`; a `null` or a not-found error (`SessionNotFoundError`, `ENOENT`,
+ *   any name with `NotFound` in it) from `getSession`, `getObligation` or
+ *   `findLiveCompressionChild` as none; and a value left out where the contract's none is
+ *   `null` (a session's `parentSessionId`, `endedAt`, `endReason` and `handoffState`;
+ *   `markAttempting`'s and `getHandoffState`'s answer) as `null`.
  * - **Typed errors**, recognised by their `name` (an error of a class of the store's own
  *   whose `name` was left `Error` is named by its class): an append to a session ended by a
  *   compression rotation throws `CompressionSessionClosedError`; a rewind whose

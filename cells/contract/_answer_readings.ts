@@ -1,0 +1,189 @@
+// How the cells read the value a store answered, per method, so that a store is judged on
+// what it says, not on how its driver spells it: integers answered as bigints (libSQL's
+// rowids, node:sqlite's readBigInts, better-sqlite3's safe integers) as numbers, which the
+// cells compare, sort and journal; a decimal string where the contract has an integer (an
+// int64 as protobuf's JSON or a Postgres driver spells it) as that number; `0` and `1` where
+// the contract has a boolean (a message's `active` flag as SQLite stores it, a guarded
+// write's rows changed) as `false` and `true`; each "none" as the contract writes it
+// (`undefined` for a missing session, `null` elsewhere, a session's field left out as `null`).
+// Each reading maps a spelling onto the one meaning the contract gives it, so none of them can
+// make a wrong answer right.
+
+/** Whether `value` holds a bigint (in arrays and plain objects, however deep). */
+function holdsBigint(value: unknown): boolean {
+  if (typeof value === "bigint") return true;
+  if (Array.isArray(value)) return value.some(holdsBigint);
+  if (isPlain(value)) return Object.values(value).some(holdsBigint);
+  return false;
+}
+
+function isPlain(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object") return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** `value` with each safe-integer bigint as a number (a copy only where one was found). */
+export function asNumbers(value: unknown): unknown {
+  if (!holdsBigint(value)) return value;
+  if (typeof value === "bigint") {
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(value)
+      : value;
+  }
+  if (Array.isArray(value)) return value.map(asNumbers);
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([key, v]) => [key, asNumbers(v)]),
+  );
+}
+
+/**
+ * A string that spells a safe integer in decimal, as written (`"42"`, `"-3"`; not `"042"`,
+ * `"4.0"` or `" 4"`), as that number; anything else unchanged.
+ */
+export function asInteger(value: unknown): unknown {
+  if (typeof value !== "string" || !/^-?(0|[1-9][0-9]{0,15})$/.test(value)) return value;
+  const number = Number(value);
+  return Number.isSafeInteger(number) ? number : value;
+}
+
+/** `1` as `true` and `0` as `false` (after {@linkcode asNumbers}); anything else unchanged. */
+function asBoolean(answer: unknown): unknown {
+  return answer === 1 ? true : answer === 0 ? false : answer;
+}
+
+type Read = (value: unknown) => unknown;
+
+/** Each element of an array read by `read` (a copy only where one changed); else `value`. */
+function each(read: Read): Read {
+  return (value) => {
+    if (!Array.isArray(value)) return value;
+    const read_ = value.map(read);
+    return read_.some((element, i) => element !== value[i]) ? read_ : value;
+  };
+}
+
+/**
+ * A plain object with each field of `fields` it has read by its reading (a copy only where
+ * one changed); anything else unchanged (class instances are read as they are).
+ */
+function withFields(fields: Readonly<Record<string, Read>>): Read {
+  return (record) => {
+    if (!isPlain(record)) return record;
+    let copy: Record<string, unknown> | undefined;
+    for (const [field, read] of Object.entries(fields)) {
+      if (!(field in record)) continue;
+      const value = read(record[field]);
+      if (value !== record[field]) (copy ??= { ...record })[field] = value;
+    }
+    return copy ?? record;
+  };
+}
+
+/** A session's fields whose "none" is `null`. */
+const SESSION_NONE_FIELDS = ["parentSessionId", "endedAt", "endReason", "handoffState"] as const;
+
+function leavesOut(session: unknown): session is Record<string, unknown> {
+  return isPlain(session) && SESSION_NONE_FIELDS.some((field) => session[field] === undefined);
+}
+
+/** A session with each field whose "none" is `null` that it leaves out as `null`. */
+function sessionNone(session: unknown): unknown {
+  if (!leavesOut(session)) return session;
+  const filled: Record<string, unknown> = { ...session };
+  for (const field of SESSION_NONE_FIELDS) filled[field] ??= null;
+  return filled;
+}
+
+const sessionEnd = withFields({ endedAt: asInteger });
+
+/**
+ * A session, or an array of them, as the cells read it: each field whose "none" is `null`
+ * that it leaves out (a store of plain objects, JSON that omits empty fields) as `null`, its
+ * `endedAt` as a number; a copy only where one changed.
+ */
+export function readSessions(sessions: unknown): unknown {
+  const one = (session: unknown) => sessionEnd(sessionNone(session));
+  return Array.isArray(sessions) ? each(one)(sessions) : one(sessions);
+}
+
+/**
+ * Messages as the cells read them: an `active` flag of `0` or `1` (how SQLite stores a
+ * boolean, and how a row of `node:sqlite`, better-sqlite3 or libSQL hands it out) as `false`
+ * or `true`, an `id` spelled in decimal as a number; anything else unchanged (a copy only
+ * where one changed).
+ */
+export const readMessages: Read = each(withFields({ id: asInteger, active: asBoolean }));
+
+const obligation = withFields({ deliveryFence: asInteger });
+
+/** The methods whose "none" is `undefined`: a store whose driver answers `null` means it too. */
+export const NONE_IS_UNDEFINED: ReadonlySet<PropertyKey> = new Set([
+  "getSession",
+  "getObligation",
+  "findLiveCompressionChild",
+]);
+
+/** The methods whose "none" is `null`: a store that answers `undefined` (no row) means it too. */
+const NONE_IS_NULL: ReadonlySet<PropertyKey> = new Set(["markAttempting", "getHandoffState"]);
+
+/**
+ * The methods whose answer is a boolean: a store that answers the rows its write changed
+ * (`changes()` of `node:sqlite` or better-sqlite3, Python's `rowcount`) says `true` with `1`
+ * and `false` with `0`.
+ */
+const BOOLEAN_ANSWERS = [
+  "requestHandoff",
+  "claimHandoff",
+  "completeHandoff",
+  "failHandoff",
+  "tryAcquireCompressionLock",
+  "releaseCompressionLock",
+  "markDelivered",
+  "markFailed",
+  "markUnknown",
+  "endSession",
+  "reopenSession",
+  "refreshCompressionLock",
+  "reopenOrphanedCompressionSession",
+] as const;
+
+/** How each method's answer is read, after {@linkcode asNumbers}, beyond the none. */
+const READINGS: ReadonlyMap<PropertyKey, Read> = new Map<PropertyKey, Read>([
+  ...BOOLEAN_ANSWERS.map((key): [PropertyKey, Read] => [key, asBoolean]),
+  ["getMessages", readMessages],
+  ["appendMessage", asInteger],
+  ["appendMessages", each(asInteger)],
+  ["rewindToMessage", asInteger],
+  ["messageCount", asInteger],
+  ["markAttempting", asInteger],
+  ["getSession", readSessions],
+  ["listSessions", readSessions],
+  ["findLiveCompressionChild", readSessions],
+  ["listPendingHandoffs", readSessions],
+  ["recordObligation", obligation],
+  ["getObligation", obligation],
+  ["listObligations", each(obligation)],
+  ["sweepRecoverable", each(withFields({ obligation }))],
+]);
+
+/**
+ * How the answers of the method `key` are read: bigints as numbers, its "none" as the
+ * contract's, then its own reading.
+ *
+ * @param key The method's name.
+ * @returns The reading of its answers.
+ */
+export function readerOf(key: PropertyKey): Read {
+  const reading = READINGS.get(key);
+  const none = NONE_IS_UNDEFINED.has(key)
+    ? (answer: unknown) => answer === null ? undefined : answer
+    : NONE_IS_NULL.has(key)
+    ? (answer: unknown) => answer === undefined ? null : answer
+    : undefined;
+  if (!reading && !none) return asNumbers;
+  return (answer) => {
+    const value = none ? none(asNumbers(answer)) : asNumbers(answer);
+    return reading && value !== undefined && value !== null ? reading(value) : value;
+  };
+}
