@@ -69,7 +69,10 @@ export interface CellMessage {
  * ```
  */
 export interface StoredMessage {
-  /** The id: unique across the store, strictly increasing in append order. */
+  /**
+   * The id: an integer, unique across the store, strictly increasing in append order (where
+   * it starts is the store's: 0 as good as 1).
+   */
   id: number;
   /** The role. */
   role: string;

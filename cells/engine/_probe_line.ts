@@ -3,7 +3,10 @@
 // parent reports the store's own error rather than a timeout or a bare exit code. No
 // imports: children load it.
 
-/** The probe child's exit code when the target failed to load, or the store threw. */
+/**
+ * The probe child's exit code when the target failed to load, the store threw, or its
+ * first appends answered outside the contract.
+ */
 export const PROBE_THREW = 12;
 
 /**
@@ -15,11 +18,16 @@ export const PROBE_THREW = 12;
  * const stage: ProbeStage = "openStore"; // the store threw from openStore itself
  * ```
  */
-export type ProbeStage = "load" | "openStore" | "createSession" | "appendMessage";
+export type ProbeStage =
+  | "load"
+  | "openStore"
+  | "createSession"
+  | "appendMessage"
+  | "getMessages";
 
 /** An error the store threw in the probe child. */
 export interface ProbeThrown {
-  /** Where: loading the target, `openStore`, or one of the first writes. */
+  /** Where: loading the target, `openStore`, one of the first writes, or reading them back. */
   stage: ProbeStage;
   /** The error's name (`Error`, `TargetError`, the store's own class). */
   name: string;
@@ -40,6 +48,11 @@ export interface ProbeLine {
   journalModeReason?: string;
   /** What the store threw (then the child exits with {@linkcode PROBE_THREW}). */
   threw?: ProbeThrown;
+  /**
+   * How its first appends' answers break the contract (then the child exits with
+   * {@linkcode PROBE_THREW}).
+   */
+  answered?: string;
 }
 
 /** The thrown value as a {@linkcode ProbeThrown}. */

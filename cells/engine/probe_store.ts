@@ -68,10 +68,11 @@ export const OPEN_DEADLINE_MS = 30_000;
 export interface ProbeFailure {
   /**
    * `threw` (loading the target, `openStore` or a first write threw: the child caught it),
-   * `exited` (the child ended by itself first), or `deadline` (still running past the
-   * open deadline; it was killed).
+   * `answered` (the first appends answered outside the contract: not ids, or ids
+   * `getMessages` does not list), `exited` (the child ended by itself first), or `deadline`
+   * (still running past the open deadline; it was killed).
    */
-  kind: "threw" | "exited" | "deadline";
+  kind: "threw" | "answered" | "exited" | "deadline";
   /** Where the store threw, for `threw`. */
   stage?: ProbeStage;
   /** The thrown error's name, for `threw`. */
@@ -319,6 +320,14 @@ function failure(
   const end = `the probe child exited with code ${status.code}${
     status.signal ? ` (signal ${status.signal})` : ""
   } after ${seconds(elapsedMs)}`;
+  if (status.code === PROBE_THREW && line.answered) {
+    return {
+      kind: "answered",
+      exitCode: status.code,
+      elapsedMs,
+      message: `${line.answered}\n(the store of ${target} on leg ${leg.name}: ${end})`,
+    };
+  }
   if (status.code === PROBE_THREW && line.threw) {
     const { stage, name, message, permission } = line.threw;
     const what = stage === "load" ? "loading the target" : stage;
@@ -458,7 +467,7 @@ function refused(runDir: string, elapsedMs: number): ProbeFailure | undefined {
   const refusals = readSandboxRefusals(sandboxRefusalsFile(runDir));
   if (!refusals.length) return undefined;
   const { call, name } = refusals[0]!;
-  const stages: readonly string[] = ["openStore", "createSession", "appendMessage"];
+  const stages: readonly string[] = ["openStore", "createSession", "appendMessage", "getMessages"];
   return {
     kind: "threw",
     ...(stages.includes(call) ? { stage: call as ProbeStage } : {}),

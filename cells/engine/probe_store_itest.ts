@@ -105,6 +105,20 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a store whose appends answer no id is reported by its answer and the contract",
+  ...options,
+  async fn() {
+    const failure = (await probeStore(faulty("append_returns_nothing"), { leg })).openError!;
+    strictEqual(failure.kind, "answered");
+    ok(
+      failure.message.startsWith("appendMessage answered undefined, not the new message's id"),
+      failure.message,
+    );
+    ok(failure.message.includes("cells/contract/store.ts"), failure.message);
+  },
+});
+
+Deno.test({
   name: "a store that ends its process while opening is reported by its exit and stderr",
   ...options,
   async fn() {

@@ -1,15 +1,23 @@
 // The leg probe: opens the store, writes, reports which methods it has, then waits to be
 // killed: the parent reads which libraries the process mapped while it is alive, and
 // observes the journal mode the store ran in with no clean close first (a store could
-// switch modes in `close()`). When loading the target, opening or writing throws, it
-// prints the error as a typed line and exits with PROBE_THREW: the parent leads with the
-// store's own error.
+// switch modes in `close()`). When loading the target, opening or writing throws, or the
+// first appends answer outside the contract, it prints that as a typed line and exits with
+// PROBE_THREW: the parent leads with the store's own error or answer.
 import { childArgs, waitToBeKilled } from "../../contract/child_runtime.ts";
 import { loadTarget, methodsOf, type Store } from "../../contract/target.ts";
 import { PROBE_THREW, type ProbeLine, type ProbeStage, thrownAt } from "../_probe_line.ts";
+import { firstAppendsProblem } from "../_first_appends.ts";
 import { printReport } from "../../../internal/report_line.ts";
 
 const [target, dbPath, readyPath] = childArgs(3, "probe.ts <target> <db> <ready>");
+
+/** The store answered outside the contract: said as a line, and the child ends. */
+function answered(problem: string): never {
+  const line: ProbeLine = { answered: problem };
+  printReport(line);
+  Deno.exit(PROBE_THREW);
+}
 
 function threw(stage: ProbeStage, error: unknown): never {
   const line: ProbeLine = { threw: thrownAt(stage, error) };
@@ -29,9 +37,13 @@ try {
   stage = "createSession";
   await store.createSession("probe");
   stage = "appendMessage";
+  const ids: unknown[] = [];
   for (let i = 0; i < 3; i++) {
-    await store.appendMessage("probe", { role: "user", content: `probe ${i}` });
+    ids.push(await store.appendMessage("probe", { role: "user", content: `probe ${i}` }));
   }
+  stage = "getMessages";
+  const problem = firstAppendsProblem("probe", ids, await store.getMessages("probe"));
+  if (problem) answered(problem);
 } catch (error) {
   threw(stage, error);
 }

@@ -1,0 +1,55 @@
+// What the leg probe asks of a store's first appends before any cell relies on their
+// answers: each answered the new message's id (an integer, increasing in append order), and
+// `getMessages` lists those ids. A store answering otherwise (the inserted row, or nothing:
+// an `async` method that forgot to `return`) would read, in every cell, as one that lost
+// what it acknowledged; the probe names the contract instead. No imports: children load it.
+
+/** `value` as a failure message shows it (at most 200 characters). */
+function shown(value: unknown): string {
+  let text: string;
+  try {
+    text = value === undefined ? "undefined" : JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/**
+ * Why the answers of a store's first appends to one new session break the contract, or
+ * `undefined` when they keep it.
+ *
+ * @param session The session appended to.
+ * @param ids What each `appendMessage` answered, in order (as the cells read answers).
+ * @param rows What `getMessages(session)` answered after them.
+ * @returns The problem, naming the contract, or `undefined`.
+ */
+export function firstAppendsProblem(
+  session: string,
+  ids: readonly unknown[],
+  rows: unknown,
+): string | undefined {
+  const contract = "(cells/contract/store.ts: appendMessage returns the new message's id, " +
+    "a number, increasing in append order; getMessages lists the messages with their ids)";
+  const notId = ids.findIndex((id) => !Number.isSafeInteger(id));
+  if (notId >= 0) {
+    return `appendMessage answered ${shown(ids[notId])}, not the new message's id ${contract}`;
+  }
+  if (ids.some((id, i) => i > 0 && (id as number) <= (ids[i - 1] as number))) {
+    return `appendMessage answered ids ${
+      ids.join(", ")
+    } for appends in a row, not increasing ${contract}`;
+  }
+  if (!Array.isArray(rows)) {
+    return `getMessages("${session}") answered ${
+      shown(rows)
+    }, not an array of messages ${contract}`;
+  }
+  const listed = rows.map((row) => (row as { id?: unknown } | null)?.id);
+  if (ids.some((id) => !listed.includes(id))) {
+    return `getMessages("${session}") lists ids ${shown(listed)} right after appends answered ids ${
+      ids.join(", ")
+    } ${contract}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,21 @@
+// The probe's check of a store's first appends: ids, increasing, listed by getMessages.
+import { ok, strictEqual } from "node:assert/strict";
+import { firstAppendsProblem } from "./_first_appends.ts";
+
+const rows = (...ids: unknown[]) => ids.map((id) => ({ id, role: "user", content: "x" }));
+
+Deno.test("firstAppendsProblem: ids increasing from anywhere, listed, keep the contract", () => {
+  strictEqual(firstAppendsProblem("s", [1, 2, 3], rows(1, 2, 3)), undefined);
+  strictEqual(firstAppendsProblem("s", [0, 1, 2], rows(0, 1, 2)), undefined);
+  strictEqual(firstAppendsProblem("s", [7, 40, 41], rows(5, 7, 40, 41)), undefined);
+});
+
+Deno.test("firstAppendsProblem: a row, nothing, a repeat or an unlisted id is named", () => {
+  const problem = (ids: unknown[], listed: unknown) => firstAppendsProblem("s", ids, listed) ?? "";
+  ok(problem([{ id: 1 }], rows(1)).startsWith('appendMessage answered {"id":1}, not'));
+  ok(problem([undefined], rows(1)).startsWith("appendMessage answered undefined, not"));
+  ok(problem([2, 2], rows(2)).startsWith("appendMessage answered ids 2, 2 for appends in a row"));
+  ok(problem([1], { messages: rows(1) }).startsWith('getMessages("s") answered {"messages"'));
+  ok(problem([1, 2], rows(1)).startsWith('getMessages("s") lists ids [1] right after'));
+  ok(problem([1], rows(1).concat(rows(2))) === "");
+});
