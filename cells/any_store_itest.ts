@@ -276,6 +276,19 @@ Deno.test({
   },
 });
 
+// A store counting message ids from 0 keeps the contract (ids increase; where they start is
+// the store's). Before, cell 6 FAILed it: "every returned id is a positive integer".
+Deno.test({
+  name: "a store that counts message ids from 0 passes cells 4, 6 and 9",
+  ...options,
+  async fn() {
+    for (const cell of [4, 6, 9] as const) {
+      const outcome = await judged(cell, testdata("zero_based_ids_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+  },
+});
+
 // A store that keeps its files in a data folder beside its path reads every path of one
 // folder as one store: each cell's stores get folders of their own. Before they did,
 // cells 3, 4, 7 to 9, 11 and 13 FAILed it (their scenarios' stores shared the run's folder).
