@@ -289,6 +289,20 @@ Deno.test({
   },
 });
 
+// A store whose checkInvariants answers nothing when every invariant holds (a procedure that
+// speaks only of a violation) is read as if it answered `[]`. Before, cells 1 to 12 FAILed
+// the correct store ("Cannot read properties of undefined").
+Deno.test({
+  name: "a store whose invariant check answers nothing when all hold passes cells 1, 2 and 11",
+  ...options,
+  async fn() {
+    for (const cell of [1, 2, 11] as const) {
+      const outcome = await judged(cell, testdata("quiet_invariants_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
+  },
+});
+
 // A store that keeps its files in a data folder beside its path reads every path of one
 // folder as one store: each cell's stores get folders of their own. Before they did,
 // cells 3, 4, 7 to 9, 11 and 13 FAILed it (their scenarios' stores shared the run's folder).

@@ -5,7 +5,8 @@
 // int64 as protobuf's JSON or a Postgres driver spells it) as that number; `0` and `1` where
 // the contract has a boolean (a message's `active` flag as SQLite stores it, a guarded
 // write's rows changed) as `false` and `true`; each "none" as the contract writes it
-// (`undefined` for a missing session, `null` elsewhere, a session's field left out as `null`).
+// (`undefined` for a missing session, `null` elsewhere, a session's field left out as `null`,
+// no violations as `[]`).
 // Each reading maps a spelling onto the one meaning the contract gives it, so none of them can
 // make a wrong answer right.
 
@@ -117,6 +118,24 @@ export const readMessages: Read = each(withFields({ id: asInteger, active: asBoo
 
 const obligation = withFields({ deliveryFence: asInteger });
 
+/**
+ * What `checkInvariants` answered, as its list of violations: `undefined` or `null` (a store
+ * that reports only when something is wrong) as `[]`, one string as a list of it; any other
+ * answer that is not a list is itself a violation, named (never read as "all hold").
+ */
+export function asViolations(answer: unknown): unknown {
+  if (answer === undefined || answer === null) return [];
+  if (typeof answer === "string") return [answer];
+  if (Array.isArray(answer)) return answer;
+  let shown: string;
+  try {
+    shown = JSON.stringify(answer) ?? String(answer);
+  } catch {
+    shown = String(answer);
+  }
+  return [`checkInvariants answered ${shown.slice(0, 200)}, not a list of violations`];
+}
+
 /** The methods whose "none" is `undefined`: a store whose driver answers `null` means it too. */
 export const NONE_IS_UNDEFINED: ReadonlySet<PropertyKey> = new Set([
   "getSession",
@@ -175,6 +194,7 @@ const READINGS: ReadonlyMap<PropertyKey, Read> = new Map<PropertyKey, Read>([
  * @returns The reading of its answers.
  */
 export function readerOf(key: PropertyKey): Read {
+  if (key === "checkInvariants") return (answer) => asViolations(asNumbers(answer));
   const reading = READINGS.get(key);
   const none = NONE_IS_UNDEFINED.has(key)
     ? (answer: unknown) => answer === null ? undefined : answer

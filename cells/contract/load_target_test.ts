@@ -6,7 +6,14 @@
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import { loadTarget } from "./load_target.ts";
 import { asStoreError, saysNotFound } from "./_store_answers.ts";
-import { asInteger, asNumbers, readerOf, readMessages, readSessions } from "./_answer_readings.ts";
+import {
+  asInteger,
+  asNumbers,
+  asViolations,
+  readerOf,
+  readMessages,
+  readSessions,
+} from "./_answer_readings.ts";
 import { testFolder } from "../../internal/_test_folder.ts";
 
 Deno.test("a store's bigint ids are read as numbers", async () => {
@@ -157,6 +164,19 @@ Deno.test("asInteger: a decimal string of a safe integer as written, nothing els
   }
   strictEqual(asInteger(5), 5);
   strictEqual(asInteger(null), null);
+});
+
+Deno.test("asViolations: none as [], a string as a list of it, anything else named", () => {
+  deepStrictEqual(asViolations(undefined), []);
+  deepStrictEqual(asViolations(null), []);
+  deepStrictEqual(asViolations("orphan message 3"), ["orphan message 3"]);
+  const list = ["a"];
+  strictEqual(asViolations(list), list);
+  deepStrictEqual(asViolations(true), ["checkInvariants answered true, not a list of violations"]);
+  deepStrictEqual(asViolations({ ok: false }), [
+    'checkInvariants answered {"ok":false}, not a list of violations',
+  ]);
+  deepStrictEqual(readerOf("checkInvariants")(undefined), []);
 });
 
 Deno.test("readerOf: integers spelled in decimal where the contract has one, nowhere else", () => {

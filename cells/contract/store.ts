@@ -147,8 +147,9 @@ export interface Store {
   /** Closes the store. (core: every cell) */
   close(): MaybePromise<void>;
   /**
-   * The store's own invariant check: one line per violation, `[]` when all hold. Every
-   * cell asserts it empty on each recovered state. (optional)
+   * The store's own invariant check: one line per violation, `[]` when all hold (`undefined`
+   * or `null` read the same, one string as a list of it). Every cell asserts it empty on
+   * each recovered state. (optional)
    */
   checkInvariants?(): MaybePromise<string[]>;
   /**
@@ -180,8 +181,10 @@ export interface Store {
   /** Lists every session. (cell 3) */
   listSessions?(): MaybePromise<StoredSession[]>;
   /**
-   * Takes the compression lock for `ttlMs`; a lock held by another holder is taken over
-   * only when expired or when its holder's `pid=<pid>` is dead. (cell 3)
+   * Takes the compression lock for `ttlMs`, to the millisecond (a lease kept in whole
+   * seconds outlasts a short one, and cell 11 then judges its holder's late renewal stale);
+   * a lock held by another holder is taken over only when expired or when its holder's
+   * `pid=<pid>` is dead. (cell 3)
    */
   tryAcquireCompressionLock?(
     sessionId: string,

@@ -58,6 +58,11 @@ const CASES: Case[] = [
       ),
   },
   {
+    mutant: "refresh_revives_lapsed",
+    pattern: "stale-renewal-accepted",
+    run: async () => runDefinitions(await CELLS[11](target("refresh_revives_lapsed"))),
+  },
+  {
     mutant: "append_deferred_no_retry",
     pattern: "busy-untyped",
     run: async () => runDefinitions(await CELLS[6](target("append_deferred_no_retry"))),

@@ -59,6 +59,12 @@ export const DIAGNOSES = {
     fix:
       "retry the whole transaction (busy_timeout, then a jittered retry up to a deadline), then refuse with an error named BusyDeadlineError that changes nothing",
   },
+  "stale-renewal-accepted": {
+    cause:
+      "a holder renewed its lock after its lease had lapsed: the renewal does not test the lease's expiry (or the store keeps expiries on a coarser clock than the ttlMs asked, such as whole seconds, so that a short lease outlasts itself)",
+    fix:
+      "renew with one UPDATE ... WHERE holder = ? AND expires_at > <now in ms>, and keep expiries in milliseconds",
+  },
   "rotation-not-atomic": {
     cause:
       "a crash left a rotation half done (a parent ended without its child, or a child beside a parent still open): the rotation spans two transactions",
