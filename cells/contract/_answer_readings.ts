@@ -2,7 +2,8 @@
 // what it says, not on how its driver spells it: integers answered as bigints (libSQL's
 // rowids, node:sqlite's readBigInts, better-sqlite3's safe integers) as numbers, which the
 // cells compare, sort and journal; a decimal string where the contract has an integer (an
-// int64 as protobuf's JSON or a Postgres driver spells it) as that number; `0` and `1` where
+// int64 as protobuf's JSON or a Postgres driver spells it) as that number; a state or an
+// action named in another case (`PENDING`) as the contract names it; `0` and `1` where
 // the contract has a boolean (a message's `active` flag as SQLite stores it, a guarded
 // write's rows changed) as `false` and `true`; each "none" as the contract writes it
 // (`undefined` for a missing session, `null` elsewhere, a session's field left out as `null`,
@@ -47,6 +48,31 @@ export function asInteger(value: unknown): unknown {
   const number = Number(value);
   return Number.isSafeInteger(number) ? number : value;
 }
+
+/**
+ * A reading of the contract's names for one thing (states, actions): a name in another case
+ * (`PENDING` as Java's enums, `Pending` as Rust's serialise) as the contract writes it;
+ * anything else unchanged.
+ */
+export function namesOf(names: readonly string[]): (value: unknown) => unknown {
+  const known = new Set(names);
+  return (value) => {
+    if (typeof value !== "string") return value;
+    const lower = value.toLowerCase();
+    return lower !== value && known.has(lower) ? lower : value;
+  };
+}
+
+const handoffState = namesOf(["pending", "running", "completed", "failed"]);
+const obligationState = namesOf([
+  "pending",
+  "attempting",
+  "delivered",
+  "failed",
+  "unknown",
+  "abandoned",
+]);
+const recoveryAction = namesOf(["send", "resend", "unknown"]);
 
 /** `1` as `true` and `0` as `false` (after {@linkcode asNumbers}); anything else unchanged. */
 function asBoolean(answer: unknown): unknown {
@@ -96,15 +122,16 @@ function sessionNone(session: unknown): unknown {
   return filled;
 }
 
-const sessionEnd = withFields({ endedAt: asInteger });
+const sessionFields = withFields({ endedAt: asInteger, handoffState });
 
 /**
  * A session, or an array of them, as the cells read it: each field whose "none" is `null`
  * that it leaves out (a store of plain objects, JSON that omits empty fields) as `null`, its
- * `endedAt` as a number; a copy only where one changed.
+ * `endedAt` as a number, its `handoffState` as the contract names it; a copy only where one
+ * changed.
  */
 export function readSessions(sessions: unknown): unknown {
-  const one = (session: unknown) => sessionEnd(sessionNone(session));
+  const one = (session: unknown) => sessionFields(sessionNone(session));
   return Array.isArray(sessions) ? each(one)(sessions) : one(sessions);
 }
 
@@ -116,7 +143,7 @@ export function readSessions(sessions: unknown): unknown {
  */
 export const readMessages: Read = each(withFields({ id: asInteger, active: asBoolean }));
 
-const obligation = withFields({ deliveryFence: asInteger });
+const obligation = withFields({ deliveryFence: asInteger, state: obligationState });
 
 /**
  * What `checkInvariants` answered, as its list of violations: `undefined` or `null` (a store
@@ -183,7 +210,8 @@ const READINGS: ReadonlyMap<PropertyKey, Read> = new Map<PropertyKey, Read>([
   ["recordObligation", obligation],
   ["getObligation", obligation],
   ["listObligations", each(obligation)],
-  ["sweepRecoverable", each(withFields({ obligation }))],
+  ["sweepRecoverable", each(withFields({ obligation, action: recoveryAction }))],
+  ["getHandoffState", handoffState],
 ]);
 
 /**

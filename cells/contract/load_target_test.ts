@@ -10,6 +10,7 @@ import {
   asInteger,
   asNumbers,
   asViolations,
+  namesOf,
   readerOf,
   readMessages,
   readSessions,
@@ -164,6 +165,27 @@ Deno.test("asInteger: a decimal string of a safe integer as written, nothing els
   }
   strictEqual(asInteger(5), 5);
   strictEqual(asInteger(null), null);
+});
+
+Deno.test("namesOf: the contract's names in another case as it writes them, nothing else", () => {
+  const state = namesOf(["pending", "running"]);
+  deepStrictEqual(["PENDING", "Running", "pending", "PENDINGS", "done", 1].map(state), [
+    "pending",
+    "running",
+    "pending",
+    "PENDINGS",
+    "done",
+    1,
+  ]);
+  strictEqual(readerOf("getHandoffState")("RUNNING"), "running");
+  deepStrictEqual(
+    readerOf("sweepRecoverable")([{ action: "RESEND", obligation: { state: "Attempting" } }]),
+    [{ action: "resend", obligation: { state: "attempting" } }],
+  );
+  const [session] = readerOf("listPendingHandoffs")([{ id: "s", handoffState: "PENDING" }]) as {
+    handoffState: unknown;
+  }[];
+  strictEqual(session?.handoffState, "pending");
 });
 
 Deno.test("asViolations: none as [], a string as a list of it, anything else named", () => {

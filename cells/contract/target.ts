@@ -39,7 +39,8 @@
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
  *   order. Integers answered as bigints (libSQL's rowids) or as decimal strings (an
- *   int64 in protobuf's JSON) are read as numbers; `0` and `1` where the contract has a
+ *   int64 in protobuf's JSON) are read as numbers; states and actions in another case
+ *   (`PENDING`) as the contract names them; `0` and `1` where the contract has a
  *   boolean (a message's `active` as SQLite stores it, a guarded write's rows changed) as
  *   `false` and `true`; a `null` or a not-found error (`SessionNotFoundError`, `ENOENT`,
  *   any name with `NotFound` in it) from `getSession`, `getObligation` or
