@@ -146,12 +146,12 @@ export const readMessages: Read = each(withFields({ id: asInteger, active: asBoo
 const obligation = withFields({ deliveryFence: asInteger, state: obligationState });
 
 /**
- * What `checkInvariants` answered, as its list of violations: `undefined` or `null` (a store
- * that reports only when something is wrong) as `[]`, one string as a list of it; any other
+ * What `checkInvariants` answered, as its list of violations: `undefined`, `null` or `""` (a
+ * store that reports only when something is wrong) as `[]`, one string as a list of it; any other
  * answer that is not a list is itself a violation, named (never read as "all hold").
  */
 export function asViolations(answer: unknown): unknown {
-  if (answer === undefined || answer === null) return [];
+  if (answer === undefined || answer === null || answer === "") return [];
   if (typeof answer === "string") return [answer];
   if (Array.isArray(answer)) return answer;
   let shown: string;

@@ -191,6 +191,7 @@ Deno.test("namesOf: the contract's names in another case as it writes them, noth
 Deno.test("asViolations: none as [], a string as a list of it, anything else named", () => {
   deepStrictEqual(asViolations(undefined), []);
   deepStrictEqual(asViolations(null), []);
+  deepStrictEqual(asViolations(""), []);
   deepStrictEqual(asViolations("orphan message 3"), ["orphan message 3"]);
   const list = ["a"];
   strictEqual(asViolations(list), list);
