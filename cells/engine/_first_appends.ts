@@ -1,8 +1,11 @@
 // What the leg probe asks of a store's first appends before any cell relies on their
 // answers: each answered the new message's id (an integer, increasing in append order), and
-// `getMessages` lists those ids. A store answering otherwise (the inserted row, or nothing:
-// an `async` method that forgot to `return`) would read, in every cell, as one that lost
-// what it acknowledged; the probe names the contract instead. No imports: children load it.
+// `getMessages` answers messages with integer ids. A store answering otherwise (the inserted
+// row, or nothing: an `async` method that forgot to `return`) would read, in every cell, as
+// one that lost what it acknowledged; the probe names the contract instead. Whether the
+// appends are there is never asked here: that is the cells' to judge, under their clauses
+// (a store that applies its writes later would pass or fail this probe by a race).
+// No imports: children load it.
 
 /** `value` as a failure message shows it (at most 200 characters). */
 function shown(value: unknown): string {
@@ -21,7 +24,8 @@ function shown(value: unknown): string {
  *
  * @param session The session appended to.
  * @param ids What each `appendMessage` answered, in order (as the cells read answers).
- * @param rows What `getMessages(session)` answered after them.
+ * @param rows What `getMessages(session)` answered after them (which rows it lists is not
+ *   judged here).
  * @returns The problem, naming the contract, or `undefined`.
  */
 export function firstAppendsProblem(
@@ -45,11 +49,11 @@ export function firstAppendsProblem(
       shown(rows)
     }, not an array of messages ${contract}`;
   }
-  const listed = rows.map((row) => (row as { id?: unknown } | null)?.id);
-  if (ids.some((id) => !listed.includes(id))) {
-    return `getMessages("${session}") lists ids ${shown(listed)} right after appends answered ids ${
-      ids.join(", ")
-    } ${contract}`;
+  const notRow = rows.find((row) => !Number.isSafeInteger((row as { id?: unknown } | null)?.id));
+  if (notRow !== undefined) {
+    return `getMessages("${session}") answered ${
+      shown(notRow)
+    } among its messages, not a message with its id ${contract}`;
   }
   return undefined;
 }

@@ -68,8 +68,8 @@ export const OPEN_DEADLINE_MS = 30_000;
 export interface ProbeFailure {
   /**
    * `threw` (loading the target, `openStore` or a first write threw: the child caught it),
-   * `answered` (the first appends answered outside the contract: not ids, or ids
-   * `getMessages` does not list), `exited` (the child ended by itself first), or `deadline`
+   * `answered` (the first appends answered outside the contract: not ids, or `getMessages`
+   * rows without their ids), `exited` (the child ended by itself first), or `deadline`
    * (still running past the open deadline; it was killed).
    */
   kind: "threw" | "answered" | "exited" | "deadline";
