@@ -30,6 +30,57 @@ export function wrapped<T extends object>(
   });
 }
 
+/** How a test target respells one answer of the reference store. */
+export type Spell = (answer: unknown) => unknown;
+
+/** An object with each of `fields` it has respelled (a copy); anything else as it is. */
+export function spelledFields(fields: Readonly<Record<string, Spell>>): Spell {
+  return (record) => {
+    if (record === null || typeof record !== "object") return record;
+    const copy: Record<string, unknown> = { ...record };
+    for (const [field, spell] of Object.entries(fields)) {
+      if (field in copy) copy[field] = spell(copy[field]);
+    }
+    return copy;
+  };
+}
+
+/** Each element of an array respelled; anything else as it is. */
+export function spelledEach(spell: Spell): Spell {
+  return (value) => Array.isArray(value) ? value.map(spell) : value;
+}
+
+/** The methods that answer sessions, each session respelled by `session`. */
+export function sessionAnswers(session: Spell): Record<string, Spell> {
+  const each = spelledEach(session);
+  return {
+    getSession: session,
+    listSessions: each,
+    findLiveCompressionChild: session,
+    listPendingHandoffs: each,
+  };
+}
+
+/** The methods that answer obligations (not `sweepRecoverable`), each respelled by `obligation`. */
+export function obligationAnswers(obligation: Spell): Record<string, Spell> {
+  return {
+    recordObligation: obligation,
+    getObligation: obligation,
+    listObligations: spelledEach(obligation),
+  };
+}
+
+/** The store, each method named in `spellings` answering as its spelling respells it. */
+export function respelled<T extends object>(
+  store: T,
+  spellings: Readonly<Record<string, Spell>>,
+): T {
+  return wrapped(store, (key, method) => {
+    const spell = typeof key === "string" ? spellings[key] : undefined;
+    return spell ? (...args: unknown[]) => spell(method(...args)) : method;
+  });
+}
+
 /** A lock of the store's own: calls made under it one at a time; its file closed with the store. */
 export interface OwnLock {
   /** Runs `call` holding the lock. */
