@@ -10,6 +10,7 @@
 // no violations as `[]`).
 // Each reading maps a spelling onto the one meaning the contract gives it, so none of them can
 // make a wrong answer right.
+import { shownValue } from "./typed.ts";
 
 /** Whether `value` holds a bigint (in arrays and plain objects, however deep). */
 function holdsBigint(value: unknown): boolean {
@@ -154,13 +155,7 @@ export function asViolations(answer: unknown): unknown {
   if (answer === undefined || answer === null || answer === "") return [];
   if (typeof answer === "string") return [answer];
   if (Array.isArray(answer)) return answer;
-  let shown: string;
-  try {
-    shown = JSON.stringify(answer) ?? String(answer);
-  } catch {
-    shown = String(answer);
-  }
-  return [`checkInvariants answered ${shown.slice(0, 200)}, not a list of violations`];
+  return [`checkInvariants answered ${shownValue(answer)}, not a list of violations`];
 }
 
 /** The methods whose "none" is `undefined`: a store whose driver answers `null` means it too. */

@@ -41,6 +41,17 @@ export function verdict(answer: Answer): "refused" | "untyped" | "accepted" {
   return answer.value === false || answer.value === null ? "refused" : "accepted";
 }
 
+/** A value a store answered as a failure message shows it: JSON, at most 200 characters. */
+export function shownValue(value: unknown): string {
+  let text: string;
+  try {
+    text = value === undefined ? "undefined" : JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
 /** The answer in words, for a failure message. */
 export function describeAnswer(answer: Answer): string {
   return answer.threw

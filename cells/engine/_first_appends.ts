@@ -5,18 +5,7 @@
 // one that lost what it acknowledged; the probe names the contract instead. Whether the
 // appends are there is never asked here: that is the cells' to judge, under their clauses
 // (a store that applies its writes later would pass or fail this probe by a race).
-// No imports: children load it.
-
-/** `value` as a failure message shows it (at most 200 characters). */
-function shown(value: unknown): string {
-  let text: string;
-  try {
-    text = value === undefined ? "undefined" : JSON.stringify(value) ?? String(value);
-  } catch {
-    text = String(value);
-  }
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
-}
+import { shownValue as shown } from "../contract/typed.ts";
 
 /**
  * Why the answers of a store's first appends to one new session break the contract, or
