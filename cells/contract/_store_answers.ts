@@ -77,8 +77,9 @@ export function readAnswers(store: Store, path: string): Store {
       if (!method) {
         const read = readerOf(key);
         const notFoundIsNone = NONE_IS_UNDEFINED.has(key);
-        // What a throw says: the contract's none when it is a not-found one where that exists.
-        const none = (thrown: unknown): undefined => {
+        // What a throw says: the contract's none when it is a not-found one where that exists,
+        // else the error as the cells read it.
+        const readThrown = (thrown: unknown): undefined => {
           endIfRefused(String(key), thrown);
           const error = asStoreError(thrown);
           if (notFoundIsNone && saysNotFound(error)) return undefined;
@@ -91,7 +92,7 @@ export function readAnswers(store: Store, path: string): Store {
             answer = member.apply(target, args);
           } catch (error) {
             leave();
-            return none(error);
+            return readThrown(error);
           }
           if (!isPromiseLike(answer)) {
             leave();
@@ -104,7 +105,7 @@ export function readAnswers(store: Store, path: string): Store {
             return read(value);
           }, (error) => {
             leave();
-            return none(error);
+            return readThrown(error);
           });
         };
         methods.set(key, method);
