@@ -8,7 +8,7 @@
  */
 import type { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
-import { type Method, wrapped } from "./_wrapped.ts";
+import { respelled } from "./_wrapped.ts";
 import { openStore as openReference } from "./unpointed_target.ts";
 
 /** `value` without its `null` fields (each element's, for an array). */
@@ -18,15 +18,15 @@ function withoutNulls(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null));
 }
 
-const SESSIONS: ReadonlySet<string | symbol> = new Set(["getSession", "listSessions"]);
-const NONE: ReadonlySet<string | symbol> = new Set(["markAttempting", "getHandoffState"]);
+/** `undefined` where the reference answers `null`. */
+const leftOut = (answer: unknown) => answer ?? undefined;
 
 /** Opens the store. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  const store = openReference(path, options);
-  return wrapped(store, (key, method: Method) => {
-    if (SESSIONS.has(key)) return (...args: unknown[]) => withoutNulls(method(...args));
-    if (NONE.has(key)) return (...args: unknown[]) => method(...args) ?? undefined;
-    return method;
+  return respelled(openReference(path, options), {
+    getSession: withoutNulls,
+    listSessions: withoutNulls,
+    markAttempting: leftOut,
+    getHandoffState: leftOut,
   });
 }
