@@ -247,6 +247,14 @@ const SPELLINGS: readonly Spelling[] = [
     target: testdata("quiet_invariants_target"),
     cells: [1, 2, 11],
   },
+  // Expiries in Unix seconds, rounded up: a lease lasts up to a second longer than asked.
+  // Cells 7 and 11 FAILed it ("the stale owner's publishCompressionChild was accepted"): they
+  // judged a lease lapsed by the caller's clock.
+  {
+    store: "keeps its lease expiries in whole seconds",
+    target: testdata("whole_second_leases_target"),
+    cells: [7, 11],
+  },
   // Its files in a data folder beside its path: each cell's stores get folders of their own.
   // Before they did, cells 3, 4, 7 to 9, 11 and 13 FAILed it (scenarios shared a folder).
   {

@@ -181,10 +181,10 @@ export interface Store {
   /** Lists every session. (cell 3) */
   listSessions?(): MaybePromise<StoredSession[]>;
   /**
-   * Takes the compression lock for `ttlMs`, to the millisecond (a lease kept in whole
-   * seconds outlasts a short one, and cell 11 then judges its holder's late renewal stale);
-   * a lock held by another holder is taken over only when expired or when its holder's
-   * `pid=<pid>` is dead. (cell 3)
+   * Takes the compression lock for at least `ttlMs` (expiries kept in whole seconds, rounded
+   * up, are fine: a lease is judged lapsed once another holder can take over a lease as long
+   * taken after it, at most 10 s past `ttlMs`); a lock held by another holder is taken over
+   * only when expired or when its holder's `pid=<pid>` is dead. (cell 3)
    */
   tryAcquireCompressionLock?(
     sessionId: string,

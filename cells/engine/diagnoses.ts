@@ -61,9 +61,9 @@ export const DIAGNOSES = {
   },
   "stale-renewal-accepted": {
     cause:
-      "a holder renewed its lock after its lease had lapsed: the renewal does not test the lease's expiry (or the store keeps expiries on a coarser clock than the ttlMs asked, such as whole seconds, so that a short lease outlasts itself)",
+      "a holder renewed its lock after its lease had lapsed (another holder could already take over a lease as long, taken after it): the renewal does not test the lease's expiry, or tests it otherwise than a takeover does",
     fix:
-      "renew with one UPDATE ... WHERE holder = ? AND expires_at > <now in ms>, and keep expiries in milliseconds",
+      "renew with one UPDATE ... WHERE holder = ? AND expires_at > <now>, the expiry test a takeover uses",
   },
   "rotation-not-atomic": {
     cause:

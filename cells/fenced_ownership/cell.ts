@@ -10,6 +10,7 @@ import { settlementGuards } from "./settlement.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
 import { raceSeriesOf } from "../moves/race.ts";
 import { stopChild } from "../moves/kill.ts";
+import { awaitLapse, type LeaseWitness, takeWitness } from "../moves/lease_witness.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { spanOf } from "../engine/span.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
@@ -166,7 +167,11 @@ async function runScenario(
   const store: Store = await openTargetStore(ctx.target, scenario.db);
   try {
     const owner = await startOwner(ctx, store, { scenario, leaseMs });
-    stalled = await stopPastLease(owner, scenario, leaseMs);
+    // Only the lock's lease is the store's to end: the others are taken over by a call.
+    const witness = scenario.owner === "compressionLock"
+      ? await takeWitness(store, { session: `${scenario.session}-witness`, ttlMs: leaseMs })
+      : undefined;
+    stalled = await stopPastLease(owner, scenario, { leaseMs, store, witness });
     await takeOver(store, scenario, { acquired: owner.acquired, fresh });
     if (order === "after") await newOwnerActs(store, scenario, fresh);
     await resumeStale(owner, scenario);
@@ -215,14 +220,15 @@ async function startOwner(
 
 /**
  * Stops the owner with SIGSTOP (asserted stopped) once it waits for its turn, and waits
- * past its lease. Returns the heartbeats it made while stopped (at most 1: one under way
- * at the stop).
+ * past its lease (as the store sees it when a witness is given). Returns the heartbeats it
+ * made while stopped (at most 1: one under way at the stop).
  */
 async function stopPastLease(
   owner: StaleOwner,
   scenario: Scenario,
-  leaseMs: number,
+  lease: { leaseMs: number; store: Store; witness: LeaseWitness | undefined },
 ): Promise<number> {
+  const { leaseMs, store, witness } = lease;
   const { child, acquired, file } = owner;
   await waitFor(() => beats(file("beat")) > 0, {
     what: `${scenario.label}: the owner to wait for its turn`,
@@ -239,6 +245,12 @@ async function stopPastLease(
     deadlineMs: leaseMs + 10_000,
     children: [child],
   });
+  if (witness) {
+    await awaitLapse(store, witness, {
+      what: `${scenario.label}: the owner's lease to lapse`,
+      children: [child],
+    });
+  }
   // Frozen for real: at most a beat already under way when the signal landed.
   return beats(file("beat")) - beatAtStop;
 }

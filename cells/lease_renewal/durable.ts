@@ -5,18 +5,19 @@
 import { ok } from "node:assert/strict";
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { HarnessError } from "../../harness/harness_error.ts";
-import { waitFor } from "../../harness/wait_for.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { tally } from "../engine/tally.ts";
 import { killReadyAndObserve } from "../moves/kill.ts";
 import { type Answer, answerOf, describeAnswer, verdict } from "../contract/typed.ts";
 import { openTargetStore } from "../contract/target.ts";
 import { type DurableAck, durableProblems, liveRenewalProblem } from "./judge.ts";
+import { awaitLapse, takeWitness } from "../moves/lease_witness.ts";
 import { recovered } from "./_read_back.ts";
 import { HOLDER } from "./_children.ts";
 
 const SESSION = "renewed";
 const BESIDE = `${SESSION}-beside`;
+const WITNESS = `${SESSION}-witness`;
 const OTHER = `cell11-other:pid=${Deno.pid}`;
 const HOUR = 3_600_000;
 
@@ -36,10 +37,20 @@ async function holderKilled<T>(
   return readAckJournal<T>(`${prefix}.jsonl`);
 }
 
-/** Another holder's takeovers of the renewed lock and of the one beside it, from a fresh process. */
-async function takeovers(ctx: CellRun, db: string): Promise<{ renewed: Answer; beside: Answer }> {
+/**
+ * Another holder's takeovers of the renewed lock and of the one beside it, from a fresh
+ * process, once the short lease lapsed as the store sees it: a witness taken after the
+ * holder was killed lapsed.
+ */
+async function takeovers(
+  ctx: CellRun,
+  db: string,
+  leaseMs: number,
+): Promise<{ renewed: Answer; beside: Answer }> {
   const store = await openTargetStore(ctx.target, db);
   try {
+    const witness = await takeWitness(store, { session: WITNESS, ttlMs: leaseMs });
+    await awaitLapse(store, witness, { what: "the short lease to lapse" });
     return {
       renewed: await answerOf(() => store.tryAcquireCompressionLock!(SESSION, OTHER, HOUR)),
       beside: await answerOf(() => store.tryAcquireCompressionLock!(BESIDE, OTHER, HOUR)),
@@ -123,13 +134,7 @@ export async function durableRenewal(
     ok(refused === undefined, refused?.problem);
   });
   if (verdict(ack!.answer) !== "accepted") return;
-  // Past the short lease (a bounded wait on the clock: the lease is time).
-  const lapsed = ack!.acquiredAt + leaseMs + 100;
-  await waitFor(() => Date.now() > lapsed, {
-    what: "the short lease to lapse",
-    deadlineMs: leaseMs + 10_000,
-  });
-  const seen = await takeovers(ctx, db);
+  const seen = await takeovers(ctx, db, leaseMs);
   const problems = durableProblems(seen.renewed, seen.beside);
   tally(ctx, "lost", verdict(seen.renewed) === "accepted" ? 1 : 0);
   await t.step("an acknowledged renewal survives a SIGKILL right after it", () => {

@@ -21,6 +21,7 @@ import {
   movesProblems,
   staleRenewalProblem,
 } from "./judge.ts";
+import { awaitLapse, type LeaseWitness, takeWitness } from "../moves/lease_witness.ts";
 import { recovered } from "./_read_back.ts";
 import { HOLDER } from "./_children.ts";
 
@@ -36,6 +37,8 @@ const NEW_LEASES_MS = [2_000, 8_000] as const;
 const HOUR = 3_600_000;
 const NEW = `cell11-new:pid=${Deno.pid}`;
 const THIRD = `cell11-third:pid=${Deno.pid}`;
+/** The sessions of the witnesses of the stale holder's lease and of the new holder's. */
+const WITNESSES = { stale: `${SESSION}-witness-stale`, new: `${SESSION}-witness-new` } as const;
 
 /** One scenario's run: its order, file and file prefix. */
 interface Fence {
@@ -78,16 +81,27 @@ async function startHolder(fence: Fence): Promise<{ child: Child; at: number }> 
   return { child, at: readReport<{ at: number }>(file(fence, "acquired"))!.at };
 }
 
-/** SIGSTOPs the holder (asserted stopped), waits past its lease; returns the beats made stopped. */
-async function stopPastLease(fence: Fence, holder: { child: Child; at: number }): Promise<number> {
+/**
+ * SIGSTOPs the holder (asserted stopped), waits past its lease as the store sees it (its
+ * witness lapsed); returns the beats made stopped.
+ */
+async function stopPastLease(
+  fence: Fence,
+  holder: { child: Child; at: number },
+  lease: { store: Store; witness: LeaseWitness },
+): Promise<number> {
   const { child, at } = holder;
   await stopChild(child, `${fence.order}: the holder`);
   const beatAtStop = beats(fence);
-  // Past its lease (a bounded wait on the clock: the lease is time).
+  // Past its lease (a bounded wait on the clock: the lease is time), stopped 100 ms at least.
   const expiry = Math.max(at + fence.leaseMs, Date.now() + 100) + 50;
   await waitFor(() => Date.now() > expiry, {
     what: `${fence.order}: the lease to lapse`,
     deadlineMs: fence.leaseMs + 10_000,
+    children: [child],
+  });
+  await awaitLapse(lease.store, lease.witness, {
+    what: `${fence.order}: the holder's lease to lapse`,
     children: [child],
   });
   return beats(fence) - beatAtStop;
@@ -114,10 +128,10 @@ const publish = (store: Store, holder: string, childId: string) => async () =>
     messages: [{ role: "system", content: `${childId} summary` }],
   }) !== undefined;
 
-/** When the takeover was called and when it returned (ms since the epoch). */
+/** When the takeover was called, and the witness of the lease it took (`lapsing`). */
 interface Takeover {
   before: number;
-  after: number;
+  witness?: LeaseWitness;
 }
 
 /** The moves after the stale renewal (`FENCE_MOVES`), each answered. */
@@ -134,11 +148,8 @@ async function movesAfter(fence: Fence, store: Store, since: Takeover): Promise<
   const lease = fence.newLeaseMs;
   for (const name of FENCE_MOVES[fence.order]) {
     if (name === "thirdAfterExpiry") {
-      // Past the new holder's own expiry (a bounded wait on the clock: the lease is time).
-      const expiry = since.after + lease + 100;
-      await waitFor(() => Date.now() > expiry, {
+      await awaitLapse(store, since.witness!, {
         what: `${fence.order}: the new holder's lease to lapse`,
-        deadlineMs: lease + 10_000,
       });
     }
     const answer = await answerOf(calls[name]);
@@ -164,15 +175,18 @@ async function runFence(fence: Fence): Promise<FenceOutcome> {
     await store.createSession(SESSION);
     await store.appendMessage(SESSION, { role: "user", content: "work before the takeover" });
     const holder = await startHolder(fence);
-    stalled = await stopPastLease(fence, holder);
-    const since = { before: Date.now(), after: Date.now() };
+    const witness = await takeWitness(store, { session: WITNESSES.stale, ttlMs: fence.leaseMs });
+    stalled = await stopPastLease(fence, holder, { store, witness });
+    const since: Takeover = { before: Date.now() };
     if (fence.order !== "expired") {
       const ttl = fence.order === "lapsing" ? fence.newLeaseMs : HOUR;
       moves.push({
         name: "newTakesOver",
         answer: await answerOf(() => store.tryAcquireCompressionLock!(SESSION, NEW, ttl)),
       });
-      since.after = Date.now();
+      if (fence.order === "lapsing") {
+        since.witness = await takeWitness(store, { session: WITNESSES.new, ttlMs: ttl });
+      }
     }
     lapsedMs = Date.now() - (holder.at + fence.leaseMs);
     stale = await resumeHolder(fence, holder.child);
@@ -202,7 +216,9 @@ async function checkFence(
     diagnosed(accepted && "stale-renewal-accepted", () =>
       ok(
         problem === undefined,
-        accepted ? `${problem} (its lease had lapsed ${out.lapsedMs} ms before at least)` : problem,
+        accepted
+          ? `${problem} (its lease had lapsed ${out.lapsedMs} ms before, and another holder could take over a lease as long taken after it)`
+          : problem,
       ));
   });
   await t.step(`${order}: the renewal changed nothing`, () => {

@@ -1,6 +1,6 @@
 import type { StateCheck, StateJudgement } from "../engine/state_check.ts";
-import { waitFor } from "../../harness/wait_for.ts";
-import { openTargetStore } from "../contract/target.ts";
+import { openTargetStore, type Store } from "../contract/target.ts";
+import { awaitLapse, takeWitness } from "../moves/lease_witness.ts";
 import { type Answer, answerOf, describeAnswer, verdict } from "../contract/typed.ts";
 import {
   parseAcks,
@@ -18,17 +18,23 @@ import { RENEWER } from "./_children.ts";
 /** The holder whose takeovers probe each state's locks (no `pid=`: only expiry decides). */
 const THIRD = "cell11-third";
 const HOUR = 3_600_000;
+/** The session of the witness of the short leases, in the first state judged. */
+const WITNESS = "cell11-witness";
 
-/** What another holder's takeover of each probed lock was answered, by session. */
+/**
+ * What another holder's takeover of each probed lock was answered, by session, once the
+ * short leases lapsed: `lapsed` waits (once a run) for a witness taken on this state.
+ */
 async function takeovers(
   target: string,
   db: string,
-  sessions: readonly string[],
+  probe: { sessions: readonly string[]; lapsed: (store: Store) => Promise<void> },
 ): Promise<Map<string, Answer>> {
   const store = await openTargetStore(target, db);
   try {
+    await probe.lapsed(store);
     const answers = new Map<string, Answer>();
-    for (const s of sessions) {
+    for (const s of probe.sessions) {
       answers.set(s, await answerOf(() => store.tryAcquireCompressionLock!(s, THIRD, HOUR)));
     }
     return answers;
@@ -48,27 +54,41 @@ function liveRefusals(answered: readonly RenewalEntry[]): string[] {
 }
 
 /**
+ * A wait, once a run, until every short lease the writer took lapsed as the store sees it:
+ * the first state judged takes a witness (the writer is dead, so it is taken after them
+ * all) and waits until another holder can take it over; the states after it wait no more.
+ */
+function shortLeasesLapse(): (store: Store) => Promise<void> {
+  let lapsed: Promise<unknown> | undefined;
+  return (store) => {
+    // A state that could not take the witness (the store's FAIL there) leaves it to the next.
+    lapsed ??= takeWitness(store, { session: WITNESS, ttlMs: RENEWER_LEASE_MS })
+      .then((witness) => awaitLapse(store, witness, { what: "the short leases to lapse" }))
+      .catch((error) => {
+        lapsed = undefined;
+        throw error;
+      });
+    return lapsed.then(() => {});
+  };
+}
+
+/**
  * Judges one crash state: past every short lease taken before its instant, another holder
  * must be refused the lock of each acknowledged renewal (durable) and must take the lapsed
  * lock of each stale renewal invoked at once (the refused renewal changed nothing); every
  * stale renewal answered refused; two fresh reads the same, integrity, invariants.
  */
 async function judgeRenewals(
-  target: string,
-  db: string,
+  state: { target: string; db: string; lapsed: (store: Store) => Promise<void> },
   entries: readonly RenewalEntry[],
 ): Promise<StateJudgement> {
+  const { target, db, lapsed } = state;
   const { problems } = await recovered(target, db);
   const answered = entries.filter((e) => e.k === "ack");
   const renewed = answered.filter((e) => e.op === "renew" && verdict(e.answer!) === "accepted");
   const stale = entries.filter((e) => e.k === "inv" && e.op === "stale");
-  // Past every short lease (a bounded wait on the clock: the lease is time).
-  const lapsed = Math.max(0, ...entries.map((e) => e.at + RENEWER_LEASE_MS + 50));
-  await waitFor(() => Date.now() > lapsed, {
-    what: "the short leases to lapse",
-    deadlineMs: RENEWER_LEASE_MS + 10_000,
-  });
-  const took = await takeovers(target, db, [...renewed, ...stale].map((e) => e.s));
+  const sessions = [...renewed, ...stale].map((e) => e.s);
+  const took = await takeovers(target, db, { sessions, lapsed });
   const lost = renewed.flatMap((e) =>
     verdict(took.get(e.s)!) === "accepted"
       ? [`the acknowledged renewal of ${e.s} is lost: another holder took its lock over`]
@@ -139,10 +159,14 @@ export function powerLossRenewalRun(options: PowerLossRunOptions): Promise<Power
         what: "journal lines (two a renewal)",
       };
     },
-    judging: (run) => ({
-      judge: (db, lines) => judgeRenewals(run.target, db, parseAcks<RenewalEntry>(lines)),
-      acknowledged: countAckEntries,
-    }),
+    judging: (run) => {
+      const lapsed = shortLeasesLapse();
+      return {
+        judge: (db, lines) =>
+          judgeRenewals({ target: run.target, db, lapsed }, parseAcks<RenewalEntry>(lines)),
+        acknowledged: countAckEntries,
+      };
+    },
   });
 }
 

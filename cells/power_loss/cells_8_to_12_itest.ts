@@ -52,6 +52,8 @@ registerPowerLossCases([
     cell: 11,
     define: powerLossRenewalCell,
     options: small(6),
+    // Expiries in whole seconds: its stale holders' leases lapse on the second after them.
+    passing: [new URL("../testdata/whole_second_leases_target.ts", import.meta.url)],
     caught: [
       ...tierCaught(LEASE_RENEWAL_TIER_MUTANTS),
       {

@@ -8,8 +8,8 @@
 //   releases, journals the answers and waits to be killed.
 // - `actor`: takes the lock for a short lease and renews it, the renewal bracketed by marks
 //   (the stop series stops it inside).
-// - `taker`: its store open, waits for the go, lets the actor's lease lapse, takes the lock
-//   over; once the actor finished, publishes and releases as the holder it now is.
+// - `taker`: its store open, waits for the go, lets the actor's lease lapse (a witness lease
+//   taken after it lapsed), takes the lock over; once the actor finished, publishes and releases as the holder it now is.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { awaitBarrier } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
@@ -22,6 +22,7 @@ import {
   waitToBeKilled,
 } from "../../contract/child_runtime.ts";
 import { answerOf, verdict } from "../../contract/typed.ts";
+import { awaitLapse, takeWitness } from "../../moves/lease_witness.ts";
 
 const [target, db, mode, prefix, session, ms] = childArgs(
   6,
@@ -105,13 +106,19 @@ async function actor(): Promise<void> {
 
 async function taker(): Promise<void> {
   const holder = `cell11-new:pid=${Deno.pid}`;
+  const witnessed = `${S}-witness`;
+  await store.createSession(witnessed);
   write("ready", true);
   if (!awaitBarrier(file("go"), CHILD_LIFETIME_MS)) throw new Error("the taker was never released");
-  const { at } = JSON.parse(Deno.readTextFileSync(file("acquired"))) as { at: number };
-  // The actor's lease lapses while it is stopped (a bounded wait on the clock: the lease is time).
-  const lapsed = at + leaseMs + 50;
-  while (Date.now() <= lapsed) await new Promise((resolve) => setTimeout(resolve, 5));
-  const took = verdict(await answerOf(() => store.tryAcquireCompressionLock!(S, holder, LONG_MS)));
+  // The actor's lease lapses while it is stopped, as the store sees it: a witness taken
+  // after the actor took its lease, for as long, lapsed. An actor stopped holding a lock on
+  // the file may keep the witness from being taken: then nothing moved during this stop.
+  const lapsed = await takeWitness(store, { session: witnessed, ttlMs: leaseMs, created: true })
+    .then((witness) => awaitLapse(store, witness, { what: "the actor's lease to lapse" }))
+    .then(() => true, () => false);
+  const took = lapsed
+    ? verdict(await answerOf(() => store.tryAcquireCompressionLock!(S, holder, LONG_MS)))
+    : "refused";
   write("took", { took: took === "accepted" });
   if (!awaitBarrier(file("go.act"), CHILD_LIFETIME_MS)) {
     throw new Error("the taker got no go to act");

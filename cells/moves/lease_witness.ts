@@ -1,0 +1,163 @@
+// A lease's witness: when a cell must act past a compression lock's lease, the caller's
+// clock cannot say when the store lets the lease go. A store may keep its expiries in whole
+// seconds, rounded up (a lease of 300 ms then lasts up to 1.3 s), which is safe: a lease
+// lasts at least as long as asked. So right after the watched lease is taken, a lease of
+// the same length is taken on a session of its own, and the wait ends once another holder
+// can take that one over: its expiry is no earlier than the watched one's on any clock
+// that only rounds up, so the watched lease has lapsed as the store sees it.
+import { answerOf, describeAnswer, verdict } from "../contract/typed.ts";
+import type { Store } from "../contract/target.ts";
+import type { Child } from "../../harness/child.ts";
+import { waitFor } from "../../harness/wait_for.ts";
+
+/**
+ * How much longer than asked a store may keep a lease: one second of rounding, and time
+ * for a loaded machine. A lease another holder still cannot take this long after it
+ * lapsed never lapses: the store's FAIL.
+ */
+export const LEASE_OVERRUN_MS = 10_000;
+
+/** The witness's holders, named without `pid=`: only the lease's expiry decides. */
+const HOLDER = "cell-lease-witness";
+const TAKER = "cell-lease-witness-taker";
+const HOUR = 3_600_000;
+
+/** The calls a witness makes. */
+export type LeaseStore = Pick<Store, "createSession" | "tryAcquireCompressionLock">;
+
+/**
+ * A lease taken right after the watched one, for as long, on a session of its own.
+ *
+ * @example
+ * ```ts ignore
+ * import { awaitLapse, type LeaseWitness, takeWitness } from "./lease_witness.ts";
+ * const witness: LeaseWitness = await takeWitness(store, { session: "s-witness", ttlMs: 300 });
+ * await awaitLapse(store, witness, { what: "the holder's lease to lapse" });
+ * ```
+ */
+export interface LeaseWitness {
+  /** Its session. */
+  session: string;
+  /** Its lease, as long as the watched one's. */
+  ttlMs: number;
+  /** When the store granted it (ms since the epoch). */
+  takenAt: number;
+}
+
+/**
+ * Options of {@linkcode takeWitness}.
+ *
+ * @example
+ * ```ts ignore
+ * import { takeWitness, type WitnessOptions } from "./lease_witness.ts";
+ * const options: WitnessOptions = { session: "s-witness", ttlMs: 300, created: true };
+ * await takeWitness(store, options);
+ * ```
+ */
+export interface WitnessOptions {
+  /** The witness's session: one of its own, never locked before. */
+  session: string;
+  /** The watched lease's length. */
+  ttlMs: number;
+  /** The session was created already (default: it is created first). */
+  created?: boolean;
+}
+
+/**
+ * Takes a witness of the lease taken just before: creates its session (unless created)
+ * and takes its free lock for as long.
+ *
+ * @param store The store, open.
+ * @param options Its session, the lease's length.
+ * @returns The witness.
+ * @throws {Error} When the store refuses the free lock: the store's FAIL.
+ * @example
+ * ```ts ignore
+ * import { takeWitness } from "./lease_witness.ts";
+ * const witness = await takeWitness(store, { session: "s-witness", ttlMs: 300 });
+ * ```
+ */
+export async function takeWitness(
+  store: LeaseStore,
+  options: WitnessOptions,
+): Promise<LeaseWitness> {
+  const { session, ttlMs } = options;
+  if (!options.created) await store.createSession(session);
+  const answer = await answerOf(() => store.tryAcquireCompressionLock!(session, HOLDER, ttlMs));
+  if (verdict(answer) !== "accepted") {
+    throw new Error(
+      `Cannot take the free compression lock of "${session}" for ${ttlMs} ms: ${
+        describeAnswer(answer)
+      }`,
+    );
+  }
+  return { session, ttlMs, takenAt: Date.now() };
+}
+
+/**
+ * Options of {@linkcode awaitLapse}.
+ *
+ * @example
+ * ```ts ignore
+ * import { awaitLapse, type LapseOptions } from "./lease_witness.ts";
+ * const options: LapseOptions = { what: "the holder's lease to lapse", children: [holder] };
+ * await awaitLapse(store, witness, options);
+ * ```
+ */
+export interface LapseOptions {
+  /** What is awaited, for messages. */
+  what: string;
+  /** Children whose early exit ends the wait with their stderr. */
+  children?: readonly Child[];
+  /** How much longer than asked the lease may last (default {@linkcode LEASE_OVERRUN_MS}). */
+  overrunMs?: number;
+}
+
+/**
+ * Waits until another holder can take the witness's lock over: the lease it witnesses
+ * has lapsed, on the caller's clock and on the store's. Every refusal before then is
+ * expected; a throw counts as one (a writer of the same file may hold it a moment).
+ *
+ * @param store The store the witness was taken on.
+ * @param witness The witness.
+ * @param options What is awaited, watched children.
+ * @returns How long after the asked lease ended the store let it go (ms).
+ * @throws {Error} When no other holder could take it {@linkcode LEASE_OVERRUN_MS} past
+ *   its lease: the store never lets a lapsed lease go (its FAIL).
+ * @example
+ * ```ts ignore
+ * import { awaitLapse, takeWitness } from "./lease_witness.ts";
+ * const witness = await takeWitness(store, { session: "s-witness", ttlMs: 300 });
+ * console.log(await awaitLapse(store, witness, { what: "the lease to lapse" }));
+ * ```
+ */
+export async function awaitLapse(
+  store: LeaseStore,
+  witness: LeaseWitness,
+  options: LapseOptions,
+): Promise<number> {
+  const { session, ttlMs, takenAt } = witness;
+  const overrun = options.overrunMs ?? LEASE_OVERRUN_MS;
+  const ends = takenAt + ttlMs;
+  let last = "never asked";
+  const taken = async () => {
+    if (Date.now() <= ends) return false;
+    const answer = await answerOf(() => store.tryAcquireCompressionLock!(session, TAKER, HOUR));
+    last = describeAnswer(answer);
+    return verdict(answer) === "accepted";
+  };
+  const deadlineMs = Math.max(0, ends - Date.now()) + overrun;
+  // Deadline errors say what the store answered; a child's exit keeps the wait's own error.
+  const children = options.children ?? [];
+  await waitFor(taken, { what: options.what, deadlineMs, children })
+    .catch((error) => {
+      if (children.some((child) => child.exited)) throw error;
+      throw new Error(
+        `Cannot take over a lapsed compression lock (${options.what}): another holder was still refused the ${ttlMs} ms lease of "${session}" ${
+          Date.now() - ends
+        } ms after it ended (${last}); a lease may outlast what was asked by the store's clock granularity, not by ${overrun} ms`,
+        { cause: error },
+      );
+    });
+  return Date.now() - ends;
+}
