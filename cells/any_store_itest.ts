@@ -255,6 +255,14 @@ const SPELLINGS: readonly Spelling[] = [
     target: testdata("whole_second_leases_target"),
     cells: [7, 11],
   },
+  // Obligation ids that are numbers (an integer key), looked up as given: cell 6 FAILed it
+  // ("3 acknowledged obligation(s) lost") and cell 7 passed it a stringified id, which it
+  // refused whatever its fence (a store ignoring fences passed).
+  {
+    store: "numbers its obligations",
+    target: testdata("numeric_obligation_ids_target"),
+    cells: [6, 7],
+  },
   // Its files in a data folder beside its path: each cell's stores get folders of their own.
   // Before they did, cells 3, 4, 7 to 9, 11 and 13 FAILed it (scenarios shared a folder).
   {
@@ -314,6 +322,25 @@ for (const [lock, kind] of [["flock", "a flock"], ["lockdir", "a lock directory"
     },
   });
 }
+
+// Obligation ids that are numbers: cell 7's stop series passed them back as strings, the
+// store found none, no takeover landed, and nothing was judged (an ERROR).
+Deno.test({
+  name: "a store that numbers its obligations gets verdicts from cell 7's stop series",
+  ...options,
+  async fn() {
+    const [outcome] = await runDefinitions(
+      await CELLS[7]({
+        target: testdata("numeric_obligation_ids_target"),
+        leg: legNamed("default"),
+        keepEvidence: false,
+        raceSeries: "locks",
+        owners: ["outboxAttempt"],
+      }),
+    );
+    strictEqual(outcome?.status, "PASS", outcome?.detail);
+  },
+});
 
 // A store kept in a worker loads its own copy of the reference's modules, where a cell's
 // child's own crash points (sender:afterSend) are not listed. Before the store took them for

@@ -201,7 +201,7 @@ function lossesOf(run: Run): Losses {
   );
   const obligationIds = new Set(first.obligations?.map((o) => o.obligationId) ?? []);
   const lostObligations = acks.filter((a) =>
-    a.op === "obligation" && !obligationIds.has(String(a.id))
+    a.op === "obligation" && !obligationIds.has(a.id as string)
   );
   const sessions = new Map((first.sessions ?? []).map((s) => [s.id, s]));
   const lostRotations = acks.filter((a) =>

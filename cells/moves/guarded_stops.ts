@@ -57,7 +57,8 @@ const handoffIs = (want: string) => async (store: Store) => {
   return state === want ? undefined : `the handoff is ${state}, not ${want}`;
 };
 const obligationIs = (want: string) => async (store: Store, shared: Record<string, unknown>) => {
-  const state = (await store.getObligation!(String(shared.id)))?.state;
+  // The id as the store gave it (a number from one whose ids are numbers): passed back as it is.
+  const state = (await store.getObligation!(shared.id as string))?.state;
   return state === want ? undefined : `the obligation is ${state}, not ${want}`;
 };
 const sessionAbsent = (id: string) => async (store: Store) =>

@@ -15,8 +15,15 @@ const [target, dbPath, owner, session, leaseMs, acquiredPath, goPath, resultPath
 const store = await openStoreFor(target!, dbPath!);
 const holder = `cell7-stale:pid=${Deno.pid}`;
 
+/** What the owner took: its lock's holder, or its attempt's obligation id (as the store gave it) and fence. */
+interface Acquired {
+  holder?: string;
+  id?: string;
+  fence?: number;
+}
+
 /** Becomes the owner; returns what the parent needs to take over. */
-async function acquire(): Promise<Record<string, unknown>> {
+async function acquire(): Promise<Acquired> {
   if (owner === "compressionLock") {
     if (!await store.tryAcquireCompressionLock!(session!, holder, Number(leaseMs))) {
       throw new Error(`Cannot take the free compression lock of ${session}`);
@@ -38,7 +45,7 @@ async function acquire(): Promise<Record<string, unknown>> {
 }
 
 /** Acts as the owner it was. */
-function act(acquired: Record<string, unknown>): Promise<unknown> | unknown {
+function act(acquired: Acquired): Promise<unknown> | unknown {
   if (owner === "compressionLock") {
     return store.publishCompressionChild!({
       parentId: session!,
@@ -48,7 +55,7 @@ function act(acquired: Record<string, unknown>): Promise<unknown> | unknown {
     });
   }
   if (owner === "handoffClaim") return store.completeHandoff!(session!);
-  return store.markDelivered!(String(acquired.id), Number(acquired.fence));
+  return store.markDelivered!(acquired.id!, acquired.fence!);
 }
 
 const acquired = await acquire();

@@ -78,11 +78,8 @@ const attemptShared = async () => {
   return fence;
 };
 
-/** The shared attempt's id and fence. */
-const sharedAttempt = () => {
-  const { id, fence } = readShared();
-  return { id: String(id), fence: Number(fence) };
-};
+/** The shared attempt's obligation id (as the store gave it: passed back as it is) and fence. */
+const sharedAttempt = () => readShared() as { id: string; fence: number };
 
 const SCENARIOS: Record<string, Scenario> = {
   // The compression lock's holder publishes after the lock was taken over.
@@ -222,13 +219,13 @@ const SCENARIOS: Record<string, Scenario> = {
   unknownAttempted: {
     prepare: async () => write(shared!, await shareObligation(store)),
     write: () => {
-      const { id, fence } = readShared();
-      return store.markUnknown!(String(id), Number(fence), "given up");
+      const { id, fence } = sharedAttempt();
+      return store.markUnknown!(id, fence, "given up");
     },
-    landed: async () => (await store.getObligation!(String(readShared().id)))?.state === "unknown",
+    landed: async () => (await store.getObligation!(sharedAttempt().id))?.state === "unknown",
     takeover: async () => {
-      const { id, fence } = readShared();
-      return await store.markAttempting!(String(id), Number(fence)) !== null;
+      const { id, fence } = sharedAttempt();
+      return await store.markAttempting!(id, fence) !== null;
     },
   },
 };
