@@ -226,12 +226,13 @@ const SPELLINGS: readonly Spelling[] = [
     target: testdata("decimal_integers_target"),
     cells: [1, 6, 9],
   },
-  // `PENDING`, `RESEND`: Java's enums serialised by name. Cells 2, 5, 7 and 12 FAILed it (a
-  // claimed handoff read as "RUNNING, not running").
+  // `PENDING`, `RESEND`, `COMPRESSION`: Java's enums serialised by name. Cells 2, 5, 7 and 12
+  // FAILed it (a claimed handoff read as "RUNNING, not running"), cells 3, 6, 8 and 11 too (a
+  // rotation's parent ended by `COMPRESSION` read as a rotation not whole).
   {
     store: "names its states and actions in upper case",
     target: testdata("upper_case_names_target"),
-    cells: [2, 7, 12],
+    cells: [2, 7, 8, 12],
   },
   // Ids increase; where they start is the store's. Cell 6 FAILed it: "every returned id is a
   // positive integer".

@@ -74,6 +74,8 @@ const obligationState = namesOf([
   "abandoned",
 ]);
 const recoveryAction = namesOf(["send", "resend", "unknown"]);
+/** The reason a store writes itself when a rotation ends a parent (any other is the caller's). */
+const rotationReason = namesOf(["compression"]);
 
 /** `1` as `true` and `0` as `false` (after {@linkcode asNumbers}); anything else unchanged. */
 function asBoolean(answer: unknown): unknown {
@@ -123,13 +125,13 @@ function sessionNone(session: unknown): unknown {
   return filled;
 }
 
-const sessionFields = withFields({ endedAt: asInteger, handoffState });
+const sessionFields = withFields({ endedAt: asInteger, handoffState, endReason: rotationReason });
 
 /**
  * A session, or an array of them, as the cells read it: each field whose "none" is `null`
  * that it leaves out (a store of plain objects, JSON that omits empty fields) as `null`, its
- * `endedAt` as a number, its `handoffState` as the contract names it; a copy only where one
- * changed.
+ * `endedAt` as a number, its `handoffState` and a rotation's `endReason` as the contract names
+ * them; a copy only where one changed.
  */
 export function readSessions(sessions: unknown): unknown {
   const one = (session: unknown) => sessionFields(sessionNone(session));

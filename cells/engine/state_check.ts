@@ -18,6 +18,15 @@ export interface StateCheck {
   pattern?: PatternId;
 }
 
+/** How many problems a failed step lists; the rest are counted. */
+const LISTED = 10;
+
+/** `problems` joined, the first {@linkcode LISTED} of them and how many more. */
+function listed(problems: readonly string[]): string {
+  const more = problems.length - LISTED;
+  return problems.slice(0, LISTED).join("; ") + (more > 0 ? `; and ${more} more` : "");
+}
+
 /** Runs one step per check; a step fails on any violation or missing work. */
 export async function checkSteps(
   t: Deno.TestContext,
@@ -27,7 +36,7 @@ export async function checkSteps(
   for (const check of checks) {
     await t.step(`${prefix}${check.name}`, () => {
       const problems = [...check.violations, ...check.missing];
-      diagnosed(check.pattern, () => ok(problems.length === 0, problems.join("; ")));
+      diagnosed(check.pattern, () => ok(problems.length === 0, listed(problems)));
     });
   }
 }

@@ -1,8 +1,9 @@
 /**
  * Test target: the reference store, correct, that names its states and actions in upper
  * case, as a worker serialising Java's enums by name does: a handoff's state (`PENDING`,
- * `RUNNING`, …), an obligation's (`ATTEMPTING`, `DELIVERED`, …) and a recovery's action
- * (`RESEND`). The cells must read each as the contract names it.
+ * `RUNNING`, …), an obligation's (`ATTEMPTING`, `DELIVERED`, …), a recovery's action
+ * (`RESEND`) and the reason it writes itself when a rotation ends a parent (`COMPRESSION`;
+ * a reason a caller gave is kept as given). The cells must read each as the contract names it.
  *
  * @module
  */
@@ -19,7 +20,10 @@ import {
 import { openStore as openReference } from "./unpointed_target.ts";
 
 const upper: Spell = (value) => typeof value === "string" ? value.toUpperCase() : value;
-const session = spelled({ handoffState: upper });
+const session = spelled({
+  handoffState: upper,
+  endReason: (reason) => reason === "compression" ? upper(reason) : reason,
+});
 const obligation = spelled({ state: upper });
 
 const SPELLINGS: Readonly<Record<string, Spell>> = {
