@@ -17,8 +17,12 @@ import { waitFor } from "../../harness/wait_for.ts";
  */
 export const LEASE_OVERRUN_MS = 10_000;
 
-/** The witness's holders, named without `pid=`: only the lease's expiry decides. */
-const HOLDER = "cell-lease-witness";
+/**
+ * The witness's holder, named with this process's pid (alive while it waits), so that only
+ * the lease's expiry decides under any reading of `pid=`: a store that takes a lock with no
+ * `pid=` over as a dead holder's would otherwise let the witness go at once.
+ */
+const HOLDER = `cell-lease-witness:pid=${Deno.pid}`;
 const TAKER = "cell-lease-witness-taker";
 const HOUR = 3_600_000;
 
