@@ -7,7 +7,7 @@ import { integrityIfSqlite } from "../../harness/db_audit.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { passesDiffer } from "../engine/state_check.ts";
 import { loadTarget, type SchemaViolation, type TargetModule } from "../contract/target.ts";
-import { describeAnswer } from "../contract/typed.ts";
+import { describeAnswer, shownValue } from "../contract/typed.ts";
 import { type Answered, type Call, callsInChild } from "./_calls.ts";
 import { buildValidStore, readStoreState, type StoreState } from "./_store_state.ts";
 import { comparable, judgePlanted, PLANTED_LABELS } from "./judge.ts";
@@ -64,6 +64,19 @@ interface Planted {
   written?: Answered[];
 }
 
+/**
+ * What `plantViolation` said: `true` (or SQLite's `1`) planted, `false` (`0`) the store
+ * cannot hold it; anything else (an `async` hook that forgot to `return`) a problem named,
+ * never read as "cannot hold it", which would leave the rule unjudged.
+ */
+function plantedOf(violation: SchemaViolation, answer: unknown): boolean | string {
+  if (answer === true || answer === 1 || answer === 1n) return true;
+  if (answer === false || answer === 0 || answer === 0n) return false;
+  return `plantViolation(${violation}) answered ${
+    shownValue(answer)
+  }, not true (planted) or false (the store cannot hold it on disk)`;
+}
+
 async function plantAndOpen(
   ctx: CellRun,
   module: TargetModule,
@@ -75,7 +88,7 @@ async function plantAndOpen(
   const valid = await readStoreState(ctx.target, db, [affected]);
   let planted: boolean | string;
   try {
-    planted = await module.plantViolation!(db, violation) === true;
+    planted = plantedOf(violation, await module.plantViolation!(db, violation));
   } catch (error) {
     planted = `plantViolation threw: ${error instanceof Error ? error.message : String(error)}`;
   }

@@ -425,8 +425,9 @@ export interface TargetModule {
    * opens it and expects a typed refusal. `violation` names the rule: `orphan-message` (a
    * message of session `ghost`, which does not exist), `id-regression` (a message of
    * session `s` with an id lower than its last), `fork-past-end` (a fork `f` of `s`
-   * claiming a message past `s`'s end). Returns `false` for a rule the store cannot hold
-   * on disk. (optional: without it, cell 13 judges only the refusals of writes)
+   * claiming a message past `s`'s end). Returns `true` once planted, `false` for a rule the
+   * store cannot hold on disk (`1` and `0` read the same; any other answer FAILs cell 13,
+   * named). (optional: without it, cell 13 judges only the refusals of writes)
    */
   plantViolation?(
     path: string,
