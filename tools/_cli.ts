@@ -361,8 +361,8 @@ export function sharedOptions(
 }
 
 /**
- * A target that cannot be found or loaded, or whose `childPermissions` is bad, is one
- * usage error naming it (not a FAIL per cell and leg). Returns the flags the target's
+ * A target that cannot be found or loaded, or whose `crashPoints` or `childPermissions` is
+ * bad, is one usage error naming it (not a FAIL per cell and leg). Returns the flags the target's
  * children get beyond the narrow scope (its `childPermissions`), for the tool to print.
  */
 export async function checkTarget(target: string): Promise<string[]> {
@@ -370,7 +370,8 @@ export async function checkTarget(target: string): Promise<string[]> {
     fail(`Cannot find the target module ${fromFileUrl(target)}: check the --target path`);
   }
   try {
-    await loadTarget(target);
+    // Its crash points too: a list the cells read, checked here before any cell runs.
+    (await loadTarget(target)).crashPoints?.();
     return widenedFlags(await declaredPermissions(target));
   } catch (error) {
     return fail(error instanceof Error ? error.message : String(error));

@@ -10,6 +10,7 @@
 import type { Store, TargetModule } from "./store.ts";
 import { asStoreError, isPromiseLike, readAnswers } from "./_store_answers.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
+import { shownValue } from "./typed.ts";
 import { judging, judgingDeadlineMs, judgingWatched } from "../../internal/judging_beacon.ts";
 
 /**
@@ -85,8 +86,12 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
   }
   const loaded = module as unknown as TargetModule;
   const openStore = loaded.openStore;
+  const declared = module.crashPoints;
   return {
     ...loaded,
+    // Asked only where the cells use them (never in a child, whose sandbox may refuse what
+    // the target reads to say them).
+    ...(declared === undefined ? {} : { crashPoints: () => declaredPoints(specifier, declared) }),
     openStore: (path, options) => {
       const failure = (error: unknown): Error => {
         endIfRefused("openStore", error);
@@ -116,6 +121,32 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
       return judging(`opening the store on ${path}`, opened, path);
     },
   };
+}
+
+/**
+ * The crash points a target declares, checked: its `crashPoints()`'s list of names (or the
+ * list itself, exported as one); nothing (a `crashPoints` that returns nothing) reads as none.
+ */
+function declaredPoints(specifier: string, declared: unknown): string[] {
+  const invalid = (what: string, cause?: unknown) =>
+    new TargetError(
+      `Invalid target module "${specifier}": crashPoints ${what}, not a list of the crash point names its store honours (export crashPoints() returning them synchronously, [] for none)`,
+      cause === undefined ? undefined : { cause },
+    );
+  let points: unknown = declared;
+  if (typeof declared === "function") {
+    try {
+      points = declared();
+    } catch (error) {
+      throw invalid(`threw ${error instanceof Error ? error.message : String(error)}`, error);
+    }
+    if (points === undefined || points === null) return [];
+  }
+  if (!Array.isArray(points) || points.some((point) => typeof point !== "string")) {
+    const what = isPromiseLike(points) ? "a promise" : shownValue(points);
+    throw invalid(typeof declared === "function" ? `returned ${what}` : `is ${what}`);
+  }
+  return [...points];
 }
 
 /**

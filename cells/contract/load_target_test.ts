@@ -286,3 +286,47 @@ Deno.test("a store's null for a missing session is read as undefined", async () 
     await store.close();
   }
 });
+
+/** A target module in a file of its own: `openStore` and the given `crashPoints` export. */
+async function targetWithPoints(declaration: string) {
+  const path = `${testFolder()}/target.ts`;
+  Deno.writeTextFileSync(
+    path,
+    `export function openStore() { return {}; }\nexport ${declaration}\n`,
+  );
+  return await loadTarget(new URL(`file://${path}`));
+}
+
+Deno.test("a target's crash points are read as a list of names, nothing as none", async () => {
+  const exported = await targetWithPoints(`const crashPoints = ["a:before", "a:after"];`);
+  deepStrictEqual(exported.crashPoints?.(), ["a:before", "a:after"]);
+  const silent = await targetWithPoints("function crashPoints() {}");
+  deepStrictEqual(silent.crashPoints?.(), []);
+  const listed = await targetWithPoints(`function crashPoints() { return ["b:after"]; }`);
+  deepStrictEqual(listed.crashPoints?.(), ["b:after"]);
+});
+
+Deno.test("crash points that are not a list of names fail naming the export", async () => {
+  for (
+    const [declaration, said] of [
+      [`async function crashPoints() { return ["a"]; }`, "returned a promise"],
+      ["function crashPoints() { return [1]; }", "returned [1]"],
+      [`const crashPoints = "a:before";`, `is "a:before"`],
+      [`function crashPoints() { throw new Error("no env"); }`, "threw no env"],
+    ]
+  ) {
+    const target = await targetWithPoints(declaration!);
+    let error: unknown;
+    try {
+      target.crashPoints?.();
+    } catch (thrown) {
+      error = thrown;
+    }
+    strictEqual((error as Error | undefined)?.name, "TargetError", declaration);
+    strictEqual(
+      (error as Error).message.includes(`crashPoints ${said}, not a list of the crash point names`),
+      true,
+      (error as Error).message,
+    );
+  }
+});

@@ -408,9 +408,10 @@ export interface TargetModule {
    */
   openStore(path: string, options: StoreOptions): MaybePromise<Store>;
   /**
-   * The crash points the store honours through `SESSION_DB_CRASH_AT`; cells 3, 4 and
-   * 5 crash at those named for their operations. (optional: without it those runs
-   * are left out, and the random kills still run)
+   * The crash points the store honours through `SESSION_DB_CRASH_AT`, synchronously (a list
+   * exported as `crashPoints` reads the same, nothing as none; anything else is a
+   * `TargetError` naming it); cells 3, 4 and 5 crash at those named for their operations.
+   * (optional: without it those runs are left out, and the random kills still run)
    */
   crashPoints?(): string[];
   /**
