@@ -9,7 +9,8 @@
 // - `actor`: takes the lock for a short lease and renews it, the renewal bracketed by marks
 //   (the stop series stops it inside).
 // - `taker`: its store open, waits for the go, lets the actor's lease lapse (a witness lease
-//   taken after it lapsed), takes the lock over; once the actor finished, publishes and releases as the holder it now is.
+//   taken after it lapsed), takes the lock over; once the actor finished, publishes and
+//   releases as the holder it now is.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { awaitBarrier } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
