@@ -3,8 +3,9 @@
 // seconds, rounded up (a lease of 300 ms then lasts up to 1.3 s), which is safe: a lease
 // lasts at least as long as asked. So right after the watched lease is taken, a lease of
 // the same length is taken on a session of its own, and the wait ends once another holder
-// can take that one over: its expiry is no earlier than the watched one's on any clock
-// that only rounds up, so the watched lease has lapsed as the store sees it.
+// can take that one over. A store sets an expiry from when it grants the lease (in
+// milliseconds, or rounded up), so the witness, granted later, ends no sooner: once it has
+// lapsed, the watched lease has too, as the store sees it.
 import { answerOf, describeAnswer, verdict } from "../contract/typed.ts";
 import type { Store } from "../contract/target.ts";
 import type { Child } from "../../harness/child.ts";
