@@ -103,14 +103,14 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
           store = openStore(path, options);
           // An open that returned its store needs no deadline, and sets no timer: a
           // process's first timer costs it about 6 ms of CPU (Deno loads its Node timers).
-          if (!isPromiseLike(store)) return readAnswers(store, path);
+          if (!isPromiseLike(store)) return readAnswers(openedStore(specifier, store), path);
         } catch (error) {
           throw failure(error);
         }
         const pending = store;
         const open = async () => {
           try {
-            return readAnswers(await pending, path);
+            return readAnswers(openedStore(specifier, await pending), path);
           } catch (error) {
             throw failure(error);
           }
@@ -121,6 +121,18 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
       return judging(`opening the store on ${path}`, opened, path);
     },
   };
+}
+
+/** What `openStore` returned, when it is a store (an object); else a `TargetError` naming it. */
+function openedStore(specifier: string, store: unknown): Store {
+  if ((typeof store === "object" && store !== null) || typeof store === "function") {
+    return store as Store;
+  }
+  throw new TargetError(
+    `Invalid target module "${specifier}": openStore returned ${
+      shownValue(store)
+    }, not the opened store (return it, or a promise of it)`,
+  );
 }
 
 /**

@@ -287,15 +287,16 @@ Deno.test("a store's null for a missing session is read as undefined", async () 
   }
 });
 
-/** A target module in a file of its own: `openStore` and the given `crashPoints` export. */
-async function targetWithPoints(declaration: string) {
+/** A target module in a file of its own, of `source`. */
+async function targetOf(source: string) {
   const path = `${testFolder()}/target.ts`;
-  Deno.writeTextFileSync(
-    path,
-    `export function openStore() { return {}; }\nexport ${declaration}\n`,
-  );
+  Deno.writeTextFileSync(path, source);
   return await loadTarget(new URL(`file://${path}`));
 }
+
+/** A target whose `openStore` opens `{}`, with the given `crashPoints` export. */
+const targetWithPoints = (declaration: string) =>
+  targetOf(`export function openStore() { return {}; }\nexport ${declaration}\n`);
 
 Deno.test("a target's crash points are read as a list of names, nothing as none", async () => {
   const exported = await targetWithPoints(`const crashPoints = ["a:before", "a:after"];`);
@@ -327,6 +328,25 @@ Deno.test("crash points that are not a list of names fail naming the export", as
       (error as Error).message.includes(`crashPoints ${said}, not a list of the crash point names`),
       true,
       (error as Error).message,
+    );
+  }
+});
+
+Deno.test("an openStore that answers no store fails naming what it answered", async () => {
+  for (
+    const [source, said] of [
+      ["export async function openStore() {}", "undefined"],
+      ["export function openStore() { return null; }", "null"],
+      [`export function openStore() { return "store.db"; }`, `"store.db"`],
+    ]
+  ) {
+    const target = await targetOf(source!);
+    await rejects(
+      async () => await target.openStore(`${testFolder()}/store.db`, {}),
+      (error: Error) =>
+        error.name === "TargetError" &&
+        error.message.includes(`openStore returned ${said}, not the opened store`),
+      source,
     );
   }
 });
