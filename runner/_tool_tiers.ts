@@ -47,7 +47,7 @@ export function tierSkip(
   tier: ToolTier,
   caps: Capabilities,
 ): { reason: string; skipKind?: SkipKind } | undefined {
-  if (caps.openError) return { reason: `the store cannot open: ${caps.openError}` };
+  if (caps.openError) return { reason: `the store cannot open and write: ${caps.openError}` };
   if (tier === "sweep") {
     return caps.crashPoints ? undefined : { reason: NO_CRASH_POINTS, skipKind: "no-crash-points" };
   }

@@ -382,7 +382,7 @@ export async function runCells(options: CellsOptions): Promise<TierOutcome> {
     return {
       run: { tier: "cells", status: "RAN", seconds: 0 },
       results: [{
-        clause: "store opens",
+        clause: "store opens and writes",
         tier: "cells",
         leg: "default",
         library,

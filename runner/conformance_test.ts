@@ -42,12 +42,12 @@ Deno.test("tiers: without the recorder or an open store, the later tiers say why
   deepStrictEqual(tierSkip("syscalls-crash", noRecorder), { reason: "no cc" });
   const broken = caps({ openError: "openStore threw: Error: boom" });
   deepStrictEqual(tierSkip("powerloss-cells", broken), {
-    reason: "the store cannot open: openStore threw: Error: boom",
+    reason: "the store cannot open and write: openStore threw: Error: boom",
   });
   // The fault tier runs without the recorder: its clauses that need it SKIP one by one.
   strictEqual(tierSkip("faults", noRecorder), undefined);
   deepStrictEqual(tierSkip("faults", broken), {
-    reason: "the store cannot open: openStore threw: Error: boom",
+    reason: "the store cannot open and write: openStore threw: Error: boom",
   });
 });
 

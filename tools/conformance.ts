@@ -213,7 +213,7 @@ function printEvent(event: ConformanceEvent): void {
     }${widenedNote(caps)}${caps.scopedChildren ? `; scoped children: ${caps.scopedChildren}` : ""}`,
     terminalWidth(),
   ));
-  if (caps.openError) console.log(`the store cannot open: ${caps.openError}`);
+  if (caps.openError) console.log(`the store cannot open and write: ${caps.openError}`);
   console.log(
     `libraries: ${libraries.map((l) => l.label).join(", ") || "none"}${
       unavailable.map((u) => `; ${u.label} unavailable: ${u.why}`).join("")

@@ -105,16 +105,18 @@ Deno.test("conformance: a store whose openStore throws is a FAIL (exit 1) leadin
     own,
     /^openStore threw: Error: Cannot open session database ".*probe\/store\.db": the file is locked by another program/,
   );
-  ok(run.stdout.includes(`the store cannot open: ${own.split("\n")[0]}`), run.stdout);
-  ok(run.stdout.includes("FAIL store opens × default × system"), run.stdout);
+  ok(run.stdout.includes(`the store cannot open and write: ${own.split("\n")[0]}`), run.stdout);
+  ok(run.stdout.includes("FAIL store opens and writes × default × system"), run.stdout);
   match(
     run.stdout,
     /^conformance: FAIL \(1 result\(s\) failed\), level NONE; 1 FAIL in [\d.]+ s; report: /m,
   );
   strictEqual(run.report?.verdict, "FAIL");
   strictEqual(run.report?.results[0]?.reason, own);
-  // The other tiers say why they did not run: the store cannot open.
-  ok(run.report!.tiers.slice(1).every((t) => t.reason === `the store cannot open: ${own}`));
+  // The other tiers say why they did not run: the store cannot open and write.
+  ok(
+    run.report!.tiers.slice(1).every((t) => t.reason === `the store cannot open and write: ${own}`),
+  );
   // Deadline advice only when the deadline passed with the child alive.
   ok(!run.stdout.includes("CELLS_OPEN_DEADLINE_MS"), run.stdout);
   // A FAIL whichever tiers were asked for: not a SKIP because the cells were not asked for.
@@ -128,7 +130,10 @@ Deno.test("conformance: a store whose openStore throws is a FAIL (exit 1) leadin
   );
   strictEqual(faultsOnly.code, 1, faultsOnly.stdout + faultsOnly.stderr);
   strictEqual(faultsOnly.report?.verdict, "FAIL", faultsOnly.stdout);
-  ok(faultsOnly.stdout.includes("FAIL store opens × default × system"), faultsOnly.stdout);
+  ok(
+    faultsOnly.stdout.includes("FAIL store opens and writes × default × system"),
+    faultsOnly.stdout,
+  );
   const hung = await conformance(
     "--target",
     path("../cells/testdata/faulty/open_hangs.ts"),

@@ -45,7 +45,7 @@ Deno.test("matrix: a store whose openStore throws fails (exit 1), its own error 
   );
   await Deno.remove(json);
   strictEqual(run.code, 1, run.stdout + run.stderr);
-  ok(run.stdout.includes("FAIL store opens × default × system"), run.stdout);
+  ok(run.stdout.includes("FAIL store opens and writes × default × system"), run.stdout);
   match(
     run.stdout,
     /^ {2}check: openStore threw: Error: Cannot open session database "\//m,
