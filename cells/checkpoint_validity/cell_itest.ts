@@ -8,6 +8,8 @@ import { checkpointValidityCell } from "./cell.ts";
 const target = new URL("../reference_target.ts", import.meta.url);
 for (const test of await checkpointValidityCell({ target })) Deno.test(test);
 
+const options = { sanitizeResources: false, sanitizeOps: false };
+
 /** Cell 13 on the default leg against the test target `path`, its outcome. */
 async function judged(path: string) {
   const definitions = await checkpointValidityCell({
@@ -23,8 +25,7 @@ async function judged(path: string) {
 // planted state as whole passed.
 Deno.test({
   name: "cell 13 judges the violations a plantViolation answering 1 planted",
-  sanitizeResources: false,
-  sanitizeOps: false,
+  ...options,
   async fn() {
     const correct = await judged("planted_as_integer_target");
     strictEqual(correct?.status, "PASS", correct?.detail);
@@ -36,8 +37,7 @@ Deno.test({
 
 Deno.test({
   name: "cell 13 FAILs a plantViolation that answers nothing, naming the answer",
-  sanitizeResources: false,
-  sanitizeOps: false,
+  ...options,
   async fn() {
     const outcome = await judged("planted_answers_nothing_target");
     strictEqual(outcome?.status, "FAIL", outcome?.detail);

@@ -11,6 +11,7 @@ import type { StoreOptions } from "../contract/target.ts";
 import {
   type Method,
   obligationAnswers,
+  respelled,
   type Spell,
   spelledEach,
   spelledFields,
@@ -42,12 +43,12 @@ export function openStore(path: string, options: StoreOptions): SessionDB {
   const idOf = (id: unknown) =>
     store.listObligations().find((o) => numbered(o.obligationId) === id)?.obligationId ??
       `unknown-${id}`;
-  return wrapped(store, (key, method: Method) => {
-    if (typeof key !== "string") return method;
-    const spell = SPELLINGS[key] ?? ((answer: unknown) => answer);
-    const call = BY_ID.has(key)
-      ? (id: unknown, ...rest: unknown[]) => method(idOf(id), ...rest)
-      : method;
-    return (...args: unknown[]) => spell(call(...args));
-  });
+  const givenNumbers = wrapped(
+    store,
+    (key, method: Method) =>
+      typeof key === "string" && BY_ID.has(key)
+        ? (id: unknown, ...rest: unknown[]) => method(idOf(id), ...rest)
+        : method,
+  );
+  return respelled(givenNumbers, SPELLINGS);
 }
