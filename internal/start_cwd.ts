@@ -1,6 +1,7 @@
 /**
- * The working directory this process started in, read once when the suite's modules load,
- * before any store runs in the process. A store judged in-process may change the working
+ * The working directory this process started in, read once when the suite's modules first
+ * load in it, before any store runs in the process (and kept for the isolates that load
+ * them later). A store judged in-process may change the working
  * directory (into its own folder, which the suite later removes); every child the suite
  * starts is started here instead, so that a store's `chdir` never stops the suite.
  *
@@ -16,12 +17,36 @@
  * @module
  */
 export const START_CWD: string | undefined = (() => {
+  const shared = sharedEnv();
+  const first = shared?.get();
+  if (first) return first;
+  let cwd: string;
   try {
-    return Deno.cwd();
+    cwd = Deno.cwd();
   } catch {
     return undefined;
   }
+  shared?.set(cwd);
+  return cwd;
 })();
+
+/**
+ * Where the process's first reading is kept, when it may be: its environment, which every
+ * isolate of the process shares. The test runner's parallel workers each load these modules,
+ * one perhaps while a store judged in another has moved the process into its folder; keyed by
+ * the pid, so that a child inheriting the environment reads its own. Asked without a prompt.
+ */
+function sharedEnv(): { get(): string | undefined; set(cwd: string): void } | undefined {
+  const variable = `CELLS_START_CWD_${Deno.pid}`;
+  try {
+    if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") {
+      return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+  return { get: () => Deno.env.get(variable), set: (cwd) => Deno.env.set(variable, cwd) };
+}
 
 /**
  * The `cwd` option that starts a child in {@linkcode START_CWD} (none where it is
