@@ -9,8 +9,7 @@ import type { CellOptions } from "../engine/options.ts";
 import { settlementGuards } from "./settlement.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
 import { raceSeriesOf } from "../moves/race.ts";
-import { stopChild } from "../moves/kill.ts";
-import { awaitLapse, type LeaseWitness, takeWitness } from "../moves/lease_witness.ts";
+import { stopPastLease, takeWitness } from "../moves/lease_witness.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { spanOf } from "../engine/span.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
@@ -171,7 +170,13 @@ async function runScenario(
     const witness = scenario.owner === "compressionLock"
       ? await takeWitness(store, { session: `${scenario.session}-witness`, ttlMs: leaseMs })
       : undefined;
-    stalled = await stopPastLease(owner, scenario, { leaseMs, store, witness });
+    stalled = await stopPastLease(owner.child, {
+      who: `${scenario.label}: the owner`,
+      acquiredAt: owner.acquired.at,
+      leaseMs,
+      beats: () => beats(owner.file("beat")),
+      ...witness ? { lapse: { store, witness } } : {},
+    });
     await takeOver(store, scenario, { acquired: owner.acquired, fresh });
     if (order === "after") await newOwnerActs(store, scenario, fresh);
     await resumeStale(owner, scenario);
@@ -187,7 +192,10 @@ async function runScenario(
   return await outcomeOf(ctx, scenario, { fresh, stalled, between });
 }
 
-/** The session and its work, then the owner child, once it has taken its ownership. */
+/**
+ * The session and its work, then the owner child, once it has taken its ownership and
+ * waits for its turn.
+ */
 async function startOwner(
   ctx: CellRun,
   store: Store,
@@ -214,45 +222,13 @@ async function startOwner(
     deadlineMs: 30_000,
     children: [child],
   });
-  const acquired = JSON.parse(fileText(file("acquired"))!) as StaleOwner["acquired"];
-  return { child, acquired, file };
-}
-
-/**
- * Stops the owner with SIGSTOP (asserted stopped) once it waits for its turn, and waits
- * past its lease (as the store sees it when a witness is given). Returns the heartbeats it
- * made while stopped (at most 1: one under way at the stop).
- */
-async function stopPastLease(
-  owner: StaleOwner,
-  scenario: Scenario,
-  lease: { leaseMs: number; store: Store; witness: LeaseWitness | undefined },
-): Promise<number> {
-  const { leaseMs, store, witness } = lease;
-  const { child, acquired, file } = owner;
   await waitFor(() => beats(file("beat")) > 0, {
     what: `${scenario.label}: the owner to wait for its turn`,
     deadlineMs: 30_000,
     children: [child],
   });
-  // The beat at the stop is read once the owner is frozen.
-  await stopChild(child, `${scenario.label}: the owner`);
-  const beatAtStop = beats(file("beat"));
-  // Past its lease (a bounded wait on the clock: the lease is time).
-  const expiry = Math.max(acquired.at + leaseMs, Date.now() + 100) + 50;
-  await waitFor(() => Date.now() > expiry, {
-    what: `${scenario.label}: the lease to expire`,
-    deadlineMs: leaseMs + 10_000,
-    children: [child],
-  });
-  if (witness) {
-    await awaitLapse(store, witness, {
-      what: `${scenario.label}: the owner's lease to lapse`,
-      children: [child],
-    });
-  }
-  // Frozen for real: at most a beat already under way when the signal landed.
-  return beats(file("beat")) - beatAtStop;
+  const acquired = JSON.parse(fileText(file("acquired"))!) as StaleOwner["acquired"];
+  return { child, acquired, file };
 }
 
 /** The new owner's holder name. */

@@ -8,7 +8,6 @@ import { HarnessError } from "../../harness/harness_error.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { tally } from "../engine/tally.ts";
-import { stopChild } from "../moves/kill.ts";
 import { readReport } from "../moves/stop_at_lock.ts";
 import { type Answer, answerOf, verdict } from "../contract/typed.ts";
 import { diagnosed } from "../engine/diagnoses.ts";
@@ -21,7 +20,12 @@ import {
   movesProblems,
   staleRenewalProblem,
 } from "./judge.ts";
-import { awaitLapse, type LeaseWitness, takeWitness } from "../moves/lease_witness.ts";
+import {
+  awaitLapse,
+  type LeaseWitness,
+  stopPastLease,
+  takeWitness,
+} from "../moves/lease_witness.ts";
 import { recovered } from "./_read_back.ts";
 import { HOLDER } from "./_children.ts";
 
@@ -79,32 +83,6 @@ async function startHolder(fence: Fence): Promise<{ child: Child; at: number }> 
     children: [child],
   });
   return { child, at: readReport<{ at: number }>(file(fence, "acquired"))!.at };
-}
-
-/**
- * SIGSTOPs the holder (asserted stopped), waits past its lease as the store sees it (its
- * witness lapsed); returns the beats made stopped.
- */
-async function stopPastLease(
-  fence: Fence,
-  holder: { child: Child; at: number },
-  lease: { store: Store; witness: LeaseWitness },
-): Promise<number> {
-  const { child, at } = holder;
-  await stopChild(child, `${fence.order}: the holder`);
-  const beatAtStop = beats(fence);
-  // Past its lease (a bounded wait on the clock: the lease is time), stopped 100 ms at least.
-  const expiry = Math.max(at + fence.leaseMs, Date.now() + 100) + 50;
-  await waitFor(() => Date.now() > expiry, {
-    what: `${fence.order}: the lease to lapse`,
-    deadlineMs: fence.leaseMs + 10_000,
-    children: [child],
-  });
-  await awaitLapse(lease.store, lease.witness, {
-    what: `${fence.order}: the holder's lease to lapse`,
-    children: [child],
-  });
-  return beats(fence) - beatAtStop;
 }
 
 /** Continues the holder and lets it renew; returns what it was answered. */
@@ -176,7 +154,13 @@ async function runFence(fence: Fence): Promise<FenceOutcome> {
     await store.appendMessage(SESSION, { role: "user", content: "work before the takeover" });
     const holder = await startHolder(fence);
     const witness = await takeWitness(store, { session: WITNESSES.stale, ttlMs: fence.leaseMs });
-    stalled = await stopPastLease(fence, holder, { store, witness });
+    stalled = await stopPastLease(holder.child, {
+      who: `${fence.order}: the holder`,
+      acquiredAt: holder.at,
+      leaseMs: fence.leaseMs,
+      beats: () => beats(fence),
+      lapse: { store, witness },
+    });
     const since: Takeover = { before: Date.now() };
     if (fence.order !== "expired") {
       const ttl = fence.order === "lapsing" ? fence.newLeaseMs : HOUR;

@@ -10,6 +10,7 @@ import { answerOf, describeAnswer, verdict } from "../contract/typed.ts";
 import type { Store } from "../contract/target.ts";
 import type { Child } from "../../harness/child.ts";
 import { waitFor } from "../../harness/wait_for.ts";
+import { stopChild } from "./kill.ts";
 
 /**
  * How much longer than asked a store may keep a lease: one second of rounding, and time
@@ -165,4 +166,61 @@ export async function awaitLapse(
       );
     });
   return Date.now() - ends;
+}
+
+/**
+ * Options of {@linkcode stopPastLease}.
+ *
+ * @example
+ * ```ts ignore
+ * import type { PastLease } from "./lease_witness.ts";
+ * const lease: PastLease = { who: "the holder", acquiredAt, leaseMs: 300, beats: () => 0 };
+ * ```
+ */
+export interface PastLease {
+  /** Who the stopped child is in messages, e.g. `cell 7 before: the owner`. */
+  who: string;
+  /** When it took its lease (ms since the epoch, its own report). */
+  acquiredAt: number;
+  /** Its lease's length. */
+  leaseMs: number;
+  /** Its heartbeat count, as it reports it. */
+  beats: () => number;
+  /** The store and the witness taken right after its lease, when the store ends the lease. */
+  lapse?: { store: LeaseStore; witness: LeaseWitness };
+}
+
+/**
+ * Stops a child holding a lease (asserted stopped) and waits past its lease: on the
+ * caller's clock, stopped 100 ms at least, then as the store sees it when a witness is given.
+ *
+ * @param child The lease's holder, waiting for its turn.
+ * @param lease Who it is, its lease, its heartbeats, the witness.
+ * @returns The heartbeats it made while stopped (at most one, under way at the stop).
+ * @throws {Error} When the witness never lapses (the store's FAIL), or the child exits.
+ * @example
+ * ```ts ignore
+ * import { stopPastLease } from "./lease_witness.ts";
+ * const stalled = await stopPastLease(holder, { who: "the holder", acquiredAt, leaseMs, beats });
+ * ```
+ */
+export async function stopPastLease(child: Child, lease: PastLease): Promise<number> {
+  const { who, leaseMs } = lease;
+  await stopChild(child, who);
+  // The beat at the stop is read once the child is frozen.
+  const beatAtStop = lease.beats();
+  // A bounded wait on the clock: the lease is time.
+  const expiry = Math.max(lease.acquiredAt + leaseMs, Date.now() + 100) + 50;
+  await waitFor(() => Date.now() > expiry, {
+    what: `${who}: its lease to end on the clock`,
+    deadlineMs: leaseMs + 10_000,
+    children: [child],
+  });
+  if (lease.lapse) {
+    await awaitLapse(lease.lapse.store, lease.lapse.witness, {
+      what: `${who}: its lease to lapse`,
+      children: [child],
+    });
+  }
+  return lease.beats() - beatAtStop;
 }

@@ -1,8 +1,12 @@
-import { ok, rejects } from "node:assert/strict";
+import { ok, rejects, strictEqual } from "node:assert/strict";
+import { spawnChild } from "../../harness/child.ts";
+import { currentLeg } from "../../harness/legs.ts";
+import { waitFor } from "../../harness/wait_for.ts";
 import { testFolder } from "../../internal/_test_folder.ts";
 import { SessionDB } from "../../session_db/mod.ts";
 import { openStore as openWholeSeconds } from "../testdata/whole_second_leases_target.ts";
-import { awaitLapse, type LeaseStore, takeWitness } from "./lease_witness.ts";
+import { awaitLapse, type LeaseStore, stopPastLease, takeWitness } from "./lease_witness.ts";
+import { processStopped } from "./kill.ts";
 
 type Opened = LeaseStore & { close(): unknown };
 
@@ -77,4 +81,40 @@ Deno.test("a store refusing a free lock cannot take a witness", async () => {
       /Cannot take the free compression lock of "w" for 50 ms: returned false/,
     );
   });
+});
+
+Deno.test("a holder stopped past its lease stays stopped until its witness lapsed", async () => {
+  const runDir = testFolder();
+  // A holder that counts its heartbeats in a file every few ms, as the cells' holders do.
+  const script = new URL(
+    `data:application/typescript,let n = 0; for (;;) { Deno.writeTextFileSync("beat", String(++n)); await new Promise((r) => setTimeout(r, 3)); }`,
+  );
+  const beats = () => {
+    try {
+      return Number(Deno.readTextFileSync(`${runDir}/beat`));
+    } catch {
+      return 0;
+    }
+  };
+  const child = spawnChild({ script, runDir, library: currentLeg().library });
+  const store = SessionDB.open(`${runDir}/store.db`);
+  try {
+    const acquiredAt = Date.now();
+    const witness = await takeWitness(store, { session: "w", ttlMs: TTL_MS });
+    await waitFor(() => beats() > 0, { what: "the holder's first beat", children: [child] });
+    const stalled = await stopPastLease(child, {
+      who: "the holder",
+      acquiredAt,
+      leaseMs: TTL_MS,
+      beats,
+      lapse: { store, witness },
+    });
+    strictEqual(processStopped(child.pid), true, "the holder runs");
+    ok(stalled <= 1, `the holder beat ${stalled} times while stopped`);
+    ok(Date.now() > witness.takenAt + TTL_MS, "the wait ended before the lease did");
+  } finally {
+    store.close();
+    child.signal("SIGKILL");
+    await child.status;
+  }
 });
