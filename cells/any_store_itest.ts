@@ -264,6 +264,20 @@ const SPELLINGS: readonly Spelling[] = [
     target: testdata("numeric_obligation_ids_target"),
     cells: [6, 7],
   },
+  // Records as instances of a class, an ORM's entities (own fields) and models (getters of
+  // their class): cells 4 and 9 FAILed it (a transcript read twice "changed": its rows'
+  // classes differed), and every spelling inside one went unread (an entity's left-out
+  // `null` fields: cells 3, 7, 8 and 10 FAILed that).
+  {
+    store: "answers its records as class instances",
+    target: testdata("entity_rows_target"),
+    cells: [4, 9],
+  },
+  {
+    store: "leaves out null fields of its class instances",
+    target: testdata("entity_nulls_target"),
+    cells: [3, 8, 10],
+  },
   // Its files in a data folder beside its path: each cell's stores get folders of their own.
   // Before they did, cells 3, 4, 7 to 9, 11 and 13 FAILed it (scenarios shared a folder).
   {

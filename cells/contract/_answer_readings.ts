@@ -7,10 +7,79 @@
 // the contract has a boolean (a message's `active` flag as SQLite stores it, a guarded
 // write's rows changed) as `false` and `true`; each "none" as the contract writes it
 // (`undefined` for a missing session, `null` elsewhere, a session's field left out as `null`,
-// no violations as `[]`).
+// no violations as `[]`); a record an ORM hands out as an instance of its class as the plain
+// object of its fields, which every other reading then reads.
 // Each reading maps a spelling onto the one meaning the contract gives it, so none of them can
 // make a wrong answer right.
 import { shownValue } from "./typed.ts";
+
+/**
+ * Whether `value` is a record held in an instance of a class (an ORM's entity, a model with
+ * getters): an object that is neither plain nor an array nor a built-in value (a `Date`, a
+ * `Map`, a typed array, an `Error`, which say so in their tag).
+ */
+function isInstanceRecord(value: unknown): value is object {
+  return value !== null && typeof value === "object" && !isPlain(value) &&
+    !Array.isArray(value) && Object.prototype.toString.call(value) === "[object Object]";
+}
+
+/** Whether `value` holds a record in a class instance (in arrays and plain objects). */
+function holdsInstanceRecord(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsInstanceRecord);
+  if (isPlain(value)) return Object.values(value).some(holdsInstanceRecord);
+  return isInstanceRecord(value);
+}
+
+/** The record in a class instance as a plain object: its own fields and its class's getters. */
+function recordOf(instance: object): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(instance)) record[key] = value;
+  for (
+    let prototype = Object.getPrototypeOf(instance);
+    prototype !== null && prototype !== Object.prototype;
+    prototype = Object.getPrototypeOf(prototype)
+  ) {
+    for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(prototype))) {
+      if (!descriptor.get || key in record) continue;
+      try {
+        record[key] = (instance as Record<string, unknown>)[key];
+      } catch {
+        // A getter that throws gives no field: the record is judged without it.
+      }
+    }
+  }
+  return record;
+}
+
+/**
+ * `value` with each record held in a class instance (an ORM's entity: own fields, or getters
+ * of its class) as a plain object of its fields, however deep (a copy only where one was
+ * found), so that every reading reads it as the record it is.
+ */
+export function asPlainRecords(value: unknown): unknown {
+  return plainRecords(value, new Set());
+}
+
+/** {@linkcode asPlainRecords} below the instances in `within` (an entity's relation back to it). */
+function plainRecords(value: unknown, within: Set<object>): unknown {
+  if (!holdsInstanceRecord(value)) return value;
+  if (Array.isArray(value)) return value.map((element) => plainRecords(element, within));
+  if (isPlain(value)) return fieldsRead(value, within);
+  const instance = value as object;
+  if (within.has(instance)) return instance;
+  within.add(instance);
+  try {
+    return fieldsRead(recordOf(instance), within);
+  } finally {
+    within.delete(instance);
+  }
+}
+
+function fieldsRead(record: Record<string, unknown>, within: Set<object>) {
+  return Object.fromEntries(
+    Object.entries(record).map(([key, field]) => [key, plainRecords(field, within)]),
+  );
+}
 
 /** Whether `value` holds a bigint (in arrays and plain objects, however deep). */
 function holdsBigint(value: unknown): boolean {
@@ -95,7 +164,7 @@ function each(read: Read): Read {
 
 /**
  * A plain object with each field of `fields` it has read by its reading (a copy only where
- * one changed); anything else unchanged (class instances are read as they are).
+ * one changed); anything else unchanged (a record in a class instance is plain by then).
  */
 function withFields(fields: Readonly<Record<string, Read>>): Read {
   return (record) => {
@@ -191,7 +260,10 @@ const BOOLEAN_ANSWERS = [
   "reopenOrphanedCompressionSession",
 ] as const;
 
-/** How each method's answer is read, after {@linkcode asNumbers}, beyond the none. */
+/**
+ * How each method's answer is read, after {@linkcode asPlainRecords} and
+ * {@linkcode asNumbers}, beyond the none.
+ */
 const READINGS: ReadonlyMap<PropertyKey, Read> = new Map<PropertyKey, Read>([
   ...BOOLEAN_ANSWERS.map((key): [PropertyKey, Read] => [key, asBoolean]),
   ["getMessages", readMessages],
@@ -212,23 +284,24 @@ const READINGS: ReadonlyMap<PropertyKey, Read> = new Map<PropertyKey, Read>([
 ]);
 
 /**
- * How the answers of the method `key` are read: bigints as numbers, its "none" as the
- * contract's, then its own reading.
+ * How the answers of the method `key` are read: records held in class instances as plain
+ * objects, bigints as numbers, its "none" as the contract's, then its own reading.
  *
  * @param key The method's name.
  * @returns The reading of its answers.
  */
 export function readerOf(key: PropertyKey): Read {
-  if (key === "checkInvariants") return (answer) => asViolations(asNumbers(answer));
+  const plain = (answer: unknown) => asNumbers(asPlainRecords(answer));
+  if (key === "checkInvariants") return (answer) => asViolations(plain(answer));
   const reading = READINGS.get(key);
   const none = NONE_IS_UNDEFINED.has(key)
     ? (answer: unknown) => answer === null ? undefined : answer
     : NONE_IS_NULL.has(key)
     ? (answer: unknown) => answer === undefined ? null : answer
     : undefined;
-  if (!reading && !none) return asNumbers;
+  if (!reading && !none) return plain;
   return (answer) => {
-    const value = none ? none(asNumbers(answer)) : asNumbers(answer);
+    const value = none ? none(plain(answer)) : plain(answer);
     return reading && value !== undefined && value !== null ? reading(value) : value;
   };
 }

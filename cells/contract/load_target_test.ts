@@ -1,6 +1,6 @@
 // Loading a target: integers a store answers as bigints (libSQL's rowids) are read as
-// numbers, in arrays and plain objects, sync, async or through a thenable; what is not a safe integer, and
-// class instances, pass unchanged. An error class of the store's own is named by its class,
+// numbers, in arrays and plain objects, sync, async or through a thenable; what is not a safe integer
+// passes unchanged; a record in a class instance (an ORM's entity) is read as a plain object. An error class of the store's own is named by its class,
 // a thrown string is an untyped error; a not-found error where the contract's none is
 // `undefined` is that none.
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
@@ -9,6 +9,7 @@ import { asStoreError, saysNotFound } from "./_store_answers.ts";
 import {
   asInteger,
   asNumbers,
+  asPlainRecords,
   asViolations,
   namesOf,
   readerOf,
@@ -142,6 +143,44 @@ Deno.test("asNumbers: safe integers only, plain values only, copies only where n
   const date = new Date(0);
   strictEqual(asNumbers(date), date);
   deepStrictEqual(await Promise.resolve(asNumbers([3n])), [3]);
+});
+
+Deno.test("asPlainRecords: a record in a class instance as its fields, built-ins unchanged", () => {
+  class Entity {
+    id = 1;
+    active = 1;
+  }
+  class Model {
+    #fields = { id: 2n, state: "PENDING" };
+    get id() {
+      return this.#fields.id;
+    }
+    get state() {
+      return this.#fields.state;
+    }
+    get broken(): never {
+      throw new Error("not loaded");
+    }
+    method() {}
+  }
+  deepStrictEqual(asPlainRecords([new Entity(), { nested: [new Model()] }]), [
+    { id: 1, active: 1 },
+    { nested: [{ id: 2n, state: "PENDING" }] },
+  ]);
+  const kept = [{ id: 1 }, new Date(0), new Map(), new Uint8Array(1), new Error("e"), null, 3];
+  strictEqual(asPlainRecords(kept), kept);
+  // A relation back to its owner stays the instance it is, once the owner is being read.
+  class Owner {
+    id = "s";
+    children: object[] = [];
+  }
+  const owner = new Owner();
+  owner.children.push(Object.assign(new Entity(), { owner }));
+  const read = asPlainRecords(owner) as { children: { owner: unknown }[] };
+  strictEqual(read.children[0]?.owner, owner);
+  // Every other reading reads the plain record.
+  deepStrictEqual(readerOf("getMessages")([new Entity()]), [{ id: 1, active: true }]);
+  deepStrictEqual(readerOf("getObligation")(new Model()), { id: 2, state: "pending" });
 });
 
 Deno.test("readMessages: a message's active flag of 0 or 1 as a boolean, nothing else", () => {
