@@ -1,40 +1,31 @@
 /**
- * Test target: the reference store, correct, that spells every integer of the contract in
+ * Test target: the reference store, correct, that spells every integer it answers in
  * decimal, as a worker whose JSON follows protobuf's mapping (an int64 is a string) or a
- * Postgres driver (a `bigint` column) does: message ids, counts, fences, a session's
- * `endedAt`. The cells must read each as its number.
+ * Postgres driver (a `bigint` column) does: message ids, counts, fences, attempts, pids,
+ * wherever they are in an answer; and a session's `endedAt` too (a `numeric` column). The
+ * cells must read each as its number.
  *
  * @module
  */
 import type { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
-import {
-  obligationAnswers,
-  respelled,
-  sessionAnswers,
-  type Spell,
-  spelledEach as each,
-  spelledFields as spelled,
-} from "./_wrapped.ts";
+import { wrapped } from "./_wrapped.ts";
 import { openStore as openReference } from "./unpointed_target.ts";
 
-const decimal: Spell = (value) => typeof value === "number" ? String(value) : value;
-const session = spelled({ endedAt: decimal });
-const obligation = spelled({ deliveryFence: decimal });
-
-const SPELLINGS: Readonly<Record<string, Spell>> = {
-  ...sessionAnswers(session),
-  ...obligationAnswers(obligation),
-  appendMessage: decimal,
-  appendMessages: each(decimal),
-  getMessages: each(spelled({ id: decimal })),
-  rewindToMessage: decimal,
-  messageCount: decimal,
-  markAttempting: decimal,
-  sweepRecoverable: each(spelled({ obligation })),
-};
+/** `value` with every safe integer in it, however deep, and each `endedAt` in decimal. */
+function decimal(value: unknown, field?: string): unknown {
+  if (typeof value === "number" && (Number.isSafeInteger(value) || field === "endedAt")) {
+    return String(value);
+  }
+  if (Array.isArray(value)) return value.map((element) => decimal(element));
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, decimal(v, key)]));
+}
 
 /** Opens the store. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  return respelled(openReference(path, options), SPELLINGS);
+  return wrapped(openReference(path, options), (_key, method) => (...args: unknown[]) => {
+    const answer = method(...args);
+    return answer instanceof Promise ? answer.then((value) => decimal(value)) : decimal(answer);
+  });
 }
