@@ -1,6 +1,7 @@
 // The tiers after the cells (the crash sweep, the file-system call tier in crash and
 // power-loss modes, the power-loss cells), one leg × library at a time, through the sweep
 // engine's typed results (`runner/sweep/`): nothing is read from a console.
+import { crashPointsSetting } from "../cells/contract/load_target.ts";
 import type { LegName } from "../harness/legs.ts";
 import type { SkipKind } from "../cells/engine/report.ts";
 import { powerLossCellsTier, sweepTier } from "./sweep/tier.ts";
@@ -49,7 +50,11 @@ export function tierSkip(
 ): { reason: string; skipKind?: SkipKind } | undefined {
   if (caps.openError) return { reason: `the store cannot open and write: ${caps.openError}` };
   if (tier === "sweep") {
-    return caps.crashPoints ? undefined : { reason: NO_CRASH_POINTS, skipKind: "no-crash-points" };
+    if (caps.crashPoints) return undefined;
+    const reason = crashPointsSetting() === "none"
+      ? "its crash points are set aside (CELLS_CRASH_POINTS=none)"
+      : NO_CRASH_POINTS;
+    return { reason, skipKind: "no-crash-points" };
   }
   // Its clauses that need the recorder SKIP one by one; the others run anywhere.
   if (tier === "faults") return undefined;

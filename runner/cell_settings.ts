@@ -8,11 +8,12 @@ import { parseSpan } from "../cells/engine/span.ts";
 import { OPEN_DEADLINE_MS } from "../cells/engine/probe_store.ts";
 import { type SeriesKind, seriesKind } from "../cells/moves/kill_series.ts";
 import { type RaceSeries, raceSeriesOf } from "../cells/moves/race.ts";
+import { crashPointsSetting } from "../cells/contract/load_target.ts";
 
 /**
  * Checks the settings the cells read from their environment: `CELLS_OPEN_DEADLINE_MS`,
- * `CELLS_JUDGING_DEADLINE_MS`, `CELLS_SEED`, `CELLS_SPAN`, `CELLS_KILL_SERIES` and
- * `CELLS_RACE_SERIES`.
+ * `CELLS_JUDGING_DEADLINE_MS`, `CELLS_SEED`, `CELLS_SPAN`, `CELLS_KILL_SERIES`,
+ * `CELLS_RACE_SERIES` and `CELLS_CRASH_POINTS`.
  *
  * @param get Reads a variable as the cells' processes will see it (default: this process's).
  * @throws {Error} The first bad one, named with what to use instead.
@@ -34,6 +35,7 @@ export function checkCellSettings(
   if (kill !== undefined) seriesKind(kill as SeriesKind);
   const race = get("CELLS_RACE_SERIES");
   if (race !== undefined) raceSeriesOf(race as RaceSeries);
+  crashPointsSetting(get("CELLS_CRASH_POINTS"));
 }
 
 /**

@@ -13,6 +13,7 @@ Deno.test("checkCellSettings: good values and unset ones pass", () => {
     CELLS_SPAN: "0.25",
     CELLS_KILL_SERIES: "any",
     CELLS_RACE_SERIES: "locks",
+    CELLS_CRASH_POINTS: "none",
   }));
 });
 
@@ -32,6 +33,7 @@ Deno.test("checkCellSettings: each bad value is named with what to use", () => {
     ["CELLS_SPAN", "fast", /^Invalid CELLS_SPAN "fast": use a positive number/],
     ["CELLS_KILL_SERIES", "yes", /^Invalid CELLS_KILL_SERIES "yes": use sync, any or off/],
     ["CELLS_RACE_SERIES", "all", /^Invalid CELLS_RACE_SERIES "all": use locks or off/],
+    ["CELLS_CRASH_POINTS", "off", /^Invalid CELLS_CRASH_POINTS "off": use declared or none/],
   ];
   for (const [name, value, message] of cases) {
     throws(() => checkCellSettings(only({ [name]: value })), (error: Error) => {

@@ -91,7 +91,12 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
     ...loaded,
     // Asked only where the cells use them (never in a child, whose sandbox may refuse what
     // the target reads to say them).
-    ...(declared === undefined ? {} : { crashPoints: () => declaredPoints(specifier, declared) }),
+    ...(declared === undefined ? {} : {
+      crashPoints: () => {
+        const points = declaredPoints(specifier, declared);
+        return crashPointsSetting() === "none" ? [] : points;
+      },
+    }),
     openStore: (path, options) => {
       const failure = (error: unknown): Error => {
         endIfRefused("openStore", error);
@@ -133,6 +138,33 @@ function openedStore(specifier: string, store: unknown): Store {
       shownValue(store)
     }, not the opened store (return it, or a promise of it)`,
   );
+}
+
+/**
+ * Whether the cells use the crash points a target declares: `CELLS_CRASH_POINTS`,
+ * `declared` (default) or `none`, which judges a store as one written elsewhere, declaring
+ * none, is judged: by kill, race and stop series instead (the measure of how hard a cell is
+ * to pass without them).
+ *
+ * @param value The setting (default: `CELLS_CRASH_POINTS`).
+ * @returns It.
+ * @throws {Error} When it is neither `declared` nor `none`.
+ * @example
+ * ```ts
+ * import { crashPointsSetting } from "./load_target.ts";
+ * console.log(crashPointsSetting("none")); // "none"
+ * ```
+ */
+export function crashPointsSetting(value = setting()): "declared" | "none" {
+  if (value === undefined || value === "declared" || value === "none") return value ?? "declared";
+  throw new Error(`Invalid CELLS_CRASH_POINTS "${value}": use declared or none`);
+}
+
+/** `CELLS_CRASH_POINTS`, where this process may read it (a user's tests may not). */
+function setting(): string | undefined {
+  const variable = "CELLS_CRASH_POINTS";
+  const state = Deno.permissions.querySync({ name: "env", variable }).state;
+  return state === "granted" ? Deno.env.get(variable) : undefined;
 }
 
 /**

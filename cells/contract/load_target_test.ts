@@ -3,8 +3,8 @@
 // passes unchanged; a record in a class instance (an ORM's entity) is read as a plain object. An error class of the store's own is named by its class,
 // a thrown string is an untyped error; a not-found error where the contract's none is
 // `undefined` is that none.
-import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import { loadTarget } from "./load_target.ts";
+import { deepStrictEqual, rejects, strictEqual, throws } from "node:assert/strict";
+import { crashPointsSetting, loadTarget } from "./load_target.ts";
 import { asStoreError, saysNotFound } from "./_store_answers.ts";
 import {
   asInteger,
@@ -344,6 +344,24 @@ Deno.test("a target's crash points are read as a list of names, nothing as none"
   deepStrictEqual(silent.crashPoints?.(), []);
   const listed = await targetWithPoints(`function crashPoints() { return ["b:after"]; }`);
   deepStrictEqual(listed.crashPoints?.(), ["b:after"]);
+});
+
+Deno.test("under CELLS_CRASH_POINTS=none a target is judged as declaring none", async () => {
+  const target = await targetWithPoints(`function crashPoints() { return ["b:after"]; }`);
+  Deno.env.set("CELLS_CRASH_POINTS", "none");
+  try {
+    deepStrictEqual(target.crashPoints?.(), []);
+    // Still checked: a bad export is the target's error whichever the setting.
+    const bad = await targetWithPoints(`const crashPoints = "a:before";`);
+    throws(() => bad.crashPoints?.(), { name: "TargetError" });
+    Deno.env.set("CELLS_CRASH_POINTS", "declared");
+    deepStrictEqual(target.crashPoints?.(), ["b:after"]);
+    Deno.env.set("CELLS_CRASH_POINTS", "off");
+    throws(() => target.crashPoints?.(), /Invalid CELLS_CRASH_POINTS "off": use declared or none/);
+  } finally {
+    Deno.env.delete("CELLS_CRASH_POINTS");
+  }
+  strictEqual(crashPointsSetting(), "declared");
 });
 
 Deno.test("crash points that are not a list of names fail naming the export", async () => {

@@ -33,6 +33,7 @@ import { sqliteLibraryPath } from "../../../session_db/sqlite/mod.ts";
 import { fixedSqlitePath } from "../../../runner/sqlite_build.ts";
 import { oneLine } from "../../_table.ts";
 import { CELLS } from "../../../cells/register.ts";
+import { crashPointsSetting } from "../../../cells/contract/load_target.ts";
 import {
   ALT_STORE_TARGET,
   MUTANTS,
@@ -104,6 +105,13 @@ the survivors, the equivalent mutants with why, and the mutation score; writes a
         "all: a planted mutant meets every cell (the kill matrix); intended: only the cells meant to catch it (the verdict, sooner)",
       default: "all",
     },
+    {
+      name: "--crash-points",
+      value: "WHICH",
+      help:
+        "declared: the cells kill at the crash points each target declares; none: every target is judged as declaring none, as a store written elsewhere is (by the kill, race and stop series instead)",
+      default: "CELLS_CRASH_POINTS, else declared",
+    },
     { name: "--jobs", value: "N", help: "targets run at once (1 to 64)", default: "2" },
     {
       name: "--json",
@@ -127,11 +135,17 @@ function parseArgs(args: string[], generated: GeneratedSet) {
     kinds: flags.list("--kinds") ?? [...KINDS],
     only: flags.list("--only"),
     cells: flags.string("--cells") ?? "all",
+    crashPoints: flags.string("--crash-points"),
     jobs: flags.int("--jobs", 1, 64) ?? 2,
     json: json === undefined ? join(ROOT, ".cache/mutants/report.json") : resolve(json),
   };
   if (options.cells !== "all" && options.cells !== "intended") {
     fail(`Invalid --cells "${options.cells}": use all or intended`);
+  }
+  try {
+    crashPointsSetting(options.crashPoints);
+  } catch (error) {
+    fail((error as Error).message.replace("CELLS_CRASH_POINTS", "--crash-points"));
   }
   if (!options.libraries.length) fail("Invalid --libraries: use current, system and/or fixed");
   if (options.only?.length === 0) fail("Invalid --only: name at least one mutant, or alt_store");
@@ -285,10 +299,13 @@ if (import.meta.main) {
       }
     }
   }
+  // The jobs' environment carries it (legChildEnv), as it carries the other cell settings.
+  const crashPoints = crashPointsSetting(options.crashPoints);
+  Deno.env.set("CELLS_CRASH_POINTS", crashPoints);
   console.log(
     `mutants: ${jobs.length} target runs (${libraries.map((l) => l.label).join(", ")} × legs ${
       options.legs.join(", ")
-    }), ${options.jobs} at a time; leg ${currentLeg().name} here`,
+    }), ${options.jobs} at a time; leg ${currentLeg().name} here; crash points ${crashPoints}`,
   );
   const started = performance.now();
   const rows: Row[] = [];
@@ -386,6 +403,7 @@ if (import.meta.main) {
     seconds: Number(seconds.toFixed(1)),
     legs: options.legs,
     libraries,
+    crashPoints,
     score: { killed: result.killed.length, judged, perFamily: result.perFamily },
     ...result,
     outOfScope: all.outOfScope,
