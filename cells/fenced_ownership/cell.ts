@@ -9,7 +9,7 @@ import type { CellOptions } from "../engine/options.ts";
 import { settlementGuards } from "./settlement.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
 import { raceSeriesOf } from "../moves/race.ts";
-import { stopPastLease, takeWitness } from "../moves/lease_witness.ts";
+import { noteLeaseOverrun, stopPastLease, takeWitness } from "../moves/lease_witness.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { spanOf } from "../engine/span.ts";
 import { type Answer, describeAnswer, verdict } from "../contract/typed.ts";
@@ -110,6 +110,8 @@ interface Outcome {
   fresh: unknown[];
   /** Heartbeats the owner made while it should have been stopped. */
   stalled: number;
+  /** How long past its end the store kept the owner's lease (its witness's), when watched. */
+  overrunMs?: number | undefined;
   /** State read right after the stale owner acted (before the new owner's act). */
   between?: unknown;
   /** The final recovered state, read twice. */
@@ -162,6 +164,7 @@ async function runScenario(
   const { order } = scenario;
   const fresh: unknown[] = [];
   let stalled = -1;
+  let overrunMs: number | undefined;
   let between: unknown;
   const store: Store = await openTargetStore(ctx.target, scenario.db);
   try {
@@ -170,13 +173,13 @@ async function runScenario(
     const witness = scenario.owner === "compressionLock"
       ? await takeWitness(store, { session: `${scenario.session}-witness`, ttlMs: leaseMs })
       : undefined;
-    stalled = await stopPastLease(owner.child, {
+    ({ beats: stalled, overrunMs } = await stopPastLease(owner.child, {
       who: `${scenario.label}: the owner`,
       acquiredAt: owner.acquired.at,
       leaseMs,
       beats: () => beats(owner.file("beat")),
       ...witness ? { lapse: { store, witness } } : {},
-    });
+    }));
     await takeOver(store, scenario, { acquired: owner.acquired, fresh });
     if (order === "after") await newOwnerActs(store, scenario, fresh);
     await resumeStale(owner, scenario);
@@ -189,7 +192,7 @@ async function runScenario(
   } finally {
     await store.close();
   }
-  return await outcomeOf(ctx, scenario, { fresh, stalled, between });
+  return await outcomeOf(ctx, scenario, { fresh, stalled, overrunMs, between });
 }
 
 /**
@@ -303,7 +306,7 @@ async function resumeStale(owner: StaleOwner, scenario: Scenario): Promise<void>
 async function outcomeOf(
   ctx: CellRun,
   scenario: Scenario,
-  seen: Pick<Outcome, "fresh" | "stalled" | "between">,
+  seen: Pick<Outcome, "fresh" | "stalled" | "overrunMs" | "between">,
 ): Promise<Outcome> {
   const file = (name: string) => besideStore(scenario.db, name);
   const stale = JSON.parse(fileText(file("result")) ?? "{}") as Answer;
@@ -316,6 +319,7 @@ async function outcomeOf(
     stale,
     fresh: seen.fresh,
     stalled: seen.stalled,
+    overrunMs: seen.overrunMs,
     between: seen.between,
     final: first.state,
     again: second.state,
@@ -542,6 +546,7 @@ async function runScenarios(cell: FencedRun, scenarios: readonly Scenario[]): Pr
       return [s.label, r.threw ? r.name : JSON.stringify(r.value)];
     })),
   );
+  noteLeaseOverrun(ctx, outcomes.map((outcome) => outcome.overrunMs));
   ctx.observeLeg(scenarios[0]?.db ?? ctx.run.store("methods"), "after the owners", true);
   return outcomes;
 }

@@ -23,6 +23,7 @@ import {
 import {
   awaitLapse,
   type LeaseWitness,
+  noteLeaseOverrun,
   stopPastLease,
   takeWitness,
 } from "../moves/lease_witness.ts";
@@ -58,6 +59,8 @@ interface Fence {
 /** What a scenario saw. */
 interface FenceOutcome {
   stalled: number;
+  /** How long past its end the store kept the holder's lease (its witness's). */
+  overrunMs?: number | undefined;
   stale: Answer;
   /** How long the holder's lease had lapsed, at least, when it was let renew (ms). */
   lapsedMs: number;
@@ -147,6 +150,7 @@ async function runFence(fence: Fence): Promise<FenceOutcome> {
   const store = await openTargetStore(fence.ctx.target, fence.db);
   const moves: Move[] = [];
   let stalled = -1;
+  let overrunMs: number | undefined;
   let lapsedMs = 0;
   let stale: Answer = { threw: true, name: "HarnessError", message: "the holder never renewed" };
   try {
@@ -154,13 +158,13 @@ async function runFence(fence: Fence): Promise<FenceOutcome> {
     await store.appendMessage(SESSION, { role: "user", content: "work before the takeover" });
     const holder = await startHolder(fence);
     const witness = await takeWitness(store, { session: WITNESSES.stale, ttlMs: fence.leaseMs });
-    stalled = await stopPastLease(holder.child, {
+    ({ beats: stalled, overrunMs } = await stopPastLease(holder.child, {
       who: `${fence.order}: the holder`,
       acquiredAt: holder.at,
       leaseMs: fence.leaseMs,
       beats: () => beats(fence),
       lapse: { store, witness },
-    });
+    }));
     const since: Takeover = { before: Date.now() };
     if (fence.order !== "expired") {
       const ttl = fence.order === "lapsing" ? fence.newLeaseMs : HOUR;
@@ -179,7 +183,7 @@ async function runFence(fence: Fence): Promise<FenceOutcome> {
     await store.close();
   }
   const { problems } = await recovered(fence.ctx.target, fence.db);
-  return { stalled, stale, lapsedMs, moves, recovered: problems };
+  return { stalled, overrunMs, stale, lapsedMs, moves, recovered: problems };
 }
 
 /** A scenario's checks, as steps named after its order. */
@@ -250,6 +254,7 @@ export async function fencedRenewals(
     outcomes[lapsing] = await runFence(again);
     ctx.note("lapsingLeaseMs", again.newLeaseMs);
   }
+  noteLeaseOverrun(ctx, outcomes.map((outcome) => outcome.overrunMs));
   ctx.observeLeg(fences[0]!.db, "after the stale renewals", true);
   ctx.note(
     "staleRenewals",

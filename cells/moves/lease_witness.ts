@@ -11,6 +11,7 @@ import type { Store } from "../contract/target.ts";
 import type { Child } from "../../harness/child.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { stopChild } from "./kill.ts";
+import type { CellRun } from "../engine/cell.ts";
 
 /**
  * How much longer than asked a store may keep a lease: one second of rounding, and time
@@ -191,12 +192,29 @@ export interface PastLease {
 }
 
 /**
+ * What {@linkcode stopPastLease} saw.
+ *
+ * @example
+ * ```ts ignore
+ * import { stopPastLease, type StoppedPastLease } from "./lease_witness.ts";
+ * const stopped: StoppedPastLease = await stopPastLease(holder, lease);
+ * ```
+ */
+export interface StoppedPastLease {
+  /** The heartbeats the child made while stopped (at most one, under way at the stop). */
+  beats: number;
+  /** How long after the asked lease ended the store let its witness go (ms), when given one. */
+  overrunMs: number | undefined;
+}
+
+/**
  * Stops a child holding a lease (asserted stopped) and waits past its lease: on the
  * caller's clock, stopped 100 ms at least, then as the store sees it when a witness is given.
  *
  * @param child The lease's holder, waiting for its turn.
  * @param lease Who it is, its lease, its heartbeats, the witness.
- * @returns The heartbeats it made while stopped (at most one, under way at the stop).
+ * @returns The heartbeats it made while stopped (at most one, under way at the stop), and
+ *   how long after the asked lease ended the store let the witness go.
  * @throws {Error} When the witness never lapses (the store's FAIL), or the child exits.
  * @example
  * ```ts ignore
@@ -204,7 +222,7 @@ export interface PastLease {
  * const stalled = await stopPastLease(holder, { who: "the holder", acquiredAt, leaseMs, beats });
  * ```
  */
-export async function stopPastLease(child: Child, lease: PastLease): Promise<number> {
+export async function stopPastLease(child: Child, lease: PastLease): Promise<StoppedPastLease> {
   const { who, leaseMs } = lease;
   await stopChild(child, who);
   // The beat at the stop is read once the child is frozen.
@@ -216,11 +234,32 @@ export async function stopPastLease(child: Child, lease: PastLease): Promise<num
     deadlineMs: leaseMs + 10_000,
     children: [child],
   });
-  if (lease.lapse) {
-    await awaitLapse(lease.lapse.store, lease.lapse.witness, {
+  const overrunMs = lease.lapse
+    ? await awaitLapse(lease.lapse.store, lease.lapse.witness, {
       what: `${who}: its lease to lapse`,
       children: [child],
-    });
-  }
-  return lease.beats() - beatAtStop;
+    })
+    : undefined;
+  return { beats: lease.beats() - beatAtStop, overrunMs };
+}
+
+/**
+ * Notes in the cell's figures (`leaseOverrunMs`) the longest a store kept a watched lease
+ * past its end, as its witnesses saw it (to the wait's polling): up to a second more for a
+ * store that keeps expiries in whole seconds than for one that keeps milliseconds. Nothing
+ * when none was watched.
+ *
+ * @param ctx The cell's run.
+ * @param overruns What each watch saw ({@linkcode StoppedPastLease}'s `overrunMs`).
+ * @example
+ * ```ts ignore
+ * import { noteLeaseOverrun } from "./lease_witness.ts";
+ * noteLeaseOverrun(ctx, [12, undefined, 940]); // leaseOverrunMs: 940
+ * ```
+ */
+export function noteLeaseOverrun(ctx: CellRun, overruns: readonly (number | undefined)[]): void {
+  const seen = overruns.filter((overrun) => overrun !== undefined);
+  if (!seen.length) return;
+  const before = Number(ctx.figures.leaseOverrunMs) || 0;
+  ctx.note("leaseOverrunMs", Math.max(before, ...seen));
 }

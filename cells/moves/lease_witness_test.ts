@@ -102,7 +102,7 @@ Deno.test("a holder stopped past its lease stays stopped until its witness lapse
     const acquiredAt = Date.now();
     const witness = await takeWitness(store, { session: "w", ttlMs: TTL_MS });
     await waitFor(() => beats() > 0, { what: "the holder's first beat", children: [child] });
-    const stalled = await stopPastLease(child, {
+    const { beats: stalled, overrunMs } = await stopPastLease(child, {
       who: "the holder",
       acquiredAt,
       leaseMs: TTL_MS,
@@ -112,6 +112,7 @@ Deno.test("a holder stopped past its lease stays stopped until its witness lapse
     strictEqual(processStopped(child.pid), true, "the holder runs");
     ok(stalled <= 1, `the holder beat ${stalled} times while stopped`);
     ok(Date.now() > witness.takenAt + TTL_MS, "the wait ended before the lease did");
+    ok(overrunMs !== undefined && overrunMs >= 0, `overrun ${overrunMs}`);
   } finally {
     store.close();
     child.signal("SIGKILL");
