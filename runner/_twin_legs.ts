@@ -108,7 +108,7 @@ export function leftToTwin(
     tier: "cells",
     status: "SKIP",
     reason:
-      `--quick: the default leg ran in ${twin.mode}, as the ${twin.leg} leg on this library, which judged this cell (the full run judges both)`,
+      `--quick: the default leg ran in ${twin.mode}, as the ${twin.leg} leg on this library, where this cell is judged (the full run judges both)`,
     skipKind: "judged-on-twin",
   };
 }

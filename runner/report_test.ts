@@ -157,8 +157,14 @@ Deno.test("levels: a default-leg cell --quick left to its twin must pass on the 
       return r.cell === 4 ? result(4, onTwin, { leg: "delete" }) : r;
     });
   assertEquals(levelOf(twinned("PASS"), ran()).level, "FULL");
-  // A FAIL on the twin is a gap on both legs; a default leg in another mode has no twin.
-  assertEquals(levelOf(twinned("FAIL"), ran()).level, "DURABLE");
+  // A FAIL or a SKIP on the twin is the gap, named once, on the twin: never the default
+  // leg's SKIP, which would read as judged. A default leg in another mode has no twin.
+  const failed = levelOf(twinned("FAIL"), ran());
+  assertEquals(failed.level, "DURABLE");
+  assertEquals(failed.next?.missing, ["cell 4 on cells delete × system: FAIL"]);
+  assertEquals(levelOf(twinned("SKIP"), ran()).next?.missing, [
+    "cell 4 on cells delete × system: SKIP",
+  ]);
   const apart = levelOf(twinned("PASS", "wal"), ran());
   assertEquals(apart.level, "DURABLE");
   assertEquals(apart.next?.missing.length, 12);
