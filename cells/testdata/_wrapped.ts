@@ -70,6 +70,11 @@ export function obligationAnswers(obligation: Spell): Record<string, Spell> {
   };
 }
 
+/** `answer` respelled by `spell`, once it resolves when it is a promise. */
+function spelledAnswer(spell: Spell, answer: unknown): unknown {
+  return answer instanceof Promise ? answer.then(spell) : spell(answer);
+}
+
 /** The store, each method named in `spellings` answering as its spelling respells it. */
 export function respelled<T extends object>(
   store: T,
@@ -77,8 +82,16 @@ export function respelled<T extends object>(
 ): T {
   return wrapped(store, (key, method) => {
     const spell = typeof key === "string" ? spellings[key] : undefined;
-    return spell ? (...args: unknown[]) => spell(method(...args)) : method;
+    return spell ? (...args: unknown[]) => spelledAnswer(spell, method(...args)) : method;
   });
+}
+
+/** The store, every method's answer respelled by `spell` (once it resolves). */
+export function respelledAll<T extends object>(store: T, spell: Spell): T {
+  return wrapped(
+    store,
+    (_key, method) => (...args: unknown[]) => spelledAnswer(spell, method(...args)),
+  );
 }
 
 /** A lock of the store's own: calls made under it one at a time; its file closed with the store. */

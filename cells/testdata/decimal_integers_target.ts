@@ -9,7 +9,7 @@
  */
 import type { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
-import { wrapped } from "./_wrapped.ts";
+import { respelledAll } from "./_wrapped.ts";
 import { openStore as openReference } from "./unpointed_target.ts";
 
 /** `value` with every safe integer in it, however deep, and each `endedAt` in decimal. */
@@ -24,8 +24,5 @@ function decimal(value: unknown, field?: string): unknown {
 
 /** Opens the store. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  return wrapped(openReference(path, options), (_key, method) => (...args: unknown[]) => {
-    const answer = method(...args);
-    return answer instanceof Promise ? answer.then((value) => decimal(value)) : decimal(answer);
-  });
+  return respelledAll(openReference(path, options), (answer) => decimal(answer));
 }

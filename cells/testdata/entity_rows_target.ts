@@ -10,7 +10,7 @@
  */
 import type { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
-import { wrapped } from "./_wrapped.ts";
+import { respelledAll } from "./_wrapped.ts";
 import { crashPoints as referencePoints } from "../reference_target.ts";
 import { openStore as openReference } from "./unpointed_target.ts";
 
@@ -57,13 +57,7 @@ function asInstances(value: unknown, asModel: boolean): unknown {
  */
 export function withInstances(store: SessionDB): SessionDB {
   let answers = 0;
-  return wrapped(store, (_key, method) => (...args: unknown[]) => {
-    const answer = method(...args);
-    const asModel = ++answers % 2 === 0;
-    return answer instanceof Promise
-      ? answer.then((value) => asInstances(value, asModel))
-      : asInstances(answer, asModel);
-  });
+  return respelledAll(store, (answer) => asInstances(answer, ++answers % 2 === 0));
 }
 
 /** Opens the store. */
