@@ -16,6 +16,8 @@
  *
  * @module
  */
+import { envGranted } from "./env_granted.ts";
+
 export const START_CWD: string | undefined = (() => {
   const shared = sharedEnv();
   const first = shared?.get();
@@ -38,13 +40,7 @@ export const START_CWD: string | undefined = (() => {
  */
 function sharedEnv(): { get(): string | undefined; set(cwd: string): void } | undefined {
   const variable = `CELLS_START_CWD_${Deno.pid}`;
-  try {
-    if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") {
-      return undefined;
-    }
-  } catch {
-    return undefined;
-  }
+  if (!envGranted(variable)) return undefined;
   return { get: () => Deno.env.get(variable), set: (cwd) => Deno.env.set(variable, cwd) };
 }
 

@@ -12,6 +12,7 @@ import { asStoreError, isPromiseLike, readAnswers } from "./_store_answers.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
 import { shownValue } from "./typed.ts";
 import { judging, judgingDeadlineMs, judgingWatched } from "../../internal/judging_beacon.ts";
+import { envGranted } from "../../internal/env_granted.ts";
 
 /**
  * Raised when a target module cannot be loaded or lacks `openStore`.
@@ -163,8 +164,7 @@ export function crashPointsSetting(value = setting()): "declared" | "none" {
 /** `CELLS_CRASH_POINTS`, where this process may read it (a user's tests may not). */
 function setting(): string | undefined {
   const variable = "CELLS_CRASH_POINTS";
-  const state = Deno.permissions.querySync({ name: "env", variable }).state;
-  return state === "granted" ? Deno.env.get(variable) : undefined;
+  return envGranted(variable) ? Deno.env.get(variable) : undefined;
 }
 
 /**
