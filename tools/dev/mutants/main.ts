@@ -126,6 +126,18 @@ the survivors, the equivalent mutants with why, and the mutation score; writes a
   },
 };
 
+/** `--crash-points`, else `CELLS_CRASH_POINTS`, else `declared`; a bad one named as given. */
+function crashPointsOf(flag: string | undefined): "declared" | "none" {
+  try {
+    return crashPointsSetting(flag);
+  } catch (error) {
+    const message = (error as Error).message;
+    return fail(
+      flag === undefined ? message : message.replace("CELLS_CRASH_POINTS", "--crash-points"),
+    );
+  }
+}
+
 function parseArgs(args: string[], generated: GeneratedSet) {
   const flags = parseFlags(MUTANTS_CLI, args);
   const json = flags.string("--json");
@@ -135,17 +147,12 @@ function parseArgs(args: string[], generated: GeneratedSet) {
     kinds: flags.list("--kinds") ?? [...KINDS],
     only: flags.list("--only"),
     cells: flags.string("--cells") ?? "all",
-    crashPoints: flags.string("--crash-points"),
+    crashPoints: crashPointsOf(flags.string("--crash-points")),
     jobs: flags.int("--jobs", 1, 64) ?? 2,
     json: json === undefined ? join(ROOT, ".cache/mutants/report.json") : resolve(json),
   };
   if (options.cells !== "all" && options.cells !== "intended") {
     fail(`Invalid --cells "${options.cells}": use all or intended`);
-  }
-  try {
-    crashPointsSetting(options.crashPoints);
-  } catch (error) {
-    fail((error as Error).message.replace("CELLS_CRASH_POINTS", "--crash-points"));
   }
   if (!options.libraries.length) fail("Invalid --libraries: use current, system and/or fixed");
   if (options.only?.length === 0) fail("Invalid --only: name at least one mutant, or alt_store");
@@ -300,7 +307,7 @@ if (import.meta.main) {
     }
   }
   // The jobs' environment carries it (legChildEnv), as it carries the other cell settings.
-  const crashPoints = crashPointsSetting(options.crashPoints);
+  const { crashPoints } = options;
   Deno.env.set("CELLS_CRASH_POINTS", crashPoints);
   console.log(
     `mutants: ${jobs.length} target runs (${libraries.map((l) => l.label).join(", ")} × legs ${
