@@ -8,7 +8,8 @@
 // write's rows changed) as `false` and `true`; each "none" as the contract writes it
 // (`undefined` for a missing session, `null` elsewhere, a session's field left out as `null`,
 // no violations as `[]`); a record an ORM hands out as an instance of its class as the plain
-// object of its fields, which every other reading then reads.
+// object of its fields, and a field named in another case (`parent_session_id`, a row's
+// column) by the contract's name, which every other reading then reads.
 // Each reading maps a spelling onto the one meaning the contract gives it, so none of them can
 // make a wrong answer right.
 import { shownValue } from "./typed.ts";
@@ -78,6 +79,78 @@ function plainRecords(value: unknown, within: Set<object>): unknown {
 function fieldsRead(record: Record<string, unknown>, within: Set<object>) {
   return Object.fromEntries(
     Object.entries(record).map(([key, field]) => [key, plainRecords(field, within)]),
+  );
+}
+
+/**
+ * The fields of the contract's records (a message, a session, an obligation, a recovery), by
+ * their names folded: lower case, without `_` or `-`.
+ */
+const CONTRACT_FIELDS: ReadonlyMap<string, string> = new Map(
+  [
+    "id",
+    "role",
+    "content",
+    "active",
+    "parentSessionId",
+    "endedAt",
+    "endReason",
+    "handoffState",
+    "obligationId",
+    "state",
+    "deliveryFence",
+    "lastError",
+    "obligation",
+    "action",
+    "idempotencyKey",
+    "recoveryMarker",
+  ].map((field) => [folded(field), field]),
+);
+
+function folded(name: string): string {
+  return name.replace(/[_-]/g, "").toLowerCase();
+}
+
+/** The contract's names of the field names a store answered, as far as they were asked. */
+const renamed = new Map<string, string | undefined>();
+
+/** The contract's name for the field `key` when `key` spells it otherwise (`ended_at`). */
+function contractName(key: string): string | undefined {
+  if (renamed.has(key)) return renamed.get(key);
+  const field = CONTRACT_FIELDS.get(folded(key));
+  const name = field === key ? undefined : field;
+  // Remembered up to a bound: a store's field names come from its code, but a record keyed
+  // by its data would grow the map without one.
+  if (renamed.size < 1_000) renamed.set(key, name);
+  return name;
+}
+
+/** Whether `value` has a field spelling a contract's name otherwise, where that name is not. */
+function holdsOtherNames(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(holdsOtherNames);
+  if (!isPlain(value)) return false;
+  for (const [key, field] of Object.entries(value)) {
+    const name = contractName(key);
+    if ((name !== undefined && !(name in value)) || holdsOtherNames(field)) return true;
+  }
+  return false;
+}
+
+/**
+ * `value` with each field that spells a contract record's field in another case
+ * (`parent_session_id` as a row's column, `ParentSessionId` as C#'s JSON, `ID` as Go's)
+ * named as the contract names it, however deep, unless the record has that name too (a copy
+ * only where one was found).
+ */
+export function asContractNames(value: unknown): unknown {
+  if (!holdsOtherNames(value)) return value;
+  if (Array.isArray(value)) return value.map(asContractNames);
+  const record = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(record).map(([key, field]) => {
+      const name = contractName(key);
+      return [name !== undefined && !(name in record) ? name : key, asContractNames(field)];
+    }),
   );
 }
 
@@ -261,8 +334,8 @@ const BOOLEAN_ANSWERS = [
 ] as const;
 
 /**
- * How each method's answer is read, after {@linkcode asPlainRecords} and
- * {@linkcode asNumbers}, beyond the none.
+ * How each method's answer is read, after {@linkcode asPlainRecords},
+ * {@linkcode asContractNames} and {@linkcode asNumbers}, beyond the none.
  */
 const READINGS: ReadonlyMap<PropertyKey, Read> = new Map<PropertyKey, Read>([
   ...BOOLEAN_ANSWERS.map((key): [PropertyKey, Read] => [key, asBoolean]),
@@ -285,13 +358,14 @@ const READINGS: ReadonlyMap<PropertyKey, Read> = new Map<PropertyKey, Read>([
 
 /**
  * How the answers of the method `key` are read: records held in class instances as plain
- * objects, bigints as numbers, its "none" as the contract's, then its own reading.
+ * objects, their fields by the contract's names, bigints as numbers, its "none" as the
+ * contract's, then its own reading.
  *
  * @param key The method's name.
  * @returns The reading of its answers.
  */
 export function readerOf(key: PropertyKey): Read {
-  const plain = (answer: unknown) => asNumbers(asPlainRecords(answer));
+  const plain = (answer: unknown) => asNumbers(asContractNames(asPlainRecords(answer)));
   if (key === "checkInvariants") return (answer) => asViolations(plain(answer));
   const reading = READINGS.get(key);
   const none = NONE_IS_UNDEFINED.has(key)

@@ -1,12 +1,14 @@
 // Loading a target: integers a store answers as bigints (libSQL's rowids) are read as
-// numbers, in arrays and plain objects, sync, async or through a thenable; what is not a safe integer
-// passes unchanged; a record in a class instance (an ORM's entity) is read as a plain object. An error class of the store's own is named by its class,
-// a thrown string is an untyped error; a not-found error where the contract's none is
-// `undefined` is that none.
+// numbers, in arrays and plain objects, sync, async or through a thenable; what is not a safe
+// integer passes unchanged; a record in a class instance (an ORM's entity) is read as a plain
+// object, a field named in another case by the contract's name. An error class of the store's
+// own is named by its class, a thrown string is an untyped error; a not-found error where the
+// contract's none is `undefined` is that none.
 import { deepStrictEqual, rejects, strictEqual, throws } from "node:assert/strict";
 import { crashPointsSetting, loadTarget } from "./load_target.ts";
 import { asStoreError, saysNotFound } from "./_store_answers.ts";
 import {
+  asContractNames,
   asInteger,
   asNumbers,
   asPlainRecords,
@@ -181,6 +183,33 @@ Deno.test("asPlainRecords: a record in a class instance as its fields, built-ins
   // Every other reading reads the plain record.
   deepStrictEqual(readerOf("getMessages")([new Entity()]), [{ id: 1, active: true }]);
   deepStrictEqual(readerOf("getObligation")(new Model()), { id: 2, state: "pending" });
+});
+
+Deno.test("asContractNames: a record's fields in another case by the contract's names", () => {
+  deepStrictEqual(
+    asContractNames([
+      { id: "s", parent_session_id: "p", ended_at: null, extra_field: 1 },
+      { ID: 3, Role: "user", "end-reason": "x", ParentSessionID: "q" },
+      { obligation: { obligation_id: "o", delivery_fence: 2 }, idempotency_key: "k" },
+    ]),
+    [
+      { id: "s", parentSessionId: "p", endedAt: null, extra_field: 1 },
+      { id: 3, role: "user", endReason: "x", parentSessionId: "q" },
+      { obligation: { obligationId: "o", deliveryFence: 2 }, idempotencyKey: "k" },
+    ],
+  );
+  // The contract's own name wins over another spelling of it, which stays as it is.
+  deepStrictEqual(asContractNames({ endedAt: 1, ended_at: 2 }), { endedAt: 1, ended_at: 2 });
+  const named = [{ id: 1, parentSessionId: null, other_thing: 1 }, "x", new Date(0)];
+  strictEqual(asContractNames(named), named);
+  // Every other reading reads the renamed record.
+  deepStrictEqual(readerOf("getSession")({ ID: "s", ended_at: "7" }), {
+    id: "s",
+    endedAt: 7,
+    parentSessionId: null,
+    endReason: null,
+    handoffState: null,
+  });
 });
 
 Deno.test("readMessages: a message's active flag of 0 or 1 as a boolean, nothing else", () => {
