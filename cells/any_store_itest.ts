@@ -228,11 +228,12 @@ const SPELLINGS: readonly Spelling[] = [
   },
   // `PENDING`, `RESEND`, `COMPRESSION`: Java's enums serialised by name. Cells 2, 5, 7 and 12
   // FAILed it (a claimed handoff read as "RUNNING, not running"), cells 3, 6, 8 and 11 too (a
-  // rotation's parent ended by `COMPRESSION` read as a rotation not whole).
+  // rotation's parent ended by `COMPRESSION` read as a rotation not whole). A message's role
+  // as `USER`: cell 13 FAILed it ("session s's messages changed").
   {
-    store: "names its states and actions in upper case",
+    store: "names its states, actions and roles in upper case",
     target: testdata("upper_case_names_target"),
-    cells: [2, 7, 8, 12],
+    cells: [2, 7, 8, 12, 13],
   },
   // Ids increase; where they start is the store's. Cell 6 FAILed it: "every returned id is a
   // positive integer".

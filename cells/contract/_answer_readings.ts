@@ -1,17 +1,16 @@
-// How the cells read the value a store answered, per method, so that a store is judged on
-// what it says, not on how its driver spells it: integers answered as bigints (libSQL's
-// rowids, node:sqlite's readBigInts, better-sqlite3's safe integers) as numbers, which the
-// cells compare, sort and journal; a decimal string where the contract has an integer (an
-// int64 as protobuf's JSON or a Postgres driver spells it) as that number; a state or an
-// action named in another case (`PENDING`) as the contract names it; `0` and `1` where
-// the contract has a boolean (a message's `active` flag as SQLite stores it, a guarded
-// write's rows changed) as `false` and `true`; each "none" as the contract writes it
-// (`undefined` for a missing session, `null` elsewhere, a session's field left out as `null`,
-// no violations as `[]`); a record an ORM hands out as an instance of its class as the plain
-// object of its fields, and a field named in another case (`parent_session_id`, a row's
-// column) by the contract's name, which every other reading then reads.
-// Each reading maps a spelling onto the one meaning the contract gives it, so none of them can
-// make a wrong answer right.
+// How the cells read the value a store answered, per method, so that a store is judged on what
+// it says, not on how its driver spells it: integers answered as bigints (libSQL's rowids,
+// node:sqlite's readBigInts, better-sqlite3's safe integers) as numbers, which the cells
+// compare, sort and journal; a decimal string where the contract has an integer (an int64 as
+// protobuf's JSON or a Postgres driver spells it) as that number; a state, an action or a
+// message's role named in another case (`PENDING`) as the contract names it; `0` and `1` where
+// the contract has a boolean (a message's `active` flag as SQLite stores it, a guarded write's
+// rows changed) as `false` and `true`; each "none" as the contract writes it (`undefined` for a
+// missing session, `null` elsewhere, a session's field left out as `null`, no violations as
+// `[]`); a record an ORM hands out as an instance of its class as the plain object of its
+// fields, and a field named in another case (`parent_session_id`, a row's column) by the
+// contract's name, which every other reading then reads. Each reading maps a spelling onto the
+// one meaning the contract gives it, so none of them can make a wrong answer right.
 import { shownValue } from "./typed.ts";
 
 /**
@@ -216,6 +215,7 @@ const obligationState = namesOf([
   "abandoned",
 ]);
 const recoveryAction = namesOf(["send", "resend", "unknown"]);
+const messageRole = namesOf(["system", "user", "assistant", "tool"]);
 /** The reason a store writes itself when a rotation ends a parent (any other is the caller's). */
 const rotationReason = namesOf(["compression"]);
 
@@ -283,10 +283,13 @@ export function readSessions(sessions: unknown): unknown {
 /**
  * Messages as the cells read them: an `active` flag of `0` or `1` (how SQLite stores a
  * boolean, and how a row of `node:sqlite`, better-sqlite3 or libSQL hands it out) as `false`
- * or `true`, an `id` spelled in decimal as a number; anything else unchanged (a copy only
+ * or `true`, an `id` spelled in decimal as a number, a `role` in another case (`USER`, an
+ * enum serialised by name) as the contract names it; anything else unchanged (a copy only
  * where one changed).
  */
-export const readMessages: Read = each(withFields({ id: asInteger, active: asBoolean }));
+export const readMessages: Read = each(
+  withFields({ id: asInteger, active: asBoolean, role: messageRole }),
+);
 
 const obligation = withFields({ deliveryFence: asInteger, state: obligationState });
 

@@ -212,7 +212,7 @@ Deno.test("asContractNames: a record's fields in another case by the contract's 
   });
 });
 
-Deno.test("readMessages: a message's active flag of 0 or 1 as a boolean, nothing else", () => {
+Deno.test("readMessages: an active flag of 0 or 1 as a boolean, a role in any case", () => {
   deepStrictEqual(readMessages([{ id: 1, active: 1 }, { id: 2, active: 0 }, { id: 3 }]), [
     { id: 1, active: true },
     { id: 2, active: false },
@@ -220,6 +220,10 @@ Deno.test("readMessages: a message's active flag of 0 or 1 as a boolean, nothing
   ]);
   const booleans = [{ id: 1, active: true }, { id: 2, active: false }];
   strictEqual(readMessages(booleans), booleans);
+  deepStrictEqual(readMessages([{ id: 1, role: "USER" }, { id: 2, role: "Robot" }]), [
+    { id: 1, role: "user" },
+    { id: 2, role: "Robot" },
+  ]);
   deepStrictEqual(readMessages([{ active: 2 }, { active: "0" }]), [{ active: 2 }, {
     active: "0",
   }]);

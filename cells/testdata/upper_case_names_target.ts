@@ -2,8 +2,9 @@
  * Test target: the reference store, correct, that names its states and actions in upper
  * case, as a worker serialising Java's enums by name does: a handoff's state (`PENDING`,
  * `RUNNING`, …), an obligation's (`ATTEMPTING`, `DELIVERED`, …), a recovery's action
- * (`RESEND`) and the reason it writes itself when a rotation ends a parent (`COMPRESSION`;
- * a reason a caller gave is kept as given). The cells must read each as the contract names it.
+ * (`RESEND`), a message's role (`USER`) and the reason it writes itself when a rotation ends
+ * a parent (`COMPRESSION`; a reason a caller gave is kept as given). The cells must read each
+ * as the contract names it.
  *
  * @module
  */
@@ -30,6 +31,7 @@ const SPELLINGS: Readonly<Record<string, Spell>> = {
   ...sessionAnswers(session),
   ...obligationAnswers(obligation),
   getHandoffState: upper,
+  getMessages: each(spelled({ role: upper })),
   sweepRecoverable: each(spelled({ obligation, action: upper })),
 };
 
