@@ -78,6 +78,12 @@ const CASES: Case[] = [
     pattern: "unsynced-ack-power-loss",
     run: async () => runDefinitions(await powerLossPrefixCell({ ...target("sync_off"), ...small })),
   },
+  {
+    mutant: "append_text_as_c_string",
+    pattern: "text-changed",
+    run: async () =>
+      runDefinitions(await CELLS[1]({ ...target("append_text_as_c_string"), minAcknowledged: 20 })),
+  },
   // A store nobody here wrote, on its own SQLite, in DELETE mode with FULL (not its default).
   {
     mutant: "targets/node_sqlite.ts with NODE_SQLITE_SYNCHRONOUS=full, delete leg",

@@ -41,6 +41,12 @@ export const DIAGNOSES = {
     fix:
       "return from each write only after its COMMIT returned, one transaction per acknowledged operation",
   },
+  "text-changed": {
+    cause:
+      "a message read back with other text than was appended, or a text refused with an untyped error: the store does not keep text byte for byte (cut at a NUL, as text bound as a C string is; cut at a length limit, such as 65,535 bytes; multi-byte UTF-8 or a line break mangled; white space trimmed)",
+    fix:
+      "store a message's text as given: bind it with its length in bytes, as UTF-8, in a column or record without a length limit, escaping line breaks in a line-based format; a text the store cannot keep is refused with an error of its own class",
+  },
   "claim-without-predicate": {
     cause:
       "several racing processes won the same claim: the write that claims does not test the state it moves from (a SELECT then an UPDATE, or an UPDATE without the state in its WHERE)",

@@ -4,7 +4,7 @@ import { classifyExit, reapAll } from "../../harness/child.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
-import { type Append, judgePrefix, type PrefixJudgement } from "./judge.ts";
+import { acknowledgedOf, type Append, judgePrefix, type PrefixJudgement } from "./judge.ts";
 import { checkSteps } from "../engine/state_check.ts";
 import { diagnosed } from "../engine/diagnoses.ts";
 import { startTallies, tally } from "../engine/tally.ts";
@@ -154,11 +154,13 @@ async function killRounds(cell: PrefixRun): Promise<PrefixJudgement> {
   }
   ctx.note("rounds", killTimes.length);
   ctx.note("killAfterMs", killTimes);
-  ctx.note("acknowledged", acks.length);
+  const acknowledged = acknowledgedOf(acks).length;
+  ctx.note("acknowledged", acknowledged);
+  ctx.note("refusedTexts", acks.length - acknowledged);
   ctx.note("recovered", judged.rows.length);
   // Every round ended in one SIGKILL (the parent's, or the writer's own).
   tally(ctx, "sigkills", killTimes.length);
-  tally(ctx, "acknowledgedOps", acks.length);
+  tally(ctx, "acknowledgedOps", acknowledged);
   tally(ctx, "lost", judged.lost);
   return judged;
 }
@@ -264,13 +266,13 @@ async function resumePrefix(
 ): Promise<void> {
   const { ctx, t } = run;
   const { db, acksPath } = files;
-  const before = countAcks(acksPath);
+  const before = acknowledgedOf(readAckJournal<Append>(acksPath)).length;
   const what = `${label}, resumed`;
   const args = [db, acksPath, String(RESUMED_OPS)];
   const resume = { ops: "appends", script: PREFIX_WRITER, args, db, label };
   if (!await resumedStep(ctx, t, resume)) return;
   const acks = readAckJournal<Append>(acksPath);
-  tally(ctx, "acknowledgedOps", acks.length - before);
+  tally(ctx, "acknowledgedOps", acknowledgedOf(acks).length - before);
   const state = await judgePrefix(ctx.target, db, acks);
   tally(ctx, "lost", state.lost);
   await checkSteps(t, state.checks, `${what}: `);

@@ -7,7 +7,7 @@ import {
 } from "../power_loss/record.ts";
 import { writerRun } from "../power_loss/writer_run.ts";
 import { powerLossKillCell } from "../power_loss/steps.ts";
-import { type Append, judgePrefix, type PrefixJudgement } from "./judge.ts";
+import { acknowledgedOf, type Append, judgePrefix, type PrefixJudgement } from "./judge.ts";
 import { type PowerLossResume, problemsOf } from "../power_loss/resume.ts";
 import { PREFIX_WRITER } from "./_children.ts";
 
@@ -21,7 +21,7 @@ const SECOND_LIFE = 3;
  */
 function resumeAppends(run: PowerLossRunOptions): PowerLossResume<PrefixJudgement> {
   return {
-    landed: (judged, acks) => judged.rows.length > acks.length,
+    landed: (judged, acks) => judged.rows.length > acknowledgedOf(parseAcks<Append>(acks)).length,
     life: ({ db, acks }) => ({ script: PREFIX_WRITER, args: [db, acks], k: SECOND_LIFE }),
     async judge({ db, acks: more }, acks) {
       const both = [...parseAcks<Append>(acks), ...readAckJournal<Append>(more)];

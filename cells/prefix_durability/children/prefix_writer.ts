@@ -1,7 +1,13 @@
-// Cell 1's child: appends m0, m1, … to one session and journals each acknowledged append.
+// Cell 1's child: appends m0, m1, … (each followed by a text the store must keep as written:
+// `_content.ts`) to one session and journals each acknowledged append. An append of a text
+// beyond `m<i>` that throws is journaled as refused (typed or not) and the writer goes on (a
+// store that cannot take a NUL or a long text is judged for that, and for its durability
+// apart); any other error ends it.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
+import { GENERIC_ERRORS } from "../../contract/typed.ts";
+import { prefixContent, resumeIndex } from "../_content.ts";
 
 const [target, dbPath, ackPath, selfKill] = childArgs(
   3,
@@ -11,16 +17,27 @@ const killAfter = selfKill === undefined ? Infinity : Number(selfKill);
 const store = await openStoreFor(target!, dbPath!);
 await store.createSession("cell1");
 // A restarted writer resumes after what the store recovered.
-const start = (await store.getMessages("cell1")).length;
+const start = resumeIndex(await store.getMessages("cell1"));
 const acks = new AckWriter(ackPath!);
 const guard = lifetimeGuard();
+let acknowledged = 0;
 for (let i = start;; i++) {
   guard();
-  // Marked for the kill series inside an append (a no-op otherwise).
-  const rowid = await marked(
-    "appendMessage",
-    () => store.appendMessage("cell1", { role: "user", content: `m${i}` }),
-  );
+  const content = prefixContent(i);
+  let rowid: number;
+  try {
+    // Marked for the kill series inside an append (a no-op otherwise).
+    rowid = await marked(
+      "appendMessage",
+      () => store.appendMessage("cell1", { role: "user", content }),
+    );
+  } catch (error) {
+    if (content === `m${i}`) throw error;
+    const name = error instanceof Error ? error.name : typeof error;
+    const message = error instanceof Error ? error.message : String(error);
+    acks.write({ i, refused: `${name}: ${message}`, typed: !GENERIC_ERRORS.has(name) });
+    continue;
+  }
   acks.write({ i, rowid });
-  if (i - start + 1 >= killAfter) killSelf();
+  if (++acknowledged >= killAfter) killSelf();
 }

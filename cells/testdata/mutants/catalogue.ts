@@ -119,6 +119,22 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause: /^contiguous prefix m0\.\.m\d+, N >= acknowledged: row \d+ is .*reorder\)/,
   },
   {
+    name: "append_text_as_c_string",
+    breaks: "binds a message's text as a C string: cut at an embedded NUL",
+    cells: [1],
+    expect: "caught",
+    clause:
+      /^every text kept as written .*: \d+ message\(s\) changed, first: m\d+ \(an embedded NUL\) read back as/,
+  },
+  {
+    name: "append_text_cut_at_64k",
+    breaks: "keeps at most 65,535 bytes of a message's text",
+    cells: [1],
+    expect: "caught",
+    clause:
+      /^every text kept as written .*: \d+ message\(s\) changed, first: m\d+ \(72 KiB\) read back as 65535 characters/,
+  },
+  {
     name: "claim_select_then_update",
     breaks: "claims by SELECT, then UPDATE",
     cells: [2],
