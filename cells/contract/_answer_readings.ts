@@ -6,11 +6,11 @@
 // message's role named in another case (`PENDING`) as the contract names it; `0` and `1` where
 // the contract has a boolean (a message's `active` flag as SQLite stores it, a guarded write's
 // rows changed) as `false` and `true`; each "none" as the contract writes it (`undefined` for a
-// missing session, `null` elsewhere, a session's field left out as `null`, no violations as
-// `[]`); a record an ORM hands out as an instance of its class as the plain object of its
-// fields, and a field named in another case (`parent_session_id`, a row's column) by the
-// contract's name, which every other reading then reads. Each reading maps a spelling onto the
-// one meaning the contract gives it, so none of them can make a wrong answer right.
+// missing session, `null` elsewhere, a session's field left out or Go's zero value as `null`,
+// no violations as `[]`); a record an ORM hands out as an instance of its class as the plain
+// object of its fields, and a field named in another case (`parent_session_id`, a row's column)
+// by the contract's name, which every other reading then reads. Each reading maps a spelling
+// onto the one meaning the contract gives it, so none of them can make a wrong answer right.
 import { shownValue } from "./typed.ts";
 
 /**
@@ -252,18 +252,38 @@ function withFields(fields: Readonly<Record<string, Read>>): Read {
   };
 }
 
-/** A session's fields whose "none" is `null`. */
-const SESSION_NONE_FIELDS = ["parentSessionId", "endedAt", "endReason", "handoffState"] as const;
+/**
+ * A session's fields whose "none" is `null`, each with the zero value that says none too: a
+ * Go struct's empty string and `0` (as its JSON spells a field with no value), a `NOT NULL`
+ * column's default. No session has an empty id for a parent, ends at the epoch, or is in a
+ * handoff state with no name.
+ */
+const SESSION_NONE_FIELDS = {
+  parentSessionId: "",
+  endedAt: 0,
+  endReason: "",
+  handoffState: "",
+} as const;
 
-function leavesOut(session: unknown): session is Record<string, unknown> {
-  return isPlain(session) && SESSION_NONE_FIELDS.some((field) => session[field] === undefined);
+type SessionNoneField = keyof typeof SESSION_NONE_FIELDS;
+const SESSION_NONE_NAMES = Object.keys(SESSION_NONE_FIELDS) as SessionNoneField[];
+
+/** Whether a session's `field` holding `value` says none: left out, or its zero value. */
+function saysNone(field: SessionNoneField, value: unknown): boolean {
+  return value === undefined || value === SESSION_NONE_FIELDS[field] ||
+    (field === "endedAt" && asInteger(value) === 0);
 }
 
-/** A session with each field whose "none" is `null` that it leaves out as `null`. */
+function spellsNone(session: unknown): session is Record<string, unknown> {
+  return isPlain(session) &&
+    SESSION_NONE_NAMES.some((field) => session[field] !== null && saysNone(field, session[field]));
+}
+
+/** A session with each field whose "none" is `null` that it leaves out, or zeroes, as `null`. */
 function sessionNone(session: unknown): unknown {
-  if (!leavesOut(session)) return session;
+  if (!spellsNone(session)) return session;
   const filled: Record<string, unknown> = { ...session };
-  for (const field of SESSION_NONE_FIELDS) filled[field] ??= null;
+  for (const field of SESSION_NONE_NAMES) if (saysNone(field, filled[field])) filled[field] = null;
   return filled;
 }
 
@@ -271,7 +291,8 @@ const sessionFields = withFields({ endedAt: asInteger, handoffState, endReason: 
 
 /**
  * A session, or an array of them, as the cells read it: each field whose "none" is `null`
- * that it leaves out (a store of plain objects, JSON that omits empty fields) as `null`, its
+ * that it leaves out (a store of plain objects, JSON that omits empty fields) or spells by its
+ * zero value (`""`, `0`: a Go struct's JSON) as `null`, its
  * `endedAt` as a number, its `handoffState` and a rotation's `endReason` as the contract names
  * them; a copy only where one changed.
  */
@@ -291,7 +312,12 @@ export const readMessages: Read = each(
   withFields({ id: asInteger, active: asBoolean, role: messageRole }),
 );
 
-const obligation = withFields({ deliveryFence: asInteger, state: obligationState });
+const obligation = withFields({
+  deliveryFence: asInteger,
+  state: obligationState,
+  // An error recorded as the empty string is none: every failure the cells book has a reason.
+  lastError: (value) => value === "" ? null : value,
+});
 
 /**
  * What `checkInvariants` answered, as its list of violations: `undefined`, `null` or `""` (a
@@ -312,8 +338,22 @@ export const NONE_IS_UNDEFINED: ReadonlySet<PropertyKey> = new Set([
   "findLiveCompressionChild",
 ]);
 
-/** The methods whose "none" is `null`: a store that answers `undefined` (no row) means it too. */
-const NONE_IS_NULL: ReadonlySet<PropertyKey> = new Set(["markAttempting", "getHandoffState"]);
+/**
+ * The methods whose "none" is `null`, each with the answers that mean it too: `undefined` (no
+ * row), and a handoff state's empty string (a Go string's zero value, a column's default).
+ */
+const NONE_IS_NULL: ReadonlyMap<PropertyKey, ReadonlySet<unknown>> = new Map([
+  ["markAttempting", new Set([undefined])],
+  ["getHandoffState", new Set([undefined, ""])],
+]);
+
+/**
+ * Whether a record answered where the contract's none is `undefined` is a zero value (a Go
+ * struct with nothing in it, its id empty) rather than a record: no record has an empty id.
+ */
+function isZeroRecord(answer: unknown): boolean {
+  return isPlain(answer) && (answer.id === "" || answer.obligationId === "");
+}
 
 /**
  * The methods whose answer is a boolean: a store that answers the rows its write changed
@@ -371,10 +411,11 @@ export function readerOf(key: PropertyKey): Read {
   const plain = (answer: unknown) => asNumbers(asContractNames(asPlainRecords(answer)));
   if (key === "checkInvariants") return (answer) => asViolations(plain(answer));
   const reading = READINGS.get(key);
+  const nulls = NONE_IS_NULL.get(key);
   const none = NONE_IS_UNDEFINED.has(key)
-    ? (answer: unknown) => answer === null ? undefined : answer
-    : NONE_IS_NULL.has(key)
-    ? (answer: unknown) => answer === undefined ? null : answer
+    ? (answer: unknown) => answer === null || isZeroRecord(answer) ? undefined : answer
+    : nulls
+    ? (answer: unknown) => nulls.has(answer) ? null : answer
     : undefined;
   if (!reading && !none) return plain;
   return (answer) => {

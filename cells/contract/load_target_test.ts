@@ -212,6 +212,33 @@ Deno.test("asContractNames: a record's fields in another case by the contract's 
   });
 });
 
+Deno.test("Go's zero values where the contract's none is null or undefined read as that none", () => {
+  deepStrictEqual(
+    readerOf("getSession")({
+      id: "s",
+      parentSessionId: "",
+      endedAt: 0,
+      endReason: "",
+      handoffState: "",
+    }),
+    { id: "s", parentSessionId: null, endedAt: null, endReason: null, handoffState: null },
+  );
+  // An ended session keeps its end; a decimal zero is a zero.
+  deepStrictEqual(readerOf("listSessions")([{ id: "e", endedAt: "0" }, { id: "f", endedAt: 7 }]), [
+    { id: "e", endedAt: null, parentSessionId: null, endReason: null, handoffState: null },
+    { id: "f", endedAt: 7, parentSessionId: null, endReason: null, handoffState: null },
+  ]);
+  strictEqual(readerOf("getSession")({ id: "", endedAt: 0 }), undefined);
+  strictEqual(readerOf("getObligation")({ obligationId: "", deliveryFence: 0 }), undefined);
+  strictEqual(readerOf("getHandoffState")(""), null);
+  deepStrictEqual(readerOf("getObligation")({ obligationId: "o", lastError: "" }), {
+    obligationId: "o",
+    lastError: null,
+  });
+  // A fence of 0 stays a fence: only an absent answer is none there.
+  strictEqual(readerOf("markAttempting")(0), 0);
+});
+
 Deno.test("readMessages: an active flag of 0 or 1 as a boolean, a role in any case", () => {
   deepStrictEqual(readMessages([{ id: 1, active: 1 }, { id: 2, active: 0 }, { id: 3 }]), [
     { id: 1, active: true },
