@@ -294,6 +294,13 @@ const SPELLINGS: readonly Spelling[] = [
     target: testdata("go_zero_values_target"),
     cells: [2, 4, 10],
   },
+  // Rewound messages soft-deleted (`deletedAt` set, no `active`): cell 4 FAILed it ("row 3
+  // (u2), rewound at step 5, is active again").
+  {
+    store: "soft-deletes the messages a rewind deactivates",
+    target: testdata("soft_delete_target"),
+    cells: [4],
+  },
   // Its files in a data folder beside its path: each cell's stores get folders of their own.
   // Before they did, cells 3, 4, 7 to 9, 11 and 13 FAILed it (scenarios shared a folder).
   {

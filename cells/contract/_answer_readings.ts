@@ -5,12 +5,13 @@
 // protobuf's JSON or a Postgres driver spells it) as that number; a state, an action or a
 // message's role named in another case (`PENDING`) as the contract names it; `0` and `1` where
 // the contract has a boolean (a message's `active` flag as SQLite stores it, a guarded write's
-// rows changed) as `false` and `true`; each "none" as the contract writes it (`undefined` for a
-// missing session, `null` elsewhere, a session's field left out or Go's zero value as `null`,
-// no violations as `[]`); a record an ORM hands out as an instance of its class as the plain
-// object of its fields, and a field named in another case (`parent_session_id`, a row's column)
-// by the contract's name, which every other reading then reads. Each reading maps a spelling
-// onto the one meaning the contract gives it, so none of them can make a wrong answer right.
+// rows changed) as `false` and `true`, and a soft delete's `deletedAt` as `active`; each "none"
+// as the contract writes it (`undefined` for a missing session, `null` elsewhere, a session's
+// field left out or Go's zero value as `null`, no violations as `[]`); a record an ORM hands
+// out as an instance of its class as the plain object of its fields, and a field named in
+// another case (`parent_session_id`, a row's column) by the contract's name, which every other
+// reading then reads. Each reading maps a spelling onto the one meaning the contract gives it,
+// so none of them can make a wrong answer right.
 import { shownValue } from "./typed.ts";
 
 /**
@@ -301,16 +302,43 @@ export function readSessions(sessions: unknown): unknown {
   return Array.isArray(sessions) ? each(one)(sessions) : one(sessions);
 }
 
+/** A soft delete's "not deleted": nothing, or a zero value (Go's `0`, an empty string). */
+function notDeleted(value: unknown): boolean {
+  return value === null || value === undefined || value === 0 || value === "" || value === false;
+}
+
+/**
+ * How a message without `active` says whether it is active, by its fields' folded names: an
+ * `isActive` flag as it is, a soft delete's `deletedAt` (TypeORM's, GORM's, Rails'
+ * `deleted_at`) active while it has no time, a `deleted` or `isDeleted` flag inverted.
+ */
+const ACTIVE_SPELLINGS: ReadonlyMap<string, (value: unknown) => unknown> = new Map([
+  ["isactive", (value: unknown) => asBoolean(value)],
+  ["deletedat", notDeleted],
+  ["deleted", notDeleted],
+  ["isdeleted", notDeleted],
+]);
+
+/** A message that says whether it is active otherwise than by `active`, with `active` too. */
+function activeSpelled(message: unknown): unknown {
+  if (!isPlain(message) || "active" in message) return message;
+  for (const [key, value] of Object.entries(message)) {
+    const spelling = ACTIVE_SPELLINGS.get(folded(key));
+    if (spelling) return { ...message, active: spelling(value) };
+  }
+  return message;
+}
+
+const messageFields = withFields({ id: asInteger, active: asBoolean, role: messageRole });
+
 /**
  * Messages as the cells read them: an `active` flag of `0` or `1` (how SQLite stores a
  * boolean, and how a row of `node:sqlite`, better-sqlite3 or libSQL hands it out) as `false`
- * or `true`, an `id` spelled in decimal as a number, a `role` in another case (`USER`, an
- * enum serialised by name) as the contract names it; anything else unchanged (a copy only
- * where one changed).
+ * or `true`, or said by a soft delete's field (`deletedAt`, `isDeleted`) or `isActive`, an `id`
+ * spelled in decimal as a number, a `role` in another case (`USER`, an enum serialised by
+ * name) as the contract names it; anything else unchanged (a copy only where one changed).
  */
-export const readMessages: Read = each(
-  withFields({ id: asInteger, active: asBoolean, role: messageRole }),
-);
+export const readMessages: Read = each((message) => messageFields(activeSpelled(message)));
 
 const obligation = withFields({
   deliveryFence: asInteger,

@@ -247,6 +247,17 @@ Deno.test("readMessages: an active flag of 0 or 1 as a boolean, a role in any ca
   ]);
   const booleans = [{ id: 1, active: true }, { id: 2, active: false }];
   strictEqual(readMessages(booleans), booleans);
+  // A soft delete's field, or `isActive`, says it when `active` is not there.
+  deepStrictEqual(
+    (readMessages([
+      { id: 1, deletedAt: null },
+      { id: 2, deleted_at: new Date(0) },
+      { id: 3, isDeleted: 1 },
+      { id: 4, is_active: 0 },
+      { id: 5, active: true, deletedAt: new Date(0) },
+    ]) as { active?: unknown }[]).map((message) => message.active),
+    [true, false, false, false, true],
+  );
   deepStrictEqual(readMessages([{ id: 1, role: "USER" }, { id: 2, role: "Robot" }]), [
     { id: 1, role: "user" },
     { id: 2, role: "Robot" },
