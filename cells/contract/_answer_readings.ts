@@ -269,10 +269,15 @@ const SESSION_NONE_FIELDS = {
 type SessionNoneField = keyof typeof SESSION_NONE_FIELDS;
 const SESSION_NONE_NAMES = Object.keys(SESSION_NONE_FIELDS) as SessionNoneField[];
 
+/** Whether `value` is Go's zero `time.Time` as its JSON spells it (`0001-01-01T00:00:00Z`). */
+function isZeroTime(value: unknown): boolean {
+  return typeof value === "string" && /^0001-01-01T00:00:00(?:\.0+)?(?:Z|[+-]00:00)$/.test(value);
+}
+
 /** Whether a session's `field` holding `value` says none: left out, or its zero value. */
 function saysNone(field: SessionNoneField, value: unknown): boolean {
   return value === undefined || value === SESSION_NONE_FIELDS[field] ||
-    (field === "endedAt" && asInteger(value) === 0);
+    (field === "endedAt" && (asInteger(value) === 0 || isZeroTime(value)));
 }
 
 function spellsNone(session: unknown): session is Record<string, unknown> {
@@ -302,9 +307,10 @@ export function readSessions(sessions: unknown): unknown {
   return Array.isArray(sessions) ? each(one)(sessions) : one(sessions);
 }
 
-/** A soft delete's "not deleted": nothing, or a zero value (Go's `0`, an empty string). */
+/** A soft delete's "not deleted": nothing, or a zero value (`0`, `""`, Go's zero time). */
 function notDeleted(value: unknown): boolean {
-  return value === null || value === undefined || value === 0 || value === "" || value === false;
+  return value === null || value === undefined || value === 0 || value === "" ||
+    value === false || isZeroTime(value);
 }
 
 /**

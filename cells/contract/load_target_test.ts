@@ -228,6 +228,11 @@ Deno.test("Go's zero values where the contract's none is null or undefined read 
     { id: "e", endedAt: null, parentSessionId: null, endReason: null, handoffState: null },
     { id: "f", endedAt: 7, parentSessionId: null, endReason: null, handoffState: null },
   ]);
+  strictEqual(
+    (readerOf("getSession")({ id: "s", endedAt: "0001-01-01T00:00:00Z" }) as { endedAt: unknown })
+      .endedAt,
+    null,
+  );
   strictEqual(readerOf("getSession")({ id: "", endedAt: 0 }), undefined);
   strictEqual(readerOf("getObligation")({ obligationId: "", deliveryFence: 0 }), undefined);
   strictEqual(readerOf("getHandoffState")(""), null);
@@ -255,8 +260,9 @@ Deno.test("readMessages: an active flag of 0 or 1 as a boolean, a role in any ca
       { id: 3, isDeleted: 1 },
       { id: 4, is_active: 0 },
       { id: 5, active: true, deletedAt: new Date(0) },
+      { id: 6, DeletedAt: "0001-01-01T00:00:00Z" },
     ]) as { active?: unknown }[]).map((message) => message.active),
-    [true, false, false, false, true],
+    [true, false, false, false, true, true],
   );
   deepStrictEqual(readMessages([{ id: 1, role: "USER" }, { id: 2, role: "Robot" }]), [
     { id: 1, role: "user" },
