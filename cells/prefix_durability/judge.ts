@@ -77,10 +77,12 @@ function firstGap(names: readonly (string | undefined)[], refused: ReadonlySet<n
 function textCheck(rows: readonly StoredMessage[], acks: readonly Append[]): StateCheck {
   const changed = rows.flatMap((row) => {
     const name = prefixName(row.content);
-    const written = name === undefined ? undefined : prefixContent(Number(name.slice(1)));
-    return written === undefined || row.content === written
+    if (name === undefined) return [];
+    const i = Number(name.slice(1));
+    const written = prefixContent(i);
+    return row.content === written
       ? []
-      : [`${name} (${prefixKind(Number(name!.slice(1)))}) ${textDifference(row.content, written)}`];
+      : [`${name} (${prefixKind(i)}) ${textDifference(row.content, written)}`];
   });
   const refused = acks.flatMap((ack) =>
     "refused" in ack && !ack.typed
