@@ -1,7 +1,9 @@
 // Cell 9's batches, shared by its writer child and its judge: which session and how many
 // messages batch b of a writer has, and the content that names each message, so that a
-// recovered row says which batch it belongs to and how big that batch is.
+// recovered row says which batch it belongs to and how big that batch is; after the name, in
+// turn, a text the store must keep as written (`../engine/_texts.ts`), as cell 1's appends.
 import type { CellMessage } from "../contract/target.ts";
+import { textTail } from "../engine/_texts.ts";
 
 /** Sessions per writer. */
 const SESSIONS = 3;
@@ -50,9 +52,27 @@ export function batchOf(writer: string, b: number): { session: string; messages:
   const n = 1 + ((b * 7 + 5) % 20);
   const messages = Array.from({ length: n }, (_, j): CellMessage => ({
     role: j % 2 === 0 ? "user" : "assistant",
-    content: `${writer}:b${b}.${j}/${n}`,
+    content: batchText({ w: writer, b, j, n }),
   }));
   return { session: writerSessions(writer)[b % SESSIONS]!, messages };
+}
+
+/** A batch member's name: which writer's batch, its place and the batch's size. */
+export function memberName(member: BatchMember): string {
+  return `${member.w}:b${member.b}.${member.j}/${member.n}`;
+}
+
+/**
+ * The text of a batch member: its name, then (for most) a text a store must keep as written.
+ *
+ * @example
+ * ```ts
+ * import { batchText } from "./batches.ts";
+ * console.log(JSON.stringify(batchText({ w: "w0", b: 2, j: 3, n: 20 }))); // "w0:b2.3/20\u0000after a NUL"
+ * ```
+ */
+export function batchText(member: BatchMember): string {
+  return `${memberName(member)}${textTail(member.b + member.j)?.tail ?? ""}`;
 }
 
 /**
@@ -65,7 +85,8 @@ export function batchOf(writer: string, b: number): { session: string; messages:
  * ```
  */
 export function memberOf(content: string | null): BatchMember | undefined {
-  const match = /^([\w-]+):b(\d+)\.(\d+)\/(\d+)$/.exec(content ?? "");
+  // The name alone: the text after it is judged apart.
+  const match = /^([\w-]+):b(\d+)\.(\d+)\/(\d+)(?!\d)/.exec(content ?? "");
   if (!match) return undefined;
   return { w: match[1]!, b: Number(match[2]), j: Number(match[3]), n: Number(match[4]) };
 }

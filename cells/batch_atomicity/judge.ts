@@ -5,7 +5,15 @@
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { checkOf, soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore, type Store, type StoredMessage } from "../contract/target.ts";
-import { type BatchEntry, type BatchMember, memberOf, writerSessions } from "./batches.ts";
+import { textDifference, textTail } from "../engine/_texts.ts";
+import {
+  type BatchEntry,
+  type BatchMember,
+  batchText,
+  memberName,
+  memberOf,
+  writerSessions,
+} from "./batches.ts";
 
 /** What one recovery pass reads: each session's rows, and `messageCount` when the store has it. */
 export interface BatchRead {
@@ -180,16 +188,30 @@ function duplicatedOrReordered(read: BatchRead): string[] {
     for (const row of rows) {
       const m = memberOf(row.content);
       if (!m) continue;
-      if (seen.has(row.content!)) problems.push(`${row.content} duplicated (id ${row.id})`);
-      seen.add(row.content!);
+      const name = memberName(m);
+      if (seen.has(name)) problems.push(`${name} duplicated (id ${row.id})`);
+      seen.add(name);
       const prev = last.get(m.w);
       if (prev && (m.b < prev.b || (m.b === prev.b && m.j <= prev.j))) {
-        problems.push(`${session}: ${row.content} (id ${row.id}) after ${keyOf(prev)}.${prev.j}`);
+        problems.push(`${session}: ${name} (id ${row.id}) after ${keyOf(prev)}.${prev.j}`);
       }
       last.set(m.w, m);
     }
   }
   return problems;
+}
+
+/** Every batch member's text as it was written (what follows its name included). */
+function changedTexts(read: BatchRead): string[] {
+  const changed = Object.values(read.rows).flatMap((rows) =>
+    rows.flatMap((row) => {
+      const m = memberOf(row.content);
+      if (!m || row.content === batchText(m)) return [];
+      const kind = textTail(m.b + m.j)?.kind ?? "nothing more";
+      return [`${memberName(m)} (${kind}) ${textDifference(row.content, batchText(m))}`];
+    })
+  );
+  return changed.length ? [`${changed.length} message(s) changed, first: ${changed[0]}`] : [];
 }
 
 /** `messageCount` of each session equals the active rows `getMessages` returns. */
@@ -237,6 +259,10 @@ export function judgeBatches(state: BatchState): StateJudgement {
     checkOf("batch ids increasing and contiguous in the id order", scatteredBatches(batches)),
     checkOf("every batch after each id acknowledged before it", earlyBatches(batches, invs, acks)),
     checkOf("nothing duplicated or reordered", duplicatedOrReordered(read)),
+    {
+      ...checkOf("every text kept as written (UTF-8, line breaks, a NUL)", changedTexts(read)),
+      pattern: "text-changed",
+    },
     ...(read.counts ? [checkOf("messageCount equals the active rows", countsDiffer(read))] : []),
     checkOf("recovery deterministic, integrity ok, invariants hold", [...state.soundness]),
   ];

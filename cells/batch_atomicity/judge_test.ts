@@ -118,3 +118,18 @@ Deno.test("judge: a batch present but never invoked, and an unacknowledged one t
   });
   ok(found.some((f) => f.includes("w0:b1 is present but was never invoked")), found.join("\n"));
 });
+
+Deno.test("judge: a batch's text read back cut is changed, nothing else", () => {
+  const cut = rowsOf(0, 1);
+  // w0:b0.5/6 goes on after a NUL; a binding that takes text as a C string stops there.
+  cut.rows[5]!.content = cut.rows[5]!.content.split("\0")[0]!;
+  const state = read(cut);
+  const found = failing({
+    passes: [state, state],
+    journals: [journal({ b: 0, ids: ids(1, 6) })],
+    soundness: [],
+  });
+  deepStrictEqual(found, [
+    'every text kept as written (UTF-8, line breaks, a NUL): 1 message(s) changed, first: w0:b0.5/6 (an embedded NUL) read back as 9 characters where 21 were written, different from character 9: "0:b0.5/6" for "0:b0.5/6\\u0000after a NUL"',
+  ]);
+});

@@ -5,7 +5,8 @@ import { integrityIfSqlite } from "../../harness/db_audit.ts";
 import { passesDiffer, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore, type StoredMessage } from "../contract/target.ts";
 import { shownValue } from "../contract/typed.ts";
-import { prefixContent, prefixKind, prefixName, textDifference } from "./_content.ts";
+import { textDifference } from "../engine/_texts.ts";
+import { prefixContent, prefixKind, prefixName } from "./_content.ts";
 
 /**
  * Reads the recovered transcript of a run once, through the target's own store.

@@ -3,7 +3,8 @@
 // changed, a lost acknowledged append.
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { StoredMessage } from "../contract/target.ts";
-import { prefixContent, prefixKind, prefixName, resumeIndex, textDifference } from "./_content.ts";
+import { textDifference } from "../engine/_texts.ts";
+import { prefixContent, prefixKind, prefixName, resumeIndex } from "./_content.ts";
 import { type Append, judgeRecovered } from "./judge.ts";
 
 /** The checks that failed, by name, with their problems. */

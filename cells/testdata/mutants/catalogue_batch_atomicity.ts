@@ -4,6 +4,14 @@ import type { MutantSpec, TierMutantSpec } from "./catalogue.ts";
 /** The mutants cell 9 must catch. */
 export const BATCH_ATOMICITY_MUTANTS: readonly MutantSpec[] = [
   {
+    name: "batch_text_as_c_string",
+    breaks: "binds a batch's texts as C strings: cut at an embedded NUL",
+    cells: [9],
+    expect: "caught",
+    clause:
+      /: every text kept as written .*: \d+ message\(s\) changed, first: w\d+:b\d+\.\d+\/\d+ \(an embedded NUL\) read back as/,
+  },
+  {
     name: "batch_two_transactions",
     breaks: "commits the first half of a batch and the rest separately",
     cells: [9],

@@ -1,0 +1,51 @@
+// The texts the cells' writers append beyond the name that says which append it is: what real
+// transcripts hold and stores written elsewhere fail to keep byte for byte. Multi-byte UTF-8
+// (a 4-byte character is a surrogate pair in JavaScript), line breaks, quotes and separators
+// (a line-based or hand-escaped format), an embedded NUL (text bound as a C string), trailing
+// white space (a store that trims), and a tool output past 64 KiB (a column or a line reader
+// limited to 65,535 bytes).
+import { shownValue } from "../contract/typed.ts";
+
+/** A text that follows a name, and what it is. */
+export interface TextTail {
+  /** The text. */
+  tail: string;
+  /** What it holds, for a message ("an embedded NUL"). */
+  kind: string;
+}
+
+/** The tails in turn, by `k % 8`; the other turns have none. */
+const TAILS: Readonly<Record<number, TextTail>> = {
+  1: { tail: " é 漢字 🦕", kind: "multi-byte UTF-8" },
+  3: { tail: "\nsecond line\r\n\t\"quoted\" 'single' \\ ,;|", kind: "line breaks and quotes" },
+  5: { tail: "\u0000after a NUL", kind: "an embedded NUL" },
+  6: { tail: " \t ", kind: "trailing white space" },
+};
+
+/** A text past 64 KiB, the size of a long tool output. */
+export const LONG_TAIL: TextTail = {
+  tail: ` ${"0123456789abcdef".repeat(4_608)}`,
+  kind: "72 KiB",
+};
+
+/** The tail of turn `k` (by `k % 8`), or `undefined` for a name alone. */
+export function textTail(k: number): TextTail | undefined {
+  return TAILS[k % 8];
+}
+
+/**
+ * How the text read back differs from the text written: their lengths and the first
+ * character that differs, with a little of each around it.
+ *
+ * @param read What the store answered.
+ * @param written What was appended.
+ * @returns The difference in words.
+ */
+export function textDifference(read: unknown, written: string): string {
+  if (typeof read !== "string") return `read back as ${shownValue(read)}`;
+  let at = 0;
+  while (at < read.length && at < written.length && read[at] === written[at]) at++;
+  const around = (text: string) => JSON.stringify(text.slice(Math.max(0, at - 8), at + 16));
+  return `read back as ${read.length} characters where ${written.length} were written, ` +
+    `different from character ${at}: ${around(read)} for ${around(written)}`;
+}
