@@ -3,7 +3,7 @@
 // recovered row says which batch it belongs to and how big that batch is; after the name, in
 // turn, a text the store must keep as written (`../engine/_texts.ts`), as cell 1's appends.
 import type { CellMessage } from "../contract/target.ts";
-import { textTail } from "../engine/_texts.ts";
+import { textKind, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** Sessions per writer. */
 const SESSIONS = 3;
@@ -72,7 +72,17 @@ export function memberName(member: BatchMember): string {
  * ```
  */
 export function batchText(member: BatchMember): string {
-  return `${memberName(member)}${textTail(member.b + member.j)?.tail ?? ""}`;
+  return `${memberName(member)}${tailOf(member)?.tail ?? ""}`;
+}
+
+/** What a batch member's text holds beyond its name ("an embedded NUL"), for a message. */
+export function batchKind(member: BatchMember): string {
+  return textKind(tailOf(member));
+}
+
+/** The text that follows a member's name: the tails in turn along each batch. */
+function tailOf(member: BatchMember): TextTail | undefined {
+  return textTail(member.b + member.j);
 }
 
 /**

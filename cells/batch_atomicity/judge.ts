@@ -5,9 +5,10 @@
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { checkOf, soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore, type Store, type StoredMessage } from "../contract/target.ts";
-import { textDifference, textTail } from "../engine/_texts.ts";
+import { textDifference } from "../engine/_texts.ts";
 import {
   type BatchEntry,
+  batchKind,
   type BatchMember,
   batchText,
   memberName,
@@ -206,9 +207,11 @@ function changedTexts(read: BatchRead): string[] {
   const changed = Object.values(read.rows).flatMap((rows) =>
     rows.flatMap((row) => {
       const m = memberOf(row.content);
-      if (!m || row.content === batchText(m)) return [];
-      const kind = textTail(m.b + m.j)?.kind ?? "nothing more";
-      return [`${memberName(m)} (${kind}) ${textDifference(row.content, batchText(m))}`];
+      if (!m) return [];
+      const written = batchText(m);
+      return row.content === written
+        ? []
+        : [`${memberName(m)} (${batchKind(m)}) ${textDifference(row.content, written)}`];
     })
   );
   return changed.length ? [`${changed.length} message(s) changed, first: ${changed[0]}`] : [];

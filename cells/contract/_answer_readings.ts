@@ -24,13 +24,6 @@ function isInstanceRecord(value: unknown): value is object {
     !Array.isArray(value) && Object.prototype.toString.call(value) === "[object Object]";
 }
 
-/** Whether `value` holds a record in a class instance (in arrays and plain objects). */
-function holdsInstanceRecord(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(holdsInstanceRecord);
-  if (isPlain(value)) return Object.values(value).some(holdsInstanceRecord);
-  return isInstanceRecord(value);
-}
-
 /** The record in a class instance as a plain object: its own fields and its class's getters. */
 function recordOf(instance: object): Record<string, unknown> {
   const record: Record<string, unknown> = {};
@@ -63,23 +56,33 @@ export function asPlainRecords(value: unknown): unknown {
 
 /** {@linkcode asPlainRecords} below the instances in `within` (an entity's relation back to it). */
 function plainRecords(value: unknown, within: Set<object>): unknown {
-  if (!holdsInstanceRecord(value)) return value;
-  if (Array.isArray(value)) return value.map((element) => plainRecords(element, within));
-  if (isPlain(value)) return fieldsRead(value, within);
-  const instance = value as object;
-  if (within.has(instance)) return instance;
-  within.add(instance);
+  if (Array.isArray(value)) return each((element) => plainRecords(element, within))(value);
+  const read = (key: string, field: unknown) => [key, plainRecords(field, within)] as const;
+  if (isPlain(value)) return mappedFields(value, read);
+  if (!isInstanceRecord(value) || within.has(value)) return value;
+  within.add(value);
   try {
-    return fieldsRead(recordOf(instance), within);
+    return mappedFields(recordOf(value), read);
   } finally {
-    within.delete(instance);
+    within.delete(value);
   }
 }
 
-function fieldsRead(record: Record<string, unknown>, within: Set<object>) {
-  return Object.fromEntries(
-    Object.entries(record).map(([key, field]) => [key, plainRecords(field, within)]),
-  );
+/**
+ * A plain object with each field mapped by `map` to a name and a value (a copy only where one
+ * changed).
+ */
+function mappedFields(
+  record: Record<string, unknown>,
+  map: (key: string, field: unknown) => readonly [string, unknown],
+): Record<string, unknown> {
+  let changed = false;
+  const entries = Object.entries(record).map(([key, field]) => {
+    const mapped = map(key, field);
+    changed ||= mapped[0] !== key || mapped[1] !== field;
+    return mapped;
+  });
+  return changed ? Object.fromEntries(entries) : record;
 }
 
 /**
@@ -125,17 +128,6 @@ function contractName(key: string): string | undefined {
   return name;
 }
 
-/** Whether `value` has a field spelling a contract's name otherwise, where that name is not. */
-function holdsOtherNames(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(holdsOtherNames);
-  if (!isPlain(value)) return false;
-  for (const [key, field] of Object.entries(value)) {
-    const name = contractName(key);
-    if ((name !== undefined && !(name in value)) || holdsOtherNames(field)) return true;
-  }
-  return false;
-}
-
 /**
  * `value` with each field that spells a contract record's field in another case
  * (`parent_session_id` as a row's column, `ParentSessionId` as C#'s JSON, `ID` as Go's)
@@ -143,23 +135,12 @@ function holdsOtherNames(value: unknown): boolean {
  * only where one was found).
  */
 export function asContractNames(value: unknown): unknown {
-  if (!holdsOtherNames(value)) return value;
-  if (Array.isArray(value)) return value.map(asContractNames);
-  const record = value as Record<string, unknown>;
-  return Object.fromEntries(
-    Object.entries(record).map(([key, field]) => {
-      const name = contractName(key);
-      return [name !== undefined && !(name in record) ? name : key, asContractNames(field)];
-    }),
-  );
-}
-
-/** Whether `value` holds a bigint (in arrays and plain objects, however deep). */
-function holdsBigint(value: unknown): boolean {
-  if (typeof value === "bigint") return true;
-  if (Array.isArray(value)) return value.some(holdsBigint);
-  if (isPlain(value)) return Object.values(value).some(holdsBigint);
-  return false;
+  if (Array.isArray(value)) return each(asContractNames)(value);
+  if (!isPlain(value)) return value;
+  return mappedFields(value, (key, field) => {
+    const name = contractName(key);
+    return [name !== undefined && !(name in value) ? name : key, asContractNames(field)];
+  });
 }
 
 function isPlain(value: unknown): value is Record<string, unknown> {
@@ -170,16 +151,13 @@ function isPlain(value: unknown): value is Record<string, unknown> {
 
 /** `value` with each safe-integer bigint as a number (a copy only where one was found). */
 export function asNumbers(value: unknown): unknown {
-  if (!holdsBigint(value)) return value;
   if (typeof value === "bigint") {
     return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
       ? Number(value)
       : value;
   }
-  if (Array.isArray(value)) return value.map(asNumbers);
-  return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>).map(([key, v]) => [key, asNumbers(v)]),
-  );
+  if (Array.isArray(value)) return each(asNumbers)(value);
+  return isPlain(value) ? mappedFields(value, (key, field) => [key, asNumbers(field)]) : value;
 }
 
 /**
@@ -280,17 +258,19 @@ function saysNone(field: SessionNoneField, value: unknown): boolean {
     (field === "endedAt" && (asInteger(value) === 0 || isZeroTime(value)));
 }
 
-function spellsNone(session: unknown): session is Record<string, unknown> {
-  return isPlain(session) &&
-    SESSION_NONE_NAMES.some((field) => session[field] !== null && saysNone(field, session[field]));
-}
-
-/** A session with each field whose "none" is `null` that it leaves out, or zeroes, as `null`. */
+/**
+ * A session with each field whose "none" is `null` that it leaves out, or zeroes, as `null` (a
+ * copy only where one changed).
+ */
 function sessionNone(session: unknown): unknown {
-  if (!spellsNone(session)) return session;
-  const filled: Record<string, unknown> = { ...session };
-  for (const field of SESSION_NONE_NAMES) if (saysNone(field, filled[field])) filled[field] = null;
-  return filled;
+  if (!isPlain(session)) return session;
+  let filled: Record<string, unknown> | undefined;
+  for (const field of SESSION_NONE_NAMES) {
+    if (session[field] !== null && saysNone(field, session[field])) {
+      (filled ??= { ...session })[field] = null;
+    }
+  }
+  return filled ?? session;
 }
 
 const sessionFields = withFields({ endedAt: asInteger, handoffState, endReason: rotationReason });

@@ -33,6 +33,11 @@ export function textTail(k: number): TextTail | undefined {
   return TAILS[k % 8];
 }
 
+/** What a text holds beyond its name ("an embedded NUL"), for a message; "nothing more" alone. */
+export function textKind(tail: TextTail | undefined): string {
+  return tail?.kind ?? "nothing more";
+}
+
 /**
  * How the text read back differs from the text written: their lengths and the first
  * character that differs, with a little of each around it.

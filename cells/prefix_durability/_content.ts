@@ -1,7 +1,7 @@
 // The texts cell 1's writer appends: `m<i>` first (the transcript's order), alone or followed,
 // in turn, by a text a store must keep as written (`../engine/_texts.ts`); every 32nd by a
 // tool output past 64 KiB.
-import { LONG_TAIL, type TextTail, textTail } from "../engine/_texts.ts";
+import { LONG_TAIL, textKind, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** What follows `m<i>` in the writer's `i`-th text, and what it is; none for `m<i>` alone. */
 function tailOf(i: number): TextTail | undefined {
@@ -20,7 +20,7 @@ export function prefixContent(i: number): string {
 
 /** What the writer's `i`-th text holds beyond `m<i>` ("an embedded NUL"), for a message. */
 export function prefixKind(i: number): string {
-  return tailOf(i)?.kind ?? "nothing more";
+  return textKind(tailOf(i));
 }
 
 /** The `m<i>` a text read back starts with (which append it is), or `undefined`. */
