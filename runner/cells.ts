@@ -124,6 +124,12 @@ export interface CellsOptions {
    * cells to that leg (SKIP of kind `judged-on-twin`); the legs asked for by name run first.
    */
   twinDefault?: boolean;
+  /**
+   * Under `--quick`: a leg on a library after the first runs cell 1 first and, when it ran
+   * in the very on-disk mode of the same leg on an earlier library, leaves its other cells
+   * there (SKIP of kind `judged-on-twin`).
+   */
+  twinLibraries?: boolean;
 }
 
 /** What one leg's `deno test` did: its reports, and how it ended. */
@@ -403,19 +409,18 @@ export async function runCells(options: CellsOptions): Promise<TierOutcome> {
       for (const leg of options.legs) runs.push({ leg, library, run });
     }
   }
-  // The default leg waits for its twin's cell 1: the legs asked for by name go first.
+  // A leg that may be twinned waits on its twins' cell 1: the legs asked for by name go first.
   if (units.twinning) runs.sort((a, b) => a.run - b.run || rank(a) - rank(b));
   const results: Outcome[] = [];
   try {
-    await Promise.all(runs.map((run) =>
-      pool.run(async () => {
-        const { outcomes, seconds } = units.twinning && run.leg === "default"
-          ? await units.twinned(run)
-          : await units.unit(run, options.cells);
-        results.push(...outcomes);
-        options.onLeg?.(run, outcomes, seconds);
-      }, 1)
-    ));
+    await Promise.all(runs.map(async (run) => {
+      // No slot is held while waiting on another leg's cell 1: every wait ends.
+      const { outcomes, seconds } = await units.mayTwin(run)
+        ? await units.twinned(run, pool)
+        : await pool.run(() => units.unit(run, options.cells), 1);
+      results.push(...outcomes);
+      options.onLeg?.(run, outcomes, seconds);
+    }));
   } finally {
     units.found.settle();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -430,9 +435,9 @@ export async function runCells(options: CellsOptions): Promise<TierOutcome> {
   };
 }
 
-/** One `deno test` of some cells on a leg, and the default leg left to its twin. */
+/** One `deno test` of some cells on a leg, and a leg left to its twin. */
 class LegUnits {
-  /** Whether the default leg may be left to a twin (`twinDefault`, and legs to be one). */
+  /** Whether a leg may be left to a twin (`twinDefault` or `twinLibraries`, and cells to). */
   readonly twinning: boolean;
   #options: CellsOptions;
   #dir: string;
@@ -443,8 +448,27 @@ class LegUnits {
   constructor(options: CellsOptions, dir: string) {
     this.#options = options;
     this.#dir = dir;
-    this.twinning = (options.twinDefault ?? false) && options.cells.includes(1) &&
-      options.cells.length > 1 && options.legs.some((leg) => leg !== "default");
+    const twinsOnLibrary = (options.twinDefault ?? false) &&
+      options.legs.some((leg) => leg !== "default");
+    const twinsAcross = (options.twinLibraries ?? false) && options.libraries.length > 1;
+    this.twinning = options.cells.includes(1) && options.cells.length > 1 &&
+      (twinsOnLibrary || twinsAcross);
+  }
+
+  #libraries(): string[] | undefined {
+    const options = this.#options;
+    return options.twinLibraries ? options.libraries.map((l) => l.label) : undefined;
+  }
+
+  /**
+   * Whether the leg runs cell 1 first to find a twin: the default leg, and a leg whose
+   * same leg ran on an earlier library (waited for).
+   */
+  async mayTwin(run: LegRun): Promise<boolean> {
+    if (!this.twinning) return false;
+    if (run.leg === "default" && this.#options.twinDefault) return true;
+    const libraries = this.#libraries();
+    return libraries !== undefined && await this.found.mayTwinAcross(legAt(run), libraries);
   }
 
   #reported = (run: LegRun, outcome: Outcome) => {
@@ -472,14 +496,16 @@ class LegUnits {
     return { outcomes, seconds: result.seconds };
   }
 
-  /** The default leg's cell 1, then its other cells unless its twin judges them. */
-  async twinned(run: LegRun) {
+  /** The leg's cell 1, then its other cells unless its twin judges them. */
+  async twinned(run: LegRun, pool: Pool) {
     const options = this.#options;
-    const head = await this.unit(run, [1]);
-    const { mode } = await this.found.of(legAt(run));
-    const twin = await this.found.twinOf(legAt(run), options.legs);
+    const head = await pool.run(() => this.unit(run, [1]), 1);
+    const twin = await this.found.twinOf(legAt(run), {
+      legs: options.twinDefault ? options.legs : [],
+      ...(this.#libraries() ? { libraries: this.#libraries()! } : {}),
+    });
     const rest = options.cells.filter((cell) => cell !== 1);
-    const tail = twin === undefined ? await this.unit(run, rest) : {
+    const tail = twin === undefined ? await pool.run(() => this.unit(run, rest), 1) : {
       outcomes: rest.map((cell) =>
         leftToTwin({
           clause: `${cell} ${CELL_TITLES[cell] ?? ""}`.trim(),
@@ -488,7 +514,7 @@ class LegUnits {
           library: run.library.label,
           replay: cellReplay(options.target, cell, { ...run, seed: options.seed }),
           ...(options.repeat && options.repeat > 1 ? { run: run.run } : {}),
-        }, { leg: twin, mode: mode! })
+        }, twin)
       ),
       seconds: 0,
     };

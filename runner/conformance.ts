@@ -296,6 +296,7 @@ function cellsTier(
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     env: { CELLS_EVIDENCE_DIR: evidenceDir, ...(options.quick ? { CELLS_SPAN: "0.25" } : {}) },
     twinDefault: options.quick ?? false,
+    twinLibraries: options.quick ?? false,
     // Cell 1 runs first in its leg: the later tiers may start there once it reported.
     onReport(run, outcome) {
       if (outcome.cell === 1) found(run, outcome);
@@ -312,11 +313,13 @@ function cellsTier(
       });
     },
   }).finally(() => legs.settle());
+  // Under --quick a leg left to its twin is judged there by the later tiers too.
+  const libraries = ctx.libraries.map((l) => l.label);
   const honoured: Honoured = async (leg, library) => {
     const found = await legs.of({ leg, library });
     if (!found.honoured) return false;
-    if (!options.quick || leg !== "default" || !found.mode) return true;
-    return await legs.twinOf({ library }, ctx.legs) === undefined;
+    if (!options.quick || !found.mode) return true;
+    return await legs.twinOf({ leg, library }, { legs: ctx.legs, libraries }) === undefined;
   };
   return { outcome, honoured };
 }

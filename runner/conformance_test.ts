@@ -3,7 +3,7 @@
 // open has every later tier skipped with its own error (its cells tier is the FAIL).
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { tierSkip, tierUnits } from "./_tool_tiers.ts";
-import { legFound, twinLeg } from "./_twin_legs.ts";
+import { legFound, LegsFound, twinLeg } from "./_twin_legs.ts";
 import type { Capabilities } from "./report_schema.ts";
 
 const caps = (extra: Partial<Capabilities> = {}): Capabilities => ({
@@ -108,4 +108,47 @@ Deno.test("--quick: what cell 1 found on a leg: honoured unless SKIPPED, its one
   deepStrictEqual(legFound(cell1("PASS", { wal: 3, delete: 2 })), { honoured: true });
   deepStrictEqual(legFound(cell1("SKIP", {})), { honoured: false });
   deepStrictEqual(legFound(undefined), { honoured: false });
+});
+
+Deno.test("--quick: a leg on a later library in the very mode it ran in on an earlier one is left there", async () => {
+  const found = new LegsFound();
+  const libraries = ["system", "fixed"];
+  const legs = ["default", "delete", "wal"];
+  // The reference: DELETE by default on the system SQLite, WAL by default on the fixed one;
+  // the wal leg not honoured on the system SQLite.
+  found.record({ leg: "default", library: "system" }, { honoured: true, mode: "delete" });
+  found.record({ leg: "delete", library: "system" }, { honoured: true, mode: "delete" });
+  found.record({ leg: "wal", library: "system" }, { honoured: false });
+  found.record({ leg: "default", library: "fixed" }, { honoured: true, mode: "wal" });
+  found.record({ leg: "delete", library: "fixed" }, { honoured: true, mode: "delete" });
+  found.record({ leg: "wal", library: "fixed" }, { honoured: true, mode: "wal" });
+  const twin = (leg: string, library: string) =>
+    found.twinOf({ leg, library }, { legs, libraries });
+  deepStrictEqual(await twin("delete", "fixed"), {
+    leg: "delete",
+    library: "system",
+    mode: "delete",
+  });
+  deepStrictEqual(await twin("default", "system"), {
+    leg: "delete",
+    library: "system",
+    mode: "delete",
+  });
+  deepStrictEqual(await twin("default", "fixed"), { leg: "wal", library: "fixed", mode: "wal" });
+  // First of its mode: the system library's delete leg, the fixed one's wal leg.
+  strictEqual(await twin("delete", "system"), undefined);
+  strictEqual(await twin("wal", "fixed"), undefined);
+  strictEqual(await found.mayTwinAcross({ leg: "wal", library: "fixed" }, libraries), false);
+  strictEqual(await found.mayTwinAcross({ leg: "delete", library: "fixed" }, libraries), true);
+  strictEqual(await found.mayTwinAcross({ leg: "delete", library: "system" }, libraries), false);
+  // Without the libraries (one library, or not asked), a named leg has no twin.
+  strictEqual(await found.twinOf({ leg: "delete", library: "fixed" }, { legs }), undefined);
+  // Another mode on the later library: judged there.
+  const apart = new LegsFound();
+  apart.record({ leg: "delete", library: "system" }, { honoured: true, mode: "delete" });
+  apart.record({ leg: "delete", library: "fixed" }, { honoured: true, mode: "wal" });
+  strictEqual(
+    await apart.twinOf({ leg: "delete", library: "fixed" }, { legs, libraries }),
+    undefined,
+  );
 });

@@ -102,13 +102,34 @@ function durableMissing(results: readonly Result[]): string[] {
 }
 
 /**
+ * Whether a twin of `leg` (an honoured leg of the same machine, on any library, that ran in
+ * the very mode) judged cell `id` itself.
+ */
+function judgedBy(results: readonly Result[]): (leg: Result, id: number) => boolean {
+  const honoured = honouredLegs(results);
+  return (leg, id) => {
+    const mode = legFound(leg).mode;
+    if (mode === undefined) return false;
+    return honoured.some((twin) =>
+      twin !== leg && twin.machine === leg.machine && legFound(twin).mode === mode &&
+      results.some((x) =>
+        x.tier === "cells" && x.cell === id && x.leg === twin.leg &&
+        x.library === twin.library && x.machine === twin.machine &&
+        x.skipKind !== "judged-on-twin"
+      )
+    );
+  };
+}
+
+/**
  * What FULL adds: every cell passes on every honoured leg (a cell that holds on the
- * default leg only, by design, passes there instead; a default-leg cell `--quick` left to
- * the named leg of the same mode passes there), every tier ran, nothing failed (nothing
+ * default leg only, by design, passes there instead; a cell `--quick` left to a twin, a leg
+ * of the same mode, passes there), every tier ran, nothing failed (nothing
  * left running either).
  */
 function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): string[] {
   const missing: string[] = [];
+  const judgedOnTwin = judgedBy(results);
   for (const leg of honouredLegs(results)) {
     for (const id of Object.keys(CELLS).map(Number)) {
       const on = (name: string) =>
@@ -124,15 +145,11 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
         if (atDefault && passed(atDefault)) continue;
         r = atDefault;
       }
-      // Under --quick a default-leg cell may be left to its twin: it must pass there, and
-      // what the twin said instead is the gap, named once, on the twin's own leg.
-      if (r && r.observed === "SKIP" && r.skipKind === "judged-on-twin") {
-        const mode = legFound(leg).mode;
-        const twins = honouredLegs(results).filter((o) =>
-          o.leg !== leg.leg && o.library === leg.library && o.machine === leg.machine &&
-          mode !== undefined && legFound(o).mode === mode
-        );
-        if (twins.some((twin) => on(twin.leg) !== undefined)) continue;
+      // Under --quick a cell may be left to its twin (the leg asked for by name of the
+      // default's mode, the same leg on an earlier library): it must pass there, and what the
+      // twin said instead is the gap, named once, on the twin's own leg.
+      if (r && r.observed === "SKIP" && r.skipKind === "judged-on-twin" && judgedOnTwin(leg, id)) {
+        continue;
       }
       if (!r || !passed(r)) {
         missing.push(
@@ -161,7 +178,7 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
 
 /**
  * What HARDENED adds: the fault tier ran on every library (and machine) with an honoured
- * leg, and every fault clause passed on each leg it ran on (under `--quick` the later tiers
+ * leg not left to a twin, and every fault clause passed on each leg it ran on (under `--quick` the later tiers
  * run once per on-disk mode, so a leg may be left out; a leg with any fault row must have
  * them all). An expected failure, XFAIL, is still a failure; a SKIP is no evidence.
  */
@@ -173,8 +190,16 @@ function hardenedMissing(results: readonly Result[], tiers: readonly TierRun[]):
   const missing: string[] = [];
   const faults = results.filter((r) => r.tier === "faults");
   const clauses = [...new Set(faults.map((r) => r.clause))];
+  // A library whose every honoured leg `--quick` left to a twin was judged on the twin's.
+  const leftToTwin = (leg: Result) =>
+    results.some((x) =>
+      x.tier === "cells" && x.leg === leg.leg && x.library === leg.library &&
+      x.machine === leg.machine && x.skipKind === "judged-on-twin"
+    );
   const places = new Map<string, Result>();
-  for (const leg of honouredLegs(results)) places.set(`${leg.library}|${leg.machine}`, leg);
+  for (const leg of honouredLegs(results)) {
+    if (!leftToTwin(leg)) places.set(`${leg.library}|${leg.machine}`, leg);
+  }
   for (const place of places.values()) {
     const rows = faults.filter((r) => r.library === place.library && r.machine === place.machine);
     const on = `${place.library}${place.machine ? ` on ${place.machine}` : ""}`;

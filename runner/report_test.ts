@@ -170,6 +170,46 @@ Deno.test("levels: a default-leg cell --quick left to its twin must pass on the 
   assertEquals(apart.next?.missing.length, 12);
 });
 
+Deno.test("levels: a leg --quick left to the same leg on an earlier library must pass there", () => {
+  // DELETE on both libraries: the fixed library's delete leg ran cell 1 only.
+  const observed = (r: Result): Result =>
+    r.tier === "cells" && r.cell === 1 ? { ...r, figures: { legObservations: { delete: 5 } } } : r;
+  const base = fullResults().filter((r) => r.leg === "delete" || r.tier !== "cells").map(observed);
+  const onFixed = (onTwin: Status, mode = "delete") =>
+    [
+      ...base.map((r) =>
+        r.tier === "cells" && r.cell === 4 ? { ...r, observed: onTwin, status: onTwin } : r
+      ),
+      observed(result(1, "PASS", { leg: "delete", library: "fixed" })),
+      ...Array.from({ length: 12 }, (_, i) =>
+        result(i + 2, "SKIP", { leg: "delete", library: "fixed", skipKind: "judged-on-twin" })),
+    ].map((r) =>
+      r.library === "fixed" && r.cell === 1
+        ? { ...r, figures: { legObservations: { [mode]: 5 } } }
+        : r
+    );
+  const faults = (library: string) =>
+    FAULT_NAMES.map((c) => ({ ...faultRow(c, "delete"), library }));
+  assertEquals(levelOf([...onFixed("PASS"), ...faults("system")], ran()), { level: "HARDENED" });
+  // What the twin said instead is the gap, named once, on the twin.
+  assertEquals(levelOf(onFixed("FAIL"), ran()).next?.missing, [
+    "cell 4 on cells delete × system: FAIL",
+  ]);
+  // In another mode on the fixed library there is no twin: its SKIPs are gaps.
+  assertEquals(levelOf(onFixed("PASS", "wal"), ran()).next?.missing.length, 12);
+  // The fault tier ran where the mode was judged; a library with an untwinned leg needs it.
+  const walOnFixed = Array.from({ length: 13 }, (_, i) =>
+    result(i + 1, "PASS", {
+      leg: "wal",
+      library: "fixed",
+      ...(i === 0 ? { figures: { legObservations: { wal: 5 } } } : {}),
+    }));
+  assertEquals(levelOf([...onFixed("PASS"), ...walOnFixed, ...faults("system")], ran()).next, {
+    level: "HARDENED",
+    missing: ["the fault clauses on fixed: not run"],
+  });
+});
+
 Deno.test("levels: a process left running after a leg keeps the store below FULL", () => {
   const left = result(0, "FAIL", { clause: "no survivors", leg: "delete" });
   delete left.cell;

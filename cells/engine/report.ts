@@ -20,8 +20,9 @@ export const DEFAULT_LEG_ONLY = "default leg only";
  *   on the default leg only (it must pass there instead);
  * - `no-crash-points`: the target declares no crash points, so the sweep of named points
  *   has nothing to move through (the file-system call tier crashes it instead);
- * - `judged-on-twin`: under `--quick`, a default-leg cell left to the leg asked for by name
- *   that ran in the very on-disk mode on the same library (the runner sets it, no cell).
+ * - `judged-on-twin`: under `--quick`, a cell left to a leg that ran in the very on-disk
+ *   mode: for the default leg, the leg asked for by name on the same library; for a leg on a
+ *   later library, the same leg on an earlier one (the runner sets it, no cell).
  *
  * @example
  * ```ts

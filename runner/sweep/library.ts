@@ -253,6 +253,8 @@ async function cellsShare(r: LibraryRequest, log: (line: string) => void): Promi
               seed: r.seed,
               subsets: k.subsets ?? (r.quick ? 4 : 12),
               resumes: k.resumes ?? (r.quick ? 1 : 3),
+              // Quick: cell 5's recoverers race on the kill's own state, not two more drawn.
+              ...(r.quick && cell === 5 ? { racedStates: 1 } : {}),
               ...(k.profile ? { profile: k.profile } : {}),
               // Quick: the last sync points of each run (where the kill's state is decided).
               ...(k.instants !== undefined || r.quick ? { instants: k.instants ?? 24 } : {}),
