@@ -3,6 +3,8 @@
 // `child-i` is whole or absent, never a parent ended by compression without its child,
 // the whole ones a prefix, each acknowledged one whole.
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
+import { textDifference } from "../engine/_texts.ts";
+import { plainSummary, summaryKind, summaryText } from "./_summary.ts";
 import type { StoredSession } from "../contract/target.ts";
 import {
   continuationContents,
@@ -11,8 +13,11 @@ import {
   withStore,
 } from "../contract/with_store.ts";
 
-/** An acknowledged rotation of the rotator, as journaled. */
-export type Rotation = { i: number; parentId: string; childId: string };
+/**
+ * An acknowledged rotation of the rotator, as journaled (`plainSummary`: the store refused
+ * the summary's text with a typed error and took `summary <i>` alone).
+ */
+export type Rotation = { i: number; parentId: string; childId: string; plainSummary?: true };
 
 interface Recovered {
   sessions: StoredSession[];
@@ -84,12 +89,15 @@ function rotationsOf(recovered: Recovered, prefix: string) {
       JSON.stringify(child)
     }, summary ${JSON.stringify(child ? recovered.summaries[child.id] : undefined)}`;
   };
+  // Whole: the parent ended by compression, its child with one summary (its text is
+  // judged apart, `changedSummaries`).
   const complete = (i: number) => {
     const parent = byId.get(parentOf(i));
     const child = byId.get(childOf(i));
     return parent?.endReason === "compression" && child?.parentSessionId === parent.id &&
-      recovered.summaries[child.id]?.join("\n") === `summary ${i}`;
+      recovered.summaries[child.id]?.length === 1;
   };
+  const summary = (i: number) => recovered.summaries[childOf(i)]?.[0];
   const absent = (i: number) => {
     const parent = byId.get(parentOf(i));
     return !byId.has(childOf(i)) && (parent === undefined || parent.endedAt === null);
@@ -97,7 +105,21 @@ function rotationsOf(recovered: Recovered, prefix: string) {
   const own = new RegExp(`^${prefix.replace(/\W/g, "\\$&")}(?:parent|child)-(\\d+)$`);
   const indices = recovered.sessions.map((s) => own.exec(s.id)?.[1])
     .filter((i) => i !== undefined).map(Number);
-  return { show, complete, absent, indices };
+  return { show, complete, absent, indices, summary, childOf };
+}
+
+/** The acknowledged whole rotations whose summary does not read back as published. */
+function changedSummaries(
+  rotations: ReturnType<typeof rotationsOf>,
+  acks: readonly Rotation[],
+): string[] {
+  return acks.filter((ack) => rotations.complete(ack.i)).flatMap((ack) => {
+    const written = ack.plainSummary ? plainSummary(ack.i) : summaryText(ack.i);
+    const read = rotations.summary(ack.i);
+    if (read === written) return [];
+    const kind = ack.plainSummary ? "nothing more" : summaryKind(ack.i);
+    return [`${rotations.childOf(ack.i)} (${kind}) ${textDifference(read, written)}`];
+  });
 }
 
 /**
@@ -144,6 +166,7 @@ export async function judgeRotations(
   const lost = acks.filter((ack) => !rotations.complete(ack.i));
   const next = (acks.at(-1)?.i ?? -1) + 1;
   const lonely = orphans(first.sessions);
+  const changed = changedSummaries(rotations, acks);
   const checks: StateCheck[] = [
     {
       name: "no compression orphan",
@@ -161,6 +184,14 @@ export async function judgeRotations(
           }`,
         ]
         : [],
+    },
+    {
+      name: "every acknowledged summary kept as written (UTF-8, line breaks, a NUL)",
+      pattern: "text-changed",
+      violations: changed.length
+        ? [`${changed.length} summary(ies) changed, first: ${changed[0]}`]
+        : [],
+      missing: [],
     },
     {
       name: `in-flight rotation ${next} complete or absent`,

@@ -1,9 +1,13 @@
 // Cell 3's child: rotates parent-i into child-i, again and again, journaling each
 // acknowledged rotation. A resumed one (on a recovered file) names its sessions with a
-// prefix and SIGKILLs itself right after its n-th acknowledged rotation.
+// prefix and SIGKILLs itself right after its n-th acknowledged rotation. A summary's text
+// (`_summary.ts`) that the store refuses with a typed error is published plain instead and
+// journaled as such; an untyped refusal ends the rotator.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
+import { GENERIC_ERRORS } from "../../contract/typed.ts";
+import { plainSummary, summaryText } from "../_summary.ts";
 import { LOCK_TTL_MS } from "./lock_taker.ts";
 
 const [target, dbPath, ackPath, start, prefix = "", selfKill] = childArgs(
@@ -24,14 +28,24 @@ for (let i = Number(start);; i++) {
   if (!await store.tryAcquireCompressionLock!(parentId, holder, LOCK_TTL_MS)) {
     throw new Error(`rotator: could not take the compression lock of ${parentId}`);
   }
-  await marked("publishCompressionChild", () =>
-    store.publishCompressionChild!({
-      parentId,
-      childId,
-      holder,
-      messages: [{ role: "system", content: `summary ${i}` }],
-    }));
+  const publish = (content: string) =>
+    marked("publishCompressionChild", () =>
+      store.publishCompressionChild!({
+        parentId,
+        childId,
+        holder,
+        messages: [{ role: "system", content }],
+      }));
+  let plain = false;
+  try {
+    await publish(summaryText(i));
+  } catch (error) {
+    const name = error instanceof Error ? error.name : typeof error;
+    if (summaryText(i) === plainSummary(i) || GENERIC_ERRORS.has(name)) throw error;
+    await publish(plainSummary(i));
+    plain = true;
+  }
   await store.releaseCompressionLock!(parentId, holder);
-  acks.write({ i, parentId, childId });
+  acks.write({ i, parentId, childId, ...(plain ? { plainSummary: true } : {}) });
   if (i - Number(start) + 1 >= killAfter) killSelf();
 }

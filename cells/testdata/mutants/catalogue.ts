@@ -156,6 +156,14 @@ export const MUTANTS: readonly MutantSpec[] = [
     clause: /: no compression orphan|: in-flight rotation \d+ complete or absent: partial rotation/,
   },
   {
+    name: "publish_summary_as_c_string",
+    breaks: "binds a rotation's summary as a C string: cut at an embedded NUL",
+    cells: [3],
+    expect: "caught",
+    clause:
+      /: every acknowledged summary kept as written .*: \d+ summary\(ies\) changed, first: (?:r-)?child-\d+ \(an embedded NUL\) read back as/,
+  },
+  {
     name: "publish_child_first_two_transactions",
     breaks: "creates the child, then ends the parent, in two transactions",
     cells: [3],
