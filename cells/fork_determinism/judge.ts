@@ -258,6 +258,11 @@ function transcriptCheck(
   const inflight = pending[0];
   const steps = [...acks, ...pending.slice(0, 1)];
   const whyNot = notAfter(state, steps, acks.length);
+  // The in-flight step's own mismatch too: the acknowledged state's may hide what differs.
+  const whyNotInflight = inflight ? notAfter(state, steps, acks.length + 1) : null;
+  const inflightToo = whyNotInflight === null
+    ? ""
+    : `; with ${inflight!.op} ${inflight!.s} applied: ${whyNotInflight}`;
   return {
     name: `transcript is acknowledged step ${last?.s ?? "none"} or in-flight ${
       inflight ? `${inflight.op} ${inflight.s}` : "none"
@@ -268,7 +273,7 @@ function transcriptCheck(
         : []),
       ...(after === -1
         ? [
-          `the state is no prefix of the ${steps.length} steps (after the acknowledged ones: ${whyNot})`,
+          `the state is no prefix of the ${steps.length} steps (after the acknowledged ones: ${whyNot}${inflightToo})`,
         ]
         : []),
     ],

@@ -6,7 +6,8 @@
 // `stop` (fork or rewind) it stops right after journaling the first acknowledged step of
 // that kind and waits to be killed, with no further write and no close. A resumed one (on a
 // recovered file) numbers its steps from `start` and SIGKILLs itself right after its n-th
-// acknowledged step.
+// acknowledged step. Each append's text carries one of cell 1's texts (`_edit_text.ts`), so
+// that a branch must copy them as written.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import {
@@ -16,6 +17,7 @@ import {
   openStoreFor,
   waitToBeKilled,
 } from "../../contract/child_runtime.ts";
+import { editText } from "../_edit_text.ts";
 
 const [target, dbPath, acksPath, intentsPath, seed, stop, start = "0", selfKill] = childArgs(
   5,
@@ -84,7 +86,7 @@ for (let s = Number(start);; s++) {
   } else {
     // After a rewind, the edited user turn; otherwise user and assistant alternate.
     const user = editNext || current.length === 0 || !isUser(current.at(-1)![1]);
-    const content = `${editNext ? "e" : user ? "u" : "a"}${s}`;
+    const content = editText(`${editNext ? "e" : user ? "u" : "a"}${s}`, s);
     intents.write({ s, op: "append", expect: [...current, [null, content]] });
     const id = await store.appendMessage("main", { role: user ? "user" : "assistant", content });
     acks.write({ s, op: "append", expect: [...current, [id, content]] });

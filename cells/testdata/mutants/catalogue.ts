@@ -212,6 +212,15 @@ export const MUTANTS: readonly MutantSpec[] = [
       /^(?:publishCompressionChild #2 killed before \w+ call \d+|random kill): (?:no compression orphan|in-flight rotation)/,
   },
   {
+    name: "fork_text_as_c_string",
+    breaks: "copies a fork's texts as C strings: a branch cut at an embedded NUL",
+    cells: [4],
+    expect: "caught",
+    // A branch's texts differ from main's, in an acknowledged fork or in the transcript's.
+    clause:
+      /branch branch-\d+ (?:forked at \d+ )?holds \[.*\](?: \(exists true\))?, not \[.*\\u0000/,
+  },
+  {
     name: "fork_two_transactions",
     breaks: "forks in two transactions (branch, then its messages), with no crash point",
     cells: [4],
