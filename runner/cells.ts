@@ -500,9 +500,10 @@ class LegUnits {
   async twinned(run: LegRun, pool: Pool) {
     const options = this.#options;
     const head = await pool.run(() => this.unit(run, [1]), 1);
+    const libraries = this.#libraries();
     const twin = await this.found.twinOf(legAt(run), {
       legs: options.twinDefault ? options.legs : [],
-      ...(this.#libraries() ? { libraries: this.#libraries()! } : {}),
+      ...(libraries ? { libraries } : {}),
     });
     const rest = options.cells.filter((cell) => cell !== 1);
     const tail = twin === undefined ? await pool.run(() => this.unit(run, rest), 1) : {

@@ -3,7 +3,7 @@
 // recovered row says which batch it belongs to and how big that batch is; after the name, in
 // turn, a text the store must keep as written (`../engine/_texts.ts`), as cell 1's appends.
 import type { CellMessage } from "../contract/target.ts";
-import { textKind, type TextTail, textTail } from "../engine/_texts.ts";
+import { namedText, textKind, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** Sessions per writer. */
 const SESSIONS = 3;
@@ -72,7 +72,7 @@ export function memberName(member: BatchMember): string {
  * ```
  */
 export function batchText(member: BatchMember): string {
-  return `${memberName(member)}${tailOf(member)?.tail ?? ""}`;
+  return namedText(memberName(member), tailOf(member));
 }
 
 /** What a batch member's text holds beyond its name ("an embedded NUL"), for a message. */

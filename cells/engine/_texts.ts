@@ -33,6 +33,11 @@ export function textTail(k: number): TextTail | undefined {
   return TAILS[k % 8];
 }
 
+/** The text `name` followed by `tail`'s text (the name alone without one). */
+export function namedText(name: string, tail: TextTail | undefined): string {
+  return `${name}${tail?.tail ?? ""}`;
+}
+
 /** What a text holds beyond its name ("an embedded NUL"), for a message; "nothing more" alone. */
 export function textKind(tail: TextTail | undefined): string {
   return tail?.kind ?? "nothing more";

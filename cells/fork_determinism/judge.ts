@@ -258,11 +258,11 @@ function transcriptCheck(
   const inflight = pending[0];
   const steps = [...acks, ...pending.slice(0, 1)];
   const whyNot = notAfter(state, steps, acks.length);
-  // The in-flight step's own mismatch too: the acknowledged state's may hide what differs.
-  const whyNotInflight = inflight ? notAfter(state, steps, acks.length + 1) : null;
-  const inflightToo = whyNotInflight === null
-    ? ""
-    : `; with ${inflight!.op} ${inflight!.s} applied: ${whyNotInflight}`;
+  // With no prefix fitting, the in-flight step's own mismatch too: the acknowledged
+  // state's may hide what differs.
+  const inflightToo = after === -1 && inflight
+    ? `; with ${inflight.op} ${inflight.s} applied: ${notAfter(state, steps, acks.length + 1)}`
+    : "";
   return {
     name: `transcript is acknowledged step ${last?.s ?? "none"} or in-flight ${
       inflight ? `${inflight.op} ${inflight.s}` : "none"

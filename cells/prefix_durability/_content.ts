@@ -1,7 +1,7 @@
 // The texts cell 1's writer appends: `m<i>` first (the transcript's order), alone or followed,
 // in turn, by a text a store must keep as written (`../engine/_texts.ts`); every 32nd by a
 // tool output past 64 KiB.
-import { LONG_TAIL, textKind, type TextTail, textTail } from "../engine/_texts.ts";
+import { LONG_TAIL, namedText, textKind, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** What follows `m<i>` in the writer's `i`-th text, and what it is; none for `m<i>` alone. */
 function tailOf(i: number): TextTail | undefined {
@@ -15,7 +15,7 @@ function tailOf(i: number): TextTail | undefined {
  * @returns `m<i>`, alone or followed by one of the kinds of text a store must keep as written.
  */
 export function prefixContent(i: number): string {
-  return `m${i}${tailOf(i)?.tail ?? ""}`;
+  return namedText(`m${i}`, tailOf(i));
 }
 
 /** What the writer's `i`-th text holds beyond `m<i>` ("an embedded NUL"), for a message. */

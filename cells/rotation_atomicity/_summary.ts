@@ -1,11 +1,11 @@
 // The summary rotation `i` publishes: `summary <i>` and the text cell 1 appends at turn `i`
 // (`cells/engine/_texts.ts`). A store whose publish path binds text apart from its append
 // path (a C string, a hand-escaped format) must keep it as written too.
-import { textKind, textTail } from "../engine/_texts.ts";
+import { namedText, textKind, textTail } from "../engine/_texts.ts";
 
 /** The summary rotation `i` publishes. */
 export function summaryText(i: number): string {
-  return `summary ${i}${textTail(i)?.tail ?? ""}`;
+  return namedText(plainSummary(i), textTail(i));
 }
 
 /** The summary published instead when the store refused the text with a typed error. */

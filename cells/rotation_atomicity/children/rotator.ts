@@ -36,12 +36,13 @@ for (let i = Number(start);; i++) {
         holder,
         messages: [{ role: "system", content }],
       }));
+  const summary = summaryText(i);
   let plain = false;
   try {
-    await publish(summaryText(i));
+    await publish(summary);
   } catch (error) {
     const name = error instanceof Error ? error.name : typeof error;
-    if (summaryText(i) === plainSummary(i) || GENERIC_ERRORS.has(name)) throw error;
+    if (summary === plainSummary(i) || GENERIC_ERRORS.has(name)) throw error;
     await publish(plainSummary(i));
     plain = true;
   }
