@@ -65,11 +65,18 @@ export function tierSkip(
   return undefined;
 }
 
-/** The units of a tier on one leg × library: the power-loss cells' groups of cells. */
-export function tierUnits(tier: ToolTier, caps: Capabilities): (number[] | undefined)[] {
+/**
+ * The units of a tier on one leg × library: the power-loss cells' groups of cells, of those
+ * asked for (`asked`, every one when absent).
+ */
+export function tierUnits(
+  tier: ToolTier,
+  caps: Capabilities,
+  asked?: readonly number[],
+): (number[] | undefined)[] {
   if (tier !== "powerloss-cells") return [undefined];
   return POWER_LOSS_UNITS.map((group) =>
-    group.filter((cell) => caps.cells[cell]?.available !== false)
+    group.filter((cell) => caps.cells[cell]?.available !== false && (asked?.includes(cell) ?? true))
   ).filter((group) => group.length);
 }
 

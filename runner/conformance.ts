@@ -170,6 +170,10 @@ async function toolTier(
 ): Promise<TierOutcome> {
   const skip = tierSkip(tier, ctx.caps);
   if (skip) return { run: { tier, status: "SKIP", ...skip, seconds: 0 }, results: [] };
+  if (!tierUnits(tier, ctx.caps, options.cells).length) {
+    const reason = "no cell asked for (--cells) has a power-loss variant this store can run";
+    return { run: { tier, status: "SKIP", reason, seconds: 0 }, results: [] };
+  }
   let first: number | undefined;
   let last = performance.now();
   const priority = { "powerloss-cells": 3, "sweep": 2 }[tier as string] ?? 1;
@@ -204,7 +208,7 @@ async function toolTier(
       const legs = await known;
       if (!legs.length) return [];
       const found = await Promise.all(
-        tierUnits(tier, ctx.caps).map((cells) => unit(library, legs, cells)),
+        tierUnits(tier, ctx.caps, options.cells).map((cells) => unit(library, legs, cells)),
       );
       return found.flat();
     })

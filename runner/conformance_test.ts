@@ -34,6 +34,9 @@ Deno.test("tiers: a store on its own SQLite gets the power-loss cells and the fi
   const noOutbox = caps();
   noOutbox.cells[5] = { available: false, missing: ["recordObligation"] };
   deepStrictEqual(tierUnits("powerloss-cells", noOutbox), [[1], [3, 4], [8, 9, 10], [11, 12]]);
+  // --cells: only the units of the cells asked for, and none without a power-loss variant.
+  deepStrictEqual(tierUnits("powerloss-cells", caps(), [5, 9, 10]), [[5], [9, 10]]);
+  deepStrictEqual(tierUnits("powerloss-cells", caps(), [2, 6]), []);
 });
 
 Deno.test("tiers: without the recorder or an open store, the later tiers say why", () => {
