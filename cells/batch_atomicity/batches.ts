@@ -3,7 +3,7 @@
 // recovered row says which batch it belongs to and how big that batch is; after the name, in
 // turn, a text the store must keep as written (`../engine/_texts.ts`), as cell 1's appends.
 import type { CellMessage } from "../contract/target.ts";
-import { namedText, textKind, type TextTail, textTail } from "../engine/_texts.ts";
+import { namedText, refusedText, textKind, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** Sessions per writer. */
 const SESSIONS = 3;
@@ -39,7 +39,9 @@ export function writerSessions(writer: string): string[] {
 }
 
 /**
- * Batch `b` of `writer`: its session and its messages (1 to 20, varied and deterministic).
+ * Batch `b` of `writer`: its session and its messages (1 to 20, varied and deterministic);
+ * with `refused`, as written again after the store refused its texts with a typed error:
+ * each text beyond a name replaced by `refusedText`.
  *
  * @example
  * ```ts
@@ -48,13 +50,23 @@ export function writerSessions(writer: string): string[] {
  * console.log(session, messages.length, messages[0]?.content); // w0-s2 20 w0:b2.0/20
  * ```
  */
-export function batchOf(writer: string, b: number): { session: string; messages: CellMessage[] } {
+export function batchOf(
+  writer: string,
+  b: number,
+  refused = false,
+): { session: string; messages: CellMessage[] } {
   const n = 1 + ((b * 7 + 5) % 20);
+  const text = refused ? refusedBatchText : batchText;
   const messages = Array.from({ length: n }, (_, j): CellMessage => ({
     role: j % 2 === 0 ? "user" : "assistant",
-    content: batchText({ w: writer, b, j, n }),
+    content: text({ w: writer, b, j, n }),
   }));
   return { session: writerSessions(writer)[b % SESSIONS]!, messages };
+}
+
+/** A member's text in a batch written again plain after the store refused its texts (typed). */
+function refusedBatchText(member: BatchMember): string {
+  return tailOf(member) ? refusedText(memberName(member)) : memberName(member);
 }
 
 /** A batch member's name: which writer's batch, its place and the batch's size. */

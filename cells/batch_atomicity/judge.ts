@@ -5,7 +5,7 @@
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { checkOf, soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore, type Store, type StoredMessage } from "../contract/target.ts";
-import { textDifference } from "../engine/_texts.ts";
+import { refusedText, textDifference } from "../engine/_texts.ts";
 import {
   type BatchEntry,
   batchKind,
@@ -209,7 +209,7 @@ function changedTexts(read: BatchRead): string[] {
       const m = memberOf(row.content);
       if (!m) return [];
       const written = batchText(m);
-      return row.content === written
+      return row.content === written || row.content === refusedText(memberName(m))
         ? []
         : [`${memberName(m)} (${batchKind(m)}) ${textDifference(row.content, written)}`];
     })

@@ -1,5 +1,5 @@
 // Cell 9's judge on hand-made states: no processes, no store.
-import { deepStrictEqual, ok } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { type BatchEntry, batchOf, memberOf } from "./batches.ts";
 import { type BatchRead, judgeBatches } from "./judge.ts";
 
@@ -132,4 +132,20 @@ Deno.test("judge: a batch's text read back cut is changed, nothing else", () => 
   deepStrictEqual(found, [
     'every text kept as written (UTF-8, line breaks, a NUL): 1 message(s) changed, first: w0:b0.5/6 (an embedded NUL) read back as 9 characters where 21 were written, different from character 9: "0:b0.5/6" for "0:b0.5/6\\u0000after a NUL"',
   ]);
+});
+
+Deno.test("judge: a batch written again plain after a typed refusal is kept, not changed", () => {
+  const plain = rowsOf(0, 1);
+  plain.rows = batchOf("w0", 0, true).messages.map((m, j) => ({
+    id: plain.rows[j]!.id,
+    content: m.content,
+  }));
+  const state = read(plain);
+  const found = failing({
+    passes: [state, state],
+    journals: [journal({ b: 0, ids: ids(1, 6) })],
+    soundness: [],
+  });
+  deepStrictEqual(found, []);
+  strictEqual(plain.rows[5]!.content, "w0:b0.5/6 (text refused)");
 });

@@ -4,7 +4,7 @@
 // (a line-based or hand-escaped format), an embedded NUL (text bound as a C string), trailing
 // white space (a store that trims), and a tool output past 64 KiB (a column or a line reader
 // limited to 65,535 bytes).
-import { shownValue } from "../contract/typed.ts";
+import { GENERIC_ERRORS, shownValue } from "../contract/typed.ts";
 
 /** A text that follows a name, and what it is. */
 export interface TextTail {
@@ -36,6 +36,31 @@ export function textTail(k: number): TextTail | undefined {
 /** The text `name` followed by `tail`'s text (the name alone without one). */
 export function namedText(name: string, tail: TextTail | undefined): string {
   return `${name}${tail?.tail ?? ""}`;
+}
+
+/**
+ * What a writer writes instead of `name`'s text when the store refused that text with an error
+ * of its own class (the contract allows it): the name and a note that no store cutting or
+ * trimming the text can produce, so a judge tells a refusal taken from a text changed.
+ */
+export function refusedText(name: string): string {
+  return `${name} (text refused)`;
+}
+
+/**
+ * Writes with the texts meant (`write(false)`), and again plain (`write(true)`) when the
+ * store refuses them with an error of its own class; an untyped refusal is thrown.
+ *
+ * @param write The write, given whether to write the plain texts.
+ * @returns What the write that succeeded returned.
+ */
+export async function writtenOrPlain<T>(write: (plain: boolean) => T | Promise<T>): Promise<T> {
+  try {
+    return await write(false);
+  } catch (error) {
+    if (GENERIC_ERRORS.has(error instanceof Error ? error.name : typeof error)) throw error;
+    return await write(true);
+  }
 }
 
 /** What a text holds beyond its name ("an embedded NUL"), for a message; "nothing more" alone. */

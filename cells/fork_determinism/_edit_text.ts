@@ -3,12 +3,52 @@
 // line breaks and quotes, trailing white space). A fork copies them: a store whose fork path
 // copies text apart from its append path (through a C string, or re-escaped) changes a
 // branch's text where the main transcript keeps it.
-import { namedText, textTail } from "../engine/_texts.ts";
+import {
+  namedText,
+  refusedText,
+  textDifference,
+  textKind,
+  type TextTail,
+  textTail,
+} from "../engine/_texts.ts";
 
 /** The turns of `textTail` whose tails the editor takes in turn. */
 const TURNS = [5, 1, 3, 6];
 
+/** The name a text starts with (`u<s>`, `a<s>`, `e<s>`), and its step. */
+const NAME = /^[uae](\d+)/;
+
+function tailOf(s: number): TextTail | undefined {
+  return textTail(TURNS[s % TURNS.length]!);
+}
+
 /** The text of the append at step `s` named `name`. */
 export function editText(name: string, s: number): string {
-  return namedText(name, textTail(TURNS[s % TURNS.length]!));
+  return namedText(name, tailOf(s));
+}
+
+/**
+ * The text the editor meant for the row a stored text names (by the `u<s>`, `a<s>` or `e<s>`
+ * it starts with), written as such or refused and written plain: the judges compare
+ * transcripts by it, and {@linkcode editChange} says how a stored text differs from it.
+ *
+ * @param stored A text read back.
+ * @returns The text meant; `stored` itself when it names no append.
+ */
+export function writtenEdit(stored: string): string {
+  const named = NAME.exec(stored);
+  return named ? editText(named[0], Number(named[1])) : stored;
+}
+
+/**
+ * How a stored text differs from the text written (`undefined` when it is the same, or the
+ * plain text written after a typed refusal): the row's name, the kind of its text, and the
+ * first difference.
+ */
+export function editChange(stored: string): string | undefined {
+  const named = NAME.exec(stored);
+  if (!named || stored === refusedText(named[0])) return undefined;
+  const written = editText(named[0], Number(named[1]));
+  if (written === stored) return undefined;
+  return `${named[0]} (${textKind(tailOf(Number(named[1])))}) ${textDifference(stored, written)}`;
 }

@@ -5,6 +5,7 @@
 // no row duplicated, and that prefix holds every acknowledged step.
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore } from "../contract/target.ts";
+import { editChange, writtenEdit } from "./_edit_text.ts";
 
 /** An [id, content] pair; `null` for the id an in-flight append has not got yet. */
 type Pair = [number | null, string];
@@ -26,7 +27,10 @@ export interface EditStep {
 
 interface Row {
   id: number;
+  /** The text written for the row the stored text names (`u<s>`, …). */
   content: string | null;
+  /** The stored text, when it is not `content`. */
+  stored?: string;
   active: boolean;
 }
 
@@ -46,11 +50,15 @@ async function recoverEdits(
   // A read error is a failure of the recovered state, never an empty transcript: only a
   // branch the store says does not exist may throw (an unknown session), and holds nothing.
   const read = async (session: string, includeInactive: boolean): Promise<Row[]> =>
-    (await store.getMessages(session, { includeInactive })).map((m) => ({
-      id: m.id,
-      content: m.content,
-      active: m.active !== false,
-    }));
+    (await store.getMessages(session, { includeInactive })).map((m) => {
+      const content = typeof m.content === "string" ? writtenEdit(m.content) : m.content;
+      return {
+        id: m.id,
+        content,
+        ...(content === m.content ? {} : { stored: m.content as string }),
+        active: m.active !== false,
+      };
+    });
   try {
     const rows = await read("main", true);
     const out: RecoveredEdits["branches"] = {};
@@ -131,6 +139,20 @@ export interface EditJournals {
   acks: readonly EditStep[];
   /** The intents (the step in flight is the first after the last acknowledged one). */
   intents: readonly EditStep[];
+}
+
+/** Every text read back as written, in `main` and in each branch. */
+function changedTexts(state: RecoveredEdits): string[] {
+  const changed = [
+    ...state.rows.map((row) => ({ row, where: "main" })),
+    ...Object.entries(state.branches).flatMap(([name, branch]) =>
+      branch.rows.map((row) => ({ row, where: `branch ${name}` }))
+    ),
+  ].flatMap(({ row, where }) => {
+    const change = row.stored === undefined ? undefined : editChange(row.stored);
+    return change ? [`${where}: ${change}`] : [];
+  });
+  return changed.length ? [`${changed.length} text(s) changed, first: ${changed[0]}`] : [];
 }
 
 /** A row stored more than once: the same content twice, or the same id twice. */
@@ -317,6 +339,12 @@ export async function judgeEdits(
   const applied = stepsApplied(first, steps);
   const branches = branchProblems(first, acks, inflight);
   const checks: StateCheck[] = [
+    {
+      name: "every text kept as written (UTF-8, line breaks, a NUL)",
+      pattern: "text-changed",
+      violations: changedTexts(first),
+      missing: [],
+    },
     {
       name: `no prefix row duplicated after ${rewinds.length} rewinds`,
       violations: duplicatedRows(first.rows),

@@ -8,6 +8,7 @@ import {
   loadTarget,
   TargetError,
 } from "../contract/target.ts";
+import { shownContent } from "./_content.ts";
 
 /** Where an obligation's first owner left it when it died. */
 export type ObligationKind = "delivered" | "pending" | "attempting" | "sent";
@@ -151,7 +152,7 @@ export function describeHistory(h: ObligationHistory): string {
       ? ", then a boot died right after sending it"
       : ", then a boot died right after resending it"
     : "";
-  return `"${h.content}" (${where}${boot})`;
+  return `"${shownContent(h.content)}" (${where}${boot})`;
 }
 
 /** Why `actual` copies are not `expected` under `policy`, in a reader's words. */

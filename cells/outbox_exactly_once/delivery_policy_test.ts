@@ -14,6 +14,7 @@ import type { Arrival } from "./inbox.ts";
 import { claimsCheck } from "./judge.ts";
 import { judgeOutbox, type RecoveredOutbox, senderAtKill } from "./state.ts";
 import { TargetError } from "../contract/target.ts";
+import { obligationContent } from "./_content.ts";
 
 const copies = (h: ObligationHistory, policy: Parameters<typeof expectedCopies>[1]) => {
   const c = expectedCopies(h, policy);
@@ -98,6 +99,9 @@ Deno.test("copiesGap names what is wrong in a reader's words", () => {
   match(gap(2, 0, 1, 0, "at-most-once"), /more than once/);
 });
 
+/** Obligation `i`'s content as the sender records it. */
+const effect = (i: number) => obligationContent("effect", i);
+
 /** A judged file made up: obligations `o<i>` with these contents and states. */
 function file(rows: [string, string, string | null][]): RecoveredOutbox {
   return {
@@ -144,18 +148,18 @@ async function judged(
 
 Deno.test("judgeOutbox: sent-unacked under marked-at-least-once wants (1,1), and names an unmarked duplicate", async () => {
   const read = file([
-    ["effect 0", "delivered", null],
-    ["effect 1", "delivered", null],
-    ["effect 2", "abandoned", "gave up after the resend"],
+    [effect(0), "delivered", null],
+    [effect(1), "delivered", null],
+    [effect(2), "abandoned", "gave up after the resend"],
   ]);
-  const base = [arrival(0, "effect 0"), arrival(1, "effect 1"), arrival(2, "effect 2")];
+  const base = [arrival(0, effect(0)), arrival(1, effect(1)), arrival(2, effect(2))];
   const good = await judged(
     read,
-    [...base, arrival(2, "effect 2", "[again] ")],
+    [...base, arrival(2, effect(2), "[again] ")],
     "marked-at-least-once",
   );
   ok(Object.values(good).every((v) => v.length === 0), JSON.stringify(good));
-  const bad = await judged(read, [...base, arrival(2, "effect 2")], "marked-at-least-once");
+  const bad = await judged(read, [...base, arrival(2, effect(2))], "marked-at-least-once");
   match(
     bad["copies per obligation (unmarked, marked)"]![0]!,
     /"effect 2" \(sent and not booked\): \(2,0\) .*an unmarked duplicate/,
@@ -164,18 +168,21 @@ Deno.test("judgeOutbox: sent-unacked under marked-at-least-once wants (1,1), and
 
 Deno.test("judgeOutbox: a reason for every settled end, the recorded content on every copy, no stray copy", async () => {
   const read = file([
-    ["effect 0", "delivered", null],
-    ["effect 1", "delivered", null],
-    ["effect 2", "unknown", " "],
+    [effect(0), "delivered", null],
+    [effect(1), "delivered", null],
+    [effect(2), "unknown", " "],
   ]);
   const out = await judged(read, [
-    arrival(0, "effect 0"),
-    { ...arrival(1, "effect 1"), content: "effect one" },
-    arrival(2, "effect 2"),
-    { ...arrival(7, "effect 7") },
+    arrival(0, effect(0)),
+    { ...arrival(1, effect(1)), content: "effect one" },
+    arrival(2, effect(2)),
+    { ...arrival(7, effect(7)) },
   ], "at-most-once");
   match(out["every obligation ends terminal"]![0]!, /"effect 2" .* ended unknown without a reason/);
-  match(out["each copy carries the recorded content"]![0]!, /as "effect one", not "effect 1"/);
+  match(
+    out["each copy carries the recorded content"]![0]!,
+    /as "effect one", not "effect 1 é 漢字 🦕"/,
+  );
   match(
     out["copies per obligation (unmarked, marked)"]!.at(-1)!,
     /an obligation the file does not hold/,
@@ -184,16 +191,16 @@ Deno.test("judgeOutbox: a reason for every settled end, the recorded content on 
 
 Deno.test("judgeOutbox: the idempotent transport wants exactly one after dedupe, and delivered", async () => {
   const read = file([
-    ["effect 0", "delivered", null],
-    ["effect 1", "delivered", null],
-    ["effect 2", "unknown", "maybe sent"],
+    [effect(0), "delivered", null],
+    [effect(1), "delivered", null],
+    [effect(2), "unknown", "maybe sent"],
   ]);
   const out = await judged(
     read,
     [
-      arrival(0, "effect 0"),
-      arrival(1, "effect 1"),
-      arrival(1, "effect 1"),
+      arrival(0, effect(0)),
+      arrival(1, effect(1)),
+      arrival(1, effect(1)),
     ],
     "at-most-once",
     true,

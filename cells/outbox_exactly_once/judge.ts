@@ -14,6 +14,7 @@ import { judgeOutbox, type RecoveredOutbox, senderAtKill } from "./state.ts";
 import { checkSteps, type StateCheck } from "../engine/state_check.ts";
 import { tally } from "../engine/tally.ts";
 import { readReport } from "../../internal/report_line.ts";
+import { shownContent } from "./_content.ts";
 
 /** What a boot owed, for {@linkcode claimsCheck}. */
 export interface OwedClaims {
@@ -140,7 +141,7 @@ export async function resumeChecks(r: ResumedLife, scope: LifeScope): Promise<Re
     const now = after.get(o.obligationId);
     return JSON.stringify(now) === JSON.stringify(o)
       ? []
-      : [`"${o.content}" was ${JSON.stringify(o)} and is now ${JSON.stringify(now)}`];
+      : [`"${shownContent(o.content)}" was ${JSON.stringify(o)} and is now ${JSON.stringify(now)}`];
   });
   if (!r.inboxKept) changed.push("the platform's copies from before the new life changed");
   const life = senderAtKill(LIFE_TWO.point, LIFE_TWO.obligations, {

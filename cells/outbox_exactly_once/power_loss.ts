@@ -14,6 +14,7 @@ import { type LifeRunner, resumeLife } from "./boots.ts";
 import { claimsCheck, resumeChecks } from "./judge.ts";
 import { type Claim, printedClaims } from "./scenario.ts";
 import {
+  contentsKept,
   judgeOutbox,
   missingAcknowledged,
   type RecoveredOutbox,
@@ -231,7 +232,7 @@ async function judgeOutboxState(
   const before = await recoverOutbox(options.target, db);
   const again = await recoverOutbox(options.target, db);
   const placed = placedHistories(sender, before);
-  const checks: StateCheck[] = [placed.check, {
+  const checks: StateCheck[] = [contentsKept(before), placed.check, {
     name: "recovery deterministic, integrity, invariants",
     violations: soundness(db, [before, again], before.invariants),
     missing: [],

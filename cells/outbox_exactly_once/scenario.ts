@@ -21,6 +21,7 @@ import {
 import { type ForcedRace, raceForced, spawnSweepers } from "./forced.ts";
 import { type LaterBoot, laterBoots, type ResumedLife, resumeLife } from "./boots.ts";
 import { type RecoveredOutbox, recoverOutbox, senderAtKill } from "./state.ts";
+import { obligationContent, writtenContent } from "./_content.ts";
 import { soundness } from "../engine/state_check.ts";
 import { openTargetStore } from "../contract/target.ts";
 import { RECOVERER, RESTARTED_SENDER, SENDER } from "./_children.ts";
@@ -80,7 +81,7 @@ export interface BootSweep {
 }
 
 /** The contents the restarted sender records and delivers itself. */
-export const LIVE = ["live effect 0", "live effect 1"];
+export const LIVE = [0, 1].map((i) => obligationContent("live effect", i));
 
 /** What one scenario left, for the judge. */
 export interface Scenario {
@@ -146,11 +147,11 @@ async function lostTakeovers(target: string, db: string, claims: Claim[]): Promi
 async function openContents(target: string, db: string): Promise<string[]> {
   const store = await openTargetStore(target, db);
   try {
+    // By what was recorded: a text the store changed is judged by the state checks.
     return (await store.listObligations!())
-      .filter((o) =>
-        (o.state === "pending" || o.state === "attempting") && !LIVE.includes(o.content)
-      )
-      .map((o) => o.content).sort();
+      .filter((o) => o.state === "pending" || o.state === "attempting")
+      .map((o) => writtenContent(o.content).content)
+      .filter((content) => !LIVE.includes(content)).sort();
   } finally {
     await store.close();
   }
@@ -192,7 +193,8 @@ async function leaveBacklog(
     const mode = s.idempotent ? "idempotent" : "plain";
     ctx.observeLeg(s.db, `backlog: ${SENDER_AFTER_RECORD} (${mode})`, true);
   }
-  return { child, contents: Array.from({ length: count }, (_, i) => `${BACKLOG.prefix} ${i}`) };
+  const contents = Array.from({ length: count }, (_, i) => obligationContent(BACKLOG.prefix, i));
+  return { child, contents };
 }
 
 /** The sender, the backlog, then the boot killed inside its redelivery when the kind has one. */

@@ -15,6 +15,7 @@ import {
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import type { DeliveryPolicy, Store, StoredObligation } from "../contract/target.ts";
 import { invariantsOf, withStore } from "../contract/with_store.ts";
+import { contentChange, obligationContent, shownContent, writtenContent } from "./_content.ts";
 
 /**
  * One obligation as the store reads it back: through `getObligation` when the store has
@@ -31,7 +32,10 @@ export async function readObligation(
 
 /**
  * What a store's outbox holds after a crash: every obligation, sorted by content, and
- * the store's invariant violations. Opens the store through the target and closes it.
+ * the store's invariant violations. Each obligation's `content` is what the application
+ * recorded for the obligation its stored content names (`effect 5` and its text), and
+ * `stored` what the store holds when that differs (cut, trimmed, or recorded plain after a
+ * typed refusal). Opens the store through the target and closes it.
  *
  * @example
  * ```ts
@@ -44,13 +48,17 @@ export async function readObligation(
  */
 export function recoverOutbox(target: string, db: string): Promise<RecoveredOutbox> {
   return withStore(target, db, async (store) => {
-    const obligations = (await store.listObligations!()).map((o) => ({
-      obligationId: o.obligationId,
-      content: o.content,
-      state: o.state,
-      deliveryFence: o.deliveryFence,
-      lastError: o.lastError ?? null,
-    })).sort((a, b) => a.content.localeCompare(b.content));
+    const obligations = (await store.listObligations!()).map((o) => {
+      const { content } = writtenContent(o.content);
+      return {
+        obligationId: o.obligationId,
+        content,
+        ...(content === o.content ? {} : { stored: o.content }),
+        state: o.state,
+        deliveryFence: o.deliveryFence,
+        lastError: o.lastError ?? null,
+      };
+    }).sort((a, b) => a.content.localeCompare(b.content));
     return { obligations, invariants: await invariantsOf(store) };
   });
 }
@@ -66,8 +74,10 @@ export function recoverOutbox(target: string, db: string): Promise<RecoveredOutb
  * ```
  */
 export interface RecoveredOutbox {
-  /** Every obligation, sorted by content. */
+  /** Every obligation, sorted by content (what the application recorded). */
   obligations: (Pick<StoredObligation, "obligationId" | "content" | "state" | "deliveryFence"> & {
+    /** What the store holds, when it is not `content`. */
+    stored?: string;
     lastError: string | null;
   })[];
   /** The store's invariant violations (empty when it has no `checkInvariants`). */
@@ -121,7 +131,10 @@ export function senderAtKill(
   life: SenderLife = {},
 ): SenderAtKill {
   const { prefix = "effect", at = IN_FLIGHT } = life;
-  const history = (i: number, kind: ObligationKind) => ({ content: `${prefix} ${i}`, kind });
+  const history = (i: number, kind: ObligationKind) => ({
+    content: obligationContent(prefix, i),
+    kind,
+  });
   if (diesRecording(point)) {
     return {
       recorded: at + 1,
@@ -215,7 +228,11 @@ export function senderFromAcks(acks: readonly SenderAck[], obligations: number):
   const last = acks.at(-1);
   let next: SenderAtInstant["next"];
   if (acknowledgedRecorded < obligations) {
-    next = { content: `effect ${acknowledgedRecorded}`, from: "absent", to: "pending" };
+    next = {
+      content: obligationContent("effect", acknowledgedRecorded),
+      from: "absent",
+      to: "pending",
+    };
     histories.push({ content: next.content, kind: "pending" });
   } else if (last?.op === "sent") {
     next = { content: histories[index.get(last.id)!]!.content, from: "sent", to: "delivered" };
@@ -339,14 +356,37 @@ function contentCheck(c: OutboxCase, byId: Map<string, Listed>): StateCheck {
   const violations = c.arrivals.flatMap((a) => {
     const o = byId.get(a.obligationId);
     if (!o) return [];
-    const want = `${a.marker ?? ""}${o.content}`;
+    const refused = o.stored !== undefined && writtenContent(o.stored).refused;
+    const want = `${a.marker ?? ""}${refused ? o.stored : o.content}`;
     return a.content === want ? [] : [
-      `a copy of "${o.content}" (${a.obligationId}, pid ${a.pid}) reached the platform as ${
+      `a copy of "${
+        shownContent(o.content)
+      }" (${a.obligationId}, pid ${a.pid}) reached the platform as ${
         JSON.stringify(a.content)
       }, not ${JSON.stringify(want)}`,
     ];
   });
   return { name: "each copy carries the recorded content", violations, missing: [] };
+}
+
+/**
+ * Each obligation holds its content as recorded (or plain after a typed refusal).
+ *
+ * @param outbox The recovered outbox.
+ * @returns The check, with how many obligations changed and the first difference.
+ */
+export function contentsKept(outbox: RecoveredOutbox): StateCheck {
+  const changed = outbox.obligations.flatMap((o) =>
+    o.stored === undefined ? [] : [contentChange(o.stored)].filter((d) => d !== undefined)
+  );
+  return {
+    name: "every obligation's content kept as written (UTF-8, line breaks, a NUL)",
+    pattern: "text-changed",
+    violations: changed.length
+      ? [`${changed.length} obligation(s) changed, first: ${changed[0]}`]
+      : [],
+    missing: [],
+  };
 }
 
 // A character a reader sees: not white space, not a control or format (zero-width)
@@ -382,7 +422,7 @@ function markerCheck(c: OutboxCase, byId: Map<string, Listed>): StateCheck {
     const o = byId.get(a.obligationId);
     return [
       `a marked copy of ${
-        o ? `"${o.content}"` : "an obligation"
+        o ? `"${shownContent(o.content)}"` : "an obligation"
       } (${a.obligationId}, pid ${a.pid}) arrived behind the marker ${JSON.stringify(a.marker)} (${
         codePoints(a.marker)
       }), which has no visible character: no reader can see the copy may repeat`,
@@ -421,8 +461,8 @@ function terminalCheck(c: OutboxCase, byContent: Map<string, Listed>): StateChec
 
 /**
  * Judges a file and its platform after a clean boot: copies per obligation (exact, by
- * history and policy; once after dedupe with the idempotent transport), copies carry the
- * recorded content behind a visible marker, every obligation terminal, none silently lost
+ * history and policy; once after dedupe with the idempotent transport), contents kept as
+ * recorded, copies carry the recorded content behind a visible marker, every obligation terminal, none silently lost
  * or made up; states valid, two passes identical, `integrity_check` ok, the store's
  * invariants.
  */
@@ -441,7 +481,9 @@ export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
   const silently: string[] = [];
   for (const content of [...c.histories.map((h) => h.content), ...(c.live ?? [])]) {
     if (!byContent.has(content) && !optional.has(content)) {
-      silently.push(`"${content}" was recorded and acknowledged; the file does not hold it`);
+      silently.push(
+        `"${shownContent(content)}" was recorded and acknowledged; the file does not hold it`,
+      );
     }
   }
   for (const o of first.obligations) {
@@ -469,6 +511,7 @@ export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
   };
   const invalid = first.obligations.filter((o) => !STATES.includes(o.state));
   const checks: StateCheck[] = [
+    contentsKept(first),
     copiesCheck(scoped, byContent, new Set(byId.keys())),
     contentCheck(scoped, byId),
     markerCheck(scoped, byId),

@@ -2,6 +2,7 @@
 // obligation's history, and the store call in flight that the file may hold one step ahead.
 import { deepStrictEqual, throws } from "node:assert/strict";
 import { type SenderAck, senderFromAcks } from "./state.ts";
+import { obligationContent } from "./_content.ts";
 
 const recorded = (i: number): SenderAck => ({
   op: "recorded",
@@ -12,8 +13,9 @@ const all = [0, 1, 2].map(recorded);
 
 Deno.test("senderFromAcks: before any line the first recording is in flight", () => {
   const sender = senderFromAcks([], 3);
-  deepStrictEqual(sender.histories, [{ content: "effect 0", kind: "pending" }]);
-  deepStrictEqual(sender.next, { content: "effect 0", from: "absent", to: "pending" });
+  const content = obligationContent("effect", 0);
+  deepStrictEqual(sender.histories, [{ content, kind: "pending" }]);
+  deepStrictEqual(sender.next, { content, from: "absent", to: "pending" });
   deepStrictEqual([sender.acknowledgedRecorded, sender.recorded], [0, 1]);
 });
 

@@ -16,15 +16,20 @@ import { SENDER_AFTER_ATTEMPTING } from "./inbox.ts";
 import { tally } from "../engine/tally.ts";
 import { openTargetStore, type StoredObligation } from "../contract/target.ts";
 import { RECOVERER, SENDER } from "./_children.ts";
+import { obligationContent, writtenContent } from "./_content.ts";
 
 const POINT = "sweepRecoverable:afterClaim";
 /** The orphans the sender left attempting (its window). */
-const IN_FLIGHT = ["effect 0", "effect 1"];
+const IN_FLIGHT = [0, 1].map((i) => obligationContent("effect", i));
 
 async function attempting(target: string, db: string): Promise<Map<string, StoredObligation>> {
   const store = await openTargetStore(target, db);
   try {
-    const all = await store.listObligations!();
+    // By what was recorded: a text the store changed is judged by the cell's state checks.
+    const all = (await store.listObligations!()).map((o) => ({
+      ...o,
+      content: writtenContent(o.content).content,
+    }));
     return new Map(all.filter((o) => IN_FLIGHT.includes(o.content)).map((o) => [o.content, o]));
   } finally {
     await store.close();

@@ -5,6 +5,7 @@ import { killSelf } from "../../../harness/self_kill.ts";
 import { waitFor } from "../../../harness/wait_for.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
 import type { Store } from "../../contract/target.ts";
+import { writtenOrPlain } from "../../engine/_texts.ts";
 import { type BatchEntry, batchOf, memberOf, writerSessions } from "../batches.ts";
 import { exists } from "../../../internal/fs.ts";
 
@@ -42,8 +43,15 @@ for (let b = await firstBatch(store);; b++) {
   }
   const { session, messages } = batchOf(writer!, b);
   write({ k: "inv", w: writer!, b, s: session, n: messages.length, t0: Date.now() });
-  // Marked for the kill series inside a batch (a no-op otherwise).
-  const ids = await marked("appendMessages", () => store.appendMessages!(session, messages));
+  // Marked for the kill series inside a batch (a no-op otherwise). A batch whose texts the
+  // store refuses with a typed error is written again plain, as the same invocation.
+  const ids = await marked(
+    "appendMessages",
+    () =>
+      writtenOrPlain((plain) =>
+        store.appendMessages!(session, plain ? batchOf(writer!, b, true).messages : messages)
+      ),
+  );
   write({ k: "ack", w: writer!, b, ids, t1: Date.now() });
   if (++acknowledged >= killAfter) killSelf();
 }

@@ -7,7 +7,8 @@
 // that kind and waits to be killed, with no further write and no close. A resumed one (on a
 // recovered file) numbers its steps from `start` and SIGKILLs itself right after its n-th
 // acknowledged step. Each append's text carries one of cell 1's texts (`_edit_text.ts`), so
-// that a branch must copy them as written.
+// that a branch must copy them as written; one the store refuses with a typed error is
+// appended plain, and the journals keep the text meant (as the judge reads a plain one).
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import {
@@ -17,7 +18,8 @@ import {
   openStoreFor,
   waitToBeKilled,
 } from "../../contract/child_runtime.ts";
-import { editText } from "../_edit_text.ts";
+import { editText, writtenEdit } from "../_edit_text.ts";
+import { refusedText, writtenOrPlain } from "../../engine/_texts.ts";
 
 const [target, dbPath, acksPath, intentsPath, seed, stop, start = "0", selfKill] = childArgs(
   5,
@@ -48,7 +50,10 @@ let rewinds = 0;
 for (let s = Number(start);; s++) {
   if (s - Number(start) >= killAfter) killSelf();
   guard();
-  const current: Row[] = (await store.getMessages("main")).map((m) => [m.id, m.content ?? ""]);
+  // The transcript as written: a text the store changed is the judge's finding, not a step's.
+  const current: Row[] = (await store.getMessages("main")).map((
+    m,
+  ) => [m.id, writtenEdit(m.content ?? "")]);
   const users = current.filter(([, content]) => isUser(content));
   if (!editNext && s % 7 === 4 && current.length > 0) {
     const [at] = pick(current);
@@ -86,9 +91,16 @@ for (let s = Number(start);; s++) {
   } else {
     // After a rewind, the edited user turn; otherwise user and assistant alternate.
     const user = editNext || current.length === 0 || !isUser(current.at(-1)![1]);
-    const content = editText(`${editNext ? "e" : user ? "u" : "a"}${s}`, s);
+    const name = `${editNext ? "e" : user ? "u" : "a"}${s}`;
+    const content = editText(name, s);
     intents.write({ s, op: "append", expect: [...current, [null, content]] });
-    const id = await store.appendMessage("main", { role: user ? "user" : "assistant", content });
+    // A text refused with a typed error is written plain; the journals keep the text meant.
+    const id = await writtenOrPlain((plain) =>
+      store.appendMessage("main", {
+        role: user ? "user" : "assistant",
+        content: plain ? refusedText(name) : content,
+      })
+    );
     acks.write({ s, op: "append", expect: [...current, [id, content]] });
     editNext = false;
   }

@@ -16,6 +16,7 @@ import { TIMED_OUT } from "../../../harness/child.ts";
 import { send } from "../inbox.ts";
 import { childArgs, openStoreFor, waitToBeKilled } from "../../contract/child_runtime.ts";
 import type { StoredObligation } from "../../contract/target.ts";
+import { recordContent, shownContent } from "../_content.ts";
 
 const [target, dbPath, inbox, dir, recorded, journal, takeovers, idempotent] = childArgs(
   8,
@@ -23,18 +24,19 @@ const [target, dbPath, inbox, dir, recorded, journal, takeovers, idempotent] = c
 );
 const store = await openStoreFor(target!, dbPath!);
 const wrong: string[] = [];
-const record = (ref: string, content: string) =>
-  store.recordObligation!({ sessionId: "cell5", messageRef: ref, content });
-const describe = (o: StoredObligation) => `"${o.content}" (${o.obligationId}, ${o.state})`;
+const record = (messageRef: string, prefix: string, i: number) =>
+  recordContent(store, { sessionId: "cell5", messageRef, prefix, i });
+const describe = (o: StoredObligation) =>
+  `"${shownContent(o.content)}" (${o.obligationId}, ${o.state})`;
 
 await store.createSession("cell5");
-const own = [await record("live0", "live effect 0"), await record("live1", "live effect 1")];
+const own = [await record("live0", "live effect", 0), await record("live1", "live effect", 1)];
 const held = await store.markAttempting!(own[1]!.obligationId, own[1]!.deliveryFence);
 if (held === null) {
   throw new Error(`restarted sender: markAttempting lost on its own ${describe(own[1]!)}`);
 }
 for (let i = 0; i < Number(recorded); i++) {
-  const o = await record(`m${i}`, `effect ${i}`);
+  const o = await record(`m${i}`, "effect", i);
   if (o.state === "pending") continue;
   const fence = await store.markAttempting!(o.obligationId, o.deliveryFence);
   if (fence !== null) {

@@ -4,9 +4,10 @@
 // (recorded, attempting, sent: each acknowledged, the next step not taken). It journals
 // each acknowledged recording (id and content), attempt, send and delivery (the fence
 // with an attempt and a send) when given a journal, and with a window of K it marks K
-// obligations attempting before sending the first. The
-// contents are `<prefix> <i>` (default `effect <i>`), for message references `m<i>` (a
-// later life of the application uses another prefix, so its obligations are new ones).
+// obligations attempting before sending the first. The contents are `<prefix> <i>` (default
+// `effect <i>`) and cell 1's text of turn i (`../_content.ts`; plain when the store refuses
+// the text with a typed error), for message references `m<i>` (a later life of the
+// application uses another prefix, so its obligations are new ones).
 // With S sessions (default 1, session `cell5`) obligation i goes to session `cell5-<i % S>`.
 // Given a barrier, it opens the store and waits for it before its first write.
 import { crashPoint, defineCrashPoints } from "../../../session_db/crash_points.ts";
@@ -15,6 +16,7 @@ import { awaitBarrier } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
 import { send, SENDER_AFTER_ATTEMPTING, SENDER_AFTER_RECORD, SENDER_AFTER_SEND } from "../inbox.ts";
 import { childArgs, openStoreFor } from "../../contract/child_runtime.ts";
+import { obligationContent, recordContent } from "../_content.ts";
 
 defineCrashPoints([SENDER_AFTER_RECORD, SENDER_AFTER_ATTEMPTING, SENDER_AFTER_SEND]);
 
@@ -37,13 +39,15 @@ if (barrier && barrier !== "-" && !awaitBarrier(barrier, 120_000, 5)) {
 for (let j = 0; j < sessions; j++) await store.createSession(session(j));
 const recorded = [];
 for (let i = 0; i < Number(count); i++) {
-  const obligation = await store.recordObligation!({
+  const obligation = await recordContent(store, {
     sessionId: session(i),
     messageRef: ref(i),
-    content: `${prefix} ${i}`,
+    prefix,
+    i,
   });
   recorded.push(obligation);
-  journal?.write({ op: "recorded", id: obligation.obligationId, content: obligation.content });
+  const content = obligationContent(prefix, i);
+  journal?.write({ op: "recorded", id: obligation.obligationId, content });
   crashPoint(SENDER_AFTER_RECORD);
 }
 for (let from = 0; from < recorded.length; from += window) {

@@ -164,6 +164,14 @@ export const MUTANTS: readonly MutantSpec[] = [
       /: every acknowledged summary kept as written .*: \d+ summary\(ies\) changed, first: (?:r-)?child-\d+ \(an embedded NUL\) read back as/,
   },
   {
+    name: "record_content_as_c_string",
+    breaks: "binds an obligation's content as a C string: cut at an embedded NUL",
+    cells: [5],
+    expect: "caught",
+    clause:
+      /every obligation's content kept as written .*: \d+ obligation\(s\) changed, first: [a-z0-9 ]+ \(an embedded NUL\) read back as/,
+  },
+  {
     name: "publish_child_first_two_transactions",
     breaks: "creates the child, then ends the parent, in two transactions",
     cells: [3],
@@ -216,9 +224,9 @@ export const MUTANTS: readonly MutantSpec[] = [
     breaks: "copies a fork's texts as C strings: a branch cut at an embedded NUL",
     cells: [4],
     expect: "caught",
-    // A branch's texts differ from main's, in an acknowledged fork or in the transcript's.
+    // A branch's text differs from the one written, where main's is kept.
     clause:
-      /branch branch-\d+ (?:forked at \d+ )?holds \[.*\](?: \(exists true\))?, not \[.*\\u0000/,
+      /every text kept as written .*: \d+ text\(s\) changed, first: branch branch-\d+: [uae]\d+ \(an embedded NUL\) read back as/,
   },
   {
     name: "fork_two_transactions",
