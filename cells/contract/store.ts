@@ -132,7 +132,10 @@ export interface Store {
   /**
    * Appends a message; returns its id only once it is committed. An append to a
    * session ended by a compression rotation throws an error named
-   * `CompressionSessionClosedError` (cell 3). (core: every cell's probe, cells 1, 3, 4)
+   * `CompressionSessionClosedError` (cell 3). Beside other writing processes it waits, and
+   * may refuse only with an error named `BusyDeadlineError` after trying for at least its busy
+   * deadline, changing nothing (cell 6, F5). A text it cannot keep as given may be refused
+   * with an error of its own class, changing nothing. (core: every cell's probe, cells 1, 3, 4)
    */
   appendMessage(sessionId: string, message: CellMessage): MaybePromise<number>;
   /**
