@@ -3,7 +3,7 @@
 // recovered row says which batch it belongs to and how big that batch is; after the name, in
 // turn, a text the store must keep as written (`../engine/_texts.ts`), as cell 1's appends.
 import type { CellMessage } from "../contract/target.ts";
-import { namedText, refusedText, textKind, type TextTail, textTail } from "../engine/_texts.ts";
+import { namedText, refusedText, textChange, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** Sessions per writer. */
 const SESSIONS = 3;
@@ -87,9 +87,12 @@ export function batchText(member: BatchMember): string {
   return namedText(memberName(member), tailOf(member));
 }
 
-/** What a batch member's text holds beyond its name ("an embedded NUL"), for a message. */
-export function batchKind(member: BatchMember): string {
-  return textKind(tailOf(member));
+/**
+ * How a member's text read back differs from the one written (`undefined` when it is that
+ * text, or the plain one written after a typed refusal), for a message.
+ */
+export function batchChange(member: BatchMember, read: unknown): string | undefined {
+  return textChange(read, memberName(member), tailOf(member));
 }
 
 /** The text that follows a member's name: the tails in turn along each batch. */

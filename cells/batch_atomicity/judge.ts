@@ -5,12 +5,10 @@
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { checkOf, soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore, type Store, type StoredMessage } from "../contract/target.ts";
-import { refusedText, textDifference } from "../engine/_texts.ts";
 import {
+  batchChange,
   type BatchEntry,
-  batchKind,
   type BatchMember,
-  batchText,
   memberName,
   memberOf,
   writerSessions,
@@ -207,11 +205,8 @@ function changedTexts(read: BatchRead): string[] {
   const changed = Object.values(read.rows).flatMap((rows) =>
     rows.flatMap((row) => {
       const m = memberOf(row.content);
-      if (!m) return [];
-      const written = batchText(m);
-      return row.content === written || row.content === refusedText(memberName(m))
-        ? []
-        : [`${memberName(m)} (${batchKind(m)}) ${textDifference(row.content, written)}`];
+      const change = m && batchChange(m, row.content);
+      return change ? [change] : [];
     })
   );
   return changed.length ? [`${changed.length} message(s) changed, first: ${changed[0]}`] : [];

@@ -69,6 +69,26 @@ export function textKind(tail: TextTail | undefined): string {
 }
 
 /**
+ * How a text read back differs from the one written for `name` (`name` and `tail`'s text):
+ * `undefined` when it is that text, or the plain one written after a typed refusal
+ * ({@linkcode refusedText}); else the name, what its text holds and the first difference.
+ *
+ * @param read What the store answered.
+ * @param name The name the text starts with (which write it is).
+ * @param tail What followed the name.
+ * @returns The difference in words, or `undefined`.
+ */
+export function textChange(
+  read: unknown,
+  name: string,
+  tail: TextTail | undefined,
+): string | undefined {
+  const written = namedText(name, tail);
+  if (read === written || (tail && read === refusedText(name))) return undefined;
+  return `${name} (${textKind(tail)}) ${textDifference(read, written)}`;
+}
+
+/**
  * How the text read back differs from the text written: their lengths and the first
  * character that differs, with a little of each around it.
  *

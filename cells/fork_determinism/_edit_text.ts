@@ -3,14 +3,7 @@
 // line breaks and quotes, trailing white space). A fork copies them: a store whose fork path
 // copies text apart from its append path (through a C string, or re-escaped) changes a
 // branch's text where the main transcript keeps it.
-import {
-  namedText,
-  refusedText,
-  textDifference,
-  textKind,
-  type TextTail,
-  textTail,
-} from "../engine/_texts.ts";
+import { namedText, textChange, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** The turns of `textTail` whose tails the editor takes in turn. */
 const TURNS = [5, 1, 3, 6];
@@ -47,8 +40,5 @@ export function writtenEdit(stored: string): string {
  */
 export function editChange(stored: string): string | undefined {
   const named = NAME.exec(stored);
-  if (!named || stored === refusedText(named[0])) return undefined;
-  const written = editText(named[0], Number(named[1]));
-  if (written === stored) return undefined;
-  return `${named[0]} (${textKind(tailOf(Number(named[1])))}) ${textDifference(stored, written)}`;
+  return named ? textChange(stored, named[0], tailOf(Number(named[1]))) : undefined;
 }

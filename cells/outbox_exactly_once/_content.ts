@@ -8,8 +8,7 @@ import type { Store, StoredObligation } from "../contract/target.ts";
 import {
   namedText,
   refusedText,
-  textDifference,
-  textKind,
+  textChange,
   type TextTail,
   textTail,
   writtenOrPlain,
@@ -64,10 +63,8 @@ export function writtenContent(stored: string): { content: string; refused: bool
  * text, and the first difference.
  */
 export function contentChange(stored: string): string | undefined {
-  const { content, refused } = writtenContent(stored);
-  if (refused || content === stored) return undefined;
-  const named = contentName(content)!;
-  return `${named.name} (${textKind(tailOf(named.i))}) ${textDifference(stored, content)}`;
+  const named = contentName(stored);
+  return named ? textChange(stored, named.name, tailOf(named.i)) : undefined;
 }
 
 /**
