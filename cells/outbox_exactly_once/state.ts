@@ -376,9 +376,10 @@ function contentCheck(c: OutboxCase, byId: Map<string, Listed>): StateCheck {
  * @returns The check, with how many obligations changed and the first difference.
  */
 export function contentsKept(outbox: RecoveredOutbox): StateCheck {
-  const changed = outbox.obligations.flatMap((o) =>
-    o.stored === undefined ? [] : [contentChange(o.stored)].filter((d) => d !== undefined)
-  );
+  const changed = outbox.obligations.flatMap((o) => {
+    const change = o.stored === undefined ? undefined : contentChange(o.stored);
+    return change ? [change] : [];
+  });
   return {
     name: "every obligation's content kept as written (UTF-8, line breaks, a NUL)",
     pattern: "text-changed",
@@ -462,9 +463,9 @@ function terminalCheck(c: OutboxCase, byContent: Map<string, Listed>): StateChec
 /**
  * Judges a file and its platform after a clean boot: copies per obligation (exact, by
  * history and policy; once after dedupe with the idempotent transport), contents kept as
- * recorded, copies carry the recorded content behind a visible marker, every obligation terminal, none silently lost
- * or made up; states valid, two passes identical, `integrity_check` ok, the store's
- * invariants.
+ * recorded, copies carry the recorded content behind a visible marker, every obligation
+ * terminal, none silently lost or made up; states valid, two passes identical,
+ * `integrity_check` ok, the store's invariants.
  */
 export async function judgeOutbox(c: OutboxCase): Promise<OutboxJudgement> {
   const [first, second] = c.reads ??

@@ -5,8 +5,8 @@
 // each acknowledged recording (id and content), attempt, send and delivery (the fence
 // with an attempt and a send) when given a journal, and with a window of K it marks K
 // obligations attempting before sending the first. The contents are `<prefix> <i>` (default
-// `effect <i>`) and cell 1's text of turn i (`../_content.ts`; plain when the store refuses
-// the text with a typed error), for message references `m<i>` (a later life of the
+// `effect <i>`) and one of cell 1's texts in turn (`../_content.ts`; plain when the store
+// refuses the text with a typed error), for message references `m<i>` (a later life of the
 // application uses another prefix, so its obligations are new ones).
 // With S sessions (default 1, session `cell5`) obligation i goes to session `cell5-<i % S>`.
 // Given a barrier, it opens the store and waits for it before its first write.
