@@ -302,6 +302,18 @@ const SPELLINGS: readonly Spelling[] = [
     target: testdata("soft_delete_target"),
     cells: [4],
   },
+  // Lists in another order and message ids with gaps: the contract leaves both to the store,
+  // and the cells that read lists and ids the most must not assume the reference's.
+  {
+    store: "answers its lists newest first",
+    target: testdata("reordered_lists_target"),
+    cells: [5, 12],
+  },
+  {
+    store: "leaves gaps between its message ids",
+    target: testdata("gapped_ids_target"),
+    cells: [4, 9],
+  },
   // A text holding a NUL refused with an error of its own class, as the contract allows (an
   // engine whose text type cannot hold one): cells 4 and 9 FAILed it (their writers ended on
   // the refusal instead of writing plain).

@@ -30,6 +30,46 @@ export function wrapped<T extends object>(
   });
 }
 
+/** How a store's message ids map to the reference's: answered, and given back. */
+export interface IdMapping {
+  /** The id the store answers for the reference's. */
+  answered: (id: number) => number;
+  /** The reference's id for one the store answered. */
+  given: (id: number) => number;
+}
+
+/**
+ * The store with its message ids mapped: in what it answers (appends, reads) and in what it
+ * is given (a rewind's target and expected ids, a fork's message).
+ */
+export function withMessageIds<T extends object>(store: T, ids: IdMapping): T {
+  const out = (id: unknown) => typeof id === "number" ? ids.answered(id) : id;
+  const back = (id: unknown) => typeof id === "number" ? ids.given(id) : id;
+  const rewindOptions = (options: unknown) => {
+    const expected = (options as { expectedActiveIds?: unknown[] } | undefined)
+      ?.expectedActiveIds;
+    return expected ? { ...options as object, expectedActiveIds: expected.map(back) } : options;
+  };
+  return wrapped(store, (key, method: Method) => {
+    switch (key) {
+      case "appendMessage":
+        return (...args: unknown[]) => out(method(...args));
+      case "appendMessages":
+        return (...args: unknown[]) => (method(...args) as unknown[]).map(out);
+      case "getMessages":
+        return (...args: unknown[]) =>
+          (method(...args) as { id: number }[]).map((row) => ({ ...row, id: out(row.id) }));
+      case "rewindToMessage":
+        return (session: unknown, id: unknown, options?: unknown) =>
+          method(session, back(id), rewindOptions(options));
+      case "forkSession":
+        return (session: unknown, id: unknown, newId: unknown) => method(session, back(id), newId);
+      default:
+        return method;
+    }
+  });
+}
+
 /** How a test target respells one answer of the reference store. */
 export type Spell = (answer: unknown) => unknown;
 

@@ -8,6 +8,7 @@
  */
 import type { SessionDB } from "../../session_db/mod.ts";
 import type { StoreOptions } from "../contract/target.ts";
+import { type Method, wrapped } from "./_wrapped.ts";
 import { openStore as openReference } from "./unpointed_target.ts";
 
 /** The refusal of a text the store cannot keep. */
@@ -37,21 +38,13 @@ const TEXTS: Readonly<Record<string, (args: unknown[]) => readonly Texted[]>> = 
 
 /** Opens the store. */
 export function openStore(path: string, options: StoreOptions): SessionDB {
-  const store = openReference(path, options);
-  return new Proxy(store, {
-    get(target, key) {
-      const value = Reflect.get(target, key, target);
-      if (typeof value !== "function") return value;
-      const texts = typeof key === "string" ? TEXTS[key] : undefined;
-      return (...args: unknown[]) => {
-        if (texts) refuseNul(key as string, texts(args));
-        return value.apply(target, args);
-      };
-    },
+  return wrapped(openReference(path, options), (key, method: Method) => {
+    const texts = typeof key === "string" ? TEXTS[key] : undefined;
+    return texts
+      ? (...args: unknown[]) => {
+        refuseNul(key as string, texts(args));
+        return method(...args);
+      }
+      : method;
   });
-}
-
-/** None, as a store written elsewhere. */
-export function crashPoints(): string[] {
-  return [];
 }
