@@ -15,6 +15,9 @@ import type { StoreEngine } from "../cells/engine/report.ts";
 import type { Capabilities, ConformanceReport, Result } from "./report_schema.ts";
 import { RESULT_STATUSES } from "./report_schema.ts";
 
+/** What a report says of a verdict reached under `--quick` (short spans, fewer states). */
+export const QUICK_NOTE = "--quick: a smoke run, the full run gives the verdict";
+
 const cellText = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 
 /**
@@ -80,9 +83,9 @@ export function markdownReport(report: ConformanceReport): string {
     "",
     `**${report.verdict}**${
       report.why ? ` (${cellText(report.why)})` : ""
-    }, level **${report.level}**${report.next ? ` (next: ${report.next.level})` : ""}; ${
-      RESULT_STATUSES.map((s) => `${report.counts[s]} ${s}`).join(", ")
-    }.`,
+    }, level **${report.level}**${report.next ? ` (next: ${report.next.level})` : ""}${
+      report.quick ? ` (${QUICK_NOTE})` : ""
+    }; ${RESULT_STATUSES.map((s) => `${report.counts[s]} ${s}`).join(", ")}.`,
     "",
     `Command: \`${report.command}\` · ${report.date} · machines: ${
       report.machines.map((m) => `${m.id} (${m.os}/${m.arch}, Deno ${m.deno})`).join(", ")

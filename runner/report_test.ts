@@ -467,6 +467,12 @@ Deno.test("report: Markdown table, failures with replay and evidence; JUnit fail
   assertStringIncludes(md, "  - replay: `deno task matrix --cells 2`");
   assertStringIncludes(md, "  - evidence: `/e/2`");
   assertStringIncludes(md, "· seed 7");
+  // A verdict under --quick says it is a smoke run.
+  assertStringIncludes(
+    markdownReport({ ...r, quick: true }),
+    "(--quick: a smoke run, the full run gives the verdict); ",
+  );
+  assert(!md.includes("--quick: a smoke run"), md);
   const xml = junitReport(r);
   // Strict: the FAIL and the XPASS are failures; the SKIP is skipped; the XFAIL passes.
   assertStringIncludes(

@@ -19,7 +19,7 @@ import {
 import { LEVELS } from "../runner/report_schema.ts";
 import { type Manifest, manifestPathOf, readManifest } from "../runner/manifest.ts";
 import { MergeError, mergeReports, parseReport } from "../runner/merge.ts";
-import { engineText, widenedNote, writeReports } from "../runner/report_formats.ts";
+import { engineText, QUICK_NOTE, widenedNote, writeReports } from "../runner/report_formats.ts";
 import type { ConformanceReport, Machine } from "../runner/report_schema.ts";
 import { TIERS } from "../runner/result.ts";
 import {
@@ -142,9 +142,9 @@ function printReport(report: ConformanceReport, json: string, seconds?: number):
   console.log(
     `conformance: ${report.verdict}${
       report.why ? ` (${cut(report.why, 300)})` : ""
-    }, level ${report.level}; ${counts.join(", ") || "no results"}${
-      seconds !== undefined ? ` in ${seconds.toFixed(1)} s` : ""
-    }; report: ${json}`,
+    }, level ${report.level}${report.quick ? ` (${QUICK_NOTE})` : ""}; ${
+      counts.join(", ") || "no results"
+    }${seconds !== undefined ? ` in ${seconds.toFixed(1)} s` : ""}; report: ${json}`,
   );
 }
 
