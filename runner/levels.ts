@@ -178,9 +178,10 @@ function fullMissing(results: readonly Result[], tiers: readonly TierRun[]): str
 
 /**
  * What HARDENED adds: the fault tier ran on every library (and machine) with an honoured
- * leg not left to a twin, and every fault clause passed on each leg it ran on (under `--quick` the later tiers
- * run once per on-disk mode, so a leg may be left out; a leg with any fault row must have
- * them all). An expected failure, XFAIL, is still a failure; a SKIP is no evidence.
+ * leg not left to a twin, and every fault clause passed on each leg it ran on (under
+ * `--quick` the later tiers run once per on-disk mode, so a leg may be left out; a leg with
+ * any fault row must have them all). An expected failure, XFAIL, is still a failure; a SKIP
+ * is no evidence.
  */
 function hardenedMissing(results: readonly Result[], tiers: readonly TierRun[]): string[] {
   const run = tiers.find((t) => t.tier === "faults");
