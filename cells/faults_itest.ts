@@ -140,6 +140,23 @@ faultTest(
   },
 );
 
+// A correct store a network away answers each call late; while it keeps acknowledging, a
+// wait is not stalled, however far past its deadline (here 2 s for 60 appends of 40 ms).
+faultTest("a slow store that keeps acknowledging is waited for, and passes cell 1", async () => {
+  const [outcome] = await runDefinitions(
+    await prefixDurabilityCell({
+      target: new URL("./testdata/slow_target.ts", import.meta.url),
+      keepEvidence: false,
+      leg,
+      minAcknowledged: 60,
+      deadlineMs: 2_000,
+      rounds: 2,
+      killSeries: "off",
+    }),
+  );
+  strictEqual(outcome?.status, "PASS", outcome?.detail);
+});
+
 faultTest(
   "a store whose openStore never returns fails within the open deadline, named",
   async () => {

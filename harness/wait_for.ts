@@ -1,4 +1,5 @@
 import type { Child } from "./child.ts";
+import { HarnessError } from "./harness_error.ts";
 
 /**
  * Options of {@linkcode waitFor}.
@@ -25,6 +26,19 @@ export interface WaitOptions {
   children?: readonly Child[];
   /** Describes the last observed state for the deadline message. */
   observed?: () => string;
+  /**
+   * What the awaited work has done so far (a count of acknowledgements, say). While it
+   * changes the wait is not stalled: `deadlineMs` then counts from its last change, so a
+   * slow store that keeps acknowledging is waited for, and one that stops is given up on
+   * as before. Looked at about once a second (a quarter of a shorter deadline).
+   */
+  progress?: () => unknown;
+  /**
+   * With `progress`, give up after this many milliseconds however the work progresses
+   * (default 10 × `deadlineMs`): a {@linkcode HarnessError}, since the store did not stop
+   * but was too slow to judge in time.
+   */
+  limitMs?: number;
 }
 
 /**
@@ -69,6 +83,9 @@ export async function waitFor(
   const deadline = options.deadlineMs ?? 60_000;
   const interval = options.intervalMs ?? 20;
   const started = performance.now();
+  const progress = options.progress &&
+    watchProgress(options.progress, { started, everyMs: Math.min(1_000, deadline / 4) });
+  const limit = progress ? options.limitMs ?? 10 * deadline : deadline;
   for (;;) {
     if (await predicate()) return performance.now() - started;
     const dead = options.children?.find((child) => child.exited);
@@ -81,12 +98,21 @@ export async function waitFor(
         }`,
       );
     }
-    const waited = performance.now() - started;
-    if (waited >= deadline) {
-      throw new WaitError(
+    const now = performance.now();
+    const waited = now - started;
+    let stalled = progress ? now - progress.changedAt(now) : waited;
+    // A last look before giving up: the work may have moved since the last one.
+    if (progress && stalled >= deadline) stalled = now - progress.changedAt(now, true);
+    if (stalled >= deadline || waited >= limit) {
+      const error = stalled >= deadline ? WaitError : HarnessError;
+      throw new error(
         `Gave up waiting for ${options.what} after ${Math.round(waited)} ms${
-          options.observed ? `: last observed: ${options.observed()}` : ""
-        }${
+          progress && stalled < deadline
+            ? ` (it progressed throughout: a store this slow is not judged within ${limit} ms; raise the wait's deadline)`
+            : progress && waited > stalled + interval
+            ? ` (nothing progressed in the last ${Math.round(stalled)} ms)`
+            : ""
+        }${options.observed ? `: last observed: ${options.observed()}` : ""}${
           options.children?.length
             ? `\n${options.children.map((child) => child.describe()).join("\n")}`
             : ""
@@ -95,4 +121,23 @@ export async function waitFor(
     }
     await new Promise((resolve) => setTimeout(resolve, interval));
   }
+}
+
+/** When `progress` last changed, looked at every `everyMs` at most (or when `now` is asked). */
+function watchProgress(progress: () => unknown, at: { started: number; everyMs: number }) {
+  let seen = progress();
+  let changed = at.started;
+  let looked = at.started;
+  return {
+    changedAt(now: number, fresh = false): number {
+      if (!fresh && now - looked < at.everyMs) return changed;
+      looked = now;
+      const value = progress();
+      if (!Object.is(value, seen)) {
+        seen = value;
+        changed = now;
+      }
+      return changed;
+    },
+  };
 }

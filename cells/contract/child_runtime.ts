@@ -14,8 +14,13 @@ addEventListener(
   (event) => endIfRefused("the store's background work", event.reason),
 );
 
-/** A child gives up on its own after this long (the parent's deadlines are shorter). */
-export const CHILD_LIFETIME_MS = 90_000;
+/**
+ * A child gives up on its own after this long: past a cell's overall deadline (10 minutes),
+ * since a wait for a slow store that keeps acknowledging lasts up to ten of its deadlines,
+ * and the parent, not the child, decides when it is over. A child whose parent died is
+ * killed at once (the harness's child guard); this is the backstop.
+ */
+export const CHILD_LIFETIME_MS = 11 * 60_000;
 
 /** Set once the child waits for its parent's SIGKILL: its script ends, its process must not. */
 let awaitingKill = false;

@@ -275,6 +275,7 @@ async function selfKilled(
     what: `the writer to kill itself at the acknowledgement instant (${what})`,
     deadlineMs: options.deadlineMs ?? 60_000,
     observed: () => `${countAcks(files.acks)} acknowledged`,
+    progress: () => countAcks(files.acks),
   });
   ok(
     classifyExit(child.exited!).kind === "killed",
@@ -295,6 +296,7 @@ async function killedAfter(
     deadlineMs: options.deadlineMs ?? 60_000,
     children: [child],
     observed: () => `${countAcks(files.acks)} acknowledged`,
+    progress: () => countAcks(files.acks),
   });
   await killWhileAlive(child);
 }
