@@ -170,7 +170,8 @@ async function toolTier(
 ): Promise<TierOutcome> {
   const skip = tierSkip(tier, ctx.caps);
   if (skip) return { run: { tier, status: "SKIP", ...skip, seconds: 0 }, results: [] };
-  if (!tierUnits(tier, ctx.caps, options.cells).length) {
+  const cellGroups = tierUnits(tier, ctx.caps, options.cells);
+  if (!cellGroups.length) {
     const reason = "no cell asked for (--cells) has a power-loss variant this store can run";
     return { run: { tier, status: "SKIP", reason, seconds: 0 }, results: [] };
   }
@@ -207,9 +208,7 @@ async function toolTier(
     unitLegs(tier, ctx, honoured, library.label).map(async (known) => {
       const legs = await known;
       if (!legs.length) return [];
-      const found = await Promise.all(
-        tierUnits(tier, ctx.caps, options.cells).map((cells) => unit(library, legs, cells)),
-      );
+      const found = await Promise.all(cellGroups.map((cells) => unit(library, legs, cells)));
       return found.flat();
     })
   );
