@@ -102,7 +102,7 @@ faultTest(
         keepEvidence: false,
         leg,
         claimants: 2,
-        overallDeadlineMs: 2500,
+        overallDeadlineMs: 6000,
       })),
       // The overall deadline ends a cell whose own wait is far longer.
       timed(prefixDurabilityCell({
@@ -110,7 +110,7 @@ faultTest(
         keepEvidence: false,
         leg,
         deadlineMs: 60_000,
-        overallDeadlineMs: 2500,
+        overallDeadlineMs: 6000,
       })),
     ]);
     // Each FAILed, its detail names each phrase, and it ended long before its children would.
@@ -120,7 +120,7 @@ faultTest(
       for (const phrase of phrases) ok(detail.includes(phrase), detail);
       ok(run.elapsed < 20_000, `${names[1]}: ${Math.round(run.elapsed)} ms`);
     };
-    const overran = "did not finish within its overall deadline of 2500 ms";
+    const overran = "did not finish within its overall deadline of 6000 ms (nothing moved";
     failedFast(hangs, ["hanging writer", "hanging writer"], [
       "Gave up waiting for 200 acknowledged appends",
       "last observed: 3 acknowledged this round",
@@ -155,6 +155,27 @@ faultTest("a slow store that keeps acknowledging is waited for, and passes cell 
     }),
   );
   strictEqual(outcome?.status, "PASS", outcome?.detail);
+});
+
+// A store so slow that a cell outlasts its overall deadline while still acknowledging is
+// not judged (an ERROR): only a run that stopped moving is a FAIL.
+faultTest("a slow store still acknowledging at a cell's overall deadline is an ERROR", async () => {
+  const [outcome] = await runDefinitions(
+    await prefixDurabilityCell({
+      target: new URL("./testdata/slow_target.ts", import.meta.url),
+      keepEvidence: false,
+      leg,
+      minAcknowledged: 100_000,
+      deadlineMs: 2_000,
+      overallDeadlineMs: 6_000,
+      rounds: 1,
+      killSeries: "off",
+    }),
+  );
+  strictEqual(outcome?.status, "ERROR", outcome?.detail);
+  for (const phrase of ["overall deadline of 6000 ms though it kept moving", "not judged"]) {
+    ok(outcome.detail?.includes(phrase), outcome.detail);
+  }
 });
 
 faultTest(

@@ -30,6 +30,7 @@ export {
 } from "./child.ts";
 export type { ProcessTree, Survivor, TreeMechanism } from "./process_tree.ts";
 export { WaitError, waitFor, type WaitOptions } from "./wait_for.ts";
+export { Activity } from "./activity.ts";
 export { awaitBarrier, countReady, releaseBarrier, signalReady } from "./barrier.ts";
 export { AckJournalError, AckWriter, countAcks, readAckJournal } from "./ack_journal.ts";
 export {

@@ -154,7 +154,7 @@ async function randomKill(
       deadlineMs: 60_000,
       children,
       observed: () => `acknowledged ${JSON.stringify(counts())}`,
-      progress: () => Math.min(...counts()),
+      progress: ctx.progress(() => Math.min(...counts())),
     });
     for (const child of children) await killLanding(child, `a batch writer (${label})`);
   } finally {

@@ -45,6 +45,15 @@ export interface CellRun {
    * @param quiescent Whether the writer died between operations.
    */
   observeLeg(db: string, at: string, quiescent?: boolean): JournalObservation;
+  /**
+   * Wraps a measure of what the awaited work has done (a count of acknowledgements, say)
+   * for a wait's `progress`: each change it returns is a move of the run, so that past
+   * its overall deadline a run still moving is an ERROR (too slow to judge), not a FAIL.
+   *
+   * @param measure The measure.
+   * @returns The same measure, noting its changes.
+   */
+  progress<T>(measure: () => T): () => T;
 }
 
 /**

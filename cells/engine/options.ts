@@ -28,8 +28,9 @@ export interface CellOptions {
   seed?: number;
   /**
    * The whole cell's deadline, every child and wait included (default 10 minutes):
-   * past it the cell fails with the stderr of the children still running, and they are
-   * killed.
+   * past it the children still running are killed, and the cell fails with their stderr
+   * when its run had stopped moving, or is an ERROR (too slow to judge) when it moved
+   * within the last quarter of the deadline (at most a minute).
    */
   overallDeadlineMs?: number;
   /**

@@ -10,6 +10,7 @@ import {
   spawnChild,
   type SpawnOptions,
 } from "../../harness/child.ts";
+import { Activity } from "../../harness/activity.ts";
 import { RunDir } from "../../harness/evidence.ts";
 import { HarnessError, isHarnessError } from "../../harness/harness_error.ts";
 import {
@@ -59,8 +60,15 @@ export interface RunSetup {
   reporter: CellReporter;
 }
 
-/** `t` whose steps record the failure of their check before rethrowing it. */
-function recordingContext(t: Deno.TestContext, failures: FailedCheck[]): Deno.TestContext {
+/**
+ * `t` whose steps record the failure of their check before rethrowing it, and whose
+ * every step's end is a move of the run.
+ */
+function recordingContext(
+  t: Deno.TestContext,
+  failures: FailedCheck[],
+  activity: Activity,
+): Deno.TestContext {
   return new Proxy(t, {
     get(target, key) {
       if (key !== "step") {
@@ -78,6 +86,8 @@ function recordingContext(t: Deno.TestContext, failures: FailedCheck[]): Deno.Te
               harness: isHarnessError(error),
             });
             throw error;
+          } finally {
+            activity.mark();
           }
         });
     },
@@ -147,6 +157,8 @@ interface Context {
   ctx: CellRun;
   children: Child[];
   observations: JournalObservation[];
+  /** When the run last moved: its overall deadline tells a stall from a slow store. */
+  activity: Activity;
   /** Called at the overall deadline: no more children. */
   overdue(why: string): void;
 }
@@ -166,6 +178,7 @@ function makeContext(setup: RunSetup, run: RunDir, seed: number): Context {
   });
   let overdue: string | undefined;
   const observations: JournalObservation[] = [];
+  const activity = new Activity();
   const ctx: CellRun = {
     leg: setup.leg,
     target: setup.target,
@@ -176,8 +189,11 @@ function makeContext(setup: RunSetup, run: RunDir, seed: number): Context {
       if (overdue) throw new Error(`Cannot spawn ${script}: ${overdue}`);
       const child = spawn(script, args, extra);
       children.push(child);
+      activity.mark();
+      child.status.finally(() => activity.mark()).catch(() => {});
       return child;
     },
+    progress: (measure) => activity.watch(measure),
     note(name, value) {
       figures[name] = value;
     },
@@ -195,7 +211,7 @@ function makeContext(setup: RunSetup, run: RunDir, seed: number): Context {
       return observation;
     },
   };
-  return { ctx, children, observations, overdue: (why) => overdue = why };
+  return { ctx, children, observations, activity, overdue: (why) => overdue = why };
 }
 
 /** The ERROR of a run whose children met sandbox refusals, or `undefined`. */
@@ -211,7 +227,11 @@ function observedModes(observations: readonly JournalObservation[]): Record<stri
   return modes;
 }
 
-/** A promise that rejects at the overall deadline, naming the children still running. */
+/**
+ * A promise that rejects at the overall deadline, naming the children still running: a
+ * FAIL when the run had stopped moving (a hang), an ERROR when it moved within the last
+ * quarter of the deadline (at most a minute): a store that slow is not judged in time.
+ */
 function overallDeadline(
   spec: DefinedCell,
   deadlineMs: number,
@@ -222,9 +242,16 @@ function overallDeadline(
     timer = setTimeout(() => {
       context.overdue(`cell ${spec.id} passed its overall deadline of ${deadlineMs} ms`);
       const running = context.children.filter((child) => !child.exited);
+      const quiet = Math.round(context.activity.quietMs());
+      const moving = quiet < Math.min(60_000, deadlineMs / 4);
+      const Raised = moving ? HarnessError : Error;
       reject(
-        new Error(
-          `Cell ${spec.id} ${spec.title} did not finish within its overall deadline of ${deadlineMs} ms (raise overallDeadlineMs on a slow machine); ${running.length} child(ren) still running${
+        new Raised(
+          `Cell ${spec.id} ${spec.title} did not finish within its overall deadline of ${deadlineMs} ms ${
+            moving
+              ? `though it kept moving (last ${quiet} ms before): a store this slow is not judged in that time; raise overallDeadlineMs`
+              : `(nothing moved in the last ${quiet} ms; raise overallDeadlineMs on a slow machine)`
+          }; ${running.length} child(ren) still running${
             running.map((child) => `\n${child.describe()}`).join("")
           }`,
         ),
@@ -245,7 +272,8 @@ async function probeWithin(
   failedChecks: FailedCheck[],
   deadline: Promise<never>,
 ): Promise<void> {
-  const probing = spec.run(context.ctx, recordingContext(t, failedChecks)).then(() => {
+  const checked = recordingContext(t, failedChecks, context.activity);
+  const probing = spec.run(context.ctx, checked).then(() => {
     if (!failedChecks.length) return;
     // Only the suite failed: an ERROR, never a verdict on the store.
     if (failedChecks.every((f) => f.harness)) throw new HarnessError(failureText(failedChecks, []));

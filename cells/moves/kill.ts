@@ -78,7 +78,7 @@ export async function killAfterAcks(ctx: CellRun, child: Child, kill: AcksKill):
       deadlineMs,
       children: [child],
       observed: () => `${countAcks(acksPath)} acknowledged`,
-      progress: () => countAcks(acksPath),
+      progress: ctx.progress(() => countAcks(acksPath)),
     });
     ctx.note("killAfterMs", Math.round(waited));
     await killLanding(child, `the child after ${count} acknowledged ${what}`);

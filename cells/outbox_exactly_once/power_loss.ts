@@ -435,6 +435,7 @@ export function powerLossOutboxCell(
           dir: ctx.run.file(point.replace(/\W/g, "_")),
           kill: "ack",
           point,
+          progress: ctx.progress,
         });
         ctx.note(`${point} raced`, run.raced);
         await powerLossSteps(ctx, t, { what: "operations", run, label: point });

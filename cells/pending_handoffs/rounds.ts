@@ -109,7 +109,7 @@ async function killedLife(
       deadlineMs: 60_000,
       children,
       observed: () => `${acks(journals)} acknowledged`,
-      progress: () => acks(journals),
+      progress: ctx.progress(() => acks(journals)),
     });
     for (const child of children) await killLanding(child, "a handoff worker");
     tally(ctx, "sigkills", children.length);

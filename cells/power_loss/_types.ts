@@ -1,6 +1,7 @@
 // The power-loss runs' options, below the machinery that takes them (record.ts, resume.ts).
 import type { Leg } from "../../harness/legs.ts";
 import type { Profile } from "../../recorder/crash_states.ts";
+import type { CellRun } from "../engine/_types.ts";
 import type { CellOptions } from "../engine/options.ts";
 
 /**
@@ -85,4 +86,6 @@ export interface PowerLossRunOptions extends Omit<PowerLossOptions, "target" | "
   dir: string;
   /** The kill. */
   kill: PowerLossKill;
+  /** Notes each change of what the writer acknowledged as a move of the cell's run. */
+  progress?: CellRun["progress"];
 }

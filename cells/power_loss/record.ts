@@ -264,6 +264,9 @@ export async function recordAndKill(
   }
 }
 
+/** A measure of progress for a run outside a cell: no run's moves to note. */
+const unnoted = <T>(measure: () => T) => measure;
+
 /** Waits for the writer to kill itself at the acknowledgement instant. */
 async function selfKilled(
   options: PowerLossRunOptions,
@@ -275,7 +278,7 @@ async function selfKilled(
     what: `the writer to kill itself at the acknowledgement instant (${what})`,
     deadlineMs: options.deadlineMs ?? 60_000,
     observed: () => `${countAcks(files.acks)} acknowledged`,
-    progress: () => countAcks(files.acks),
+    progress: (options.progress ?? unnoted)(() => countAcks(files.acks)),
   });
   ok(
     classifyExit(child.exited!).kind === "killed",
@@ -296,7 +299,7 @@ async function killedAfter(
     deadlineMs: options.deadlineMs ?? 60_000,
     children: [child],
     observed: () => `${countAcks(files.acks)} acknowledged`,
-    progress: () => countAcks(files.acks),
+    progress: (options.progress ?? unnoted)(() => countAcks(files.acks)),
   });
   await killWhileAlive(child);
 }

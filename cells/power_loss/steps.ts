@@ -232,6 +232,7 @@ export function powerLossKillCell(
           target: ctx.target,
           dir: ctx.run.file(kill),
           kill,
+          progress: ctx.progress,
         });
         await powerLossSteps(ctx, t, { what: spec.what, run });
       }

@@ -191,7 +191,7 @@ async function killRound(
         what: `the writer to kill itself after acknowledged append ${selfKill} (round ${round})`,
         deadlineMs,
         observed,
-        progress: () => countAcks(acksPath),
+        progress: ctx.progress(() => countAcks(acksPath)),
       });
       ok(classifyExit(child.exited!).kind === "killed", child.describe());
       return { killTime: -selfKill, selfKilled: true };
@@ -201,7 +201,7 @@ async function killRound(
       deadlineMs,
       children: [child],
       observed,
-      progress: () => countAcks(acksPath),
+      progress: ctx.progress(() => countAcks(acksPath)),
     });
     await killLanding(child, `the writer after ${threshold} appends (round ${round})`);
     return { killTime: Math.round(waited), selfKilled: false };
