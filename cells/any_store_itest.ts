@@ -2,8 +2,9 @@
 // throwing, runs every cell it has the methods for on the default leg, and gets the
 // journal-mode legs SKIPPED as not applicable; a broken one still fails cell 1. A JSON
 // snapshot replaced by rename, a store whose path is a folder, one whose error classes keep
-// Error's name, one handed out as a Proxy, one that compacts its log into a snapshot, and
-// correct stores that spell their answers as their drivers do (SPELLINGS) are judged as well.
+// Error's name, one handed out as a Proxy, one that compacts its log into a snapshot, one
+// whose appends contend, and correct stores that spell their answers as their drivers do
+// (SPELLINGS) are judged as well.
 import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName } from "../harness/legs.ts";
 import { type CellId, CELLS } from "./register.ts";
@@ -398,6 +399,21 @@ Deno.test({
       }),
     );
     strictEqual(outcome?.status, "PASS", outcome?.detail);
+  },
+});
+
+// A store whose appends contend (a lock of its own, waited for one second, sometimes held
+// longer) refuses some with BusyDeadlineError, as the contract allows beside other writers.
+// Before the writers took that refusal as one and wrote again, cell 9's two writers ended
+// on it and cell 10's racers failed ("5 racer(s) failed").
+Deno.test({
+  name: "a store that refuses appends beside other writers as busy passes cells 9 and 10",
+  ...options,
+  async fn() {
+    for (const cell of [9, 10] as const) {
+      const outcome = await judged(cell, testdata("contending_target"));
+      strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
+    }
   },
 });
 

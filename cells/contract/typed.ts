@@ -13,6 +13,33 @@ export const GENERIC_ERRORS: ReadonlySet<string> = new Set([
   "SqliteError",
 ]);
 
+/** The name of the contract's refusal beside other writing processes: it changed nothing. */
+export const BUSY_REFUSAL = "BusyDeadlineError";
+
+/**
+ * Makes `call` again while the store refuses it with an error named `BusyDeadlineError`
+ * (the contract's refusal beside other writing processes, after its busy deadline: it
+ * changed nothing), for up to `forMs`; past that, or on any other error, it throws.
+ *
+ * @param call The write.
+ * @param forMs How long to keep making it again (default a minute).
+ * @returns What the call that was not refused returned.
+ */
+export async function retriedWhileBusy<T>(
+  call: () => T | Promise<T>,
+  forMs = 60_000,
+): Promise<T> {
+  const started = performance.now();
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      const busy = error instanceof Error && error.name === BUSY_REFUSAL;
+      if (!busy || performance.now() - started >= forMs) throw error;
+    }
+  }
+}
+
 /** What a store call returned, or what it threw. */
 export interface Answer {
   threw: boolean;

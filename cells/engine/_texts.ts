@@ -4,7 +4,7 @@
 // (a line-based or hand-escaped format), an embedded NUL (text bound as a C string), trailing
 // white space (a store that trims), and a tool output past 64 KiB (a column or a line reader
 // limited to 65,535 bytes).
-import { GENERIC_ERRORS, shownValue } from "../contract/typed.ts";
+import { BUSY_REFUSAL, GENERIC_ERRORS, retriedWhileBusy, shownValue } from "../contract/typed.ts";
 
 /** A text that follows a name, and what it is. */
 export interface TextTail {
@@ -49,17 +49,26 @@ export function refusedText(name: string): string {
 
 /**
  * Writes with the texts meant (`write(false)`), and again plain (`write(true)`) when the
- * store refuses them with an error of its own class; an untyped refusal is thrown.
+ * store refuses them with an error of its own class; an untyped refusal is thrown. A
+ * refusal named `BusyDeadlineError` (the contract's, beside other writing processes: it
+ * changed nothing) makes the same write again, for up to a minute
+ * ({@linkcode retriedWhileBusy}).
  *
  * @param write The write, given whether to write the plain texts.
+ * @param options `plain: false` when the plain texts are the ones meant: a typed refusal is
+ * then thrown.
  * @returns What the write that succeeded returned.
  */
-export async function writtenOrPlain<T>(write: (plain: boolean) => T | Promise<T>): Promise<T> {
+export async function writtenOrPlain<T>(
+  write: (plain: boolean) => T | Promise<T>,
+  options: { plain?: boolean } = {},
+): Promise<T> {
   try {
-    return await write(false);
+    return await retriedWhileBusy(() => write(false));
   } catch (error) {
-    if (GENERIC_ERRORS.has(error instanceof Error ? error.name : typeof error)) throw error;
-    return await write(true);
+    const name = error instanceof Error ? error.name : typeof error;
+    if (name === BUSY_REFUSAL || options.plain === false || GENERIC_ERRORS.has(name)) throw error;
+    return await retriedWhileBusy(() => write(true));
   }
 }
 

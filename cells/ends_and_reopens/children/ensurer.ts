@@ -4,6 +4,7 @@
 // when false). 3 is a barrier timeout; any other code (an error the store threw) a failure.
 import { LOST, WON } from "../../../harness/child.ts";
 import { awaitRelease, childArgs, marked, openStoreFor } from "../../contract/child_runtime.ts";
+import { retriedWhileBusy } from "../../contract/typed.ts";
 
 const [target, dbPath, runDir, name, barrier, session, op = "ensure"] = childArgs(
   6,
@@ -19,6 +20,9 @@ const call = () =>
     ? store.reopenSession!(session!)
     : store.ensureSession!(session!);
 const answer = await marked(`${op}Session`, call);
-if (op === "ensure") await store.appendMessage(session!, { role: "user", content: name! });
+// The racers append at once: a refusal the contract allows beside other writers is tried again.
+if (op === "ensure") {
+  await retriedWhileBusy(() => store.appendMessage(session!, { role: "user", content: name! }));
+}
 await store.close();
 Deno.exit(op === "ensure" || answer === true ? WON : LOST);

@@ -6,7 +6,7 @@
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
-import { GENERIC_ERRORS } from "../../contract/typed.ts";
+import { writtenOrPlain } from "../../engine/_texts.ts";
 import { plainSummary, summaryText } from "../_summary.ts";
 import { LOCK_TTL_MS } from "./lock_taker.ts";
 
@@ -38,14 +38,10 @@ for (let i = Number(start);; i++) {
       }));
   const summary = summaryText(i);
   let plain = false;
-  try {
-    await publish(summary);
-  } catch (error) {
-    const name = error instanceof Error ? error.name : typeof error;
-    if (summary === plainSummary(i) || GENERIC_ERRORS.has(name)) throw error;
-    await publish(plainSummary(i));
-    plain = true;
-  }
+  await writtenOrPlain((refused) => {
+    plain = refused;
+    return publish(refused ? plainSummary(i) : summary);
+  }, { plain: summary !== plainSummary(i) });
   await store.releaseCompressionLock!(parentId, holder);
   acks.write({ i, parentId, childId, ...(plain ? { plainSummary: true } : {}) });
   if (i - Number(start) + 1 >= killAfter) killSelf();

@@ -1,0 +1,60 @@
+/**
+ * Test target: the reference store, correct, whose appends contend as on a slow disk. Each
+ * append takes a lock of its own (a `flock` on a file beside the store), waiting for it at
+ * most one second, the least busy deadline the contract allows, and one append in ten keeps
+ * it 1.2 s after its commit; a writer that waited the second in vain is refused with an error named
+ * `BusyDeadlineError`, having changed nothing, as the contract allows beside other writing
+ * processes. Every cell must take the refusal as one and pass.
+ *
+ * @module
+ */
+import { BusyDeadlineError, type SessionDB } from "../../session_db/mod.ts";
+import type { StoreOptions } from "../contract/target.ts";
+import { wrapped } from "./_wrapped.ts";
+import { openStore as openReference } from "./unpointed_target.ts";
+
+/** How long an append waits for the lock before it is refused. */
+const BUSY_DEADLINE_MS = 1_000;
+/** How long one append in ten keeps the lock after its commit. */
+const HOLD_MS = 1_200;
+const APPENDS = new Set(["appendMessage", "appendMessages"]);
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Runs `call` holding the lock of `lockPath`, or refuses after the busy deadline. */
+async function contended<T>(lockPath: string, call: () => Promise<T>): Promise<T> {
+  const file = await Deno.open(lockPath, { create: true, write: true });
+  try {
+    const started = performance.now();
+    while (!(await file.tryLock(true))) {
+      const waited = performance.now() - started;
+      if (waited >= BUSY_DEADLINE_MS) {
+        throw new BusyDeadlineError(
+          `Cannot append: the store stayed locked for ${Math.round(waited)} ms`,
+        );
+      }
+      await sleep(5);
+    }
+    try {
+      const result = await call();
+      if (Math.random() < 0.1) await sleep(HOLD_MS);
+      return result;
+    } finally {
+      await file.unlock();
+    }
+  } finally {
+    file.close();
+  }
+}
+
+/** Opens the store. */
+export function openStore(path: string, options: StoreOptions): SessionDB {
+  const lockPath = `${path}.append-lock`;
+  return wrapped(
+    openReference(path, options),
+    (key, method) =>
+      typeof key === "string" && APPENDS.has(key)
+        ? (...args: unknown[]) => contended(lockPath, async () => await method(...args))
+        : method,
+  );
+}
