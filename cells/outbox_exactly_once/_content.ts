@@ -81,11 +81,8 @@ export function recordContent(
 ): Promise<StoredObligation> {
   const { sessionId, messageRef } = o;
   const content = obligationContent(o.prefix, o.i);
-  const tail = tailOf(o.i);
-  const plain = tail ? refusedText(`${o.prefix} ${o.i}`) : content;
-  return writtenOrPlain(
-    (refused) =>
-      store.recordObligation!({ sessionId, messageRef, content: refused ? plain : content }),
-    { plain: tail !== undefined },
+  const plain = tailOf(o.i) ? refusedText(`${o.prefix} ${o.i}`) : content;
+  return writtenOrPlain((refused) =>
+    store.recordObligation!({ sessionId, messageRef, content: refused ? plain : content })
   );
 }
