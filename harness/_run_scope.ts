@@ -3,7 +3,7 @@
 // watchdog that kills the run's trees when the process dies, and its publication to the
 // other isolates of the process (deno test --parallel), which share one scope.
 import { Cgroup, EEXIST, ownCgroupDir, ownCgroupPath } from "./_cgroup.ts";
-import { libc, libcPath, type LibcSymbols } from "./_libc.ts";
+import { libc, libcPath, type LibcSymbols, listDir } from "./_libc.ts";
 import { procStat } from "./_proc.ts";
 import { AT_START_CWD } from "../internal/start_cwd.ts";
 
@@ -166,6 +166,7 @@ function cgroupScope(c: LibcSymbols, path: string, token: string): Scope | "take
   if (ownPath?.endsWith(`/${name}`)) return "taken";
   const own = ownCgroupDir(c, ownPath);
   if (!own || ownPath === undefined) return proc("no cgroup v2 hierarchy is mounted");
+  removeStaleRuns(c, own);
   const group = new Cgroup(c, `${own}/${name}`);
   const created = group.createNew();
   if (created === EEXIST) return "taken";
@@ -187,6 +188,22 @@ function cgroupScope(c: LibcSymbols, path: string, token: string): Scope | "take
     cgroup: group,
     cgroupPath: `${ownPath === "/" ? "" : ownPath}/${name}`,
   };
+}
+
+/**
+ * Removes the run cgroups beside this one left by runs that are gone: a watchdog killed
+ * with its owner leaves them behind, empty. A run's cgroup holds its owner while it
+ * lives, so one that is empty and whose owner's pid and start time name no process is
+ * stale; any other is left alone.
+ */
+function removeStaleRuns(c: LibcSymbols, own: string): void {
+  for (const name of listDir(c, own) ?? []) {
+    const owner = /^cells-(\d+)-(\d+)$/.exec(name);
+    if (!owner) continue;
+    if (procStat(c, Number(owner[1]))?.startTime === Number(owner[2])) continue;
+    const stale = new Cgroup(c, `${own}/${name}`);
+    if (!stale.populated()) stale.remove();
+  }
 }
 
 /** Starts the watchdog: in its own session, it outlives this process by a moment. */

@@ -3,6 +3,7 @@ import { type Child, killWhileAlive, reapAll, spawnChild } from "./child.ts";
 import { libc, sendSignal, SIGNALS } from "./_libc.ts";
 import { lockWaitOf, lockWaits, procStat, running } from "./_proc.ts";
 import { type Survivor, survivorsMessage, treeMechanism } from "./process_tree.ts";
+import { Cgroup, ownCgroupDir } from "./_cgroup.ts";
 import { waitFor } from "./wait_for.ts";
 import { TREE_PROGRAMS } from "./testdata/programs.ts";
 import { sqliteLibraryPath } from "../session_db/sqlite/database.ts";
@@ -331,5 +332,27 @@ Deno.test({
       holder.close();
       await reapAll([waiter]);
     }
+  },
+});
+
+// A run's cgroup is removed by its watchdog; one killed with its owner leaves it behind,
+// empty. The next run removes such a cgroup (its owner's pid and start time name no
+// process), and leaves a live run's alone.
+Deno.test({
+  name: "a run removes the empty cgroups of runs that are gone",
+  ignore: !linux || treeMechanism().mechanism !== "cgroup",
+  async fn() {
+    const c = libc()!;
+    const own = ownCgroupDir(c)!;
+    // Above PID_MAX_LIMIT: never a live process.
+    const stale = new Cgroup(c, `${own}/cells-4194305-1`);
+    strictEqual(stale.create(), 0);
+    strictEqual(new Cgroup(c, `${stale.dir}/tree-left`).create(), 0);
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--no-lock", script("run_scope.ts").href, "clean"],
+    }).output();
+    strictEqual(output.code, 0, new TextDecoder().decode(output.stderr));
+    const left = (await Array.fromAsync(Deno.readDir(own))).map((entry) => entry.name);
+    ok(!left.includes("cells-4194305-1"), `the stale cgroup is still there: ${left.join(", ")}`);
   },
 });
