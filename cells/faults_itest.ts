@@ -140,38 +140,38 @@ faultTest(
   },
 );
 
-// A correct store a network away answers each call late; while it keeps acknowledging, a
-// wait is not stalled, however far past its deadline (here 2 s for 60 appends of 40 ms).
-faultTest("a slow store that keeps acknowledging is waited for, and passes cell 1", async () => {
+/** Cell 1 on the slow store (every call answered 40 ms late), waiting 2 s at most for an ack. */
+async function slowCell1(
+  options: { minAcknowledged: number; rounds: number; overallDeadlineMs?: number },
+): Promise<DefinitionOutcome | undefined> {
   const [outcome] = await runDefinitions(
     await prefixDurabilityCell({
       target: new URL("./testdata/slow_target.ts", import.meta.url),
       keepEvidence: false,
       leg,
-      minAcknowledged: 60,
       deadlineMs: 2_000,
-      rounds: 2,
       killSeries: "off",
+      ...options,
     }),
   );
+  return outcome;
+}
+
+// A correct store a network away answers each call late; while it keeps acknowledging, a
+// wait is not stalled, however far past its deadline (here 2 s for 60 appends of 40 ms).
+faultTest("a slow store that keeps acknowledging is waited for, and passes cell 1", async () => {
+  const outcome = await slowCell1({ minAcknowledged: 60, rounds: 2 });
   strictEqual(outcome?.status, "PASS", outcome?.detail);
 });
 
 // A store so slow that a cell outlasts its overall deadline while still acknowledging is
 // not judged (an ERROR): only a run that stopped moving is a FAIL.
 faultTest("a slow store still acknowledging at a cell's overall deadline is an ERROR", async () => {
-  const [outcome] = await runDefinitions(
-    await prefixDurabilityCell({
-      target: new URL("./testdata/slow_target.ts", import.meta.url),
-      keepEvidence: false,
-      leg,
-      minAcknowledged: 100_000,
-      deadlineMs: 2_000,
-      overallDeadlineMs: 6_000,
-      rounds: 1,
-      killSeries: "off",
-    }),
-  );
+  const outcome = await slowCell1({
+    minAcknowledged: 100_000,
+    rounds: 1,
+    overallDeadlineMs: 6_000,
+  });
   strictEqual(outcome?.status, "ERROR", outcome?.detail);
   for (const phrase of ["overall deadline of 6000 ms though it kept moving", "not judged"]) {
     ok(outcome.detail?.includes(phrase), outcome.detail);
