@@ -6,12 +6,14 @@ import { JUDGING_DEADLINE_ENV, JUDGING_DEADLINE_MS } from "../internal/judging_b
 import { parseSeed } from "../harness/seeded_random.ts";
 import { parseSpan } from "../cells/engine/span.ts";
 import { OPEN_DEADLINE_MS } from "../cells/engine/probe_store.ts";
+import { CELL_DEADLINE_ENV, CELL_DEADLINE_MS } from "../cells/engine/run.ts";
 import { type SeriesKind, seriesKind } from "../cells/moves/kill_series.ts";
 import { type RaceSeries, raceSeriesOf } from "../cells/moves/race.ts";
 import { crashPointsSetting } from "../cells/contract/load_target.ts";
 
 /**
  * Checks the settings the cells read from their environment: `CELLS_OPEN_DEADLINE_MS`,
+ * `CELLS_CELL_DEADLINE_MS`,
  * `CELLS_JUDGING_DEADLINE_MS`, `CELLS_SEED`, `CELLS_SPAN`, `CELLS_KILL_SERIES`,
  * `CELLS_RACE_SERIES` and `CELLS_CRASH_POINTS`.
  *
@@ -27,6 +29,7 @@ export function checkCellSettings(
   get: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): void {
   parseMilliseconds("CELLS_OPEN_DEADLINE_MS", get("CELLS_OPEN_DEADLINE_MS"), OPEN_DEADLINE_MS);
+  parseMilliseconds(CELL_DEADLINE_ENV, get(CELL_DEADLINE_ENV), CELL_DEADLINE_MS);
   parseMilliseconds(JUDGING_DEADLINE_ENV, get(JUDGING_DEADLINE_ENV), JUDGING_DEADLINE_MS);
   parseSeed(get("CELLS_SEED"));
   const span = get("CELLS_SPAN");

@@ -8,6 +8,7 @@ Deno.test("checkCellSettings: good values and unset ones pass", () => {
   checkCellSettings(only({}));
   checkCellSettings(only({
     CELLS_OPEN_DEADLINE_MS: "45000",
+    CELLS_CELL_DEADLINE_MS: "1200000",
     CELLS_JUDGING_DEADLINE_MS: "600000",
     CELLS_SEED: "42",
     CELLS_SPAN: "0.25",
@@ -23,6 +24,11 @@ Deno.test("checkCellSettings: each bad value is named with what to use", () => {
       "CELLS_OPEN_DEADLINE_MS",
       "soon",
       /^Invalid CELLS_OPEN_DEADLINE_MS "soon": use a whole number/,
+    ],
+    [
+      "CELLS_CELL_DEADLINE_MS",
+      "10m",
+      /^Invalid CELLS_CELL_DEADLINE_MS "10m": use a whole number/,
     ],
     [
       "CELLS_JUDGING_DEADLINE_MS",

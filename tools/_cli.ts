@@ -15,6 +15,7 @@ import {
 import { exists } from "../internal/fs.ts";
 import { fromFileUrl } from "../internal/path.ts";
 import { checkRunSettings } from "../runner/cell_settings.ts";
+import { CELL_DEADLINE_ENV } from "../cells/engine/run.ts";
 import { evidenceRoot } from "../harness/evidence.ts";
 import { type LegName, LEGS, parseLeg } from "../harness/legs.ts";
 import { LEVELS } from "../runner/report_schema.ts";
@@ -238,10 +239,28 @@ export const FLAGS = {
     help: "how long a store may take to open (CELLS_OPEN_DEADLINE_MS)",
     default: "30000",
   },
+  cellDeadline: {
+    name: "--cell-deadline",
+    value: "MS",
+    help:
+      "a cell's overall deadline: past it a stalled cell FAILs, a moving one is an ERROR (CELLS_CELL_DEADLINE_MS)",
+    default: "600000",
+  },
   noBuild: { name: "--no-build", help: "do not build the fixed SQLite when it is missing" },
 } as const satisfies Record<string, FlagSpec>;
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
+
+/**
+ * Sets `CELLS_CELL_DEADLINE_MS` for every cell of the run (its children pass it on) from
+ * `--cell-deadline`, when given.
+ *
+ * @param flags The parsed flags.
+ */
+export function useCellDeadline(flags: ParsedFlags): void {
+  const ms = flags.int("--cell-deadline", 1);
+  if (ms !== undefined) Deno.env.set(CELL_DEADLINE_ENV, String(ms));
+}
 
 /** The `--json` flag of a tool, with its default path. */
 export function jsonFlag(defaultPath: string): FlagSpec {

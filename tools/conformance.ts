@@ -33,6 +33,7 @@ import {
   sharedOptions,
   startRun,
   type ToolSpec,
+  useCellDeadline,
 } from "./_cli.ts";
 import { cut, renderTable, terminalWidth } from "./_table.ts";
 
@@ -85,6 +86,7 @@ turns known failures into XFAIL. --merge joins reports from several machines int
       default: "CONFORMANCE_MACHINE, else os-arch-hostname",
     },
     FLAGS.openDeadline,
+    FLAGS.cellDeadline,
     { name: "--strict", help: "an XPASS (an expected failure that passed) fails the run" },
     FLAGS.noBuild,
     { name: "--merge", help: "merge the report files that follow instead of running" },
@@ -223,6 +225,7 @@ function printEvent(event: ConformanceEvent): void {
 
 async function run(args: string[]): Promise<number> {
   const flags = parseFlags(CONFORMANCE_CLI, args);
+  useCellDeadline(flags);
   const shared = sharedOptions(flags);
   const manifestPath = flags.string("--expectations") ?? manifestPathOf(shared.target);
   let manifest: Manifest | undefined;

@@ -167,6 +167,25 @@ Deno.test("conformance: nothing judged is SKIP with why (exit 1), never PASS", a
   strictEqual(run.report?.tiers.find((t) => t.tier === "sweep")?.skipKind, "no-crash-points");
 });
 
+// A store too slow for a cell's overall deadline (--cell-deadline, passed to every cell's
+// process) is not judged: an ERROR of the suite, exit 1, never the store's FAIL.
+Deno.test("conformance: a cell past --cell-deadline while it still moves is an ERROR", async () => {
+  const run = await conformance(
+    "--target",
+    path("../cells/testdata/slow_target.ts"),
+    "--tiers",
+    "cells",
+    ...CELL_1_DEFAULT_SYSTEM,
+    "--cell-deadline",
+    "8000",
+  );
+  strictEqual(run.code, 1, run.stdout + run.stderr);
+  strictEqual(run.report?.verdict, "ERROR", run.stdout);
+  const cell1 = run.report?.results.find((r) => r.clause.startsWith("1 "));
+  strictEqual(cell1?.status, "ERROR", run.stdout);
+  match(cell1?.reason ?? "", /overall deadline of 8000 ms though it kept moving/);
+});
+
 Deno.test("conformance: --require-level exits 1 below the level, 0 at it", async () => {
   const run = await conformance(
     "--tiers",

@@ -32,6 +32,7 @@ import {
   sharedOptions,
   startRun,
   type ToolSpec,
+  useCellDeadline,
   writeJson,
 } from "./_cli.ts";
 import { cut, renderTable, terminalWidth, toolVerdict } from "./_table.ts";
@@ -48,6 +49,7 @@ report. --repeat N --hogs N make it a soak: N runs beside CPU hogs, summed.`,
     FLAGS.repeat,
     FLAGS.hogs,
     FLAGS.openDeadline,
+    FLAGS.cellDeadline,
     FLAGS.noBuild,
     {
       name: "--strict",
@@ -108,6 +110,7 @@ async function setUp(args: string[]): Promise<MatrixRun> {
     fail((error as Error).message);
   }
   const flags = parseFlags(MATRIX_CLI, args);
+  useCellDeadline(flags);
   const options = sharedOptions(flags);
   startRun();
   const json = jsonPath(flags, ".cache/matrix/report.json");

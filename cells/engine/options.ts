@@ -27,7 +27,8 @@ export interface CellOptions {
   /** The seed of the run's random choices (default `CELLS_SEED`, else fresh; printed). */
   seed?: number;
   /**
-   * The whole cell's deadline, every child and wait included (default 10 minutes):
+   * The whole cell's deadline, every child and wait included (default
+   * `CELLS_CELL_DEADLINE_MS`, else 10 minutes):
    * past it the children still running are killed, and the cell fails with their stderr
    * when its run had stopped moving, or is an ERROR (too slow to judge) when it moved
    * within the last quarter of the deadline (at most a minute).

@@ -42,9 +42,18 @@ import {
 } from "../contract/sandbox_refusal.ts";
 import { restoreStartCwd } from "../../internal/start_cwd.ts";
 import { judgingIn, watchJudgingHere } from "../../internal/judging_beacon.ts";
+import { envMilliseconds } from "../../internal/env_ms.ts";
 
 /** The default overall deadline of one cell: far above a run on a loaded 2-core machine. */
 export const CELL_DEADLINE_MS = 10 * 60_000;
+
+/** The variable that sets every cell's overall deadline where no option does. */
+export const CELL_DEADLINE_ENV = "CELLS_CELL_DEADLINE_MS";
+
+/** A cell's overall deadline: the option, else `CELLS_CELL_DEADLINE_MS`, else 10 minutes. */
+function cellDeadline(options: CellOptions): number {
+  return options.overallDeadlineMs ?? envMilliseconds(CELL_DEADLINE_ENV, CELL_DEADLINE_MS);
+}
 
 /** What a run is given by its definition. */
 export interface RunSetup {
@@ -249,8 +258,8 @@ function overallDeadline(
         new Raised(
           `Cell ${spec.id} ${spec.title} did not finish within its overall deadline of ${deadlineMs} ms ${
             moving
-              ? `though it kept moving (last ${quiet} ms before): a store this slow is not judged in that time; raise overallDeadlineMs`
-              : `(nothing moved in the last ${quiet} ms; raise overallDeadlineMs on a slow machine)`
+              ? `though it kept moving (last ${quiet} ms before): a store this slow is not judged in that time; raise overallDeadlineMs or ${CELL_DEADLINE_ENV} (--cell-deadline)`
+              : `(nothing moved in the last ${quiet} ms; raise overallDeadlineMs or ${CELL_DEADLINE_ENV} on a slow machine)`
           }; ${running.length} child(ren) still running${
             running.map((child) => `\n${child.describe()}`).join("")
           }`,
@@ -396,11 +405,7 @@ async function runIn(
     ...engineEvidence(setup.leg, setup.engine),
     ...ctx.figures,
   });
-  const { deadline, clear } = overallDeadline(
-    spec,
-    options.overallDeadlineMs ?? CELL_DEADLINE_MS,
-    context,
-  );
+  const { deadline, clear } = overallDeadline(spec, cellDeadline(options), context);
   // Under `deno test` a failed step returns false instead of throwing: record each
   // failure so the cell itself fails, reports FAIL (ERROR when only the suite failed)
   // and keeps its evidence.
