@@ -9,6 +9,7 @@
  * const activity = new Activity();
  * let acks = 0;
  * const progress = activity.watch(() => acks);
+ * progress(); // the first look: nothing moved yet
  * acks = 3;
  * progress(); // a change: the run moved now
  * console.log(activity.quietMs() < 1_000); // true
