@@ -1,4 +1,5 @@
 import type { Child } from "./child.ts";
+import { Activity } from "./activity.ts";
 import { HarnessError } from "./harness_error.ts";
 
 /**
@@ -84,7 +85,7 @@ export async function waitFor(
   const interval = options.intervalMs ?? 20;
   const started = performance.now();
   const progress = options.progress &&
-    watchProgress(options.progress, { started, everyMs: Math.min(1_000, deadline / 4) });
+    watchProgress(options.progress, Math.min(1_000, deadline / 4));
   const limit = progress ? options.limitMs ?? 10 * deadline : deadline;
   for (;;) {
     if (await predicate()) return performance.now() - started;
@@ -100,9 +101,9 @@ export async function waitFor(
     }
     const now = performance.now();
     const waited = now - started;
-    let stalled = progress ? now - progress.changedAt(now) : waited;
+    let stalled = progress ? progress.quietMs(now) : waited;
     // A last look before giving up: the work may have moved since the last one.
-    if (progress && stalled >= deadline) stalled = now - progress.changedAt(now, true);
+    if (progress && stalled >= deadline) stalled = progress.quietMs(now, true);
     if (stalled >= deadline || waited >= limit) {
       const error = stalled >= deadline ? WaitError : HarnessError;
       throw new error(
@@ -123,21 +124,19 @@ export async function waitFor(
   }
 }
 
-/** When `progress` last changed, looked at every `everyMs` at most (or when `now` is asked). */
-function watchProgress(progress: () => unknown, at: { started: number; everyMs: number }) {
-  let seen = progress();
-  let changed = at.started;
-  let looked = at.started;
+/** How long `progress` has not changed, looked at every `everyMs` at most (or when `fresh`). */
+function watchProgress(progress: () => unknown, everyMs: number) {
+  const activity = new Activity();
+  const look = activity.watch(progress);
+  look();
+  let looked = performance.now();
   return {
-    changedAt(now: number, fresh = false): number {
-      if (!fresh && now - looked < at.everyMs) return changed;
-      looked = now;
-      const value = progress();
-      if (!Object.is(value, seen)) {
-        seen = value;
-        changed = now;
+    quietMs(now: number, fresh = false): number {
+      if (fresh || now - looked >= everyMs) {
+        looked = now;
+        look();
       }
-      return changed;
+      return activity.quietMs();
     },
   };
 }

@@ -22,6 +22,7 @@ import {
 } from "../../harness/recorded_child.ts";
 import type { FaultClauseOptions, FaultVerdict } from "./types.ts";
 import { legSkip } from "./_lives.ts";
+import { BUSY_REFUSAL } from "../contract/typed.ts";
 import { observeJournalMode } from "../../harness/legs.ts";
 import { readReport } from "../../internal/report_line.ts";
 import { stderrLine } from "../../internal/stderr_line.ts";
@@ -58,9 +59,6 @@ interface ChildEnd {
   /** The error a store call threw, as the child reported it. */
   threw?: { name: string; message: string };
 }
-
-/** The only error that may refuse a write under contention (`cells/contract/target.ts`). */
-const BUSY = "BusyDeadlineError";
 
 interface Recorded {
   dir: string;
@@ -137,9 +135,9 @@ function threwOf(stderr: string): ChildEnd["threw"] {
  * to lose), any other error a store call threw is a failure that says so.
  */
 function writerCheck(name: string, other: string, end: ChildEnd): string | undefined {
-  if (end.code === 0 || end.threw?.name === BUSY) return undefined;
+  if (end.code === 0 || end.threw?.name === BUSY_REFUSAL) return undefined;
   if (!end.threw) return `process ${name} ${end.how}: ${end.stderr}`;
-  return `process ${name} threw ${end.threw.name} while process ${other} wrote the same store, where only an error named ${BUSY} may refuse a write: ${end.threw.message}`;
+  return `process ${name} threw ${end.threw.name} while process ${other} wrote the same store, where only an error named ${BUSY_REFUSAL} may refuse a write: ${end.threw.message}`;
 }
 
 /**

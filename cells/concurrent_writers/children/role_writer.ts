@@ -8,6 +8,7 @@ import { TIMED_OUT } from "../../../harness/child.ts";
 import { dirname } from "../../../internal/path.ts";
 import { childArgs, lifetimeGuard, openStoreFor } from "../../contract/child_runtime.ts";
 import type { Store } from "../../contract/target.ts";
+import { BUSY_REFUSAL, retriedWhileBusy } from "../../contract/typed.ts";
 import { isBusyError } from "../../engine/diagnoses.ts";
 
 const [target, dbPath, journalPath, role, total, start, barrier, hold = "-"] = childArgs(
@@ -28,17 +29,7 @@ const SETUP_DEADLINE_MS = 60_000;
  * contention after its deadline (a restarted role sets up while the others write), and
  * the setup is not judged; any other error ends the role.
  */
-async function settled<T>(call: () => T | Promise<T>): Promise<T> {
-  const end = performance.now() + SETUP_DEADLINE_MS;
-  for (;;) {
-    try {
-      return await call();
-    } catch (error) {
-      const typed = error instanceof Error && error.name === "BusyDeadlineError";
-      if (!typed || performance.now() > end) throw error;
-    }
-  }
-}
+const settled = <T>(call: () => T | Promise<T>) => retriedWhileBusy(call, SETUP_DEADLINE_MS);
 
 const journal = new AckWriter(journalPath!);
 /** Journals an error other than a typed busy refusal and ends the role with code 1. */
@@ -145,7 +136,7 @@ try {
     } catch (error) {
       const ms = performance.now() - began;
       const name = error instanceof Error ? error.name : typeof error;
-      if (name !== "BusyDeadlineError") throw error;
+      if (name !== BUSY_REFUSAL) throw error;
       journal.write({ k: "refused", seq, op, name, ms, content: `${role}:${seq}` });
     }
   }
