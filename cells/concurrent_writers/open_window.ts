@@ -14,6 +14,7 @@ import type { ObservedMode } from "../../harness/legs.ts";
 import { waitFor } from "../../harness/wait_for.ts";
 import { exists } from "../../internal/fs.ts";
 import { openTargetStore } from "../contract/target.ts";
+import { BUSY_REFUSAL } from "../contract/typed.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { OPEN_HOLDER, OPENER } from "./_children.ts";
 
@@ -141,7 +142,7 @@ export async function checkOpenWindow(
       );
       return;
     }
-    const typedLate = result.name === "BusyDeadlineError" && (result.ms ?? 0) >= minWaitMs;
+    const typedLate = result.name === BUSY_REFUSAL && (result.ms ?? 0) >= minWaitMs;
     ok(
       typedLate,
       `the store failed to open a new file another process held in ${holderMode} mode${

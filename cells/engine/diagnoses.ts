@@ -23,6 +23,7 @@
  * @module
  */
 import { isHarnessError } from "../../harness/harness_error.ts";
+import { BUSY_REFUSAL } from "../contract/typed.ts";
 import type { Diagnosis } from "./report.ts";
 
 /**
@@ -274,7 +275,7 @@ const SQLITE_LOCKED = 6;
  */
 export function isBusyError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  if (error.name === "BusyDeadlineError") return false; // the typed refusal itself
+  if (error.name === BUSY_REFUSAL) return false; // the typed refusal itself
   const fields = error as unknown as Record<string, unknown>;
   for (const key of ["code", "errcode", "rawCode", "resultCode", "extendedCode"]) {
     const value = fields[key];

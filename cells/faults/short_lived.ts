@@ -11,6 +11,7 @@ import { exists, isFolder } from "../../internal/fs.ts";
 import { childEnd, clauseSpawn, finished, legSkip } from "./_lives.ts";
 import type { FaultClause, FaultClauseOptions, FaultVerdict } from "./types.ts";
 import type { StoredMessage } from "../contract/target.ts";
+import { BUSY_REFUSAL } from "../contract/typed.ts";
 
 const WRITER = new URL("./children/short_lived_writer.ts", import.meta.url);
 const SHARED = "f5";
@@ -252,7 +253,7 @@ function judge(writers: Writer[], db: string): string[] {
     // refused beside other writers where only that one may.
     if (failure && "error" in failure) {
       const { error } = failure;
-      const where = error.name === "BusyDeadlineError"
+      const where = error.name === BUSY_REFUSAL
         ? ""
         : " beside other writing processes, where only an error named BusyDeadlineError may refuse";
       checks.push(`${writer.label} threw ${error.name}${where}: ${error.message}`);
