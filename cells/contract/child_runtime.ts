@@ -4,6 +4,7 @@ import { TIMED_OUT } from "../../harness/child.ts";
 import { AckWriter } from "../../harness/ack_journal.ts";
 import { awaitBarrier, signalReady } from "../../harness/barrier.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
+import { retriedWhileBusy } from "./typed.ts";
 
 // What the store's own background work (a timer, a promise nobody awaits) has Deno refuse
 // is the sandbox's doing too: it ends the child as a refused call does. Anything else
@@ -25,9 +26,40 @@ export const CHILD_LIFETIME_MS = 11 * 60_000;
 /** Set once the child waits for its parent's SIGKILL: its script ends, its process must not. */
 let awaitingKill = false;
 
+/** How a child meets the contract's busy refusal (an error named `BusyDeadlineError`). */
+export interface ChildStoreOptions {
+  /**
+   * `retried` (the default): every call refused as busy is made again, for up to a minute,
+   * as an application would (the refusal changed nothing). `thrown`: the refusal reaches the
+   * child, for the children that judge it (cell 6, the races, the fault tier).
+   */
+  busy?: "retried" | "thrown";
+}
+
 /** Opens the store named by the target specifier. */
-export function openStoreFor(target: string, path: string): Promise<Store> {
-  return openTargetStore(target, path);
+export async function openStoreFor(
+  target: string,
+  path: string,
+  options: ChildStoreOptions = {},
+): Promise<Store> {
+  const store = await openTargetStore(target, path);
+  return options.busy === "thrown" ? store : retryingWhileBusy(store);
+}
+
+/**
+ * The store, each of its methods but `close` making its call again while it is refused as
+ * busy. A store may refuse any write beside other writing processes so, after its busy
+ * deadline, changing nothing: that is no failure of the write, and the cells judge the
+ * writes that were made, not the store's contention.
+ */
+function retryingWhileBusy(store: Store): Store {
+  return new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== "function" || key === "close") return value;
+      return (...args: unknown[]) => retriedWhileBusy(() => value.apply(target, args));
+    },
+  });
 }
 
 /** Exits with TIMED_OUT once the child has outlived `CHILD_LIFETIME_MS`. */

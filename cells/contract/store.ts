@@ -114,6 +114,8 @@ export interface StoredSession {
  * The store under test. The core (`createSession`, `appendMessage`, `getMessages`,
  * `close`) is required; each other method is needed by the cells named in its
  * comment ({@linkcode CELL_METHODS}), and a store without it gets those cells SKIPPED.
+ * Beside other writing processes any write may be refused with an error named
+ * `BusyDeadlineError` after the store's busy deadline (at least a second), changing nothing.
  *
  * @example
  * ```ts
@@ -134,8 +136,9 @@ export interface Store {
    * session ended by a compression rotation throws an error named
    * `CompressionSessionClosedError` (cell 3). Beside other writing processes it waits, and
    * may refuse only with an error named `BusyDeadlineError` after trying for at least its busy
-   * deadline, changing nothing (cell 6, F5). A text it cannot keep as given may be refused
-   * with an error of its own class, changing nothing. (core: every cell's probe, cells 1, 3, 4)
+   * deadline, changing nothing (cell 6, F5), as any other write may. A text it cannot keep
+   * as given may be refused with an error of its own class, changing nothing. (core: every
+   * cell's probe, cells 1, 3, 4)
    */
   appendMessage(sessionId: string, message: CellMessage): MaybePromise<number>;
   /**

@@ -41,9 +41,9 @@ function failed(error: unknown, doing = ""): never {
   Deno.exit(1);
 }
 
-const store: Store = await settled(() => openStoreFor(target!, dbPath!)).catch((error) =>
-  failed(error, "cannot open the store: ")
-);
+const store: Store = await settled(() => openStoreFor(target!, dbPath!, { busy: "thrown" })).catch((
+  error,
+) => failed(error, "cannot open the store: "));
 const guard = lifetimeGuard();
 const canRecord = typeof store.recordObligation === "function";
 const canRotate = typeof store.tryAcquireCompressionLock === "function" &&

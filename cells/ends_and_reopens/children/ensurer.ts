@@ -4,7 +4,6 @@
 // when false). 3 is a barrier timeout; any other code (an error the store threw) a failure.
 import { LOST, WON } from "../../../harness/child.ts";
 import { awaitRelease, childArgs, marked, openStoreFor } from "../../contract/child_runtime.ts";
-import { retriedWhileBusy } from "../../contract/typed.ts";
 
 const [target, dbPath, runDir, name, barrier, session, op = "ensure"] = childArgs(
   6,
@@ -20,9 +19,7 @@ const call = () =>
     ? store.reopenSession!(session!)
     : store.ensureSession!(session!);
 const answer = await marked(`${op}Session`, call);
-// The racers append at once: a refusal the contract allows beside other writers is tried again.
-if (op === "ensure") {
-  await retriedWhileBusy(() => store.appendMessage(session!, { role: "user", content: name! }));
-}
+// The racers append at once (a busy refusal is made again by the store's wrapper).
+if (op === "ensure") await store.appendMessage(session!, { role: "user", content: name! });
 await store.close();
 Deno.exit(op === "ensure" || answer === true ? WON : LOST);

@@ -26,7 +26,7 @@ function note(step: string, answer: Answer): void {
 }
 
 if (mode === "write") {
-  const store = await openStoreFor(target!, dbPath!);
+  const store = await openStoreFor(target!, dbPath!, { busy: "thrown" });
   await store.createSession(sessionId!);
   const [count, salt] = arg.split(":");
   for (let i = 0; i < Number(count); i++) {
@@ -40,7 +40,7 @@ if (mode === "write") {
 } else {
   let store: Store | undefined;
   const open = await answerOf(async () => {
-    store = await openStoreFor(target!, dbPath!);
+    store = await openStoreFor(target!, dbPath!, { busy: "thrown" });
     return true;
   });
   note("open", open);

@@ -41,7 +41,7 @@ function call(store: Store, op: FaultOp): () => unknown {
 
 let store: Store | undefined;
 await journalled(-1, { op: "open" }, async () => {
-  store = await openStoreFor(target!, db!);
+  store = await openStoreFor(target!, db!, { busy: "thrown" });
 });
 if (store) {
   const opened = store;

@@ -27,7 +27,7 @@ async function texts(
 async function readOne(job: ReadJob): Promise<ReadResult> {
   let store: Store;
   try {
-    store = await openStoreFor(target!, job.db);
+    store = await openStoreFor(target!, job.db, { busy: "thrown" });
   } catch (error) {
     const name = error instanceof Error ? error.name : typeof error;
     return { db: job.db, open: `${name}: ${error instanceof Error ? error.message : error}` };

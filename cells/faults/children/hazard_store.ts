@@ -38,7 +38,7 @@ acks.close();
 
 async function run() {
   if (role === "long") {
-    const store = await openStoreFor(target!, db!);
+    const store = await openStoreFor(target!, db!, { busy: "thrown" });
     await store.createSession("long");
     await appendAcked(store, "long");
     Deno.writeTextFileSync(ready!, `${Deno.pid}\n`);
@@ -52,14 +52,14 @@ async function run() {
     await store.close();
   } else if (role === "short") {
     for (let round = 0; round < Number(rounds); round++) {
-      const store = await openStoreFor(target!, db!);
+      const store = await openStoreFor(target!, db!, { busy: "thrown" });
       await store.createSession("short");
       await appendAcked(store, "short");
       await appendAcked(store, "short");
       await store.close();
     }
   } else if (role === "read") {
-    const store = await openStoreFor(target!, db!);
+    const store = await openStoreFor(target!, db!, { busy: "thrown" });
     const sessions: Record<string, string[]> = {};
     for (const session of ["long", "short"]) {
       try {

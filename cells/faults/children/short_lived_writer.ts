@@ -8,6 +8,7 @@
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { exists } from "../../../internal/fs.ts";
 import { childArgs, lifetimeGuard, openStoreFor } from "../../contract/child_runtime.ts";
+import { BUSY_REFUSAL } from "../../contract/typed.ts";
 
 const [target, mode, dbPath, journalPath, shared, arg = ""] = childArgs(
   5,
@@ -20,7 +21,7 @@ const name = `${mode}-${Deno.pid}`;
 const LONG_PACE_MS = 5;
 
 try {
-  const store = await openStoreFor(target!, dbPath!);
+  const store = await openStoreFor(target!, dbPath!, { busy: "thrown" });
   journal.write({ k: "open" });
   if (mode === "verify") {
     const sessions: Record<string, unknown> = {};
@@ -46,7 +47,7 @@ try {
         const id = await store.appendMessage(session, { role: "user", content });
         journal.write({ k: "ack", seq, session, content, id });
       } catch (error) {
-        if (!(error instanceof Error) || error.name !== "BusyDeadlineError") throw error;
+        if (!(error instanceof Error) || error.name !== BUSY_REFUSAL) throw error;
         journal.write({ k: "refused", seq, session, content, name: error.name });
       }
       // A long writer keeps the lock contended without starving the short ones of CPU.

@@ -29,7 +29,7 @@ const [target, db, mode, prefix, session, ms] = childArgs(
   6,
   "holder.ts <target> <db> <stale|durable|resume|actor|taker> <file prefix> <session> <lease ms>",
 );
-const store = await openStoreFor(target!, db!);
+const store = await openStoreFor(target!, db!, { busy: "thrown" });
 const S = session!;
 const leaseMs = Number(ms);
 const file = (name: string) => `${prefix}.${name}`;

@@ -21,7 +21,7 @@ const [target, db, scenario, role, out, go, session, shared] = childArgs(
   8,
   "fence_child.ts <target> <db> <scenario> <actor|owner|check> <out> <go> <session> <shared>",
 );
-const store = await openStoreFor(target!, db!);
+const store = await openStoreFor(target!, db!, { busy: "thrown" });
 const S = session!;
 const write = (path: string, value: unknown) =>
   Deno.writeTextFileSync(path, JSON.stringify(value) + "\n");

@@ -15,7 +15,7 @@ const [target, db, role, out, go, session] = childArgs(
   6,
   "race_child.ts <target> <db> <rewind-actor|rewind-racer|publish-actor|publish-racer> <out> <go> <session>",
 );
-const store = await openStoreFor(target!, db!);
+const store = await openStoreFor(target!, db!, { busy: "thrown" });
 const write = (value: unknown) => Deno.writeTextFileSync(out!, JSON.stringify(value));
 const errorName = (error: unknown) => error instanceof Error ? error.name : String(error);
 

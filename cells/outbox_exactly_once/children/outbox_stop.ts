@@ -23,7 +23,7 @@ const [target, db, scenario, role, out, go, shared, idempotentArg] = childArgs(
   8,
   "outbox_stop.ts <target> <db> <sweep|attempt|delivered> <dead|holder|actor|owner> <out> <go> <shared> <idempotent 0|1>",
 );
-const store = await openStoreFor(target!, db!);
+const store = await openStoreFor(target!, db!, { busy: "thrown" });
 const idempotent = idempotentArg === "1";
 const SESSION = "cell5-stop";
 const write = (path: string, value: unknown) =>
