@@ -29,8 +29,8 @@ let awaitingKill = false;
 /** How a child meets the contract's busy refusal (an error named `BusyDeadlineError`). */
 export interface ChildStoreOptions {
   /**
-   * `retried` (the default): every call refused as busy is made again, for up to a minute,
-   * as an application would (the refusal changed nothing). `thrown`: the refusal reaches the
+   * `retried` (the default): the open and every call refused as busy are made again, for up
+   * to a minute, as an application would (the refusal changed nothing). `thrown`: the refusal reaches the
    * child, for the children that judge it (cell 6, the races, the fault tier).
    */
   busy?: "retried" | "thrown";
@@ -42,8 +42,8 @@ export async function openStoreFor(
   path: string,
   options: ChildStoreOptions = {},
 ): Promise<Store> {
-  const store = await openTargetStore(target, path);
-  return options.busy === "thrown" ? store : retryingWhileBusy(store);
+  if (options.busy === "thrown") return await openTargetStore(target, path);
+  return retryingWhileBusy(await retriedWhileBusy(() => openTargetStore(target, path)));
 }
 
 /**

@@ -4,7 +4,8 @@
  * most one second, the least busy deadline the contract allows, and one write in ten keeps
  * it 1.2 s after its commit; a writer that waited the second in vain is refused with an error
  * named `BusyDeadlineError`, having changed nothing, as the contract allows beside other
- * writing processes. Every cell must take the refusal as one and pass.
+ * writing processes. It opens under the same lock (a migration's), refused as busy alike.
+ * Every cell must take the refusal as one and pass.
  *
  * @module
  */
@@ -60,11 +61,11 @@ async function contended<T>(lockPath: string, call: () => Promise<T>): Promise<T
   }
 }
 
-/** Opens the store. */
-export function openStore(path: string, options: StoreOptions): SessionDB {
+/** Opens the store, under the lock as a migration would be. */
+export async function openStore(path: string, options: StoreOptions): Promise<SessionDB> {
   const lockPath = `${path}.write-lock`;
   return wrapped(
-    openReference(path, options),
+    await contended(lockPath, () => Promise.resolve(openReference(path, options))),
     (key, method) =>
       typeof key === "string" && !READS.has(key)
         ? (...args: unknown[]) => contended(lockPath, async () => await method(...args))
