@@ -30,8 +30,9 @@ let awaitingKill = false;
 export interface ChildStoreOptions {
   /**
    * `retried` (the default): the open and every call refused as busy are made again, for up
-   * to a minute, as an application would (the refusal changed nothing). `thrown`: the refusal reaches the
-   * child, for the children that judge it (cell 6, the races, the fault tier).
+   * to a minute, as an application would (the refusal changed nothing). `thrown`: the
+   * refusal reaches the child, for the children that judge it (cell 6, the races and stops,
+   * the fault tier).
    */
   busy?: "retried" | "thrown";
 }

@@ -41,9 +41,11 @@ function failed(error: unknown, doing = ""): never {
   Deno.exit(1);
 }
 
-const store: Store = await settled(() => openStoreFor(target!, dbPath!, { busy: "thrown" })).catch((
-  error,
-) => failed(error, "cannot open the store: "));
+// This writer judges the busy refusal itself: the store hands it over as it comes.
+const opened = () => openStoreFor(target!, dbPath!, { busy: "thrown" });
+const store: Store = await settled(opened).catch((error) =>
+  failed(error, "cannot open the store: ")
+);
 const guard = lifetimeGuard();
 const canRecord = typeof store.recordObligation === "function";
 const canRotate = typeof store.tryAcquireCompressionLock === "function" &&
