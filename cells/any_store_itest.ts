@@ -9,6 +9,8 @@ import { ok, strictEqual } from "node:assert/strict";
 import { currentLeg, type LegName } from "../harness/legs.ts";
 import { type CellId, CELLS } from "./register.ts";
 import { runDefinitions } from "./engine/run_definitions.ts";
+import { runOn } from "./faults/_itest_support.ts";
+import { shortLivedClause } from "./faults/short_lived.ts";
 
 const options = { sanitizeResources: false, sanitizeOps: false };
 const jsonl = (name: string) => new URL(`./testdata/jsonl_store/${name}.ts`, import.meta.url);
@@ -415,6 +417,18 @@ Deno.test({
       const outcome = await judged(cell, testdata("contending_target"));
       strictEqual(outcome?.status, "PASS", `cell ${cell}: ${outcome?.detail}`);
     }
+  },
+});
+
+// F5's short-lived processes took the same store's busy refusal of their open or of a
+// session's creation for a failure ("short-1 threw BusyDeadlineError"); they make those again.
+Deno.test({
+  name: "a store that refuses writes beside other writers as busy passes F5",
+  ...options,
+  async fn() {
+    const target = testdata("contending_target").href;
+    const verdict = await runOn(shortLivedClause, target, "default");
+    strictEqual(verdict.status, "PASS", verdict.checks?.join("\n"));
   },
 });
 

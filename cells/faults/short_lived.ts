@@ -249,7 +249,8 @@ function judge(writers: Writer[], db: string): string[] {
   for (const writer of writers) {
     const lines = readAckJournal<Line>(writer.journal);
     const failure = failureOf(writer, lines);
-    // The writer journals every error but an append's BusyDeadlineError: any other error
+    // The writer journals every error but an append's BusyDeadlineError (an open or a
+    // session's creation refused so is made again, for up to a minute): any other error
     // refused beside other writers where only that one may.
     if (failure && "error" in failure) {
       const { error } = failure;

@@ -8,7 +8,7 @@
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { exists } from "../../../internal/fs.ts";
 import { childArgs, lifetimeGuard, openStoreFor } from "../../contract/child_runtime.ts";
-import { BUSY_REFUSAL } from "../../contract/typed.ts";
+import { BUSY_REFUSAL, retriedWhileBusy } from "../../contract/typed.ts";
 
 const [target, mode, dbPath, journalPath, shared, arg = ""] = childArgs(
   5,
@@ -21,7 +21,9 @@ const name = `${mode}-${Deno.pid}`;
 const LONG_PACE_MS = 5;
 
 try {
-  const store = await openStoreFor(target!, dbPath!, { busy: "thrown" });
+  // An open or a session's creation refused as busy changed nothing: made again, as an
+  // application would. An append's refusal is journaled: F5 judges those.
+  const store = await retriedWhileBusy(() => openStoreFor(target!, dbPath!, { busy: "thrown" }));
   journal.write({ k: "open" });
   if (mode === "verify") {
     const sessions: Record<string, unknown> = {};
@@ -31,10 +33,10 @@ try {
     const problems = store.checkInvariants ? await store.checkInvariants() : null;
     journal.write({ k: "verify", sessions, problems });
   } else {
-    await store.createSession(shared!);
+    await retriedWhileBusy(() => store.createSession(shared!));
     // `short`: "<count>:<own session>"; `long`: "<stop file>".
     const [count, own] = arg.split(":");
-    if (own) await store.createSession(own);
+    if (own) await retriedWhileBusy(() => store.createSession(own));
     const plan = mode === "short"
       ? [...Array.from({ length: Number(count) }, () => shared!), ...(own ? [own] : [])]
       : [];
