@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { dirname as nodeDirname } from "node:path";
-import { fileURLToPath } from "node:url";
-import { dirname, fromFileUrl } from "./path.ts";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { dirname, fromFileUrl, toFileUrl } from "./path.ts";
 
 Deno.test("dirname matches node:path's on this platform", () => {
   const paths = [
@@ -55,4 +55,22 @@ Deno.test("fromFileUrl matches node:url's fileURLToPath, errors included", () =>
       assert.throws(() => fromFileUrl(url), TypeError, `fromFileUrl("${url}") must throw`);
     } else assert.equal(fromFileUrl(url), expected, `fromFileUrl("${url}")`);
   }
+});
+
+Deno.test("toFileUrl matches node:url's pathToFileURL, and fromFileUrl reads it back", () => {
+  const paths = [
+    "/tmp/a.db",
+    "/",
+    "/tmp/Store Dir #1, ü/target.ts",
+    "/tmp/100%/a?b.ts",
+    "/tmp/%20 and %2F/a.ts",
+    "/tmp/tab\there/line\nbreak\r.ts",
+    '/tmp/back\\slash/[x]{y}`z`<a>"q"\';^|.ts',
+  ];
+  if (Deno.build.os === "windows") paths.splice(0, paths.length, "C:\\a\\b #1.ts", "C:\\");
+  for (const path of paths) {
+    assert.equal(toFileUrl(path).href, pathToFileURL(path).href, `toFileUrl("${path}")`);
+    assert.equal(fromFileUrl(toFileUrl(path)), path, `fromFileUrl(toFileUrl("${path}"))`);
+  }
+  assert.throws(() => toFileUrl("relative/a.ts"), /Cannot make a file URL of "relative\/a\.ts"/);
 });

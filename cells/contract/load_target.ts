@@ -13,6 +13,7 @@ import { endIfRefused } from "./sandbox_refusal.ts";
 import { shownValue } from "./typed.ts";
 import { judging, judgingDeadlineMs, judgingWatched } from "../../internal/judging_beacon.ts";
 import { envGranted } from "../../internal/env_granted.ts";
+import { toFileUrl } from "../../internal/path.ts";
 
 /**
  * Raised when a target module cannot be loaded or lacks `openStore`.
@@ -50,8 +51,7 @@ export class TargetError extends Error {
 export function targetSpecifier(target: string | URL): string {
   if (target instanceof URL) return target.href;
   if (/^(file|https?|data|npm|jsr):/.test(target)) return target;
-  const absolute = target.startsWith("/") ? target : `${Deno.cwd()}/${target}`;
-  return new URL(`file://${absolute}`).href;
+  return toFileUrl(target.startsWith("/") ? target : `${Deno.cwd()}/${target}`).href;
 }
 
 /**

@@ -5,7 +5,7 @@
 // own is named by its class, a thrown string is an untyped error; a not-found error where the
 // contract's none is `undefined` is that none.
 import { deepStrictEqual, rejects, strictEqual, throws } from "node:assert/strict";
-import { crashPointsSetting, loadTarget } from "./load_target.ts";
+import { crashPointsSetting, loadTarget, targetSpecifier } from "./load_target.ts";
 import { asStoreError, saysNotFound } from "./_store_answers.ts";
 import {
   asContractNames,
@@ -19,6 +19,30 @@ import {
   readSessions,
 } from "./_answer_readings.ts";
 import { testFolder } from "../../internal/_test_folder.ts";
+
+// A path is read as a path: a "#" in a folder's name started a URL's fragment, and the target
+// was "not found" in the folder cut there.
+Deno.test("a target given as a path loads from a folder named with #, %, a space or a comma", async () => {
+  const folder = `${testFolder()}/Store #1, 100% ü`;
+  Deno.mkdirSync(folder);
+  const reference = new URL("../reference_target.ts", import.meta.url).href;
+  Deno.writeTextFileSync(`${folder}/target.ts`, `export * from "${reference}";\n`);
+  const specifier = targetSpecifier(`${folder}/target.ts`);
+  strictEqual(
+    new URL(specifier).pathname.endsWith("/Store%20%231,%20100%25%20%C3%BC/target.ts"),
+    true,
+    specifier,
+  );
+  const target = await loadTarget(`${folder}/target.ts`);
+  const store = await target.openStore(`${folder}/store.db`, {});
+  try {
+    await store.createSession("s");
+    strictEqual(await store.appendMessage("s", { role: "user", content: "hi" }), 1);
+  } finally {
+    await store.close();
+  }
+  strictEqual(targetSpecifier(specifier), specifier);
+});
 
 Deno.test("a store's bigint ids are read as numbers", async () => {
   const target = await loadTarget(
