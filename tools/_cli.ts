@@ -1,6 +1,6 @@
 // What every tool's command line shares: usage errors, the flag table and `--help`, and
 // the one flag vocabulary (FLAGS) with its defaults and parsers (sharedOptions).
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { StoreEngine } from "../cells/engine/report.ts";
 import { CELLS } from "../cells/register.ts";
 import { loadTarget, targetSpecifier } from "../cells/contract/target.ts";
@@ -191,7 +191,7 @@ export const FLAGS = {
   target: {
     name: "--target",
     value: "MODULE",
-    help: "the store's target module (path or URL)",
+    help: "the store's target module (a URL, or a path from where the command is typed)",
     default: "the reference store",
   },
   cells: {
@@ -350,7 +350,7 @@ export function sharedOptions(
   const libraries = (flags.list("--libraries") ?? ["system", "fixed"]).map((library) => {
     if (library === "system" || library === "fixed") return library;
     if (library.includes("/")) {
-      return library.startsWith("/") ? library : `${Deno.cwd()}/${library}`;
+      return userPath(library);
     }
     return flags.fail(`Unknown library "${library}" in --libraries: use system, fixed or a path`);
   });
@@ -363,7 +363,7 @@ export function sharedOptions(
   const target = flags.string("--target");
   const seed = flags.int("--seed", 0, 2 ** 31 - 1);
   return {
-    target: target === undefined ? REFERENCE_TARGET : targetSpecifier(target),
+    target: target === undefined ? REFERENCE_TARGET : targetSpecifier(target, invokedFrom()),
     cells: cells ?? cellIds.map(Number),
     legs,
     libraries: [...new Set(libraries)],
@@ -397,9 +397,24 @@ export async function checkTarget(target: string): Promise<string[]> {
   }
 }
 
+/**
+ * The folder the command was typed in: `deno task` runs a task in the project's root and
+ * keeps that folder as `INIT_CWD`, and a path given on the command line means a path from it.
+ */
+export function invokedFrom(): string {
+  const init = Deno.env.get("INIT_CWD");
+  return init && isAbsolute(init) ? init : Deno.cwd();
+}
+
+/** A path given on the command line, absolute: read from where the command was typed. */
+export function userPath(path: string): string {
+  return resolve(invokedFrom(), path);
+}
+
 /** The `--json` path given, else the tool's default under the project's root. */
 export function jsonPath(flags: ParsedFlags, defaultPath: string): string {
-  return resolve(flags.string("--json") ?? join(ROOT, defaultPath));
+  const given = flags.string("--json");
+  return given === undefined ? join(ROOT, defaultPath) : userPath(given);
 }
 
 /**

@@ -34,6 +34,7 @@ import {
   startRun,
   type ToolSpec,
   useCellDeadline,
+  userPath,
 } from "./_cli.ts";
 import { cut, renderTable, terminalWidth } from "./_table.ts";
 
@@ -117,15 +118,22 @@ function splitMerge(args: readonly string[]): { files: string[] | undefined; res
   if (at < 0) return { files: undefined, rest: [...args] };
   let end = at + 1;
   while (end < args.length && !args[end]!.startsWith("--")) end++;
-  return { files: args.slice(at + 1, end), rest: [...args.slice(0, at), ...args.slice(end)] };
+  return {
+    files: args.slice(at + 1, end).map(userPath),
+    rest: [...args.slice(0, at), ...args.slice(end)],
+  };
 }
 
 function outputPaths(flags: ParsedFlags) {
   const out = `${ROOT}.cache/conformance`;
+  const given = (name: string) => {
+    const path = flags.string(name);
+    return path === undefined ? undefined : userPath(path);
+  };
   return {
-    json: flags.string("--json") ?? `${out}/report.json`,
-    markdown: flags.string("--markdown") ?? `${out}/report.md`,
-    junit: flags.string("--junit") ?? `${out}/report.junit.xml`,
+    json: given("--json") ?? `${out}/report.json`,
+    markdown: given("--markdown") ?? `${out}/report.md`,
+    junit: given("--junit") ?? `${out}/report.junit.xml`,
   };
 }
 
@@ -227,7 +235,10 @@ async function run(args: string[]): Promise<number> {
   const flags = parseFlags(CONFORMANCE_CLI, args);
   useCellDeadline(flags);
   const shared = sharedOptions(flags);
-  const manifestPath = flags.string("--expectations") ?? manifestPathOf(shared.target);
+  const expectations = flags.string("--expectations");
+  const manifestPath = expectations === undefined
+    ? manifestPathOf(shared.target)
+    : userPath(expectations);
   let manifest: Manifest | undefined;
   try {
     manifest = readManifest(manifestPath);

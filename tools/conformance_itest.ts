@@ -92,6 +92,25 @@ Deno.test("conformance: a usage error exits 2 naming the problem and the fix", a
   await Deno.remove(file);
 });
 
+// `deno task` runs a task in the project's root, keeping the folder it was typed in as
+// INIT_CWD: a relative --target was looked for in the root ("Cannot find the target module").
+Deno.test("conformance: its paths are read from the folder the command was typed in", async () => {
+  const dir = testFolder({ prefix: "conformance-cwd-" });
+  const reference = new URL("../cells/reference_target.ts", import.meta.url).href;
+  await Deno.writeTextFile(`${dir}/target.ts`, `export * from "${reference}";\n`);
+  const run = await runTool(TOOL, [
+    "--target",
+    "./target.ts",
+    ...["--tiers", "cells", "--cells", "13", "--legs", "default", "--libraries", "system"],
+    ...["--json", "out/r.json", "--markdown", "out/r.md", "--junit", "out/r.xml"],
+  ], { permissions: ["--unstable-kv", ...TASK_PERMISSIONS], env: { INIT_CWD: dir } });
+  strictEqual(run.code, 0, run.stdout + run.stderr);
+  const report: ConformanceReport = JSON.parse(await Deno.readTextFile(`${dir}/out/r.json`));
+  strictEqual(report.target, new URL(`file://${dir}/target.ts`).href);
+  for (const file of ["r.md", "r.xml"]) ok((await Deno.stat(`${dir}/out/${file}`)).isFile, file);
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("conformance: a store whose openStore throws is a FAIL (exit 1) leading with its own error", async () => {
   const run = await conformance(
     "--target",

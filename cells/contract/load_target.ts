@@ -37,21 +37,24 @@ export class TargetError extends Error {
 }
 
 /**
- * Normalises a target specifier: a path becomes a `file:` URL; URLs stay.
+ * Normalises a target specifier: a path becomes a `file:` URL (a relative one read from
+ * `base`, by default the working directory); URLs stay.
  *
  * @param target A module specifier, URL or file path.
+ * @param base The folder a relative path is read from.
  * @returns The absolute specifier.
  * @example
  * ```ts
  * import { targetSpecifier } from "./load_target.ts";
  * console.log(targetSpecifier("/srv/my_store/target.ts")); // "file:///srv/my_store/target.ts"
+ * console.log(targetSpecifier("target.ts", "/srv/my_store")); // "file:///srv/my_store/target.ts"
  * console.log(targetSpecifier("https://example.com/target.ts")); // unchanged
  * ```
  */
-export function targetSpecifier(target: string | URL): string {
+export function targetSpecifier(target: string | URL, base: string = Deno.cwd()): string {
   if (target instanceof URL) return target.href;
   if (/^(file|https?|data|npm|jsr):/.test(target)) return target;
-  return toFileUrl(target.startsWith("/") ? target : `${Deno.cwd()}/${target}`).href;
+  return toFileUrl(target.startsWith("/") ? target : `${base.replace(/\/$/, "")}/${target}`).href;
 }
 
 /**
