@@ -41,7 +41,7 @@ export class TargetError extends Error {
  * `base`, by default the working directory); URLs stay.
  *
  * @param target A module specifier, URL or file path.
- * @param base The folder a relative path is read from.
+ * @param base The folder a relative path is read from (default: the working directory).
  * @returns The absolute specifier.
  * @example
  * ```ts
@@ -51,10 +51,13 @@ export class TargetError extends Error {
  * console.log(targetSpecifier("https://example.com/target.ts")); // unchanged
  * ```
  */
-export function targetSpecifier(target: string | URL, base: string = Deno.cwd()): string {
+export function targetSpecifier(target: string | URL, base?: string): string {
   if (target instanceof URL) return target.href;
   if (/^(file|https?|data|npm|jsr):/.test(target)) return target;
-  return toFileUrl(target.startsWith("/") ? target : `${base.replace(/\/$/, "")}/${target}`).href;
+  if (target.startsWith("/")) return toFileUrl(target).href;
+  // The working directory only for a relative path: a store judged in another isolate of
+  // this process may have moved it into a folder since removed, where reading it throws.
+  return toFileUrl(`${(base ?? Deno.cwd()).replace(/\/$/, "")}/${target}`).href;
 }
 
 /**

@@ -44,6 +44,23 @@ Deno.test("a target given as a path loads from a folder named with #, %, a space
   strictEqual(targetSpecifier(specifier), specifier);
 });
 
+// A store judged in another isolate of the process may leave it in a folder since removed,
+// where reading the working directory throws: a URL or an absolute path never reads it.
+Deno.test("a target given as a URL or an absolute path does not read the working directory", () => {
+  const cwd = Deno.cwd();
+  const gone = testFolder();
+  Deno.chdir(gone);
+  Deno.removeSync(gone);
+  try {
+    strictEqual(targetSpecifier("file:///srv/a.ts"), "file:///srv/a.ts");
+    strictEqual(targetSpecifier("/srv/a b.ts"), "file:///srv/a%20b.ts");
+    strictEqual(targetSpecifier("a.ts", "/srv/"), "file:///srv/a.ts");
+    throws(() => targetSpecifier("a.ts"), Deno.errors.NotFound);
+  } finally {
+    Deno.chdir(cwd);
+  }
+});
+
 Deno.test("a store's bigint ids are read as numbers", async () => {
   const target = await loadTarget(
     new URL("../testdata/jsonl_store/bigint_target.ts", import.meta.url),
