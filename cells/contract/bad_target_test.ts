@@ -30,6 +30,13 @@ Deno.test("a target module without openStore is a TargetError naming it and the 
     ok(error.message.includes("(export a function that opens your store)"), error.message);
     return true;
   });
+  // One held by its default export: the fix names the export by name.
+  const held = "data:application/typescript,export default { openStore() {} };";
+  await rejects(() => loadTarget(held), (error: unknown) => {
+    ok(error instanceof TargetError);
+    ok(error.message.includes("(its default export holds one: export it by name"), error.message);
+    return true;
+  });
 });
 
 for (

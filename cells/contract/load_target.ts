@@ -87,8 +87,14 @@ export async function loadTarget(target: string | URL): Promise<TargetModule> {
     );
   }
   if (typeof module.openStore !== "function") {
+    const inDefault = typeof (module.default as { openStore?: unknown } | undefined)?.openStore ===
+      "function";
     throw new TargetError(
-      `Invalid target module "${specifier}": it does not export openStore(path, options) (export a function that opens your store)`,
+      `Invalid target module "${specifier}": it does not export openStore(path, options) (${
+        inDefault
+          ? "its default export holds one: export it by name, e.g. export const { openStore } = store"
+          : "export a function that opens your store"
+      })`,
     );
   }
   const loaded = module as unknown as TargetModule;
