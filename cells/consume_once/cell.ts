@@ -13,6 +13,7 @@ import { claimSeries } from "./claim_series.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
 import { raceSeriesOf } from "../moves/race.ts";
 import { loadTarget, openTargetStore } from "../contract/target.ts";
+import { openRetriedWhileBusy } from "../contract/busy_retried.ts";
 import { CLAIMANT } from "./_children.ts";
 
 /**
@@ -397,7 +398,8 @@ async function writeBeside(ctx: CellRun, db: string, beside: Beside): Promise<Wr
         { method: "claimHandoff", session: beside.claimed },
       ],
       async between() {
-        const reader = await openTargetStore(ctx.target, db);
+        // Read as an application beside the race: a store may refuse its open as busy there.
+        const reader = await openRetriedWhileBusy(ctx.target, db);
         try {
           out.seen = await reader.getHandoffState!(beside.parked);
         } finally {

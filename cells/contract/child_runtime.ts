@@ -4,7 +4,7 @@ import { TIMED_OUT } from "../../harness/child.ts";
 import { AckWriter } from "../../harness/ack_journal.ts";
 import { awaitBarrier, signalReady } from "../../harness/barrier.ts";
 import { endIfRefused } from "./sandbox_refusal.ts";
-import { retriedWhileBusy } from "./typed.ts";
+import { openRetriedWhileBusy } from "./busy_retried.ts";
 
 // What the store's own background work (a timer, a promise nobody awaits) has Deno refuse
 // is the sandbox's doing too: it ends the child as a refused call does. Anything else
@@ -44,23 +44,7 @@ export async function openStoreFor(
   options: ChildStoreOptions = {},
 ): Promise<Store> {
   if (options.busy === "thrown") return await openTargetStore(target, path);
-  return retryingWhileBusy(await retriedWhileBusy(() => openTargetStore(target, path)));
-}
-
-/**
- * The store, each of its methods but `close` making its call again while it is refused as
- * busy. A store may refuse any write beside other writing processes so, after its busy
- * deadline, changing nothing: that is no failure of the write, and the cells judge the
- * writes that were made, not the store's contention.
- */
-function retryingWhileBusy(store: Store): Store {
-  return new Proxy(store, {
-    get(target, key) {
-      const value = Reflect.get(target, key);
-      if (typeof value !== "function" || key === "close") return value;
-      return (...args: unknown[]) => retriedWhileBusy(() => value.apply(target, args));
-    },
-  });
+  return await openRetriedWhileBusy(target, path);
 }
 
 /** Exits with TIMED_OUT once the child has outlived `CHILD_LIFETIME_MS`. */

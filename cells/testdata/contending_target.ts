@@ -35,8 +35,11 @@ const READS = new Set([
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Runs `call` holding the lock of `lockPath`, or refuses after the busy deadline. */
-async function contended<T>(lockPath: string, call: () => Promise<T>): Promise<T> {
+/**
+ * Runs `call` holding the lock of `lockPath` (and `holdMs` after it), or refuses after the busy
+ * deadline.
+ */
+async function contended<T>(lockPath: string, call: () => Promise<T>, holdMs: number): Promise<T> {
   const file = await Deno.open(lockPath, { create: true, write: true });
   try {
     const started = performance.now();
@@ -51,7 +54,7 @@ async function contended<T>(lockPath: string, call: () => Promise<T>): Promise<T
     }
     try {
       const result = await call();
-      if (Math.random() < 0.1) await sleep(HOLD_MS);
+      if (holdMs) await sleep(holdMs);
       return result;
     } finally {
       await file.unlock();
@@ -61,14 +64,33 @@ async function contended<T>(lockPath: string, call: () => Promise<T>): Promise<T
   }
 }
 
-/** Opens the store, under the lock as a migration would be. */
-export async function openStore(path: string, options: StoreOptions): Promise<SessionDB> {
+/** When a write or the open keeps the lock after its work. */
+export interface Holds {
+  /** The chance that a write keeps it `HOLD_MS`. */
+  write: number;
+  /** How long the open keeps it. */
+  openMs: number;
+}
+
+/** Opens the store, under the lock as a migration would be, its calls holding it as `holds` says. */
+export async function openContending(
+  path: string,
+  options: StoreOptions,
+  holds: Holds,
+): Promise<SessionDB> {
   const lockPath = `${path}.write-lock`;
+  const writeHold = () => Math.random() < holds.write ? HOLD_MS : 0;
   return wrapped(
-    await contended(lockPath, () => Promise.resolve(openReference(path, options))),
+    await contended(lockPath, () => Promise.resolve(openReference(path, options)), holds.openMs),
     (key, method) =>
       typeof key === "string" && !READS.has(key)
-        ? (...args: unknown[]) => contended(lockPath, async () => await method(...args))
+        ? (...args: unknown[]) =>
+          contended(lockPath, async () => await method(...args), writeHold())
         : method,
   );
+}
+
+/** Opens the store: one write in ten keeps the lock. */
+export function openStore(path: string, options: StoreOptions): Promise<SessionDB> {
+  return openContending(path, options, { write: 0.1, openMs: 0 });
 }
