@@ -411,10 +411,15 @@ export function userPath(path: string): string {
   return resolve(invokedFrom(), path);
 }
 
+/** The path flag `name` given, absolute ({@linkcode userPath}), or `undefined`. */
+export function pathFlag(flags: ParsedFlags, name: string): string | undefined {
+  const given = flags.string(name);
+  return given === undefined ? undefined : userPath(given);
+}
+
 /** The `--json` path given, else the tool's default under the project's root. */
 export function jsonPath(flags: ParsedFlags, defaultPath: string): string {
-  const given = flags.string("--json");
-  return given === undefined ? join(ROOT, defaultPath) : userPath(given);
+  return pathFlag(flags, "--json") ?? join(ROOT, defaultPath);
 }
 
 /**

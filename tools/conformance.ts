@@ -30,6 +30,7 @@ import {
   jsonFlag,
   type ParsedFlags,
   parseFlags,
+  pathFlag,
   sharedOptions,
   startRun,
   type ToolSpec,
@@ -126,14 +127,10 @@ function splitMerge(args: readonly string[]): { files: string[] | undefined; res
 
 function outputPaths(flags: ParsedFlags) {
   const out = `${ROOT}.cache/conformance`;
-  const given = (name: string) => {
-    const path = flags.string(name);
-    return path === undefined ? undefined : userPath(path);
-  };
   return {
-    json: given("--json") ?? `${out}/report.json`,
-    markdown: given("--markdown") ?? `${out}/report.md`,
-    junit: given("--junit") ?? `${out}/report.junit.xml`,
+    json: pathFlag(flags, "--json") ?? `${out}/report.json`,
+    markdown: pathFlag(flags, "--markdown") ?? `${out}/report.md`,
+    junit: pathFlag(flags, "--junit") ?? `${out}/report.junit.xml`,
   };
 }
 
@@ -235,10 +232,7 @@ async function run(args: string[]): Promise<number> {
   const flags = parseFlags(CONFORMANCE_CLI, args);
   useCellDeadline(flags);
   const shared = sharedOptions(flags);
-  const expectations = flags.string("--expectations");
-  const manifestPath = expectations === undefined
-    ? manifestPathOf(shared.target)
-    : userPath(expectations);
+  const manifestPath = pathFlag(flags, "--expectations") ?? manifestPathOf(shared.target);
   let manifest: Manifest | undefined;
   try {
     manifest = readManifest(manifestPath);
