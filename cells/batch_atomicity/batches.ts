@@ -3,6 +3,7 @@
 // recovered row says which batch it belongs to and how big that batch is; after the name, in
 // turn, a text the store must keep as written (`../engine/_texts.ts`), as cell 1's appends.
 import type { CellMessage } from "../contract/target.ts";
+import { turnRole } from "../engine/_roles.ts";
 import { namedText, refusedText, textChange, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** Sessions per writer. */
@@ -58,7 +59,7 @@ export function batchOf(
   const n = 1 + ((b * 7 + 5) % 20);
   const text = refused ? refusedBatchText : batchText;
   const messages = Array.from({ length: n }, (_, j): CellMessage => ({
-    role: j % 2 === 0 ? "user" : "assistant",
+    role: turnRole(j),
     content: text({ w: writer, b, j, n }),
   }));
   return { session: writerSessions(writer)[b % SESSIONS]!, messages };

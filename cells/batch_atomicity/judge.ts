@@ -1,10 +1,12 @@
 // Clause 9's reader and judge: every batch present is whole, acknowledged ones with their
 // ids; a batch's ids increase, sit together in the store's id order and come after every
 // id acknowledged before it was invoked; nothing duplicated or reordered; messageCount
-// agrees with the rows; recovery is deterministic and the file sound.
+// agrees with the rows; every text and role as written; recovery is deterministic and the file sound.
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { checkOf, soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore, type Store, type StoredMessage } from "../contract/target.ts";
+import { shownValue } from "../contract/typed.ts";
+import { turnRole } from "../engine/_roles.ts";
 import {
   batchChange,
   type BatchEntry,
@@ -17,7 +19,7 @@ import {
 /** What one recovery pass reads: each session's rows, and `messageCount` when the store has it. */
 export interface BatchRead {
   /** The active rows of each session, in the store's order. */
-  rows: Record<string, Pick<StoredMessage, "id" | "content">[]>;
+  rows: Record<string, Pick<StoredMessage, "id" | "role" | "content">[]>;
   /** `messageCount` of each session, or `null` when the store has none. */
   counts: Record<string, number> | null;
 }
@@ -212,6 +214,22 @@ function changedTexts(read: BatchRead): string[] {
   return changed.length ? [`${changed.length} message(s) changed, first: ${changed[0]}`] : [];
 }
 
+/** Every batch member in the role it was written with. */
+function changedRoles(read: BatchRead): string[] {
+  const changed = Object.values(read.rows).flatMap((rows) =>
+    rows.flatMap((row) => {
+      const m = memberOf(row.content);
+      const written = m && turnRole(m.j);
+      return m && row.role !== written
+        ? [`${memberName(m)} read back as ${shownValue(row.role)}, written as "${written}"`]
+        : [];
+    })
+  );
+  return changed.length
+    ? [`${changed.length} message(s) in another role, first: ${changed[0]}`]
+    : [];
+}
+
 /** `messageCount` of each session equals the active rows `getMessages` returns. */
 function countsDiffer(read: BatchRead): string[] {
   if (!read.counts) return [];
@@ -229,7 +247,7 @@ function countsDiffer(read: BatchRead): string[] {
  * @example
  * ```ts
  * import { judgeBatches } from "./judge.ts";
- * const read = { rows: { "w0-s0": [{ id: 1, content: "w0:b0.0/1" }] }, counts: null };
+ * const read = { rows: { "w0-s0": [{ id: 1, role: "user", content: "w0:b0.0/1" }] }, counts: null };
  * const journals = [[
  *   { k: "inv" as const, w: "w0", b: 0, s: "w0-s0", n: 1, t0: 1 },
  *   { k: "ack" as const, w: "w0", b: 0, ids: [1], t1: 2 },
@@ -261,6 +279,10 @@ export function judgeBatches(state: BatchState): StateJudgement {
       ...checkOf("every text kept as written (UTF-8, line breaks, a NUL)", changedTexts(read)),
       pattern: "text-changed",
     },
+    {
+      ...checkOf("every role kept as written (system, user, assistant, tool)", changedRoles(read)),
+      pattern: "role-changed",
+    },
     ...(read.counts ? [checkOf("messageCount equals the active rows", countsDiffer(read))] : []),
     checkOf("recovery deterministic, integrity ok, invariants hold", [...state.soundness]),
   ];
@@ -280,7 +302,7 @@ async function readPass(
     for (const session of sessions) {
       // A session its killed writer never created may be unknown: no rows.
       const read = await Promise.resolve().then(() => store.getMessages(session)).catch(() => []);
-      rows[session] = read.map(({ id, content }) => ({ id, content }));
+      rows[session] = read.map(({ id, role, content }) => ({ id, role, content }));
       if (store.messageCount) counts[session] = await store.messageCount(session);
     }
     const invariants = store.checkInvariants ? await store.checkInvariants() : [];

@@ -3,12 +3,15 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { type BatchEntry, batchOf, memberOf } from "./batches.ts";
 import { type BatchRead, judgeBatches } from "./judge.ts";
 
-type Row = { id: number; content: string };
+type Row = { id: number; role: string; content: string };
 
 /** Rows of batch b of w0 under ids from `first`. */
 function rowsOf(b: number, first: number): { session: string; rows: Row[] } {
   const { session, messages } = batchOf("w0", b);
-  return { session, rows: messages.map((m, j) => ({ id: first + j, content: m.content })) };
+  return {
+    session,
+    rows: messages.map((m, j) => ({ id: first + j, role: m.role, content: m.content })),
+  };
 }
 
 function read(...batches: { session: string; rows: Row[] }[]): BatchRead {
@@ -94,7 +97,7 @@ Deno.test("judge: a stale messageCount, a duplicate, two passes that differ", ()
   );
   ok(found.some((f) => f.startsWith("recovery deterministic")));
   const dup = rowsOf(0, 1);
-  dup.rows.push({ id: 7, content: dup.rows[0]!.content });
+  dup.rows.push({ id: 7, role: dup.rows[0]!.role, content: dup.rows[0]!.content });
   const twice = read(dup);
   const again = failing({
     passes: [twice, twice],
@@ -134,10 +137,33 @@ Deno.test("judge: a batch's text read back cut is changed, nothing else", () => 
   ]);
 });
 
+Deno.test("judge: a batch member read back in another role is changed, nothing else", () => {
+  const collapsed = rowsOf(0, 1);
+  deepStrictEqual(collapsed.rows.map((row) => row.role).slice(0, 5), [
+    "user",
+    "assistant",
+    "tool",
+    "system",
+    "user",
+  ]);
+  // A store that keeps every message as the user's.
+  for (const row of collapsed.rows) row.role = "user";
+  const state = read(collapsed);
+  const found = failing({
+    passes: [state, state],
+    journals: [journal({ b: 0, ids: ids(1, 6) })],
+    soundness: [],
+  });
+  deepStrictEqual(found, [
+    'every role kept as written (system, user, assistant, tool): 4 message(s) in another role, first: w0:b0.1/6 read back as "user", written as "assistant"',
+  ]);
+});
+
 Deno.test("judge: a batch written again plain after a typed refusal is kept, not changed", () => {
   const plain = rowsOf(0, 1);
   plain.rows = batchOf("w0", 0, true).messages.map((m, j) => ({
     id: plain.rows[j]!.id,
+    role: m.role,
     content: m.content,
   }));
   const state = read(plain);

@@ -1,7 +1,7 @@
 // Reading a store back from this process: the judges of several cells open the target's
 // store on a file a killed child left, read the same few things and close it again.
 import { openTargetStore } from "./load_target.ts";
-import type { Store, StoredSession } from "./store.ts";
+import type { Store, StoredMessage, StoredSession } from "./store.ts";
 
 /**
  * Opens the target's store on `db` (the leg's journal mode), runs `use` and closes the
@@ -69,6 +69,34 @@ export async function sortedSessions(store: Store): Promise<StoredSession[]> {
 }
 
 /**
+ * Each continuation's (a session with a parent) messages, their roles and texts, by id.
+ *
+ * @param store The store.
+ * @param sessions Its sessions, as listed.
+ * @returns The role and text of each continuation's messages, in order.
+ * @example
+ * ```ts ignore
+ * import { continuationMessages, sortedSessions } from "./with_store.ts";
+ * const published = await continuationMessages(store, await sortedSessions(store));
+ * console.log(published["child-0"]); // [{ role: "system", content: "summary 0" }]
+ * ```
+ */
+export async function continuationMessages(
+  store: Store,
+  sessions: readonly Pick<StoredSession, "id" | "parentSessionId">[],
+): Promise<Record<string, Pick<StoredMessage, "role" | "content">[]>> {
+  const messages: Record<string, Pick<StoredMessage, "role" | "content">[]> = {};
+  for (const s of sessions) {
+    if (!s.parentSessionId) continue;
+    messages[s.id] = (await store.getMessages(s.id)).map(({ role, content }) => ({
+      role,
+      content,
+    }));
+  }
+  return messages;
+}
+
+/**
  * Each continuation's (a session with a parent) message contents, by id.
  *
  * @param store The store.
@@ -85,11 +113,10 @@ export async function continuationContents(
   store: Store,
   sessions: readonly Pick<StoredSession, "id" | "parentSessionId">[],
 ): Promise<Record<string, (string | null)[]>> {
-  const contents: Record<string, (string | null)[]> = {};
-  for (const s of sessions) {
-    if (s.parentSessionId) contents[s.id] = (await store.getMessages(s.id)).map((m) => m.content);
-  }
-  return contents;
+  const messages = await continuationMessages(store, sessions);
+  return Object.fromEntries(
+    Object.entries(messages).map(([id, list]) => [id, list.map((m) => m.content)]),
+  );
 }
 
 /**

@@ -84,6 +84,12 @@ const CASES: Case[] = [
     run: async () =>
       runDefinitions(await CELLS[1]({ ...target("append_text_as_c_string"), minAcknowledged: 20 })),
   },
+  {
+    mutant: "roles_not_kept",
+    pattern: "role-changed",
+    run: async () =>
+      runDefinitions(await CELLS[1]({ ...target("roles_not_kept"), minAcknowledged: 20 })),
+  },
   // A store nobody here wrote, on its own SQLite, in DELETE mode with FULL (not its default).
   {
     mutant: "targets/node_sqlite.ts with NODE_SQLITE_SYNCHRONOUS=full, delete leg",

@@ -48,6 +48,12 @@ export const DIAGNOSES = {
     fix:
       "store a message's text as given: bind it with its length in bytes, as UTF-8, in a column or record without a length limit, escaping line breaks in a line-based format; a text the store cannot keep is refused with an error of its own class",
   },
+  "role-changed": {
+    cause:
+      "a message read back in another role than it was appended with: the store does not keep a message's role (a column filled with one role, roles mapped onto fewer, a role lost in a copy)",
+    fix:
+      "store each message's role as given (system, user, assistant or tool) with its text, copy it with the message in a rotation or a fork, and read it back with the message",
+  },
   "claim-without-predicate": {
     cause:
       "several racing processes won the same claim: the write that claims does not test the state it moves from (a SELECT then an UPDATE, or an UPDATE without the state in its WHERE)",

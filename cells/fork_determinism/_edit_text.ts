@@ -42,3 +42,12 @@ export function editChange(stored: string): string | undefined {
   const named = NAME.exec(stored);
   return named ? textChange(stored, named[0], tailOf(Number(named[1]))) : undefined;
 }
+
+/**
+ * The role the editor wrote the row a stored text names with: `user` for a user turn or an
+ * edit (`u<s>`, `e<s>`), `assistant` for `a<s>`; `undefined` when it names no append.
+ */
+export function editRole(stored: string): "user" | "assistant" | undefined {
+  const named = NAME.exec(stored);
+  return named ? (named[0].startsWith("a") ? "assistant" : "user") : undefined;
+}

@@ -5,7 +5,7 @@
 // no row duplicated, and that prefix holds every acknowledged step.
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore } from "../contract/target.ts";
-import { editChange, writtenEdit } from "./_edit_text.ts";
+import { editChange, editRole, writtenEdit } from "./_edit_text.ts";
 
 /** An [id, content] pair; `null` for the id an in-flight append has not got yet. */
 type Pair = [number | null, string];
@@ -27,6 +27,8 @@ export interface EditStep {
 
 interface Row {
   id: number;
+  /** The role read back. */
+  role: string;
   /** The text written for the row the stored text names (`u<s>`, …). */
   content: string | null;
   /** The stored text, when it is not `content`. */
@@ -54,6 +56,7 @@ async function recoverEdits(
       const content = typeof m.content === "string" ? writtenEdit(m.content) : m.content;
       return {
         id: m.id,
+        role: m.role,
         content,
         ...(content === m.content ? {} : { stored: m.content as string }),
         active: m.active !== false,
@@ -153,6 +156,22 @@ function changedTexts(state: RecoveredEdits): string[] {
     return change ? [`${where}: ${change}`] : [];
   });
   return changed.length ? [`${changed.length} text(s) changed, first: ${changed[0]}`] : [];
+}
+
+/** Every row of `main` and of the branches in the role it was written with. */
+function changedRoles(state: RecoveredEdits): string[] {
+  const changed = [
+    ...state.rows.map((row) => ({ row, where: "main" })),
+    ...Object.entries(state.branches).flatMap(([name, branch]) =>
+      branch.rows.map((row) => ({ row, where: `branch ${name}` }))
+    ),
+  ].flatMap(({ row, where }) => {
+    const written = typeof row.content === "string" ? editRole(row.content) : undefined;
+    return written && row.role !== written
+      ? [`${where}: row ${row.id} read back as ${show(row.role)}, written as "${written}"`]
+      : [];
+  });
+  return changed.length ? [`${changed.length} row(s) in another role, first: ${changed[0]}`] : [];
 }
 
 /** A row stored more than once: the same content twice, or the same id twice. */
@@ -343,6 +362,12 @@ export async function judgeEdits(
       name: "every text kept as written (UTF-8, line breaks, a NUL)",
       pattern: "text-changed",
       violations: changedTexts(first),
+      missing: [],
+    },
+    {
+      name: "every role kept as written, in the branches too (user, assistant)",
+      pattern: "role-changed",
+      violations: changedRoles(first),
       missing: [],
     },
     {

@@ -1,6 +1,8 @@
-// The texts cell 1's writer appends: `m<i>` first (the transcript's order), alone or followed,
-// in turn, by a text a store must keep as written (`../engine/_texts.ts`); every 32nd by a
-// tool output past 64 KiB.
+// The messages cell 1's writer appends: `m<i>` first (the transcript's order), alone or
+// followed, in turn, by a text a store must keep as written (`../engine/_texts.ts`); every 32nd
+// by a tool output past 64 KiB; the contract's four roles in turn.
+import type { CellMessage } from "../contract/target.ts";
+import { turnRole } from "../engine/_roles.ts";
 import { LONG_TAIL, namedText, textKind, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** What follows `m<i>` in the writer's `i`-th text, and what it is; none for `m<i>` alone. */
@@ -16,6 +18,11 @@ function tailOf(i: number): TextTail | undefined {
  */
 export function prefixContent(i: number): string {
   return namedText(`m${i}`, tailOf(i));
+}
+
+/** The role of the writer's `i`-th append: the contract's four in turn. */
+export function prefixRole(i: number): CellMessage["role"] {
+  return turnRole(i);
 }
 
 /** What the writer's `i`-th text holds beyond `m<i>` ("an embedded NUL"), for a message. */

@@ -6,7 +6,7 @@ import { passesDiffer, type StateCheck, type StateJudgement } from "../engine/st
 import { openTargetStore, type StoredMessage } from "../contract/target.ts";
 import { shownValue } from "../contract/typed.ts";
 import { textDifference } from "../engine/_texts.ts";
-import { prefixContent, prefixKind, prefixName } from "./_content.ts";
+import { prefixContent, prefixKind, prefixName, prefixRole } from "./_content.ts";
 
 /**
  * Reads the recovered transcript of a run once, through the target's own store.
@@ -103,6 +103,29 @@ function textCheck(rows: readonly StoredMessage[], acks: readonly Append[]): Sta
   };
 }
 
+/**
+ * Clause 1's check of the roles: each recovered message in the role it was appended with (a
+ * resumed transcript whose assistant turns read back as the user's is not what was written).
+ */
+function roleCheck(rows: readonly StoredMessage[]): StateCheck {
+  const changed = rows.flatMap((row) => {
+    const name = prefixName(row.content);
+    if (name === undefined) return [];
+    const written = prefixRole(Number(name.slice(1)));
+    return row.role === written
+      ? []
+      : [`${name} read back as ${shownValue(row.role)}, written as "${written}"`];
+  });
+  return {
+    name: "every role kept as written (system, user, assistant, tool)",
+    pattern: "role-changed",
+    violations: changed.length
+      ? [`${changed.length} message(s) in another role, first: ${changed[0]}`]
+      : [],
+    missing: [],
+  };
+}
+
 /** What one state recovered: the transcript read twice, and the file's integrity. */
 export interface RecoveredPasses {
   /** The first read: its messages and the store's invariants. */
@@ -130,7 +153,7 @@ export async function judgePrefix(
 /**
  * Clause 1's verdict on what a state recovered: the contiguous prefix `m0..m(N-1)` (past
  * texts the store refused), row ids increasing, each acknowledged append present with its
- * row id, every text as it was written, two passes identical, `integrity_check` ok, the
+ * row id, every text as it was written and every role as it was appended, two passes identical, `integrity_check` ok, the
  * store's invariants.
  *
  * @param passes The transcript read twice, and the file's integrity.
@@ -171,6 +194,7 @@ export function judgeRecovered(passes: RecoveredPasses, acks: readonly Append[])
     },
     prefixCheck(rows, names, acks),
     textCheck(rows, acks),
+    roleCheck(rows),
     idCheck(rows, names, acknowledged),
     {
       name: "two recovery passes identical",

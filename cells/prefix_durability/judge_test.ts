@@ -1,10 +1,10 @@
 // Clause 1's judge on transcripts made by hand: the writer's texts, a refused text skipped in
 // the prefix (typed: declined; untyped: a failure of the text check alone), a text read back
-// changed, a lost acknowledged append.
+// changed, a message in another role, a lost acknowledged append.
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { StoredMessage } from "../contract/target.ts";
 import { textDifference } from "../engine/_texts.ts";
-import { prefixContent, prefixKind, prefixName, resumeIndex } from "./_content.ts";
+import { prefixContent, prefixKind, prefixName, prefixRole, resumeIndex } from "./_content.ts";
 import { type Append, judgeRecovered } from "./judge.ts";
 
 /** The checks that failed, by name, with their problems. */
@@ -20,7 +20,11 @@ function failed(messages: StoredMessage[], acks: Append[]): Record<string, strin
   );
 }
 
-const row = (i: number, content = prefixContent(i)) => ({ id: i + 1, role: "user", content });
+const row = (i: number, content = prefixContent(i)) => ({
+  id: i + 1,
+  role: prefixRole(i),
+  content,
+});
 const acked = (i: number): Append => ({ i, rowid: i + 1 });
 
 Deno.test("the writer's texts: m<i> first, then what a store must keep as written", () => {
@@ -71,6 +75,16 @@ Deno.test("judgeRecovered: a text read back cut is changed, not lost", () => {
       "1 message(s) changed, first: m5 (an embedded NUL) read back as 2 characters",
     ),
   );
+});
+
+Deno.test("judgeRecovered: a message read back in another role is changed, not lost", () => {
+  deepStrictEqual([0, 1, 2, 3, 4].map(prefixRole), ["user", "assistant", "tool", "system", "user"]);
+  const rows = [row(0), row(1), { ...row(2), role: "assistant" }, { ...row(3), role: "user" }];
+  deepStrictEqual(failed(rows, rows.map((_, i) => acked(i))), {
+    "every role kept as written (system, user, assistant, tool)": [
+      '2 message(s) in another role, first: m2 read back as "assistant", written as "tool"',
+    ],
+  });
 });
 
 Deno.test("judgeRecovered: an acknowledged append missing is lost", () => {

@@ -3,6 +3,9 @@
 // path (a C string, a hand-escaped format) must keep it as written too.
 import { namedText, textKind, textTail } from "../engine/_texts.ts";
 
+/** The role a rotation's summary is published in. */
+export const SUMMARY_ROLE = "system";
+
 /** The summary rotation `i` publishes. */
 export function summaryText(i: number): string {
   return namedText(plainSummary(i), textTail(i));

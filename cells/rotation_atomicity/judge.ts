@@ -4,10 +4,10 @@
 // the whole ones a prefix, each acknowledged one whole.
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { textDifference } from "../engine/_texts.ts";
-import { plainSummary, summaryKind, summaryText } from "./_summary.ts";
+import { plainSummary, SUMMARY_ROLE, summaryKind, summaryText } from "./_summary.ts";
 import type { StoredSession } from "../contract/target.ts";
 import {
-  continuationContents,
+  continuationMessages,
   invariantsOf,
   sortedSessions,
   withStore,
@@ -22,6 +22,8 @@ export type Rotation = { i: number; parentId: string; childId: string; plainSumm
 interface Recovered {
   sessions: StoredSession[];
   summaries: Record<string, (string | null)[]>;
+  /** The roles of each continuation's messages, beside `summaries`. */
+  summaryRoles: Record<string, string[]>;
   appendError: Record<string, string>;
   invariants: string[];
 }
@@ -34,7 +36,13 @@ export async function recover(
 ): Promise<Recovered> {
   return await withStore(target, db, async (store) => {
     const sessions = await sortedSessions(store);
-    const summaries = await continuationContents(store, sessions);
+    const published = await continuationMessages(store, sessions);
+    const each = <T>(read: (message: { role: string; content: string | null }) => T) =>
+      Object.fromEntries(
+        Object.entries(published).map(([id, messages]) => [id, messages.map(read)]),
+      );
+    const summaries = each((m) => m.content);
+    const summaryRoles = each((m) => m.role);
     const invariants = await invariantsOf(store);
     const appendError: Record<string, string> = {};
     for (const parentId of probe) {
@@ -45,7 +53,7 @@ export async function recover(
         appendError[parentId] = error instanceof Error ? error.name : String(error);
       }
     }
-    return { sessions, summaries, appendError, invariants };
+    return { sessions, summaries, summaryRoles, appendError, invariants };
   });
 }
 
@@ -98,6 +106,7 @@ function rotationsOf(recovered: Recovered, prefix: string) {
       recovered.summaries[child.id]?.length === 1;
   };
   const summary = (i: number) => recovered.summaries[childOf(i)]?.[0];
+  const summaryRole = (i: number) => recovered.summaryRoles[childOf(i)]?.[0];
   const absent = (i: number) => {
     const parent = byId.get(parentOf(i));
     return !byId.has(childOf(i)) && (parent === undefined || parent.endedAt === null);
@@ -105,7 +114,7 @@ function rotationsOf(recovered: Recovered, prefix: string) {
   const own = new RegExp(`^${prefix.replace(/\W/g, "\\$&")}(?:parent|child)-(\\d+)$`);
   const indices = recovered.sessions.map((s) => own.exec(s.id)?.[1])
     .filter((i) => i !== undefined).map(Number);
-  return { show, complete, absent, indices, summary, childOf };
+  return { show, complete, absent, indices, summary, summaryRole, childOf };
 }
 
 /** The acknowledged whole rotations whose summary does not read back as published. */
@@ -119,6 +128,21 @@ function changedSummaries(
     if (read === written) return [];
     const kind = ack.plainSummary ? "nothing more" : summaryKind(ack.i);
     return [`${rotations.childOf(ack.i)} (${kind}) ${textDifference(read, written)}`];
+  });
+}
+
+/** The acknowledged whole rotations whose summary reads back in another role. */
+function summariesInAnotherRole(
+  rotations: ReturnType<typeof rotationsOf>,
+  acks: readonly Rotation[],
+): string[] {
+  return acks.filter((ack) => rotations.complete(ack.i)).flatMap((ack) => {
+    const role = rotations.summaryRole(ack.i);
+    return role === SUMMARY_ROLE ? [] : [
+      `${rotations.childOf(ack.i)}'s summary read back as ${
+        JSON.stringify(role)
+      }, published as "${SUMMARY_ROLE}"`,
+    ];
   });
 }
 
@@ -167,6 +191,7 @@ export async function judgeRotations(
   const next = (acks.at(-1)?.i ?? -1) + 1;
   const lonely = orphans(first.sessions);
   const changed = changedSummaries(rotations, acks);
+  const recast = summariesInAnotherRole(rotations, acks);
   const checks: StateCheck[] = [
     {
       name: "no compression orphan",
@@ -190,6 +215,14 @@ export async function judgeRotations(
       pattern: "text-changed",
       violations: changed.length
         ? [`${changed.length} summary(ies) changed, first: ${changed[0]}`]
+        : [],
+      missing: [],
+    },
+    {
+      name: `every acknowledged summary in the role published (${SUMMARY_ROLE})`,
+      pattern: "role-changed",
+      violations: recast.length
+        ? [`${recast.length} summary(ies) in another role, first: ${recast[0]}`]
         : [],
       missing: [],
     },

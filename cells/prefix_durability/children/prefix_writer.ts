@@ -1,13 +1,13 @@
-// Cell 1's child: appends m0, m1, … (each followed by a text the store must keep as written:
-// `_content.ts`) to one session and journals each acknowledged append. An append of a text
-// beyond `m<i>` that throws is journaled as refused (typed or not) and the writer goes on (a
-// store that cannot take a NUL or a long text is judged for that, and for its durability
-// apart); any other error ends it.
+// Cell 1's child: appends m0, m1, … (each followed by a text the store must keep as written,
+// in the role of its turn: `_content.ts`) to one session and journals each acknowledged
+// append. An append of a text beyond `m<i>` that throws is journaled as refused (typed or
+// not) and the writer goes on (a store that cannot take a NUL or a long text is judged for
+// that, and for its durability apart); any other error ends it.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
 import { GENERIC_ERRORS } from "../../contract/typed.ts";
-import { prefixContent, resumeIndex } from "../_content.ts";
+import { prefixContent, prefixRole, resumeIndex } from "../_content.ts";
 
 const [target, dbPath, ackPath, selfKill] = childArgs(
   3,
@@ -29,7 +29,7 @@ for (let i = start;; i++) {
     // Marked for the kill series inside an append (a no-op otherwise).
     rowid = await marked(
       "appendMessage",
-      () => store.appendMessage("cell1", { role: "user", content }),
+      () => store.appendMessage("cell1", { role: prefixRole(i), content }),
     );
   } catch (error) {
     if (content === `m${i}`) throw error;

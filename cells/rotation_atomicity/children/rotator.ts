@@ -7,7 +7,7 @@ import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
 import { writtenOrPlain } from "../../engine/_texts.ts";
-import { plainSummary, summaryText } from "../_summary.ts";
+import { plainSummary, SUMMARY_ROLE, summaryText } from "../_summary.ts";
 import { LOCK_TTL_MS } from "./lock_taker.ts";
 
 const [target, dbPath, ackPath, start, prefix = "", selfKill] = childArgs(
@@ -34,7 +34,7 @@ for (let i = Number(start);; i++) {
         parentId,
         childId,
         holder,
-        messages: [{ role: "system", content }],
+        messages: [{ role: SUMMARY_ROLE, content }],
       }));
   const summary = summaryText(i);
   let plain = false;

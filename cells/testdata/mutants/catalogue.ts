@@ -135,6 +135,14 @@ export const MUTANTS: readonly MutantSpec[] = [
       /^every text kept as written .*: \d+ message\(s\) changed, first: m\d+ \(72 KiB\) read back as 65535 characters/,
   },
   {
+    name: "roles_not_kept",
+    breaks: "keeps no role: every message reads back as the user's",
+    cells: [1, 3, 4, 9],
+    expect: "caught",
+    clause:
+      /(?:^|: )every (?:role kept as written|acknowledged summary in the role published)[^:]*: \d+ (?:message\(s\)|row\(s\)|summary\(ies\)) in another role, first: /,
+  },
+  {
     name: "claim_select_then_update",
     breaks: "claims by SELECT, then UPDATE",
     cells: [2],
