@@ -54,6 +54,12 @@ export const DIAGNOSES = {
     fix:
       "store each message's role as given (system, user, assistant or tool) with its text, copy it with the message in a rotation or a fork, and read it back with the message",
   },
+  "handoff-changed": {
+    cause:
+      "a rotation's child read back with other messages than were published with it (fewer, more or reordered): the store keeps a handoff otherwise than given (its first message alone, the summary as a column of the session, the messages without their order)",
+    fix:
+      "insert every message of the handoff, in order, in the transaction that publishes the child, and read them back as the child's messages in id order",
+  },
   "claim-without-predicate": {
     cause:
       "several racing processes won the same claim: the write that claims does not test the state it moves from (a SELECT then an UPDATE, or an UPDATE without the state in its WHERE)",

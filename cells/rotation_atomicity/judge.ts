@@ -4,7 +4,7 @@
 // the whole ones a prefix, each acknowledged one whole.
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { textDifference } from "../engine/_texts.ts";
-import { plainSummary, SUMMARY_ROLE, summaryKind, summaryText } from "./_summary.ts";
+import { handoffOf, summaryKind } from "./_summary.ts";
 import type { StoredSession } from "../contract/target.ts";
 import {
   continuationMessages,
@@ -91,22 +91,26 @@ function rotationsOf(recovered: Recovered, prefix: string) {
   // rotates sessions of its own, judged apart).
   const parentOf = (i: number) => `${prefix}parent-${i}`;
   const childOf = (i: number) => `${prefix}child-${i}`;
+  const handoff = (i: number) => ({
+    contents: recovered.summaries[childOf(i)] ?? [],
+    roles: recovered.summaryRoles[childOf(i)] ?? [],
+  });
   const show = (i: number) => {
     const child = byId.get(childOf(i));
     return `parent ${JSON.stringify(byId.get(parentOf(i)))}, child ${
       JSON.stringify(child)
-    }, summary ${JSON.stringify(child ? recovered.summaries[child.id] : undefined)}`;
+    }, handoff ${JSON.stringify(child ? recovered.summaries[child.id] : undefined)}`;
   };
-  // Whole: the parent ended by compression, its child with one summary (its text is
-  // judged apart, `changedSummaries`).
-  const complete = (i: number) => {
+  // Published: the parent ended by compression, its child linked to it (what the child holds
+  // is judged apart, `handoffProblems`).
+  const published = (i: number) => {
     const parent = byId.get(parentOf(i));
     const child = byId.get(childOf(i));
-    return parent?.endReason === "compression" && child?.parentSessionId === parent.id &&
-      recovered.summaries[child.id]?.length === 1;
+    return parent?.endReason === "compression" && child?.parentSessionId === parent.id;
   };
-  const summary = (i: number) => recovered.summaries[childOf(i)]?.[0];
-  const summaryRole = (i: number) => recovered.summaryRoles[childOf(i)]?.[0];
+  // Whole: published, the child holding as many messages as the rotation published.
+  const complete = (i: number) =>
+    published(i) && handoff(i).contents.length === handoffOf(i).length;
   const absent = (i: number) => {
     const parent = byId.get(parentOf(i));
     return !byId.has(childOf(i)) && (parent === undefined || parent.endedAt === null);
@@ -114,50 +118,71 @@ function rotationsOf(recovered: Recovered, prefix: string) {
   const own = new RegExp(`^${prefix.replace(/\W/g, "\\$&")}(?:parent|child)-(\\d+)$`);
   const indices = recovered.sessions.map((s) => own.exec(s.id)?.[1])
     .filter((i) => i !== undefined).map(Number);
-  return { show, complete, absent, indices, summary, summaryRole, childOf };
+  return { show, published, complete, absent, indices, handoff, childOf };
 }
 
-/** The acknowledged whole rotations whose summary does not read back as published. */
-function changedSummaries(
-  rotations: ReturnType<typeof rotationsOf>,
-  acks: readonly Rotation[],
-): string[] {
-  return acks.filter((ack) => rotations.complete(ack.i)).flatMap((ack) => {
-    const written = ack.plainSummary ? plainSummary(ack.i) : summaryText(ack.i);
-    const read = rotations.summary(ack.i);
-    if (read === written) return [];
-    const kind = ack.plainSummary ? "nothing more" : summaryKind(ack.i);
-    return [`${rotations.childOf(ack.i)} (${kind}) ${textDifference(read, written)}`];
-  });
-}
-
-/** The acknowledged whole rotations whose summary reads back in another role. */
-function summariesInAnotherRole(
-  rotations: ReturnType<typeof rotationsOf>,
-  acks: readonly Rotation[],
-): string[] {
-  return acks.filter((ack) => rotations.complete(ack.i)).flatMap((ack) => {
-    const role = rotations.summaryRole(ack.i);
-    return role === SUMMARY_ROLE ? [] : [
-      `${rotations.childOf(ack.i)}'s summary read back as ${
-        JSON.stringify(role)
-      }, published as "${SUMMARY_ROLE}"`,
-    ];
-  });
+/** The name a handoff message's text starts with (`summary <i>`, `carried <i>.<k>`), or `null`. */
+function handoffName(text: string | null | undefined): string | null {
+  return typeof text === "string"
+    ? /^(?:summary \d+|carried \d+\.\d+)/.exec(text)?.[0] ?? null
+    : null;
 }
 
 /**
- * Every rotation up to the in-flight one `next` (or the highest found) is whole or absent,
- * the whole ones first.
+ * What the children of the published rotations hold otherwise than published: messages
+ * missing, added or reordered (every published rotation, the in-flight one too), and, for the
+ * acknowledged ones, a text or a role changed.
+ */
+function handoffProblems(
+  rotations: ReturnType<typeof rotationsOf>,
+  acks: readonly Rotation[],
+): { misplaced: string[]; changed: string[]; recast: string[] } {
+  const acked = new Map(acks.map((ack) => [ack.i, ack]));
+  const problems = { misplaced: [] as string[], changed: [] as string[], recast: [] as string[] };
+  for (const i of new Set(rotations.indices)) {
+    if (!rotations.published(i)) continue;
+    const ack = acked.get(i);
+    const { contents, roles } = rotations.handoff(i);
+    const written = handoffOf(i, ack?.plainSummary);
+    const read = contents.map(handoffName);
+    const meant = written.map((message) => handoffName(message.content));
+    const child = rotations.childOf(i);
+    if (JSON.stringify(read) !== JSON.stringify(meant)) {
+      problems.misplaced.push(
+        `${child} holds ${JSON.stringify(read)}, published ${JSON.stringify(meant)}`,
+      );
+    } else if (ack) {
+      written.forEach((message, j) => {
+        const which = j === 0 ? child : `${child} message ${j}`;
+        if (contents[j] !== message.content) {
+          const kind = j > 0 || ack.plainSummary ? "nothing more" : summaryKind(i);
+          problems.changed.push(
+            `${which} (${kind}) ${textDifference(contents[j], message.content)}`,
+          );
+        }
+        if (roles[j] !== message.role) {
+          problems.recast.push(
+            `${which} read back as ${JSON.stringify(roles[j])}, published as "${message.role}"`,
+          );
+        }
+      });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Every rotation up to the in-flight one `next` (or the highest found) is published or absent,
+ * the published ones first (what a published child holds: `handoffProblems`).
  */
 function partialRotations(rotations: ReturnType<typeof rotationsOf>, next: number): string[] {
-  const { show, complete, absent, indices } = rotations;
+  const { show, published, absent, indices } = rotations;
   const highest = Math.max(next, ...indices);
   const partial: string[] = [];
   let prefixEnded = false;
   for (let i = 0; i <= highest; i++) {
-    if (!complete(i) && !absent(i)) partial.push(`partial rotation ${i}: ${show(i)}`);
-    if (!complete(i)) prefixEnded = true;
+    if (!published(i) && !absent(i)) partial.push(`partial rotation ${i}: ${show(i)}`);
+    if (!published(i)) prefixEnded = true;
     else if (prefixEnded) partial.push(`rotation ${i} complete after an incomplete one`);
   }
   return partial;
@@ -166,7 +191,9 @@ function partialRotations(rotations: ReturnType<typeof rotationsOf>, next: numbe
 /**
  * Reads the file twice through the target (the second pass then appends to each of
  * `journal.probe`, parents that must refuse it) and judges it: no compression orphan, every
- * acknowledged rotation whole, each rotation whole or absent and the whole ones a prefix,
+ * published child holding exactly its handoff (acknowledged ones text for text and role for
+ * role), every acknowledged rotation whole, each rotation whole or absent and the whole ones a
+ * prefix,
  * the probed appends refused with `CompressionSessionClosedError`, two passes identical,
  * `integrity_check` ok, the store's invariants.
  *
@@ -190,13 +217,20 @@ export async function judgeRotations(
   const lost = acks.filter((ack) => !rotations.complete(ack.i));
   const next = (acks.at(-1)?.i ?? -1) + 1;
   const lonely = orphans(first.sessions);
-  const changed = changedSummaries(rotations, acks);
-  const recast = summariesInAnotherRole(rotations, acks);
+  const { misplaced, changed, recast } = handoffProblems(rotations, acks);
   const checks: StateCheck[] = [
     {
       name: "no compression orphan",
       pattern: "rotation-not-atomic",
       violations: lonely.length ? [`compression orphans: ${lonely.join(", ")}`] : [],
+      missing: [],
+    },
+    {
+      name: "every published handoff whole, in the order published",
+      pattern: "handoff-changed",
+      violations: misplaced.length
+        ? [`${misplaced.length} handoff(s) changed, first: ${misplaced[0]}`]
+        : [],
       missing: [],
     },
     {
@@ -211,18 +245,16 @@ export async function judgeRotations(
         : [],
     },
     {
-      name: "every acknowledged summary kept as written (UTF-8, line breaks, a NUL)",
+      name: "every acknowledged handoff text kept as written (UTF-8, line breaks, a NUL)",
       pattern: "text-changed",
-      violations: changed.length
-        ? [`${changed.length} summary(ies) changed, first: ${changed[0]}`]
-        : [],
+      violations: changed.length ? [`${changed.length} text(s) changed, first: ${changed[0]}`] : [],
       missing: [],
     },
     {
-      name: `every acknowledged summary in the role published (${SUMMARY_ROLE})`,
+      name: "every acknowledged handoff message in the role published (system, user, assistant)",
       pattern: "role-changed",
       violations: recast.length
-        ? [`${recast.length} summary(ies) in another role, first: ${recast[0]}`]
+        ? [`${recast.length} message(s) in another role, first: ${recast[0]}`]
         : [],
       missing: [],
     },

@@ -1,13 +1,14 @@
 // Cell 3's child: rotates parent-i into child-i, again and again, journaling each
 // acknowledged rotation. A resumed one (on a recovered file) names its sessions with a
-// prefix and SIGKILLs itself right after its n-th acknowledged rotation. A summary's text
-// (`_summary.ts`) that the store refuses with a typed error is published plain instead and
-// journaled as such; an untyped refusal ends the rotator.
+// prefix and SIGKILLs itself right after its n-th acknowledged rotation. Each child opens with
+// its handoff (`_summary.ts`: a summary and up to two turns carried over); a summary's text that
+// the store refuses with a typed error is published plain instead and journaled as such; an
+// untyped refusal ends the rotator.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
 import { writtenOrPlain } from "../../engine/_texts.ts";
-import { plainSummary, SUMMARY_ROLE, summaryText } from "../_summary.ts";
+import { handoffOf, plainSummary, summaryText } from "../_summary.ts";
 import { LOCK_TTL_MS } from "./lock_taker.ts";
 
 const [target, dbPath, ackPath, start, prefix = "", selfKill] = childArgs(
@@ -28,20 +29,22 @@ for (let i = Number(start);; i++) {
   if (!await store.tryAcquireCompressionLock!(parentId, holder, LOCK_TTL_MS)) {
     throw new Error(`rotator: could not take the compression lock of ${parentId}`);
   }
-  const publish = (content: string) =>
-    marked("publishCompressionChild", () =>
-      store.publishCompressionChild!({
-        parentId,
-        childId,
-        holder,
-        messages: [{ role: SUMMARY_ROLE, content }],
-      }));
-  const summary = summaryText(i);
+  const publish = (plain: boolean) =>
+    marked(
+      "publishCompressionChild",
+      () =>
+        store.publishCompressionChild!({
+          parentId,
+          childId,
+          holder,
+          messages: handoffOf(i, plain),
+        }),
+    );
   let plain = false;
   await writtenOrPlain((refused) => {
     plain = refused;
-    return publish(refused ? plainSummary(i) : summary);
-  }, { plain: summary !== plainSummary(i) });
+    return publish(refused);
+  }, { plain: summaryText(i) !== plainSummary(i) });
   await store.releaseCompressionLock!(parentId, holder);
   acks.write({ i, parentId, childId, ...(plain ? { plainSummary: true } : {}) });
   if (i - Number(start) + 1 >= killAfter) killSelf();

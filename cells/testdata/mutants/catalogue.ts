@@ -140,7 +140,7 @@ export const MUTANTS: readonly MutantSpec[] = [
     cells: [1, 3, 4, 9],
     expect: "caught",
     clause:
-      /(?:^|: )every (?:role kept as written|acknowledged summary in the role published)[^:]*: \d+ (?:message\(s\)|row\(s\)|summary\(ies\)) in another role, first: /,
+      /(?:^|: )every (?:role kept as written|acknowledged handoff message in the role published)[^:]*: \d+ (?:message|row)\(s\) in another role, first: /,
   },
   {
     name: "claim_select_then_update",
@@ -169,7 +169,7 @@ export const MUTANTS: readonly MutantSpec[] = [
     cells: [3],
     expect: "caught",
     clause:
-      /: every acknowledged summary kept as written .*: \d+ summary\(ies\) changed, first: (?:r-)?child-\d+ \(an embedded NUL\) read back as/,
+      /: every acknowledged handoff text kept as written .*: \d+ text\(s\) changed, first: (?:r-)?child-\d+ \(an embedded NUL\) read back as/,
   },
   {
     name: "record_content_as_c_string",
@@ -178,6 +178,14 @@ export const MUTANTS: readonly MutantSpec[] = [
     expect: "caught",
     clause:
       /every obligation's content kept as written .*: \d+ obligation\(s\) changed, first: [a-z0-9 ]+ \(an embedded NUL\) read back as/,
+  },
+  {
+    name: "handoff_summary_only",
+    breaks: "publishes a rotation's summary alone, dropping the turns carried over with it",
+    cells: [3],
+    expect: "caught",
+    clause:
+      /: every published handoff whole, in the order published: \d+ handoff\(s\) changed, first: (?:r-)?child-\d+ holds \["summary \d+"\], published \["summary \d+","carried /,
   },
   {
     name: "publish_child_first_two_transactions",
