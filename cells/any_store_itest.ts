@@ -325,6 +325,14 @@ const SPELLINGS: readonly Spelling[] = [
     target: testdata("refuses_nul_target"),
     cells: [1, 3, 4, 5, 9],
   },
+  // A tool turn refused with an error of its own class, as the contract allows (a store whose
+  // tool turns must name the call they answer): cells 1 and 9 FAILed it once they appended
+  // the contract's four roles (their writers ended on the refusal).
+  {
+    store: "refuses a tool turn with an error of its own",
+    target: testdata("refuses_lone_tool_turns_target"),
+    cells: [1, 9],
+  },
   // Its files in a data folder beside its path: each cell's stores get folders of their own.
   // Before they did, cells 3, 4, 7 to 9, 11 and 13 FAILed it (scenarios shared a folder).
   {

@@ -3,7 +3,7 @@
 // recovered row says which batch it belongs to and how big that batch is; after the name, in
 // turn, a text the store must keep as written (`../engine/_texts.ts`), as cell 1's appends.
 import type { CellMessage } from "../contract/target.ts";
-import { turnRole } from "../engine/_roles.ts";
+import { plainRole, turnRole } from "../engine/_roles.ts";
 import { namedText, refusedText, textChange, type TextTail, textTail } from "../engine/_texts.ts";
 
 /** Sessions per writer. */
@@ -40,9 +40,10 @@ export function writerSessions(writer: string): string[] {
 }
 
 /**
- * Batch `b` of `writer`: its session and its messages (1 to 20, varied and deterministic);
- * with `refused`, as written again after the store refused its texts with a typed error:
- * each text beyond a name replaced by `refusedText`.
+ * Batch `b` of `writer`: its session and its messages (1 to 20, varied and deterministic, in
+ * the contract's roles in turn); with `refused`, as written again after the store refused it
+ * with a typed error: each text beyond a name replaced by `refusedText`, the roles the user's
+ * and the assistant's in turn.
  *
  * @example
  * ```ts
@@ -59,7 +60,7 @@ export function batchOf(
   const n = 1 + ((b * 7 + 5) % 20);
   const text = refused ? refusedBatchText : batchText;
   const messages = Array.from({ length: n }, (_, j): CellMessage => ({
-    role: turnRole(j),
+    role: refused ? plainRole(j) : turnRole(j),
     content: text({ w: writer, b, j, n }),
   }));
   return { session: writerSessions(writer)[b % SESSIONS]!, messages };
@@ -68,6 +69,15 @@ export function batchOf(
 /** A member's text in a batch written again plain after the store refused its texts (typed). */
 function refusedBatchText(member: BatchMember): string {
   return tailOf(member) ? refusedText(memberName(member)) : memberName(member);
+}
+
+/**
+ * Whether a member's text read back is the one written plain after a typed refusal: a batch
+ * of three or more always holds a member with a text beyond its name, so this tells, for
+ * every batch whose roles differ from the plain ones, whether it was written plain.
+ */
+export function writtenPlain(member: BatchMember, read: unknown): boolean {
+  return tailOf(member) !== undefined && read === refusedText(memberName(member));
 }
 
 /** A batch member's name: which writer's batch, its place and the batch's size. */

@@ -6,7 +6,7 @@ import { readAckJournal } from "../../harness/ack_journal.ts";
 import { checkOf, soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore, type Store, type StoredMessage } from "../contract/target.ts";
 import { shownValue } from "../contract/typed.ts";
-import { turnRole } from "../engine/_roles.ts";
+import { plainRole, turnRole } from "../engine/_roles.ts";
 import {
   batchChange,
   type BatchEntry,
@@ -14,6 +14,7 @@ import {
   memberName,
   memberOf,
   writerSessions,
+  writtenPlain,
 } from "./batches.ts";
 
 /** What one recovery pass reads: each session's rows, and `messageCount` when the store has it. */
@@ -216,15 +217,19 @@ function changedTexts(read: BatchRead): string[] {
 
 /** Every batch member in the role it was written with. */
 function changedRoles(read: BatchRead): string[] {
-  const changed = Object.values(read.rows).flatMap((rows) =>
-    rows.flatMap((row) => {
-      const m = memberOf(row.content);
-      const written = m && turnRole(m.j);
-      return m && row.role !== written
-        ? [`${memberName(m)} read back as ${shownValue(row.role)}, written as "${written}"`]
-        : [];
-    })
-  );
+  const rows = Object.values(read.rows).flat();
+  // A batch written again plain after a typed refusal was written in the plain roles.
+  const plain = new Set(rows.flatMap((row) => {
+    const m = memberOf(row.content);
+    return m && writtenPlain(m, row.content) ? [keyOf(m)] : [];
+  }));
+  const changed = rows.flatMap((row) => {
+    const m = memberOf(row.content);
+    const written = m && (plain.has(keyOf(m)) ? plainRole(m.j) : turnRole(m.j));
+    return m && row.role !== written
+      ? [`${memberName(m)} read back as ${shownValue(row.role)}, written as "${written}"`]
+      : [];
+  });
   return changed.length
     ? [`${changed.length} message(s) in another role, first: ${changed[0]}`]
     : [];

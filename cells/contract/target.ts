@@ -38,8 +38,8 @@
  *   `markDelivered`, `sweepRecoverable`).
  * - **Messages** read back as appended: the text byte for byte (a text the store cannot keep
  *   is refused with an error of its own class, changing nothing) and the role as given (the
- *   contract's four: `system`, `user`, `assistant`, `tool`), in a fork's and a rotation's
- *   copies too.
+ *   contract's four: `system`, `user`, `assistant`, `tool`; a `tool` or `system` turn the
+ *   store cannot take alone may be refused so too), in a fork's and a rotation's copies too.
  * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
  *   ids) and strictly increasing in append order; `getMessages` returns them in id
  *   order. Integers answered as bigints (libSQL's rowids) or as decimal strings (an

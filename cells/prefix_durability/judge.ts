@@ -6,6 +6,7 @@ import { passesDiffer, type StateCheck, type StateJudgement } from "../engine/st
 import { openTargetStore, type StoredMessage } from "../contract/target.ts";
 import { shownValue } from "../contract/typed.ts";
 import { textDifference } from "../engine/_texts.ts";
+import { plainRole } from "../engine/_roles.ts";
 import { prefixContent, prefixKind, prefixName, prefixRole } from "./_content.ts";
 
 /**
@@ -71,6 +72,12 @@ function firstGap(names: readonly (string | undefined)[], refused: ReadonlySet<n
   });
 }
 
+/** What the writer's `i`-th append holds that a store may refuse: its text's kind, its role. */
+function refusedKind(i: number): string {
+  const role = prefixRole(i);
+  return role === plainRole(i) ? prefixKind(i) : `${prefixKind(i)}, role ${role}`;
+}
+
 /**
  * Clause 1's check of the texts: each recovered as written, none refused untyped (a typed
  * refusal is the contract's way to decline, and changes nothing).
@@ -87,7 +94,7 @@ function textCheck(rows: readonly StoredMessage[], acks: readonly Append[]): Sta
   });
   const refused = acks.flatMap((ack) =>
     "refused" in ack && !ack.typed
-      ? [`m${ack.i} (${prefixKind(ack.i)}) refused untyped: ${ack.refused}`]
+      ? [`m${ack.i} (${refusedKind(ack.i)}) refused untyped: ${ack.refused}`]
       : []
   );
   return {

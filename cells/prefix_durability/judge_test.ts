@@ -87,6 +87,19 @@ Deno.test("judgeRecovered: a message read back in another role is changed, not l
   });
 });
 
+Deno.test("judgeRecovered: a tool turn refused typed is left out; untyped, it fails the text check", () => {
+  const rows = [row(0), row(1), row(3), row(4)];
+  const acks = [0, 1, 3, 4].map(acked);
+  const typed: Append = { i: 2, refused: "ToolCallMissingError: names no call", typed: true };
+  deepStrictEqual(failed(rows, [...acks, typed]), {});
+  const untyped: Append = { i: 2, refused: "Error: tool_call_id required", typed: false };
+  deepStrictEqual(failed(rows, [...acks, untyped]), {
+    "every text kept as written (UTF-8, line breaks, a NUL, 72 KiB)": [
+      "1 text(s) refused with an untyped error, first: m2 (nothing more, role tool) refused untyped: Error: tool_call_id required",
+    ],
+  });
+});
+
 Deno.test("judgeRecovered: an acknowledged append missing is lost", () => {
   const problems = failed([row(0), row(1)], [acked(0), acked(1), acked(2)]);
   ok(

@@ -1,12 +1,14 @@
 // Cell 1's child: appends m0, m1, … (each followed by a text the store must keep as written,
 // in the role of its turn: `_content.ts`) to one session and journals each acknowledged
-// append. An append of a text beyond `m<i>` that throws is journaled as refused (typed or
-// not) and the writer goes on (a store that cannot take a NUL or a long text is judged for
-// that, and for its durability apart); any other error ends it.
+// append. An append of a text beyond `m<i>` or in a role beyond the user's and the
+// assistant's that throws is journaled as refused (typed or not) and the writer goes on (a
+// store that cannot take a NUL, a long text or a tool turn alone is judged for that, and for
+// its durability apart); any other error ends it.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { killSelf } from "../../../harness/self_kill.ts";
 import { childArgs, lifetimeGuard, marked, openStoreFor } from "../../contract/child_runtime.ts";
 import { GENERIC_ERRORS } from "../../contract/typed.ts";
+import { plainRole } from "../../engine/_roles.ts";
 import { prefixContent, prefixRole, resumeIndex } from "../_content.ts";
 
 const [target, dbPath, ackPath, selfKill] = childArgs(
@@ -32,7 +34,8 @@ for (let i = start;; i++) {
       () => store.appendMessage("cell1", { role: prefixRole(i), content }),
     );
   } catch (error) {
-    if (content === `m${i}`) throw error;
+    // Only a text beyond `m<i>` or a role beyond the user's and the assistant's may be refused.
+    if (content === `m${i}` && prefixRole(i) === plainRole(i)) throw error;
     const name = error instanceof Error ? error.name : typeof error;
     const message = error instanceof Error ? error.message : String(error);
     acks.write({ i, refused: `${name}: ${message}`, typed: !GENERIC_ERRORS.has(name) });
