@@ -85,6 +85,12 @@ const CASES: Case[] = [
       runDefinitions(await CELLS[1]({ ...target("append_text_as_c_string"), minAcknowledged: 20 })),
   },
   {
+    mutant: "append_identical_merged",
+    pattern: "identical-append-merged",
+    run: async () =>
+      runDefinitions(await CELLS[1]({ ...target("append_identical_merged"), minAcknowledged: 20 })),
+  },
+  {
     mutant: "roles_not_kept",
     pattern: "role-changed",
     run: async () =>

@@ -54,6 +54,12 @@ export const DIAGNOSES = {
     fix:
       "store each message's role as given (system, user, assistant or tool) with its text, copy it with the message in a rotation or a fork, and read it back with the message",
   },
+  "identical-append-merged": {
+    cause:
+      "an append identical to one before it (the same role and text) was acknowledged but not stored as a message of its own: the store takes an identical message for a retry of the first (a unique key on the text, or a hash of it)",
+    fix:
+      "store every acknowledged append as a message of its own; make retries idempotent with a key the caller gives, never with the message's role and text",
+  },
   "handoff-changed": {
     cause:
       "a rotation's child read back with other messages than were published with it (fewer, more or reordered): the store keeps a handoff otherwise than given (its first message alone, the summary as a column of the session, the messages without their order)",

@@ -294,7 +294,7 @@ export async function killReadyAndObserve(
 /** A write `children/last_write.ts` makes: a store method it knows, on a session. */
 export interface LastWrite {
   /** The method. */
-  method: "createSession" | "requestHandoff" | "claimHandoff";
+  method: "createSession" | "appendMessage" | "requestHandoff" | "claimHandoff";
   /** The session it is called on. */
   session: string;
 }

@@ -13,6 +13,7 @@ import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { RESUMED_OPS, resumedStep } from "../moves/resume.ts";
 import { loadTarget, openTargetStore } from "../contract/target.ts";
 import { PREFIX_WRITER } from "./_children.ts";
+import { repeatBeside, repeatedStep } from "./repeated.ts";
 
 export { recoverMessages } from "./judge.ts";
 
@@ -91,9 +92,9 @@ interface Creation {
 }
 
 /**
- * Cell 1's phases: a session created and killed beside the kill rounds, the rounds, the
- * last round's state judged and resumed, the kill series inside an append, and the
- * created session's verdict.
+ * Cell 1's phases: a session created, and the same turn appended twice, each killed beside
+ * the kill rounds; the rounds, the last round's state judged and resumed, the kill series
+ * inside an append, and the verdicts on what the two children beside left.
  */
 async function prefixRun(
   run: Pick<PrefixRun, "ctx" | "t" | "options">,
@@ -106,14 +107,22 @@ async function prefixRun(
     acksPath: ctx.run.file("acks.jsonl"),
   };
   const creation = createBeside(ctx);
+  const repeated = repeatBeside(ctx);
   const judged = await killRounds(cell);
-  const [createdOutcome] = await Promise.allSettled([creation.outcome]);
+  const [createdOutcome, repeatedOutcome] = await Promise.allSettled([
+    creation.outcome,
+    repeated,
+  ]);
   tally(ctx, "lost", createdOutcome.status === "fulfilled" && createdOutcome.value ? 1 : 0);
+  const repeatedLost = repeatedOutcome.status === "fulfilled" &&
+    repeatedOutcome.value.problems.length;
+  tally(ctx, "lost", repeatedLost ? 1 : 0);
   await checkSteps(t, judged.checks);
   // The last round's state is continued too (the earlier ones were, by the next round).
   if (judged.lost === 0) await resumePrefix(cell, cell, "last round");
   await appendSeries(cell);
   await creationStep(t, creation, createdOutcome);
+  await repeatedStep(t, repeatedOutcome);
 }
 
 /**

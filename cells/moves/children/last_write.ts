@@ -3,17 +3,32 @@
 // comes once the parent has read the write from its own process; after the last it waits
 // to be killed with no other write and no close. A store that returns before COMMIT
 // (leaving it to the next write or to close) shows the write to no other process, and
-// loses the last at the kill. Used by cell 1 (createSession) and cell 2 (the handoff).
+// loses the last at the kill. Used by cell 1 (createSession; the same user turn appended
+// twice) and cell 2 (the handoff). An append the store refuses with an error of its own class
+// is journaled as refused (it changed nothing); any other error ends the child.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { awaitBarrier } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
 import { childArgs, openStoreFor, waitToBeKilled } from "../../contract/child_runtime.ts";
+import { GENERIC_ERRORS, retriedWhileBusy } from "../../contract/typed.ts";
+import { REPEATED_TURN } from "../_repeated_turn.ts";
 
 const [target, dbPath, acksPath, readyPath, ...writes] = childArgs(
   5,
-  "last_write.ts <target> <db> <acks> <ready> <createSession|requestHandoff|claimHandoff>:<session>...",
+  "last_write.ts <target> <db> <acks> <ready> <createSession|appendMessage|requestHandoff|claimHandoff>:<session>...",
 );
 const store = await openStoreFor(target!, dbPath!);
+
+/** Appends `REPEATED_TURN`: its id, or the name of the store's own error that refused it. */
+async function appended(session: string): Promise<unknown> {
+  try {
+    return await retriedWhileBusy(() => store.appendMessage(session, REPEATED_TURN));
+  } catch (error) {
+    const name = error instanceof Error ? error.name : typeof error;
+    if (GENERIC_ERRORS.has(name)) throw error;
+    return { refused: name };
+  }
+}
 const acks = new AckWriter(acksPath!);
 for (const [i, write] of writes.entries()) {
   const at = write.indexOf(":");
@@ -22,9 +37,10 @@ for (const [i, write] of writes.entries()) {
   if (method === "createSession") await store.createSession(session);
   else if (method === "requestHandoff") answer = await store.requestHandoff!(session, "last-write");
   else if (method === "claimHandoff") answer = await store.claimHandoff!(session);
+  else if (method === "appendMessage") answer = await appended(session);
   else {
     console.error(
-      `Invalid write "${write}": use createSession, requestHandoff or claimHandoff, a colon, and the session`,
+      `Invalid write "${write}": use createSession, appendMessage, requestHandoff or claimHandoff, a colon, and the session`,
     );
     Deno.exit(2);
   }

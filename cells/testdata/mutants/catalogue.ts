@@ -135,6 +135,14 @@ export const MUTANTS: readonly MutantSpec[] = [
       /^every text kept as written .*: \d+ message\(s\) changed, first: m\d+ \(72 KiB\) read back as 65535 characters/,
   },
   {
+    name: "append_identical_merged",
+    breaks: "takes an append identical to a message of the session for a retry of it",
+    cells: [1],
+    expect: "caught",
+    clause:
+      /^two identical appends are two messages, .*: the second of two identical appends was answered the first's id/,
+  },
+  {
     name: "roles_not_kept",
     breaks: "keeps no role: every message reads back as the user's",
     cells: [1, 3, 4, 9],
