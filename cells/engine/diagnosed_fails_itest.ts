@@ -86,7 +86,7 @@ const CASES: Case[] = [
   },
   {
     mutant: "append_identical_merged",
-    pattern: "identical-append-merged",
+    pattern: "identical-write-merged",
     run: async () =>
       runDefinitions(await CELLS[1]({ ...target("append_identical_merged"), minAcknowledged: 20 })),
   },

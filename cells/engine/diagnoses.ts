@@ -54,11 +54,11 @@ export const DIAGNOSES = {
     fix:
       "store each message's role as given (system, user, assistant or tool) with its text, copy it with the message in a rotation or a fork, and read it back with the message",
   },
-  "identical-append-merged": {
+  "identical-write-merged": {
     cause:
-      "an append identical to one before it (the same role and text) was acknowledged but not stored as a message of its own: the store takes an identical message for a retry of the first (a unique key on the text, or a hash of it)",
+      "a write identical to one before it (an append of the same role and text, an obligation of the same content for another message) was acknowledged but not stored as a record of its own: the store takes it for a retry of the first (a unique key on the text, or a hash of it)",
     fix:
-      "store every acknowledged append as a message of its own; make retries idempotent with a key the caller gives, never with the message's role and text",
+      "store every acknowledged write as a record of its own; make retries idempotent with a key the caller gives (an obligation's message reference), never with the text",
   },
   "handoff-changed": {
     cause:

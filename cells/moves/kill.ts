@@ -294,7 +294,12 @@ export async function killReadyAndObserve(
 /** A write `children/last_write.ts` makes: a store method it knows, on a session. */
 export interface LastWrite {
   /** The method. */
-  method: "createSession" | "appendMessage" | "requestHandoff" | "claimHandoff";
+  method:
+    | "createSession"
+    | "appendMessage"
+    | "recordObligation"
+    | "requestHandoff"
+    | "claimHandoff";
   /** The session it is called on. */
   session: string;
 }

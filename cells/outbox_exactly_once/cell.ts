@@ -2,6 +2,7 @@ import { classifyExit } from "../../harness/child.ts";
 import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { untilExited } from "../moves/kill.ts";
+import { repeatBeside, repeatedStep } from "../moves/repeated.ts";
 import { seriesKind } from "../moves/kill_series.ts";
 import { sweepAtomicity } from "./sweep_atomicity.ts";
 import { outboxStops } from "./stops.ts";
@@ -196,7 +197,8 @@ interface OutboxRun {
 
 /**
  * Cell 5's phases: the kill points chosen, the delivery policy judged, every kill kind's
- * scenarios run and judged, the sweep's atomicity, and the stops inside guarded writes.
+ * scenarios run and judged (beside the first, one content recorded twice for two messages),
+ * the sweep's atomicity, and the stops inside guarded writes.
  */
 async function outboxRun(cell: OutboxRun): Promise<void> {
   const { ctx, t, options, counts } = cell;
@@ -205,7 +207,9 @@ async function outboxRun(cell: OutboxRun): Promise<void> {
   const kinds = killPoints(ctx, listed);
   const choice = await judgedPolicy(ctx);
   const started = performance.now();
+  const repeated = repeatBeside(ctx, "obligations");
   for (const kind of kinds) await killKind(cell, kind, choice);
+  await repeatedStep(t, "obligations", (await Promise.allSettled([repeated]))[0]);
   await sweepAtomicity(ctx, t, {
     listed,
     kind: seriesKind(options.killSeries),

@@ -10,10 +10,10 @@ import { diagnosed } from "../engine/diagnoses.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { killAfterLastWrite, killLanding } from "../moves/kill.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
+import { repeatBeside, repeatedStep } from "../moves/repeated.ts";
 import { RESUMED_OPS, resumedStep } from "../moves/resume.ts";
 import { loadTarget, openTargetStore } from "../contract/target.ts";
 import { PREFIX_WRITER } from "./_children.ts";
-import { repeatBeside, repeatedStep } from "./repeated.ts";
 
 export { recoverMessages } from "./judge.ts";
 
@@ -107,22 +107,19 @@ async function prefixRun(
     acksPath: ctx.run.file("acks.jsonl"),
   };
   const creation = createBeside(ctx);
-  const repeated = repeatBeside(ctx);
+  const repeated = repeatBeside(ctx, "appends");
   const judged = await killRounds(cell);
   const [createdOutcome, repeatedOutcome] = await Promise.allSettled([
     creation.outcome,
     repeated,
   ]);
   tally(ctx, "lost", createdOutcome.status === "fulfilled" && createdOutcome.value ? 1 : 0);
-  const repeatedLost = repeatedOutcome.status === "fulfilled" &&
-    repeatedOutcome.value.problems.length;
-  tally(ctx, "lost", repeatedLost ? 1 : 0);
   await checkSteps(t, judged.checks);
   // The last round's state is continued too (the earlier ones were, by the next round).
   if (judged.lost === 0) await resumePrefix(cell, cell, "last round");
   await appendSeries(cell);
   await creationStep(t, creation, createdOutcome);
-  await repeatedStep(t, repeatedOutcome);
+  await repeatedStep(t, "appends", repeatedOutcome);
 }
 
 /**

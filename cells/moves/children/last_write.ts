@@ -4,25 +4,29 @@
 // to be killed with no other write and no close. A store that returns before COMMIT
 // (leaving it to the next write or to close) shows the write to no other process, and
 // loses the last at the kill. Used by cell 1 (createSession; the same user turn appended
-// twice) and cell 2 (the handoff). An append the store refuses with an error of its own class
-// is journaled as refused (it changed nothing); any other error ends the child.
+// twice), cell 2 (the handoff) and cell 5 (the same content recorded twice, for two messages).
+// An append or a recording the store refuses with an error of its own class is journaled as
+// refused (it changed nothing); any other error ends the child.
 import { AckWriter } from "../../../harness/ack_journal.ts";
 import { awaitBarrier } from "../../../harness/barrier.ts";
 import { TIMED_OUT } from "../../../harness/child.ts";
 import { childArgs, openStoreFor, waitToBeKilled } from "../../contract/child_runtime.ts";
 import { GENERIC_ERRORS, retriedWhileBusy } from "../../contract/typed.ts";
-import { REPEATED_TURN } from "../_repeated_turn.ts";
+import { REPEATED_EFFECT, REPEATED_TURN } from "../_repeated.ts";
 
 const [target, dbPath, acksPath, readyPath, ...writes] = childArgs(
   5,
-  "last_write.ts <target> <db> <acks> <ready> <createSession|appendMessage|requestHandoff|claimHandoff>:<session>...",
+  "last_write.ts <target> <db> <acks> <ready> <createSession|appendMessage|recordObligation|requestHandoff|claimHandoff>:<session>...",
 );
 const store = await openStoreFor(target!, dbPath!);
 
-/** Appends `REPEATED_TURN`: its id, or the name of the store's own error that refused it. */
-async function appended(session: string): Promise<unknown> {
+/**
+ * Makes `write`: what it answered, or the name of the store's own error that refused it
+ * (changing nothing); an untyped error is thrown.
+ */
+async function refusedOr(write: () => unknown): Promise<unknown> {
   try {
-    return await retriedWhileBusy(() => store.appendMessage(session, REPEATED_TURN));
+    return await retriedWhileBusy(write);
   } catch (error) {
     const name = error instanceof Error ? error.name : typeof error;
     if (GENERIC_ERRORS.has(name)) throw error;
@@ -37,10 +41,19 @@ for (const [i, write] of writes.entries()) {
   if (method === "createSession") await store.createSession(session);
   else if (method === "requestHandoff") answer = await store.requestHandoff!(session, "last-write");
   else if (method === "claimHandoff") answer = await store.claimHandoff!(session);
-  else if (method === "appendMessage") answer = await appended(session);
-  else {
+  else if (method === "appendMessage") {
+    answer = await refusedOr(() => store.appendMessage(session, REPEATED_TURN));
+  } else if (method === "recordObligation") {
+    // Each for a message of its own: the same content, another message reference.
+    const obligation = {
+      sessionId: session,
+      messageRef: `${session}-message-${i}`,
+      content: REPEATED_EFFECT,
+    };
+    answer = await refusedOr(async () => (await store.recordObligation!(obligation)).obligationId);
+  } else {
     console.error(
-      `Invalid write "${write}": use createSession, appendMessage, requestHandoff or claimHandoff, a colon, and the session`,
+      `Invalid write "${write}": use createSession, appendMessage, recordObligation, requestHandoff or claimHandoff, a colon, and the session`,
     );
     Deno.exit(2);
   }

@@ -140,7 +140,16 @@ export const MUTANTS: readonly MutantSpec[] = [
     cells: [1],
     expect: "caught",
     clause:
-      /^two identical appends are two messages, .*: the second of two identical appends was answered the first's id/,
+      /^two identical writes are two messages, .*: the second of two identical writes was answered the first's id/,
+  },
+  {
+    name: "record_identical_merged",
+    breaks:
+      "takes an obligation of the same content for another message for a retry of one recorded",
+    cells: [5],
+    expect: "caught",
+    clause:
+      /^two identical writes are two obligations, .*: the second of two identical writes was answered the first's id/,
   },
   {
     name: "roles_not_kept",
