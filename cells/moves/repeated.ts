@@ -17,21 +17,29 @@ import { REPEATED_EFFECT, REPEATED_TURN } from "./_repeated.ts";
 
 /** A record read back: its id, whether it is the repeated write's, and how to show it. */
 export interface RepeatedRecord {
+  /** The id the store answers for it (a message's id, an obligation's). */
   id: unknown;
+  /** Whether it holds what the repeated write wrote. */
   same: boolean;
+  /** What a failure shows of it. */
   shown: unknown;
 }
 
 /** What the repeated writes left: the problems found, and the pattern they show. */
 export interface Repeated {
+  /** What is wrong, in words; empty when both writes are kept. */
   problems: string[];
+  /** The known failure pattern the problems show, if any. */
   pattern?: PatternId;
 }
 
 /** A repeated write: the method, its records' name, and how they read back. */
 interface RepeatedKind {
+  /** The last-write child's method. */
   method: "appendMessage" | "recordObligation";
+  /** What one record is called in the step's name. */
   records: string;
+  /** Reads the records back from a fresh open. */
   read: (store: Store, session: string) => Promise<RepeatedRecord[]>;
 }
 
