@@ -14,6 +14,7 @@ import {
   readRole,
   realTimeViolations,
   type RoleEntry,
+  staleReads,
   type TimedAppend,
   unfinished,
 } from "./role_journal.ts";
@@ -99,6 +100,7 @@ interface Run {
   acks: Entry[];
   refused: Entry[];
   appends: Entry[];
+  reads: Entry[];
   first: Recovered;
   second: Recovered;
   stored: Map<string, { id: number; content: string | null }[]>;
@@ -116,7 +118,18 @@ async function readRun(ctx: CellRun, db: string, runs: RoleRun[]): Promise<Run> 
   const first = await recover(ctx.target, db, sessionIds);
   const second = await recover(ctx.target, db, sessionIds);
   const stored = new Map(Object.entries(first.messages));
-  return { runs, journals, acks, refused: entries("refused"), appends, first, second, stored };
+  const reads = entries("read");
+  return {
+    runs,
+    journals,
+    acks,
+    refused: entries("refused"),
+    appends,
+    reads,
+    first,
+    second,
+    stored,
+  };
 }
 
 /** Figures: latency and refusals per role, WAL growth, the plots. */
@@ -238,19 +251,32 @@ async function survival(t: Deno.TestContext, run: Run, lost: Losses): Promise<vo
 
 /** In which order: real-time order of ids, ids increasing per session and per role. */
 async function order(t: Deno.TestContext, run: Run): Promise<void> {
+  const timed: TimedAppend[] = run.appends.map((a) => ({
+    role: a.role,
+    seq: a.seq!,
+    session: a.session!,
+    content: a.content!,
+    id: Number(a.id),
+    t0: a.t0!,
+    t1: a.t1!,
+  }));
   await t.step("real-time order: acknowledged before invoked means the smaller id", () => {
-    const timed: TimedAppend[] = run.appends.map((a) => ({
-      role: a.role,
-      seq: a.seq!,
-      session: a.session!,
-      content: a.content!,
-      id: Number(a.id),
-      t0: a.t0!,
-      t1: a.t1!,
-    }));
     const violations = realTimeViolations(timed);
     ok(violations.length === 0, violations.join("; "));
   });
+  await t.step(
+    `every read holds what was acknowledged before it: ${run.reads.length} reads`,
+    () => {
+      const reads = run.reads.map((r) => ({
+        role: r.role,
+        session: r.session!,
+        ids: (r.ids ?? []).map(Number),
+        t0: r.t0!,
+      }));
+      const stale = staleReads(timed, reads);
+      ok(stale.length === 0, stale.join("; "));
+    },
+  );
   await t.step("ids strictly increase in every session and every role", () => {
     for (const [session, rows] of run.stored) {
       const bad = rows.findIndex((row, i) => i > 0 && row.id <= rows[i - 1]!.id);

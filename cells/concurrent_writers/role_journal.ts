@@ -4,8 +4,8 @@ import { readAckJournal } from "../../harness/ack_journal.ts";
 
 /** One journal line of a role writer (`children/role_writer.ts`). */
 export interface RoleEntry {
-  /** `inv` before the call, `ack` after it returned, `refused`, `done`, `error`. */
-  k: "inv" | "ack" | "refused" | "done" | "error";
+  /** `inv` before the call, `ack` after it returned, `refused`, `read`, `done`, `error`. */
+  k: "inv" | "ack" | "refused" | "read" | "done" | "error";
   /** The operation's number in the role's plan. */
   seq?: number;
   /** `append`, `obligation` or `rotate`. */
@@ -16,6 +16,8 @@ export interface RoleEntry {
   content?: string;
   /** What the store returned: a message id, or an obligation id. */
   id?: unknown;
+  /** A read's message ids, in the store's order. */
+  ids?: unknown[];
   /** A rotation's sessions. */
   parentId?: string;
   childId?: string;
@@ -72,6 +74,42 @@ export function realTimeViolations(appends: readonly TimedAppend[], limit = 3): 
     if (best && best.id >= b.id && out.length < limit) {
       out.push(
         `${best.role} #${best.seq} (id ${best.id}) was acknowledged at ${best.t1} before ${b.role} #${b.seq} (id ${b.id}) was invoked at ${b.t0}`,
+      );
+    }
+  }
+  return out;
+}
+
+/** A read of a session by a role, with the ids it held and when it was invoked. */
+export interface TimedRead {
+  role: string;
+  session: string;
+  ids: readonly number[];
+  t0: number;
+}
+
+/**
+ * Reads that missed an append acknowledged before they were invoked (whole milliseconds
+ * apart on the one wall clock, so the order is certain): a process that read the session
+ * before serves it from a cache of its own, unaware of other processes' writes.
+ *
+ * @returns At most `limit` violations, described.
+ */
+export function staleReads(
+  appends: readonly TimedAppend[],
+  reads: readonly TimedRead[],
+  limit = 3,
+): string[] {
+  const out: string[] = [];
+  for (const read of reads) {
+    const held = new Set(read.ids);
+    const missed = appends.filter((a) =>
+      a.session === read.session && a.t1 < read.t0 && !held.has(a.id)
+    );
+    if (missed.length && out.length < limit) {
+      const first = missed[0]!;
+      out.push(
+        `${read.role}'s read of ${read.session} invoked at ${read.t0} holds ${read.ids.length} message(s) but not ${missed.length} acknowledged before it, first ${first.role} #${first.seq} (id ${first.id}, acknowledged at ${first.t1})`,
       );
     }
   }

@@ -60,6 +60,12 @@ export const DIAGNOSES = {
     fix:
       "store every acknowledged write as a record of its own; make retries idempotent with a key the caller gives (an obligation's message reference), never with the text",
   },
+  "stale-read": {
+    cause:
+      "a process that had read a session, reading it again after another process's write was acknowledged, did not see the write: the store answers reads from what its own process read or wrote before (a cache kept across calls)",
+    fix:
+      "read from the database on every call, or drop a cached session whenever the file changed (SQLite's data_version, the file's change counter), so that every process reads every acknowledged write",
+  },
   "handoff-changed": {
     cause:
       "a rotation's child read back with other messages than were published with it (fewer, more or reordered): the store keeps a handoff otherwise than given (its first message alone, the summary as a column of the session, the messages without their order)",

@@ -98,6 +98,21 @@ async function run(seq: number, op: Op): Promise<Record<string, unknown>> {
   return { parentId, childId, content };
 }
 
+/**
+ * Reads the session every appending role shares and journals the ids it holds, with the
+ * times around the read: it must hold every append another process acknowledged before it
+ * (a store answering from a cache of its own process does not). A busy refusal reads nothing.
+ */
+async function readLong(): Promise<void> {
+  const t0 = Date.now();
+  try {
+    const ids = (await store.getMessages("long")).map((message) => message.id);
+    journal.write({ k: "read", session: "long", ids, t0, t1: Date.now() });
+  } catch (error) {
+    if ((error instanceof Error ? error.name : typeof error) !== BUSY_REFUSAL) throw error;
+  }
+}
+
 try {
   // The sessions exist before the start, so that every role's first operation after it
   // is one of its plan (the cell may hold the write lock across the start).
@@ -135,6 +150,7 @@ try {
       const result = await run(seq, op);
       const ms = performance.now() - began;
       journal.write({ k: "ack", seq, op, ...result, t0, t1: Date.now(), ms });
+      if (role !== "cron" && seq % 2 === 1) await readLong();
     } catch (error) {
       const ms = performance.now() - began;
       const name = error instanceof Error ? error.name : typeof error;
