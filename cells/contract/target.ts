@@ -33,7 +33,7 @@
  * - **Durability**: a method returns (or its promise resolves) only once its effect is
  *   committed; each operation is atomic. Another process reads a write as soon as it
  *   returned (cell 2, after `requestHandoff`), a process that read before too (no cache of
- *   its own: cells 1, 5 and 6), and a process killed then, with no further
+ *   its own: cell 6), and a process killed then, with no further
  *   call and no close, keeps it (cells 1 to 5: after `createSession`, `claimHandoff`,
  *   `releaseCompressionLock`, `publishCompressionChild`, `rewindToMessage`, `forkSession`,
  *   `markDelivered`, `sweepRecoverable`).

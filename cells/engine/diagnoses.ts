@@ -62,7 +62,7 @@ export const DIAGNOSES = {
   },
   "stale-read": {
     cause:
-      "a process that had read a session, reading it again after another process's write was acknowledged, did not see the write: the store answers reads from what its own process read or wrote before (a cache kept across calls)",
+      "a process that had read a session, reading it again after another process's append to it was acknowledged, did not see the append: the store answers reads from what its own process read or wrote before (a cache kept across calls)",
     fix:
       "read from the database on every call, or drop a cached session whenever the file changed (SQLite's data_version, the file's change counter), so that every process reads every acknowledged write",
   },

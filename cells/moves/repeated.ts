@@ -1,16 +1,13 @@
 // Two identical writes are two records. Beside a cell's rounds, a child creates a session on a
 // file of its own, makes the same write twice (the user turn "yes" appended, or the content
 // "Done." recorded for two messages) and is killed right after the second was acknowledged.
-// A reader in the cell's process, open since before the first write and having read the
-// session, must read the first write once it was acknowledged (a store answering from a cache
-// of its own process does not). Both must read back, each under the id it was acknowledged with: a store that takes an
+// Both must read back, each under the id it was acknowledged with: a store that takes an
 // identical write for a retry of the one before (a unique key on the text, a hash of it)
 // answers the first id again and stores nothing, losing a turn a user repeated or a message an
 // agent sent twice. A second write refused with an error of the store's own class changed
 // nothing, as the contract allows; the first must then be there alone.
 import { ok } from "node:assert/strict";
 import type { Store } from "../contract/target.ts";
-import { openRetriedWhileBusy } from "../contract/busy_retried.ts";
 import { withStore } from "../contract/with_store.ts";
 import type { CellRun } from "../engine/cell.ts";
 import { diagnosed, type PatternId } from "../engine/diagnoses.ts";
@@ -75,8 +72,6 @@ const KINDS = {
  *
  * @param answers The store's answers to the two writes.
  * @param records What the session holds after the kill, in the store's order.
- * @param readBetween What a process open since before the first write read once it was
- * acknowledged (it had read the session before it), when it read.
  * @returns The problems, and the pattern they show.
  * @example
  * ```ts
@@ -88,7 +83,6 @@ const KINDS = {
 export function judgeRepeated(
   answers: readonly unknown[],
   records: readonly RepeatedRecord[],
-  readBetween?: readonly RepeatedRecord[],
 ): Repeated {
   const ids = answers.filter((answer) => typeof answer === "number" || typeof answer === "string");
   const shown = JSON.stringify(records.map((record) => record.shown));
@@ -100,20 +94,6 @@ export function judgeRepeated(
         }: it was taken for a retry, and the store holds ${shown}`,
       ],
       pattern: "identical-write-merged",
-    };
-  }
-  // The reader open since before the first write read the session again once it was
-  // acknowledged: a store answering it from what that reader saw before misses it.
-  const first = answers[0];
-  const written = typeof first === "number" || typeof first === "string";
-  if (readBetween && written && !readBetween.some((record) => record.id === first)) {
-    return {
-      problems: [
-        `a process that had read the session before the first write, reading it again once the write was acknowledged, holds ${
-          JSON.stringify(readBetween.map((record) => record.shown))
-        }, not ${JSON.stringify(first)}: it answers from what it read before`,
-      ],
-      pattern: "stale-read",
     };
   }
   const same = records.filter((record) => record.same).map((record) => record.id);
@@ -141,19 +121,11 @@ export function repeatBeside(ctx: CellRun, kind: keyof typeof KINDS): Promise<Re
   const { method, read }: RepeatedKind = KINDS[kind];
   const session = `repeated-${kind}`;
   const db = ctx.run.store(session);
-  // A reader in this process, open across the writes: having read the session once, it must
-  // read the child's next acknowledged write too (a store serving it from a cache does not).
-  let reader: Store | undefined;
-  const seen: RepeatedRecord[][] = [];
   const outcome = killAfterLastWrite(ctx, db, {
     writes: [{ method: "createSession", session }, { method, session }, { method, session }],
-    between: async () => {
-      reader ??= await openRetriedWhileBusy(ctx.target, db);
-      seen.push(await read(reader, session));
-    },
-  }).finally(() => reader?.close()).then(async (answers) => {
+  }).then(async (answers) => {
     const records = await withStore(ctx.target, db, (store) => read(store, session));
-    const judged = judgeRepeated(answers.slice(1), records, seen[1]);
+    const judged = judgeRepeated(answers.slice(1), records);
     tally(ctx, "lost", judged.problems.length ? 1 : 0);
     return judged;
   });
@@ -174,9 +146,7 @@ export async function repeatedStep(
   outcome: PromiseSettledResult<Repeated>,
 ): Promise<void> {
   const { records } = KINDS[kind];
-  const name =
-    `two identical writes are two ${records}s, read at once by an open reader, kept through a kill`;
-  await t.step(name, () => {
+  await t.step(`two identical writes are two ${records}s, kept through a kill right after`, () => {
     if (outcome.status === "rejected") throw outcome.reason;
     const { problems, pattern } = outcome.value;
     diagnosed(pattern, () => ok(problems.length === 0, problems.join("; ")));

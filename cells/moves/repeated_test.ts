@@ -27,14 +27,3 @@ Deno.test("judgeRepeated: an acknowledged write missing is lost; one changed is 
   strictEqual(changed.problems.length, 1);
   strictEqual(changed.pattern, undefined);
 });
-
-Deno.test("judgeRepeated: a reader open before the first write must read it once acknowledged", () => {
-  deepStrictEqual(judgeRepeated([4, 5], [yes(4), yes(5)], [yes(4)]), { problems: [] });
-  const stale = judgeRepeated([4, 5], [yes(4), yes(5)], []);
-  strictEqual(stale.pattern, "stale-read");
-  ok(stale.problems[0]!.endsWith("not 4: it answers from what it read before"), stale.problems[0]);
-  // The first write refused: nothing to read between.
-  deepStrictEqual(judgeRepeated([{ refused: "DuplicateTurnError" }, 5], [yes(5)], []), {
-    problems: [],
-  });
-});

@@ -152,15 +152,6 @@ export const MUTANTS: readonly MutantSpec[] = [
       /^two identical writes are two obligations, .*: the second of two identical writes was answered the first's id/,
   },
   {
-    name: "messages_cached_per_process",
-    breaks:
-      "answers getMessages from a cache of its own process, blind to other processes' appends",
-    cells: [1],
-    expect: "caught",
-    clause:
-      /^two identical writes are two messages, .*: a process that had read the session before the first write, reading it again once the write was acknowledged, holds/,
-  },
-  {
     name: "roles_not_kept",
     breaks: "keeps no role: every message reads back as the user's",
     cells: [1, 3, 4, 9],
