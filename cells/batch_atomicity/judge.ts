@@ -1,7 +1,8 @@
 // Clause 9's reader and judge: every batch present is whole, acknowledged ones with their
 // ids; a batch's ids increase, sit together in the store's id order and come after every
 // id acknowledged before it was invoked; nothing duplicated or reordered; messageCount
-// agrees with the rows; every text and role as written; recovery is deterministic and the file sound.
+// agrees with the rows; every text and role as written; recovery is deterministic and the
+// file sound.
 import { readAckJournal } from "../../harness/ack_journal.ts";
 import { checkOf, soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { openTargetStore, type Store, type StoredMessage } from "../contract/target.ts";

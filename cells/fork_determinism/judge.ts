@@ -144,14 +144,19 @@ export interface EditJournals {
   intents: readonly EditStep[];
 }
 
-/** Every text read back as written, in `main` and in each branch. */
-function changedTexts(state: RecoveredEdits): string[] {
-  const changed = [
+/** Every row of `main` and of the branches, with where it is. */
+function everyRow(state: RecoveredEdits): { row: Row; where: string }[] {
+  return [
     ...state.rows.map((row) => ({ row, where: "main" })),
     ...Object.entries(state.branches).flatMap(([name, branch]) =>
       branch.rows.map((row) => ({ row, where: `branch ${name}` }))
     ),
-  ].flatMap(({ row, where }) => {
+  ];
+}
+
+/** Every text read back as written, in `main` and in each branch. */
+function changedTexts(state: RecoveredEdits): string[] {
+  const changed = everyRow(state).flatMap(({ row, where }) => {
     const change = row.stored === undefined ? undefined : editChange(row.stored);
     return change ? [`${where}: ${change}`] : [];
   });
@@ -160,12 +165,7 @@ function changedTexts(state: RecoveredEdits): string[] {
 
 /** Every row of `main` and of the branches in the role it was written with. */
 function changedRoles(state: RecoveredEdits): string[] {
-  const changed = [
-    ...state.rows.map((row) => ({ row, where: "main" })),
-    ...Object.entries(state.branches).flatMap(([name, branch]) =>
-      branch.rows.map((row) => ({ row, where: `branch ${name}` }))
-    ),
-  ].flatMap(({ row, where }) => {
+  const changed = everyRow(state).flatMap(({ row, where }) => {
     const written = typeof row.content === "string" ? editRole(row.content) : undefined;
     return written && row.role !== written
       ? [`${where}: row ${row.id} read back as ${show(row.role)}, written as "${written}"`]

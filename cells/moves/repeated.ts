@@ -138,17 +138,19 @@ export function repeatBeside(ctx: CellRun, kind: keyof typeof KINDS): Promise<Re
  *
  * @param t The cell's test context.
  * @param kind What was written twice.
- * @param outcome How {@linkcode repeatBeside} settled.
+ * @param outcome What {@linkcode repeatBeside} returned (a failure of its run fails the step).
  */
 export async function repeatedStep(
   t: Deno.TestContext,
   kind: keyof typeof KINDS,
-  outcome: PromiseSettledResult<Repeated>,
+  outcome: Promise<Repeated>,
 ): Promise<void> {
   const { records } = KINDS[kind];
-  await t.step(`two identical writes are two ${records}s, kept through a kill right after`, () => {
-    if (outcome.status === "rejected") throw outcome.reason;
-    const { problems, pattern } = outcome.value;
-    diagnosed(pattern, () => ok(problems.length === 0, problems.join("; ")));
-  });
+  await t.step(
+    `two identical writes are two ${records}s, kept through a kill right after`,
+    async () => {
+      const { problems, pattern } = await outcome;
+      diagnosed(pattern, () => ok(problems.length === 0, problems.join("; ")));
+    },
+  );
 }

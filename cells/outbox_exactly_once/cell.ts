@@ -209,7 +209,7 @@ async function outboxRun(cell: OutboxRun): Promise<void> {
   const started = performance.now();
   const repeated = repeatBeside(ctx, "obligations");
   for (const kind of kinds) await killKind(cell, kind, choice);
-  await repeatedStep(t, "obligations", (await Promise.allSettled([repeated]))[0]);
+  await repeatedStep(t, "obligations", repeated);
   await sweepAtomicity(ctx, t, {
     listed,
     kind: seriesKind(options.killSeries),

@@ -109,17 +109,14 @@ async function prefixRun(
   const creation = createBeside(ctx);
   const repeated = repeatBeside(ctx, "appends");
   const judged = await killRounds(cell);
-  const [createdOutcome, repeatedOutcome] = await Promise.allSettled([
-    creation.outcome,
-    repeated,
-  ]);
+  const [createdOutcome] = await Promise.allSettled([creation.outcome]);
   tally(ctx, "lost", createdOutcome.status === "fulfilled" && createdOutcome.value ? 1 : 0);
   await checkSteps(t, judged.checks);
   // The last round's state is continued too (the earlier ones were, by the next round).
   if (judged.lost === 0) await resumePrefix(cell, cell, "last round");
   await appendSeries(cell);
   await creationStep(t, creation, createdOutcome);
-  await repeatedStep(t, "appends", repeatedOutcome);
+  await repeatedStep(t, "appends", repeated);
 }
 
 /**

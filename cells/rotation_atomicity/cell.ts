@@ -211,7 +211,9 @@ async function deadHolder(ctx: CellRun, t: Deno.TestContext): Promise<void> {
         JSON.stringify(parent)
       }, child ${JSON.stringify(child)}`,
     );
-    deepStrictEqual(recovered.summaries["acked-child"], ["summary of acked"]);
+    deepStrictEqual(recovered.handoffs["acked-child"]?.map((m) => m.content), [
+      "summary of acked",
+    ]);
     ok(
       recovered.appendError.acked === "CompressionSessionClosedError",
       `append to acked: ${recovered.appendError.acked}`,

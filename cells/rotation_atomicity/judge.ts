@@ -5,7 +5,7 @@
 import { soundness, type StateCheck, type StateJudgement } from "../engine/state_check.ts";
 import { textDifference } from "../engine/_texts.ts";
 import { handoffOf, summaryKind } from "./_summary.ts";
-import type { StoredSession } from "../contract/target.ts";
+import type { StoredMessage, StoredSession } from "../contract/target.ts";
 import {
   continuationMessages,
   invariantsOf,
@@ -21,9 +21,8 @@ export type Rotation = { i: number; parentId: string; childId: string; plainSumm
 
 interface Recovered {
   sessions: StoredSession[];
-  summaries: Record<string, (string | null)[]>;
-  /** The roles of each continuation's messages, beside `summaries`. */
-  summaryRoles: Record<string, string[]>;
+  /** Each continuation's messages (its handoff), their roles and texts, by id. */
+  handoffs: Record<string, Pick<StoredMessage, "role" | "content">[]>;
   appendError: Record<string, string>;
   invariants: string[];
 }
@@ -36,13 +35,7 @@ export async function recover(
 ): Promise<Recovered> {
   return await withStore(target, db, async (store) => {
     const sessions = await sortedSessions(store);
-    const published = await continuationMessages(store, sessions);
-    const each = <T>(read: (message: { role: string; content: string | null }) => T) =>
-      Object.fromEntries(
-        Object.entries(published).map(([id, messages]) => [id, messages.map(read)]),
-      );
-    const summaries = each((m) => m.content);
-    const summaryRoles = each((m) => m.role);
+    const handoffs = await continuationMessages(store, sessions);
     const invariants = await invariantsOf(store);
     const appendError: Record<string, string> = {};
     for (const parentId of probe) {
@@ -53,7 +46,7 @@ export async function recover(
         appendError[parentId] = error instanceof Error ? error.name : String(error);
       }
     }
-    return { sessions, summaries, summaryRoles, appendError, invariants };
+    return { sessions, handoffs, appendError, invariants };
   });
 }
 
@@ -92,14 +85,14 @@ function rotationsOf(recovered: Recovered, prefix: string) {
   const parentOf = (i: number) => `${prefix}parent-${i}`;
   const childOf = (i: number) => `${prefix}child-${i}`;
   const handoff = (i: number) => ({
-    contents: recovered.summaries[childOf(i)] ?? [],
-    roles: recovered.summaryRoles[childOf(i)] ?? [],
+    contents: (recovered.handoffs[childOf(i)] ?? []).map((message) => message.content),
+    roles: (recovered.handoffs[childOf(i)] ?? []).map((message) => message.role),
   });
   const show = (i: number) => {
     const child = byId.get(childOf(i));
     return `parent ${JSON.stringify(byId.get(parentOf(i)))}, child ${
       JSON.stringify(child)
-    }, handoff ${JSON.stringify(child ? recovered.summaries[child.id] : undefined)}`;
+    }, handoff ${JSON.stringify(child ? handoff(i).contents : undefined)}`;
   };
   // Published: the parent ended by compression, its child linked to it (what the child holds
   // is judged apart, `handoffProblems`).
