@@ -1,4 +1,5 @@
 import { dirname, fromFileUrl } from "../internal/path.ts";
+import { drainPipe, settleDrains } from "../internal/child_output.ts";
 import { type ChildPermissions, scopedPermissions } from "./permissions.ts";
 import {
   prepareTree,
@@ -219,10 +220,6 @@ class Tail {
   }
 }
 
-async function drain(stream: ReadableStream<Uint8Array>, into: Tail): Promise<void> {
-  for await (const chunk of stream) into.push(chunk);
-}
-
 const live = new Set<Child>();
 
 /**
@@ -261,12 +258,15 @@ export class Child {
     this.tree = tree;
     this.#stdout = new Tail(limit);
     this.#stderr = new Tail(limit);
-    const drained = Promise.all([
-      drain(process.stdout, this.#stdout),
-      drain(process.stderr, this.#stderr),
-    ]);
+    const drains = [
+      drainPipe(process.stdout, (chunk) => this.#stdout.push(chunk)),
+      drainPipe(process.stderr, (chunk) => this.#stderr.push(chunk)),
+    ];
     this.#status = process.status.then(async (status) => {
-      await drained.catch(() => {});
+      // A crash takes the child's tree, as the harness's own kills do: a helper the store
+      // started would otherwise outlive it, holding its pipes (and writing to its files).
+      if (status.signal) tree?.kill();
+      await settleDrains(drains);
       this.#exited = status;
       live.delete(this);
       return status;

@@ -21,6 +21,7 @@
 import { prepareTree, type ProcessTree } from "./process_tree.ts";
 import { type Leg, legEnv } from "./legs.ts";
 import { AT_START_CWD } from "../internal/start_cwd.ts";
+import { childOutput } from "../internal/child_output.ts";
 
 /**
  * The whole environment of a store process on a leg: this process's, the leg's journal
@@ -108,8 +109,8 @@ export function spawnRecorded(
 }
 
 /**
- * Awaits the child, killing its tree at the deadline; then kills what outlived it (a
- * worker it left) and waits until the tree is gone.
+ * Awaits the child, killing its tree at the deadline; at its exit kills what outlived it
+ * (a worker it left, which would hold its pipes open) and waits until the tree is gone.
  *
  * @param child The child {@linkcode spawnRecorded} started.
  * @param deadlineMs How long it may run.
@@ -137,11 +138,8 @@ export async function endWithin(
       process.kill("SIGKILL");
     } catch { /* ended meanwhile */ }
   }, deadlineMs);
-  const output = await process.output();
+  const output = await childOutput(process, { onExit: () => tree?.kill() });
   clearTimeout(timer);
-  if (tree) {
-    tree.kill();
-    await tree.settle();
-  }
+  await tree?.settle();
   return { output, late };
 }

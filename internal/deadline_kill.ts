@@ -26,16 +26,17 @@ export interface ChildDeadline {
 /**
  * Arms the deadline.
  *
- * @param child The child.
+ * @param child The child, or how to kill it (with what it started: its tree's kill).
  * @param ms How long it may run.
  * @returns The deadline.
  */
-export function killAtDeadline(child: Deno.ChildProcess, ms: number): ChildDeadline {
+export function killAtDeadline(child: Deno.ChildProcess | (() => void), ms: number): ChildDeadline {
   let late = false;
   const timer = setTimeout(() => {
     late = true;
     try {
-      child.kill("SIGKILL");
+      if (typeof child === "function") child();
+      else child.kill("SIGKILL");
     } catch { /* it ended meanwhile */ }
   }, ms);
   return { passed: () => late, clear: () => clearTimeout(timer) };

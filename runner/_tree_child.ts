@@ -16,6 +16,10 @@ import { AT_START_CWD } from "../internal/start_cwd.ts";
 export interface TreeChild {
   /** The child. */
   child: Deno.ChildProcess;
+  /** Kills the child and everything it started (freeze, then SIGKILL). */
+  kill(): void;
+  /** The pids of what still runs in the tree (none where trees cannot be kept). */
+  running(): number[];
   /**
    * Call once the child ended: waits (bounded) until nothing of its tree is left, and
    * returns (killed) whatever still runs.
@@ -51,7 +55,19 @@ export function spawnTree(command: string, options: Deno.CommandOptions): TreeCh
     } catch { /* gone */ }
     throw error;
   }
-  return { child, settle: async () => (await tree?.settle()) ?? [] };
+  return {
+    child,
+    kill: () => {
+      if (tree) tree.kill();
+      else {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* gone */ }
+      }
+    },
+    running: () => tree?.members() ?? [],
+    settle: async () => (await tree?.settle()) ?? [],
+  };
 }
 
 /**

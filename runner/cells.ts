@@ -33,6 +33,7 @@ import type { Outcome, TierOutcome } from "./result.ts";
 import { leftToTwin, type LegAt, legFound, LegsFound } from "./_twin_legs.ts";
 import { CELL_TITLES as CELL_TITLES_BY_NUMBER } from "../cells/contract/target.ts";
 import { killAtDeadline } from "../internal/deadline_kill.ts";
+import { childOutput } from "../internal/child_output.ts";
 import {
   JUDGING_BEACON_ENV,
   JUDGING_DEADLINE_MS,
@@ -188,7 +189,7 @@ async function runLeg(
     ...options.env,
   });
   const started = performance.now();
-  const { child, settle } = spawnTree(Deno.execPath(), {
+  const { child, kill, settle } = spawnTree(Deno.execPath(), {
     // --unstable-kv: a target on Deno KV (targets/deno_kv.ts) is opened here too.
     // --no-check: the cells are checked with the project, and the target is imported
     // dynamically (never checked here); checking the generated file cost every unit ~4 s.
@@ -201,12 +202,12 @@ async function runLeg(
     stderr: "piped",
   });
   const timeoutMs = options.timeoutMs ?? 60 * 60_000;
-  const deadline = killAtDeadline(child, timeoutMs);
+  const deadline = killAtDeadline(kill, timeoutMs);
   // The cells judge what the store's children left in this process: a store that never
   // returns from opening it is bounded, and named, from here.
   const judge = watchJudging(child, beacon, options.judgingDeadlineMs ?? JUDGING_DEADLINE_MS);
   const poll = reported ? setInterval(() => watch(run, reportDir, reported, options), 200) : 0;
-  const output = await child.output();
+  const output = await childOutput(child);
   deadline.clear();
   judge.clear();
   const stalled = judge.stalled();

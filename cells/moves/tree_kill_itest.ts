@@ -1,7 +1,9 @@
 // Crashes take the whole process tree, and nothing outlives a run: a store whose open
 // starts a daemon in its own session (cells/testdata/setsid_target.ts) leaves none
-// running after its cells (and, without tree kills, it would); a test process SIGKILLed
-// mid-cell, its owner child SIGSTOPped, leaves nothing running within 2 s.
+// running after its cells (and, without tree kills, it would); a store whose helper
+// inherits its pipes (cells/testdata/inherited_pipes_target.ts) passes, none left either;
+// a test process SIGKILLed mid-cell, its owner child SIGSTOPped, leaves nothing running
+// within 2 s.
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { libc, sendSignal, SIGNALS } from "../../harness/_libc.ts";
 import {
@@ -12,6 +14,7 @@ import {
   running,
 } from "../../harness/_proc.ts";
 import { DAEMON_ARGS } from "../testdata/setsid_target.ts";
+import { HELPER_ARGS } from "../testdata/inherited_pipes_target.ts";
 import { CELL_1_DEFAULT_SYSTEM } from "../../tools/_test_helpers.ts";
 import { fromFileUrl } from "../../internal/path.ts";
 import { testFolder } from "../../internal/_test_folder.ts";
@@ -19,14 +22,17 @@ import { testFolder } from "../../internal/_test_folder.ts";
 const c = libc()!;
 const linux = Deno.build.os === "linux";
 const cellsFile = fromFileUrl(new URL("../testdata/setsid_cells.ts", import.meta.url));
-/** The running processes whose command line is the setsid target's daemon. */
-function daemons(): number[] {
+/** The running `sleep` processes with these arguments (a test target's daemons). */
+function sleeping(sleepArgs: readonly string[]): number[] {
   return [...allStats(c).values()].filter((s) => {
     if (!running(s)) return false;
     const [program = "", ...args] = commandLine(c, s.pid).split(" ");
-    return program.split("/").at(-1) === "sleep" && args.join(" ") === DAEMON_ARGS.join(" ");
+    return program.split("/").at(-1) === "sleep" && args.join(" ") === sleepArgs.join(" ");
   }).map((s) => s.pid);
 }
+
+/** The running processes whose command line is the setsid target's daemon. */
+const daemons = () => sleeping(DAEMON_ARGS);
 
 function testCommand(env: Record<string, string>): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
@@ -61,6 +67,46 @@ Deno.test({
     const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
     ok(output.success, text);
     deepStrictEqual(daemons().filter((pid) => !before.includes(pid)), [], "daemons left running");
+  },
+});
+
+Deno.test({
+  name: "a store whose helper holds its pipes passes where children crash, leaving no helper",
+  ignore: !linux,
+  async fn() {
+    const before = sleeping(HELPER_ARGS);
+    const report = `${testFolder()}/report.json`;
+    // Cells 10 and 12 walk kills at each call (a child that crashes by itself); the
+    // recorded-call sweep crashes its programs at the k-th file-system call.
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--no-lock",
+        fromFileUrl(new URL("../../tools/conformance.ts", import.meta.url)),
+        "--target",
+        fromFileUrl(new URL("../testdata/inherited_pipes_target.ts", import.meta.url)),
+        "--tiers",
+        "cells,syscalls-crash",
+        "--cells",
+        "10,12",
+        "--legs",
+        "default",
+        "--libraries",
+        "system",
+        "--quick",
+        "--json",
+        report,
+      ],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+    const left = sleeping(HELPER_ARGS).filter((pid) => !before.includes(pid));
+    for (const pid of left) sendSignal(c, pid, SIGNALS.SIGKILL);
+    ok(output.success, text);
+    deepStrictEqual(JSON.parse(await Deno.readTextFile(report)).verdict, "PASS", text);
+    deepStrictEqual(left, [], "helpers left running");
   },
 });
 

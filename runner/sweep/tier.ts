@@ -194,7 +194,7 @@ export async function libraryChild(
   };
   delete (env as Record<string, string | undefined>).SESSION_DB_JOURNAL_MODE;
   delete (env as Record<string, string | undefined>).SESSION_DB_CRASH_AT;
-  const { child, settle } = spawnTree(Deno.execPath(), {
+  const { child, kill, settle } = spawnTree(Deno.execPath(), {
     args: [
       "run",
       "--no-lock",
@@ -213,7 +213,7 @@ export async function libraryChild(
   // Every state is judged in that process: a store that never returns from one would hang
   // the tier for good. The state's judging has a deadline of its own (the store's FAIL), the
   // share a last one (an ERROR).
-  const deadline = killAtDeadline(child, SHARE_DEADLINE_MS);
+  const deadline = killAtDeadline(kill, SHARE_DEADLINE_MS);
   const watch = watchJudging(child, beacon, judgingMs);
   let pending = "";
   for await (const text of child.stdout.pipeThrough(new TextDecoderStream())) {

@@ -12,8 +12,9 @@ import type { Ack } from "../core/oracle.ts";
 import type { ProgramOp } from "../core/program.ts";
 import { SWEEP_CHILD } from "../core/state_child.ts";
 import { readReport } from "../../../internal/report_line.ts";
-import { AT_START_CWD } from "../../../internal/start_cwd.ts";
+import { childOutput } from "../../../internal/child_output.ts";
 import { killAtDeadline } from "../../../internal/deadline_kill.ts";
+import { spawnTree } from "../../_tree_child.ts";
 
 /** What the children of one sweep share. */
 export interface CallChildren {
@@ -52,8 +53,7 @@ export async function runChild(
   if (c.leg !== "default") base.SESSION_DB_JOURNAL_MODE = c.leg;
   else delete base.SESSION_DB_JOURNAL_MODE;
   delete base.SESSION_DB_CRASH_AT;
-  const child = new Deno.Command(Deno.execPath(), {
-    ...AT_START_CWD,
+  const { child, kill, running, settle } = spawnTree(Deno.execPath(), {
     args: [
       "run",
       "--no-lock",
@@ -67,11 +67,19 @@ export async function runChild(
     env: base,
     stdout: "piped",
     stderr: "piped",
-  }).spawn();
-  const deadline = killAtDeadline(child, CHILD_DEADLINE_MS);
-  const output = await child.output();
+  });
+  const deadline = killAtDeadline(kill, CHILD_DEADLINE_MS);
+  // A crash takes what the store started (a helper of its would hold the pipes open);
+  // what a child that ended by itself left running is left to the run scope, which names
+  // it a survivor at the end.
+  const output = await childOutput(child, {
+    onExit: (status) => {
+      if (status.signal) kill();
+    },
+  });
   deadline.clear();
   const late = deadline.passed();
+  if (output.signal || !running().length) await settle();
   const decoder = new TextDecoder();
   const stderr = stderrLine(decoder.decode(output.stderr));
   return {

@@ -5,6 +5,7 @@ import { type CellId, CELLS } from "../../../cells/register.ts";
 import { runDefinitions } from "../../../cells/engine/run_definitions.ts";
 import { readCellReports } from "../../../cells/engine/report.ts";
 import { sqliteVersion } from "../../../session_db/sqlite/mod.ts";
+import { reapRunScope, type Survivor } from "../../../harness/process_tree.ts";
 
 /** What a job writes to the result file its parent names (never to its console). */
 export interface JobResult {
@@ -12,6 +13,8 @@ export interface JobResult {
   sqliteVersion: string;
   /** One entry per cell run. */
   cells: JobCell[];
+  /** What the job started and left running (killed at its end). */
+  survivors: Survivor[];
 }
 
 /** One cell's outcome on the target. */
@@ -65,6 +68,9 @@ if (import.meta.main) {
   } finally {
     await Deno.remove(reports, { recursive: true }).catch(() => {});
   }
-  const result: JobResult = { sqliteVersion: sqliteVersion(), cells: out };
+  const survivors = await reapRunScope();
+  const result: JobResult = { sqliteVersion: sqliteVersion(), cells: out, survivors };
   await Deno.writeTextFile(resultPath, JSON.stringify(result));
+  // Done: a timer a store opened here never cleared must not keep the job alive.
+  Deno.exit(0);
 }

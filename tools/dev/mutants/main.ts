@@ -18,13 +18,20 @@
  * @module
  */
 import {
+  endRun,
   fail,
   LEG_PERMISSIONS,
   legChildEnv,
   legListArg,
   parseFlags,
+  startRun,
   type ToolSpec,
 } from "../../_cli.ts";
+import { spawnTree } from "../../../runner/_tree_child.ts";
+import { survivorsMessage } from "../../../harness/process_tree.ts";
+import { childOutput } from "../../../internal/child_output.ts";
+import { killAtDeadline } from "../../../internal/deadline_kill.ts";
+import { CELL_DEADLINE_MS } from "../../../cells/engine/run.ts";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { currentLeg, LEGS } from "../../../harness/legs.ts";
@@ -205,7 +212,7 @@ async function runJob(job: Job): Promise<JobOutcome> {
   // The worker reports through this file: nothing is read from its console but the tail
   // of one that wrote no result.
   const resultPath = await Deno.makeTempFile({ prefix: "mutants-job-", suffix: ".json" });
-  const output = await new Deno.Command(Deno.execPath(), {
+  const { child, kill, settle } = spawnTree(Deno.execPath(), {
     args: [
       "run",
       ...LEG_PERMISSIONS,
@@ -223,25 +230,41 @@ async function runJob(job: Job): Promise<JobOutcome> {
     cwd: ROOT,
     clearEnv: true,
     env: legChildEnv(job.library.path, job.leg),
+    stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  });
+  // Each cell bounds itself; this bounds a worker that never gets to its cells' end.
+  const deadlineMs = job.cells.length * CELL_DEADLINE_MS + 60_000;
+  const deadline = killAtDeadline(kill, deadlineMs);
+  const output = await childOutput(child);
+  deadline.clear();
+  const outside = await settle();
   const seconds = (performance.now() - started) / 1000;
   const written = await Deno.readTextFile(resultPath).catch(() => "");
   await Deno.remove(resultPath).catch(() => {});
   if (!written) {
     const text = (new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr))
       .trim();
+    const ended = deadline.passed()
+      ? `had not ended after ${deadlineMs / 1000} s and was killed`
+      : `exited ${output.code}`;
     return {
       cells: [],
       seconds,
-      error: `the worker exited ${output.code} without a result: ${
+      error: `the worker ${ended} without a result: ${
         text.split("\n").slice(-5).join(" | ").slice(0, 400)
       }`,
     };
   }
   const result: JobResult = JSON.parse(written);
-  return { cells: result.cells, sqliteVersion: result.sqliteVersion, seconds };
+  const survivors = [...result.survivors, ...outside];
+  return {
+    cells: result.cells,
+    sqliteVersion: result.sqliteVersion,
+    seconds,
+    ...(survivors.length ? { error: survivorsMessage(survivors, "the job") } : {}),
+  };
 }
 
 function printRow(row: Row): void {
@@ -272,6 +295,7 @@ if (import.meta.main) {
   const all = await generateMutants(() => false);
   const options = parseArgs(Deno.args, all);
   const libraries = resolveLibraries(options.libraries);
+  startRun();
   const wanted = (name: string, kind: string) =>
     options.kinds.includes(kind) && (!options.only || options.only.includes(name));
   const generated = all.mutants.filter((m) => wanted(m.id, m.family));
@@ -429,8 +453,9 @@ if (import.meta.main) {
     );
   }
   console.log(`${seconds.toFixed(1)} s; report: ${options.json}`);
+  const left = await endRun("mutants");
   const failed = result.survivors.length || result.unjudged.length ||
     result.wronglyEquivalent.length || result.legFailed.length || falseAlarms.length ||
-    result.errored.length;
+    result.errored.length || left.length;
   Deno.exit(failed ? 1 : 0);
 }
