@@ -41,9 +41,9 @@
  *   is refused with an error of its own class, changing nothing) and the role as given (the
  *   contract's four: `system`, `user`, `assistant`, `tool`; a `tool` or `system` turn the
  *   store cannot take alone may be refused so too), in a fork's and a rotation's copies too.
- * - **Message ids** are numbers, unique across the whole store (a fork's copies get new
- *   ids) and strictly increasing in append order; `getMessages` returns them in id
- *   order. Integers answered as bigints (libSQL's rowids) or as decimal strings (an
+ * - **Message ids** are numbers (safe integers, below 2^53: a store with 64-bit ids answers
+ *   each minus a fixed base), unique across the whole store (a fork's copies get new ids)
+ *   and strictly increasing in append order; `getMessages` returns them in id order. Integers answered as bigints (libSQL's rowids) or as decimal strings (an
  *   int64 in protobuf's JSON) are read as numbers; states and actions in another case
  *   (`PENDING`) as the contract names them; `0` and `1` where the contract has a
  *   boolean (a message's `active` as SQLite stores it, a guarded write's rows changed) as

@@ -26,7 +26,10 @@ export function firstAppendsProblem(
     "a number, increasing in append order; getMessages lists the messages with their ids)";
   const notId = ids.findIndex((id) => !Number.isSafeInteger(id));
   if (notId >= 0) {
-    return `appendMessage answered ${shown(ids[notId])}, not the new message's id ${contract}`;
+    const id = ids[notId];
+    return pastSafe(id)
+      ? `appendMessage answered ${shown(id)}, ${PAST_SAFE}`
+      : `appendMessage answered ${shown(id)}, not the new message's id ${contract}`;
   }
   if (ids.some((id, i) => i > 0 && (id as number) <= (ids[i - 1] as number))) {
     return `appendMessage answered ids ${
@@ -40,9 +43,27 @@ export function firstAppendsProblem(
   }
   const notRow = rows.find((row) => !Number.isSafeInteger((row as { id?: unknown } | null)?.id));
   if (notRow !== undefined) {
+    const id = (notRow as { id?: unknown } | null)?.id;
+    if (pastSafe(id)) {
+      return `getMessages("${session}") answered a message id ${shown(id)}, ${PAST_SAFE}`;
+    }
     return `getMessages("${session}") answered ${
       shown(notRow)
     } among its messages, not a message with its id ${contract}`;
   }
   return undefined;
+}
+
+const PAST_SAFE =
+  "an integer past 2^53 - 1 (Number.MAX_SAFE_INTEGER): the cells compare, sort and " +
+  "journal message ids as JavaScript numbers, so they must be safe integers (a target whose store " +
+  "gives 64-bit ids, such as snowflakes, can answer each minus a fixed base: they stay unique and " +
+  "increasing)";
+
+/** An integer, as a bigint, a number or a decimal string, too large or small to be a safe one. */
+function pastSafe(value: unknown): boolean {
+  if (typeof value === "bigint") return true;
+  if (typeof value === "number") return Number.isInteger(value);
+  return typeof value === "string" && /^-?[1-9][0-9]{15,}$/.test(value) &&
+    !Number.isSafeInteger(Number(value));
 }

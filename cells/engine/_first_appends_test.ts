@@ -24,3 +24,23 @@ Deno.test("firstAppendsProblem: a row, nothing, a repeat or an unlisted id is na
   );
   ok(problem([1], rows("m-1")).startsWith('getMessages("s") answered {"id":"m-1",'));
 });
+
+Deno.test("firstAppendsProblem: an id past the safe integers is named as such, with the way out", () => {
+  const problem = (ids: unknown[], listed: unknown) => firstAppendsProblem("s", ids, listed) ?? "";
+  const snowflake = 1_800_000_000_000_000_001n;
+  ok(
+    problem([snowflake], rows(1)).startsWith(
+      "appendMessage answered 1800000000000000001, an integer past 2^53 - 1",
+    ),
+  );
+  ok(problem(["1800000000000000001"], rows(1)).includes("an integer past 2^53 - 1"));
+  ok(problem([2 ** 60], rows(1)).includes("minus a fixed base"));
+  ok(
+    problem([1], rows(snowflake)).startsWith(
+      'getMessages("s") answered a message id 1800000000000000001, an integer past',
+    ),
+  );
+  // Not integers at all: the contract's general message.
+  ok(problem([1.5], rows(1)).startsWith("appendMessage answered 1.5, not the new message's id"));
+  ok(problem(["0042"], rows(1)).includes("not the new message's id"));
+});
