@@ -131,6 +131,18 @@ Deno.test({
   },
 });
 
+// A store open at most once per process (an LMDB environment): cell 4's compare-and-swap
+// wants a second writer, which is another process. Before, the cell opened a second handle
+// in its own process, and FAILed the store on the refusal.
+Deno.test({
+  name: "a store open once per process passes cell 4",
+  ...options,
+  async fn() {
+    const outcome = await judged(4, testdata("once_per_process_target"));
+    strictEqual(outcome?.status, "PASS", outcome?.detail);
+  },
+});
+
 // Error classes of the store's own that left `name` as Error's (`class X extends Error {}`)
 // are typed refusals: cell 13's append to a missing session is refused, not failed. A
 // thrown string is not: a caller cannot tell it from any other.

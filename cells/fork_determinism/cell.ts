@@ -6,7 +6,13 @@ import { type CellRun, defineCell } from "../engine/cell.ts";
 import type { CellOptions } from "../engine/options.ts";
 import { type EditJudgement, type EditStep, judgeEdits } from "./judge.ts";
 import { resumedStep } from "../moves/resume.ts";
-import { crashAtPoint, killAfterAcks, killReadyAndObserve } from "../moves/kill.ts";
+import {
+  crashAtPoint,
+  killAfterAcks,
+  killAfterLastWrite,
+  killReadyAndObserve,
+} from "../moves/kill.ts";
+import { shownValue as shown } from "../contract/typed.ts";
 import { killSeries, seriesKind } from "../moves/kill_series.ts";
 import { raceSeries, raceSeriesOf } from "../moves/race.ts";
 import { stopSeries } from "../moves/guarded_stops.ts";
@@ -136,7 +142,7 @@ async function resumeRun(
 
 /**
  * The rewind's compare-and-swap: a rewind computed from a transcript that changed since
- * (another handle appended) is refused with `RewindConflictError` and changes nothing;
+ * (another process appended) is refused with `RewindConflictError` and changes nothing;
  * the same rewind with the current active ids goes through.
  */
 async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string) {
@@ -153,13 +159,13 @@ async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string
       await store.appendMessage(session, { role, content });
     }
     const seen = (await store.getMessages(session)).map((m) => m.id);
-    // Another writer, on its own handle as another process would be, appends after the
-    // caller read the transcript it computes the rewind from.
-    const other = await openTargetStore(ctx.target, db);
-    try {
-      await other.appendMessage(session, { role: "assistant", content: "a3" });
-    } finally {
-      await other.close();
+    // Another process appends after the caller read the transcript it computes the rewind
+    // from (a store may be open once per process, as an LMDB environment is).
+    const [appended] = await killAfterLastWrite(ctx, db, {
+      writes: [{ method: "appendMessage", session }],
+    });
+    if (appended === null || typeof appended === "object") {
+      throw new Error(`Another process's append to "${session}" was refused: ${shown(appended)}`);
     }
     before = await store.getMessages(session, { includeInactive: true });
     try {
@@ -222,7 +228,7 @@ async function checkCompareAndSwap(ctx: CellRun, t: Deno.TestContext, db: string
  * inactive and no other row is inactive; every acknowledged branch equals its parent's
  * prefix at fork time, an in-flight one is complete or absent; recovery deterministic,
  * invariants hold. And on a fresh file, the compare-and-swap: a rewind computed from a
- * transcript another handle has appended to since is refused with `RewindConflictError`
+ * transcript another process has appended to since is refused with `RewindConflictError`
  * and changes nothing, while the same rewind with the current ids goes through. Two more
  * editors stop right after their first acknowledged fork, and rewind, and are killed
  * there with no write and no close after it: that step must be durable. Every leg.
