@@ -16,6 +16,7 @@ import { loadTarget, openTargetStore } from "../contract/target.ts";
 import type { BatchEntry } from "./batches.ts";
 import { recoverAndJudge } from "./judge.ts";
 import { BATCH_WRITER } from "./_children.ts";
+import { longSession } from "./long_session.ts";
 
 /**
  * Options of {@linkcode batchAtomicityCell}.
@@ -48,8 +49,9 @@ export interface BatchAtomicityOptions extends CellOptions {
  * no other message's id among them, and after every id acknowledged before it was
  * invoked; nothing duplicated or reordered; `messageCount` (when present) equal to the
  * rows; recovery deterministic, integrity, invariants; and a fresh writer continues it
- * and is killed and judged again. An empty batch returns `[]` and changes nothing. Every
- * leg.
+ * and is killed and judged again. A session of 12,000 messages (longer than the pages
+ * stores answer by default), killed after its last batch, reads back whole. An empty batch
+ * returns `[]` and changes nothing. Every leg.
  *
  * @param options Target, leg, thresholds.
  * @returns The test definitions to register with `Deno.test`.
@@ -84,7 +86,7 @@ interface Files {
 
 /**
  * Cell 9's phases: the kill rounds, the pair, the alternating pair, the crash points, the
- * kill series, the empty batch.
+ * kill series, the long session, the empty batch.
  */
 async function batchRun(cell: BatchRun): Promise<void> {
   const { ctx } = cell;
@@ -97,6 +99,7 @@ async function batchRun(cell: BatchRun): Promise<void> {
     .filter((p) => p.startsWith("appendMessages:"));
   if (cell.options.crashPoints !== false) await crashPointKills(cell, points);
   await batchSeries(cell, points);
+  await longSession(ctx, cell.t);
   const ends = await emptyBatch(cell, main.db);
   // With the race series on: a batch stopped at each lock call while its session is ended.
   if (ends && raceSeriesOf(cell.options.raceSeries) === "locks") {

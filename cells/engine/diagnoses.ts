@@ -66,6 +66,12 @@ export const DIAGNOSES = {
     fix:
       "read from the database on every call, or drop a cached session whenever the file changed (SQLite's data_version, the file's change counter), so that every process reads every acknowledged write",
   },
+  "read-cut": {
+    cause:
+      "a read of a long session answered part of it (its first or its last messages alone): the store reads one page (a LIMIT of its own, one page of a paginated query) and never the rest, so a resumed session that long loses every message past the page",
+    fix:
+      "read every page until the store says there is no more (the last key, a cursor), or query a session's messages without a limit",
+  },
   "handoff-changed": {
     cause:
       "a rotation's child read back with other messages than were published with it (fewer, more or reordered): the store keeps a handoff otherwise than given (its first message alone, the summary as a column of the session, the messages without their order)",

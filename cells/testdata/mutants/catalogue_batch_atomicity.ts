@@ -49,6 +49,14 @@ export const BATCH_ATOMICITY_MUTANTS: readonly MutantSpec[] = [
     ),
   },
   {
+    name: "read_page_5000",
+    breaks: "getMessages answers a session's first 5,000 messages alone (a default LIMIT)",
+    cells: [9],
+    expect: "caught",
+    clause:
+      /^long session: every one of its \d+ acknowledged messages read back, in order: getMessages\("long"\) answered 5000 of the session's \d+ acknowledged messages: the first 5000,/,
+  },
+  {
     name: "message_count_stale",
     breaks: "messageCount reads a counter appendMessages does not update",
     cells: [9],
