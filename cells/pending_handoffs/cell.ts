@@ -3,7 +3,7 @@ import type { CellOptions } from "../engine/options.ts";
 import { startTallies } from "../engine/tally.ts";
 import { seriesKind } from "../moves/kill_series.ts";
 import { openTargetStore, type StoreMethod } from "../contract/target.ts";
-import { handoffRounds, setUpHandoffs } from "./rounds.ts";
+import { handoffRounds, setUpHandoffs, setUpManyPending } from "./rounds.ts";
 import { handoffSeries } from "./series.ts";
 import { judgeLife } from "./_life.ts";
 
@@ -32,7 +32,9 @@ export interface PendingHandoffsOptions extends CellOptions {
  *
  * A file is set up with handoffs in every state: never requested, pending, running,
  * completed, failed (while pending or running), and re-requested after a failure and after
- * a completion; a fresh process judges the list as set up. Then, for each round, two children request, claim, complete and fail
+ * a completion; a fresh process judges the list as set up. So it does a second file with 150
+ * pending handoffs at once (every fourth claimed), more than a page of a list holds. Then,
+ * for each round, two children request, claim, complete and fail
  * handoffs of its sessions (each journaling every operation before it and once answered)
  * and are SIGKILLed at a random instant. From a fresh process: every session is in a state
  * its acknowledged operations (and the one in flight) leave; the list holds each pending
@@ -77,7 +79,7 @@ async function settlingMethods(ctx: CellRun): Promise<{ complete: boolean; fail:
   return settles;
 }
 
-/** Cell 12's phases: the setup, the rounds, the kill series. */
+/** Cell 12's phases: the setup, many pending at once, the rounds, the kill series. */
 async function pendingRun(
   ctx: CellRun,
   t: Deno.TestContext,
@@ -90,6 +92,10 @@ async function pendingRun(
   const start = await setUpHandoffs(ctx.target, db, settles);
   // Every kind of handoff at once, before any child changes one: the list judged as set up.
   if (!await judgeLife(ctx, t, { label: "setup", db, start, entries: [] })) return;
+  // More pending at once than a page of a list holds, claimed ones among them.
+  const many = ctx.run.store("many");
+  const manyStart = await setUpManyPending(ctx.target, many);
+  await judgeLife(ctx, t, { label: "many pending", db: many, start: manyStart, entries: [] });
   await handoffRounds(ctx, t, { db, start, rounds: options.rounds ?? 3 });
   const kind = seriesKind(options.killSeries);
   if (kind !== "off" && settles.complete && settles.fail) await handoffSeries(ctx, t, kind);

@@ -72,6 +72,33 @@ export async function setUpHandoffs(
   return states;
 }
 
+/** Handoffs pending at once on the many-pending file: more than a page of a list holds. */
+export const MANY_PENDING = 150;
+
+/**
+ * Sets up more pending handoffs than a page of a list holds (a LIMIT of 10, 50 or 100):
+ * `MANY_PENDING` sessions, each requested, every fourth claimed too. Returns the states.
+ */
+export async function setUpManyPending(
+  target: string,
+  db: string,
+): Promise<Record<string, HandoffState>> {
+  const store = await openTargetStore(target, db);
+  const states: Record<string, HandoffState> = {};
+  try {
+    for (let i = 0; i < MANY_PENDING; i++) {
+      const id = `p${String(i).padStart(3, "0")}`;
+      await store.createSession(id);
+      await apply(store, id, "request");
+      if (i % 4 === 3) await apply(store, id, "claim");
+      states[id] = await store.getHandoffState!(id);
+    }
+  } finally {
+    await store.close();
+  }
+  return states;
+}
+
 /** The acknowledgements in the journals so far. */
 function acks(journals: readonly string[]): number {
   return journals.reduce(

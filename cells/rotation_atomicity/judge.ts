@@ -88,11 +88,17 @@ function rotationsOf(recovered: Recovered, prefix: string) {
     contents: (recovered.handoffs[childOf(i)] ?? []).map((message) => message.content),
     roles: (recovered.handoffs[childOf(i)] ?? []).map((message) => message.role),
   });
+  // A session missing from the store's list says so: a list cut to a page (which the
+  // contract's "every session" forbids) shows here, not as a rotation lost.
+  const listed = (id: string) =>
+    byId.has(id)
+      ? JSON.stringify(byId.get(id))
+      : `not listed (listSessions answered ${recovered.sessions.length} sessions)`;
   const show = (i: number) => {
     const child = byId.get(childOf(i));
-    return `parent ${JSON.stringify(byId.get(parentOf(i)))}, child ${
-      JSON.stringify(child)
-    }, handoff ${JSON.stringify(child ? handoff(i).contents : undefined)}`;
+    return `parent ${listed(parentOf(i))}, child ${listed(childOf(i))}, handoff ${
+      JSON.stringify(child ? handoff(i).contents : undefined)
+    }`;
   };
   // Published: the parent ended by compression, its child linked to it (what the child holds
   // is judged apart, `handoffProblems`).

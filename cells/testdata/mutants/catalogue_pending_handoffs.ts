@@ -28,6 +28,14 @@ export const PENDING_HANDOFFS_MUTANTS: readonly MutantSpec[] = [
       /^setup: listPendingHandoffs lists every pending handoff once, and nothing else: .*h\d\d is pending and not listed/,
   },
   {
+    name: "pending_list_page_100",
+    breaks: "lists the first 100 pending handoffs alone (a default LIMIT)",
+    cells: [12],
+    expect: "caught",
+    clause:
+      /^many pending: listPendingHandoffs lists every pending handoff once, and nothing else: p\d{3} is pending and not listed/,
+  },
+  {
     name: "pending_index_second_transaction",
     breaks: "lists from a side index updated in a second transaction after each request and claim",
     cells: [12],
