@@ -8,8 +8,11 @@ const decoder = new TextDecoder();
 
 /** `sh -c script`, both pipes read. */
 function shell(script: string): Deno.ChildProcess {
+  // A clean environment: other files of the parallel run set variables in this process.
   return new Deno.Command("sh", {
     args: ["-c", script],
+    clearEnv: true,
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
