@@ -17,7 +17,7 @@ import {
   LONG_SESSION,
   type LongAck,
   longText,
-} from "./_long_session.ts";
+} from "../moves/_long_session.ts";
 import { LONG_WRITER } from "./_children.ts";
 
 /** What a read of the long session breaks, and whether it is a page of it. */

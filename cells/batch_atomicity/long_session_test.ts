@@ -2,7 +2,7 @@
 // (`read-cut`); a gap, a stray message, a changed text and a reorder are named otherwise.
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { judgeLongSession } from "./long_session.ts";
-import { LONG_BATCH, type LongAck, longText } from "./_long_session.ts";
+import { LONG_BATCH, type LongAck, longText } from "../moves/_long_session.ts";
 
 /** Acknowledged batches of ids from 101 on (a store's ids need not start at 1). */
 const acks: LongAck[] = Array.from({ length: 5 }, (_, b) => ({

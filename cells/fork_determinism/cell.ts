@@ -20,6 +20,7 @@ import { checkSteps } from "../engine/state_check.ts";
 import { startTallies, tally } from "../engine/tally.ts";
 import { loadTarget, openTargetStore, type StoredMessage } from "../contract/target.ts";
 import { EDITOR } from "./_children.ts";
+import { longFork } from "./long_fork.ts";
 
 /** Steps a resumed editor takes: a fork falls on every seventh step. */
 const RESUMED_STEPS = 7;
@@ -256,8 +257,8 @@ export function forkDeterminismCell(
 
 /**
  * Cell 4's phases: the random kill (beside it, editors stopped after their first fork and
- * rewind, then killed), the compare-and-swap, the kill series inside a fork and a rewind,
- * the lock races and stops, and the crash points.
+ * rewind, then killed), the compare-and-swap, the long fork, the kill series inside a fork
+ * and a rewind, the lock races and stops, and the crash points.
  */
 async function forkRun(cell: ForkRun): Promise<void> {
   const { ctx, t, options } = cell;
@@ -269,6 +270,7 @@ async function forkRun(cell: ForkRun): Promise<void> {
   await randomKill(cell, killAt);
   await killLastSteps(cell, lastSteps);
   await checkCompareAndSwap(ctx, t, ctx.run.store("cas"));
+  await longFork(ctx, t);
   const points = ((await loadTarget(ctx.target)).crashPoints?.() ?? [])
     .filter((p) => p.startsWith("rewindToMessage:") || p.startsWith("forkSession:"));
   await editSeries(cell, points);

@@ -9,7 +9,7 @@ import {
   LONG_SESSION,
   type LongAck,
   longBatch,
-} from "../_long_session.ts";
+} from "../../moves/_long_session.ts";
 
 const [target, dbPath, journalPath] = childArgs(3, "long_writer.ts <target> <db> <journal>");
 const store = await openStoreFor(target!, dbPath!);

@@ -262,6 +262,14 @@ export const MUTANTS: readonly MutantSpec[] = [
       /every text kept as written .*: \d+ text\(s\) changed, first: branch branch-\d+: [uae]\d+ \(an embedded NUL\) read back as/,
   },
   {
+    name: "fork_copies_first_page",
+    breaks: "copies a fork's messages through a paged read: its first 1,000 alone",
+    cells: [4],
+    expect: "caught",
+    clause:
+      /^long fork: .*: long-at-end \(forked at message \d+\): the branch holds 1000 messages, not the \d+ up to the fork \(its first 1000 alone\)/,
+  },
+  {
     name: "fork_two_transactions",
     breaks: "forks in two transactions (branch, then its messages), with no crash point",
     cells: [4],

@@ -1,6 +1,6 @@
-// Cell 9's long session, shared by its writer child and its judge: one session longer than
-// the pages stores answer by default (a LIMIT of 1,000, 5,000 or 10,000, one page of a
-// paginated query), appended in batches of the size the cell's other writers reach at most.
+// A long session: longer than the pages stores answer by default (a LIMIT of 1,000, 5,000 or
+// 10,000, one page of a paginated query), appended in batches of the size cell 9's writers
+// reach at most. Cell 9 reads one back whole, cell 4 forks one.
 import type { CellMessage } from "../contract/target.ts";
 import { plainRole } from "../engine/_roles.ts";
 
