@@ -34,6 +34,28 @@ function sleeping(sleepArgs: readonly string[]): number[] {
 /** The running processes whose command line is the setsid target's daemon. */
 const daemons = () => sleeping(DAEMON_ARGS);
 
+/** Runs `tools/<tool>.ts` on `cells/testdata/<target>.ts` with `args`: its success and output. */
+async function runTool(tool: string, target: string, args: readonly string[]) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--no-lock",
+      fromFileUrl(new URL(`../../tools/${tool}.ts`, import.meta.url)),
+      "--target",
+      fromFileUrl(new URL(`../testdata/${target}.ts`, import.meta.url)),
+      ...args,
+    ],
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    success: output.success,
+    text: decoder.decode(output.stdout) + decoder.decode(output.stderr),
+  };
+}
+
 function testCommand(env: Record<string, string>): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
     args: ["test", "-A", "--no-lock", cellsFile],
@@ -49,23 +71,12 @@ Deno.test({
   ignore: !linux,
   async fn() {
     const before = daemons();
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        "--no-lock",
-        fromFileUrl(new URL("../../tools/matrix.ts", import.meta.url)),
-        "--target",
-        fromFileUrl(new URL("../testdata/setsid_target.ts", import.meta.url)),
-        ...CELL_1_DEFAULT_SYSTEM,
-        "--json",
-        `${testFolder()}/report.json`,
-      ],
-      env: { NO_COLOR: "1" },
-      stdin: "null",
-    }).output();
-    const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
-    ok(output.success, text);
+    const run = await runTool("matrix", "setsid_target", [
+      ...CELL_1_DEFAULT_SYSTEM,
+      "--json",
+      `${testFolder()}/report.json`,
+    ]);
+    ok(run.success, run.text);
     deepStrictEqual(daemons().filter((pid) => !before.includes(pid)), [], "daemons left running");
   },
 });
@@ -78,34 +89,23 @@ Deno.test({
     const report = `${testFolder()}/report.json`;
     // Cells 10 and 12 walk kills at each call (a child that crashes by itself); the
     // recorded-call sweep crashes its programs at the k-th file-system call.
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        "--no-lock",
-        fromFileUrl(new URL("../../tools/conformance.ts", import.meta.url)),
-        "--target",
-        fromFileUrl(new URL("../testdata/inherited_pipes_target.ts", import.meta.url)),
-        "--tiers",
-        "cells,syscalls-crash",
-        "--cells",
-        "10,12",
-        "--legs",
-        "default",
-        "--libraries",
-        "system",
-        "--quick",
-        "--json",
-        report,
-      ],
-      env: { NO_COLOR: "1" },
-      stdin: "null",
-    }).output();
-    const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+    const run = await runTool("conformance", "inherited_pipes_target", [
+      "--tiers",
+      "cells,syscalls-crash",
+      "--cells",
+      "10,12",
+      "--legs",
+      "default",
+      "--libraries",
+      "system",
+      "--quick",
+      "--json",
+      report,
+    ]);
     const left = sleeping(HELPER_ARGS).filter((pid) => !before.includes(pid));
     for (const pid of left) sendSignal(c, pid, SIGNALS.SIGKILL);
-    ok(output.success, text);
-    deepStrictEqual(JSON.parse(await Deno.readTextFile(report)).verdict, "PASS", text);
+    ok(run.success, run.text);
+    deepStrictEqual(JSON.parse(await Deno.readTextFile(report)).verdict, "PASS", run.text);
     deepStrictEqual(left, [], "helpers left running");
   },
 });
