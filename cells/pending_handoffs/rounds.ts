@@ -42,25 +42,25 @@ async function apply(store: Store, id: string, op: Op): Promise<void> {
   if (!done) throw new Error(`Setup: ${op} of ${id} was refused`);
 }
 
-/**
- * Creates the sessions (0, 1 or 2 messages each) and their handoffs; histories that need
- * `completeHandoff` or `failHandoff` are left out when the store lacks it. Returns the
- * states.
- */
-export async function setUpHandoffs(
+/** A session to set up: its id, how many messages it holds, its handoff's history. */
+interface SetUp {
+  id: string;
+  messages: number;
+  history: readonly Op[];
+}
+
+/** Creates each session with its messages and handoff history; returns their states. */
+async function setUp(
   target: string,
   db: string,
-  settles: { complete: boolean; fail: boolean },
+  sessions: readonly SetUp[],
 ): Promise<Record<string, HandoffState>> {
   const store = await openTargetStore(target, db);
   const states: Record<string, HandoffState> = {};
   try {
-    for (const [i, history] of HISTORIES.entries()) {
-      if (history.includes("complete") && !settles.complete) continue;
-      if (history.includes("fail") && !settles.fail) continue;
-      const id = `h${String(i).padStart(2, "0")}`;
+    for (const { id, messages, history } of sessions) {
       await store.createSession(id);
-      for (let m = 0; m < i % 3; m++) {
+      for (let m = 0; m < messages; m++) {
         await store.appendMessage(id, { role: "user", content: `${id} turn ${m}` });
       }
       for (const op of history) await apply(store, id, op);
@@ -72,6 +72,25 @@ export async function setUpHandoffs(
   return states;
 }
 
+/**
+ * Creates the sessions (0, 1 or 2 messages each) and their handoffs; histories that need
+ * `completeHandoff` or `failHandoff` are left out when the store lacks it. Returns the
+ * states.
+ */
+export function setUpHandoffs(
+  target: string,
+  db: string,
+  settles: { complete: boolean; fail: boolean },
+): Promise<Record<string, HandoffState>> {
+  const sessions = HISTORIES.flatMap((history, i) =>
+    (history.includes("complete") && !settles.complete) ||
+      (history.includes("fail") && !settles.fail)
+      ? []
+      : [{ id: `h${String(i).padStart(2, "0")}`, messages: i % 3, history }]
+  );
+  return setUp(target, db, sessions);
+}
+
 /** Handoffs pending at once on the many-pending file: more than a page of a list holds. */
 export const MANY_PENDING = 150;
 
@@ -79,24 +98,16 @@ export const MANY_PENDING = 150;
  * Sets up more pending handoffs than a page of a list holds (a LIMIT of 10, 50 or 100):
  * `MANY_PENDING` sessions, each requested, every fourth claimed too. Returns the states.
  */
-export async function setUpManyPending(
+export function setUpManyPending(
   target: string,
   db: string,
 ): Promise<Record<string, HandoffState>> {
-  const store = await openTargetStore(target, db);
-  const states: Record<string, HandoffState> = {};
-  try {
-    for (let i = 0; i < MANY_PENDING; i++) {
-      const id = `p${String(i).padStart(3, "0")}`;
-      await store.createSession(id);
-      await apply(store, id, "request");
-      if (i % 4 === 3) await apply(store, id, "claim");
-      states[id] = await store.getHandoffState!(id);
-    }
-  } finally {
-    await store.close();
-  }
-  return states;
+  const sessions = Array.from({ length: MANY_PENDING }, (_, i): SetUp => ({
+    id: `p${String(i).padStart(3, "0")}`,
+    messages: 0,
+    history: i % 4 === 3 ? ["request", "claim"] : ["request"],
+  }));
+  return setUp(target, db, sessions);
 }
 
 /** The acknowledgements in the journals so far. */
